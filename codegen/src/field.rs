@@ -1,0 +1,335 @@
+//! A field (or named parameter): its type classified, its `#[predicate]` read and checked
+//! against that type.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::args::{self, Arg, Literal};
+use crate::diag::Diagnostics;
+use crate::ir::{Constraints, Field, FieldType, Num, Scalar, INT_KINDS};
+use crate::names;
+use crate::pattern::check_pattern;
+
+pub const PREDICATE_KEYS: &[&str] = &[
+    "iri", "min", "min_count", "max", "max_count", "required", "many", "one_of", "min_value", "max_value",
+    "pattern", "min_length", "max_length", "description",
+];
+
+/// The type's last path segment and its single generic argument, if any.
+fn last_segment(ty: &Type) -> Option<(String, Option<&Type>)> {
+    let Type::Path(path) = ty else { return None };
+    if path.qself.is_some() {
+        return None;
+    }
+    let segment = path.path.segments.last()?;
+    let argument = match &segment.arguments {
+        PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    };
+    Some((segment.ident.to_string(), argument))
+}
+
+fn type_text(ty: &Type) -> String {
+    ty.to_token_stream().to_string().replace(' ', "")
+}
+
+/// Classify a field type syntactically. Types the macro cannot know are assumed to be shapes;
+/// if they are not, the `trails::Schema` bound reports it at the type with the fix.
+pub fn classify(ty: &Type, diags: &mut Diagnostics) -> Option<FieldType> {
+    let (optional, inner) = match last_segment(ty) {
+        Some((name, Some(inner))) if name == "Option" => (true, inner),
+        _ => (false, ty),
+    };
+    let (array, item) = match last_segment(inner) {
+        Some((name, Some(item))) if name == "Vec" => (true, item),
+        _ => (false, inner),
+    };
+    if let Some((name, _)) = last_segment(item) {
+        if name == "Option" || name == "Vec" {
+            let hint = if name == "Option" {
+                "`Vec<Option<T>>` is not supported: JSON Schema arrays here hold no nulls; use `Vec<T>`"
+            } else {
+                "nested arrays (`Vec<Vec<T>>`) are not supported; wrap the inner list in a `#[shape]` struct"
+            };
+            diags.error_spanned(item, hint);
+            return None;
+        }
+    }
+    let scalar = scalar_of(item, diags)?;
+    Some(FieldType { optional, array, scalar })
+}
+
+fn scalar_of(ty: &Type, diags: &mut Diagnostics) -> Option<Scalar> {
+    let unsupported = |diags: &mut Diagnostics, why: &str| {
+        diags.error_spanned(
+            ty,
+            format!(
+                "unsupported field type `{}`: {why}. Supported: String, bool, integers, f32/f64, trails::DateTime, \
+                 Option<T>, Vec<T>, Ref<NodeType>, and types annotated with #[shape] or implementing trails::Schema",
+                type_text(ty)
+            ),
+        );
+        None
+    };
+    let Some((name, argument)) = last_segment(ty) else {
+        return unsupported(diags, "references, tuples, arrays and slices have no JSON Schema mapping here");
+    };
+    match name.as_str() {
+        "String" => Some(Scalar::String),
+        "bool" => Some(Scalar::Bool),
+        "f32" | "f64" => Some(Scalar::Float),
+        "DateTime" => Some(Scalar::DateTime),
+        "Ref" => match argument {
+            Some(target) => Some(Scalar::Ref(target.clone())),
+            None => unsupported(diags, "`Ref` needs the node type it points at, e.g. `Ref<Person>`"),
+        },
+        "i128" | "u128" => unsupported(diags, "JSON numbers cannot carry 128-bit integers; use i64/u64 or a String"),
+        "char" | "str" => unsupported(diags, "use `String` (with `max_length = 1` for a single character)"),
+        "HashMap" | "BTreeMap" | "IndexMap" => {
+            unsupported(diags, "maps have no fixed properties; declare a #[shape] struct with the keys as fields")
+        }
+        "HashSet" | "BTreeSet" => unsupported(diags, "use `Vec<T>`"),
+        "Box" | "Rc" | "Arc" | "Cow" => unsupported(diags, "use the inner type directly"),
+        "Value" => unsupported(diags, "untyped JSON has no schema; declare a #[shape] struct"),
+        other => match INT_KINDS.iter().find(|kind| kind.name == other) {
+            Some(kind) => Some(Scalar::Int(*kind)),
+            None => Some(Scalar::Nested(ty.clone())),
+        },
+    }
+}
+
+/// Parse one field: classify `ty`, read every `#[predicate(…)]` in `attrs`, check them.
+pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diags: &mut Diagnostics) -> Option<Field> {
+    let kind = classify(ty, diags);
+    let mut predicate_args: Vec<Arg> = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("predicate")) {
+        match &attr.meta {
+            syn::Meta::List(list) => predicate_args.extend(args::parse_args(list.tokens.clone(), diags)),
+            other => diags.error_spanned(other, "write `#[predicate(key = value, …)]`, e.g. `#[predicate(min_length = 1)]`"),
+        }
+    }
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        diags.error_spanned(
+            attr,
+            "`#[serde(…)]` on a Trails field would change the wire format behind the generated schema; \
+             remove it (field names are the Rust names; use `#[shape(rename_all = …)]` on enums)",
+        );
+    }
+    args::check_keys(&predicate_args, PREDICATE_KEYS, "predicate", diags);
+    let kind = kind?;
+    let name = ident.to_string().trim_start_matches("r#").to_owned();
+    let mut field = Field {
+        name,
+        ident: ident.clone(),
+        rust_type: ty.clone(),
+        description: args::doc_comment(attrs),
+        required: !kind.optional,
+        constraints: Constraints::default(),
+        iri: None,
+        span: ident.span(),
+        ty: kind,
+    };
+    apply_predicates(&mut field, &predicate_args, diags);
+    Some(field)
+}
+
+fn key_span(args: &[Arg], key: &str) -> Span {
+    args::find(args, key).map(Arg::value_span).unwrap_or_else(Span::call_site)
+}
+
+fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
+    let scalar = field.ty.scalar.clone();
+    let is_string = matches!(scalar, Scalar::String);
+    let is_number = matches!(scalar, Scalar::Int(_) | Scalar::Float);
+    let type_name = type_text(&field.rust_type);
+    let wrong_type = |diags: &mut Diagnostics, arg: &Arg, applies_to: &str, instead: &str| {
+        diags.error_at(
+            arg.key_span,
+            format!(
+                "`{}` applies to {applies_to}, but `{}` is `{type_name}` ({}){instead}",
+                arg.key,
+                field.name,
+                scalar.describe()
+            ),
+        );
+    };
+    for arg in args {
+        match arg.key.as_str() {
+            "description" => {
+                if let Some(text) = args::expect_str(arg, "\"what this field means\"", diags) {
+                    field.description = Some(text.value());
+                }
+            }
+            "iri" => {
+                if let Some(iri) = args::expect_str(arg, "\"https://example.org/ns#field\"", diags) {
+                    match names::check_iri(&iri.value()) {
+                        Ok(()) => field.iri = Some(iri.value()),
+                        Err(reason) => diags.error_spanned(&iri, reason),
+                    }
+                }
+            }
+            "required" => {
+                if args::expect_flag(arg, diags) && field.ty.optional {
+                    diags.error_at(
+                        arg.key_span,
+                        format!(
+                            "`required` contradicts the `Option` type of `{}`: remove `Option<…>` to make the field required, or drop `required`",
+                            field.name
+                        ),
+                    );
+                }
+            }
+            "many" => {
+                if args::expect_flag(arg, diags) && !field.ty.array {
+                    diags.error_at(arg.key_span, format!("`many` needs a list: change the type of `{}` to `Vec<{type_name}>`", field.name));
+                }
+            }
+            "min" | "min_count" => {
+                let Some(count) = args::expect_count(arg, diags) else { continue };
+                if field.ty.array {
+                    field.constraints.min_items = Some(count);
+                } else if field.ty.optional && count >= 1 {
+                    diags.error_at(
+                        arg.key_span,
+                        format!("`{} = {count}` makes `{}` required, which contradicts its `Option` type; remove `Option<…>` or the predicate", arg.key, field.name),
+                    );
+                } else if count > 1 {
+                    diags.error_at(arg.key_span, format!("`{}` = {count} needs a list: change the type of `{}` to `Vec<…>`", arg.key, field.name));
+                }
+            }
+            "max" | "max_count" => {
+                let Some(count) = args::expect_count(arg, diags) else { continue };
+                if field.ty.array {
+                    field.constraints.max_items = Some(count);
+                } else {
+                    diags.error_at(arg.key_span, format!("`{}` limits the items of a list, but `{}` is not a `Vec<…>`", arg.key, field.name));
+                }
+            }
+            "min_length" | "max_length" => {
+                let Some(count) = args::expect_count(arg, diags) else { continue };
+                if !is_string {
+                    let instead = if is_number { "; use `min_value`/`max_value` for numbers" } else { "" };
+                    wrong_type(diags, arg, "strings", instead);
+                } else if arg.key == "min_length" {
+                    field.constraints.min_length = Some(count);
+                } else {
+                    field.constraints.max_length = Some(count);
+                }
+            }
+            "pattern" => {
+                let Some(pattern) = args::expect_str(arg, "r\"^[A-Z]+$\"", diags) else { continue };
+                if !is_string {
+                    wrong_type(diags, arg, "strings", "");
+                } else {
+                    match check_pattern(&pattern.value()) {
+                        Ok(()) => field.constraints.pattern = Some(pattern.value()),
+                        Err(reason) => diags.error_spanned(&pattern, format!("invalid `pattern`: {reason}")),
+                    }
+                }
+            }
+            "min_value" | "max_value" => {
+                let Some(expr) = args::expect_value(arg, "10", diags) else { continue };
+                if !is_number {
+                    let instead = if is_string { "; use `min_length`/`max_length` for strings" } else { "" };
+                    wrong_type(diags, arg, "integers and numbers", instead);
+                    continue;
+                }
+                let Some(number) = number_for(&scalar, expr, &arg.key, diags) else { continue };
+                if arg.key == "min_value" {
+                    field.constraints.min_value = Some(number);
+                } else {
+                    field.constraints.max_value = Some(number);
+                }
+            }
+            "one_of" => {
+                let literals = args::expect_literal_list(arg, diags);
+                if !(is_string || is_number) {
+                    wrong_type(diags, arg, "strings and numbers", "");
+                    continue;
+                }
+                for (literal, expr) in literals {
+                    match (&scalar, literal) {
+                        (Scalar::String, value @ Literal::Str(_)) => field.constraints.one_of.push(value),
+                        (Scalar::Int(_) | Scalar::Float, Literal::Int(_) | Literal::Float(_)) => {
+                            if let Some(number) = number_for(&scalar, expr, "one_of", diags) {
+                                field.constraints.one_of.push(match number {
+                                    Num::Int(i) => Literal::Int(i),
+                                    Num::Float(f) => Literal::Float(f),
+                                });
+                            }
+                        }
+                        (_, value) => diags.error_spanned(
+                            expr,
+                            format!(
+                                "`one_of` value {} is {}, but `{}` is {}; give literals of the field's type",
+                                expr.to_token_stream(),
+                                value.kind(),
+                                field.name,
+                                scalar.describe()
+                            ),
+                        ),
+                    }
+                }
+            }
+            _ => {} // unknown keys were reported by check_keys
+        }
+    }
+    check_ranges(field, args, diags);
+}
+
+/// A numeric literal read under the field's type: integers for integer fields (within the
+/// type's range), integers or floats for float fields.
+fn number_for(scalar: &Scalar, expr: &syn::Expr, key: &str, diags: &mut Diagnostics) -> Option<Num> {
+    match (scalar, args::literal(expr)) {
+        (Scalar::Int(kind), Some(Literal::Int(value))) => {
+            if value < kind.min || value > kind.max {
+                diags.error_spanned(
+                    expr,
+                    format!("`{key}` value {value} is outside the range of `{}` ({}..={})", kind.name, kind.min, kind.max),
+                );
+                return None;
+            }
+            Some(Num::Int(value))
+        }
+        (Scalar::Int(kind), Some(Literal::Float(value))) => {
+            diags.error_spanned(expr, format!("`{key}` value {value} is a float, but the field is `{}`; write an integer", kind.name));
+            None
+        }
+        (Scalar::Float, Some(Literal::Int(value))) => Some(Num::Float(value as f64)),
+        (Scalar::Float, Some(Literal::Float(value))) => Some(Num::Float(value)),
+        _ => {
+            diags.error_spanned(expr, format!("`{key}` takes a number literal"));
+            None
+        }
+    }
+}
+
+fn check_ranges(field: &Field, args: &[Arg], diags: &mut Diagnostics) {
+    let c = &field.constraints;
+    let mut pair = |lo: Option<f64>, hi: Option<f64>, lo_key: &str, hi_key: &str| {
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if lo > hi {
+                let at = if args::find(args, lo_key).is_some() { lo_key } else { "min_count" };
+                diags.error_at(
+                    key_span(args, at),
+                    format!("`{lo_key}` ({lo}) is greater than `{hi_key}` ({hi}) on `{}`: no value could pass; swap or fix the bounds", field.name),
+                );
+            }
+        }
+    };
+    pair(c.min_length.map(|v| v as f64), c.max_length.map(|v| v as f64), "min_length", "max_length");
+    pair(c.min_value.map(Num::as_f64), c.max_value.map(Num::as_f64), "min_value", "max_value");
+    let min_key = if args::find(args, "min").is_some() { "min" } else { "min_count" };
+    let max_key = if args::find(args, "max").is_some() { "max" } else { "max_count" };
+    pair(c.min_items.map(|v| v as f64), c.max_items.map(|v| v as f64), min_key, max_key);
+}
+
+/// The span to blame for a field-level fault that has no better token.
+pub fn field_span(field: &syn::Field) -> Span {
+    field.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| field.ty.span())
+}

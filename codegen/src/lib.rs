@@ -1,0 +1,42 @@
+//! The Trails projection compiler, as a plain library.
+//!
+//! `trails-macros` hands each annotated item here as tokens; this crate parses it into a small
+//! typed IR ([`ir`]), checks every declaration (collecting *all* faults with their spans), and
+//! generates the projections — JSON Schema, MCP tool descriptor, canonical JSON-LD descriptor,
+//! RDF mapping — as static data plus the validator and registry entry. No `proc_macro` types
+//! appear here, so every step is unit-tested directly (see `tests/`).
+
+pub mod args;
+pub mod capability;
+pub mod diag;
+pub mod field;
+pub mod ir;
+pub mod names;
+pub mod pattern;
+pub mod preview;
+pub mod schema;
+pub mod shape;
+pub mod template;
+pub mod validator;
+
+use proc_macro2::TokenStream;
+
+/// `#[shape(…)]`
+pub fn expand_shape(attr: TokenStream, item: TokenStream) -> TokenStream {
+    shape::expand(shape::Kind::Shape, attr, item)
+}
+
+/// `#[node_type(…)]`
+pub fn expand_node_type(attr: TokenStream, item: TokenStream) -> TokenStream {
+    shape::expand(shape::Kind::NodeType, attr, item)
+}
+
+/// `#[capability(…)]`
+pub fn expand_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
+    capability::expand(capability::Kind::Runtime, attr, item)
+}
+
+/// `#[meta_capability(…)]`
+pub fn expand_meta_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
+    capability::expand(capability::Kind::Meta, attr, item)
+}

@@ -1,0 +1,177 @@
+//! Grammar of names and identifiers: each check returns the reason *and* the fix.
+
+/// Longest capability id / tool name MCP clients accept (SEP-986).
+pub const MAX_ID_LEN: usize = 128;
+
+pub fn check_op(op: &str) -> Result<(), String> {
+    if op.is_empty() {
+        return Err("op name is empty; use lowercase letters and digits, e.g. `op = \"shape\"`".into());
+    }
+    if op.contains('_') {
+        let joined: String = op.chars().filter(|c| *c != '_').collect();
+        return Err(format!(
+            "op name `{op}` contains `_`, which would make the MCP tool name `trails_meta_…_{op}` ambiguous; \
+             op names are lowercase letters and digits only: write `{joined}`, or move the prefix into the namespace"
+        ));
+    }
+    if let Some(bad) = op.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit())) {
+        return Err(format!(
+            "op name `{op}` contains `{bad}`; op names are lowercase ASCII letters and digits only (`[a-z0-9]+`), e.g. `op = \"{}\"`",
+            op.to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
+pub fn check_namespace(namespace: &str) -> Result<(), String> {
+    if namespace.is_empty() {
+        return Err("namespace is empty; omit `namespace` or give dotted lowercase segments such as `gen` or `kg.admin`".into());
+    }
+    for segment in namespace.split('.') {
+        let valid = segment.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && segment.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        if !valid {
+            return Err(format!(
+                "namespace `{namespace}` has segment `{segment}`; segments are a lowercase letter then lowercase letters or digits, \
+                 separated by `.` (no `_`: the MCP name joins segments with `_`)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn check_capability_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("capability id is empty; use dotted names such as `requirements.search`".into());
+    }
+    if id.len() > MAX_ID_LEN {
+        return Err(format!("capability id is {} characters long; MCP tool names are at most {MAX_ID_LEN}", id.len()));
+    }
+    if let Some(bad) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+        let shown = if bad.is_whitespace() { "whitespace".to_owned() } else { format!("`{bad}`") };
+        return Err(format!(
+            "capability id `{id}` contains {shown}; ids may use only ASCII letters, digits, `_`, `.` and `-`, e.g. `requirements.search`"
+        ));
+    }
+    if id.starts_with("trails.meta.") || id.starts_with("trails_meta_") {
+        return Err(format!(
+            "capability id `{id}` uses the reserved `trails.meta` prefix; declare it with `#[meta_capability(namespace = …, op = …)]` instead"
+        ));
+    }
+    Ok(())
+}
+
+pub fn check_semver(version: &str) -> Result<(), String> {
+    semver::Version::parse(version).map(|_| ()).map_err(|error| {
+        format!("version `{version}` is not SemVer ({error}); write MAJOR.MINOR.PATCH, e.g. `version = \"1.2.0\"`")
+    })
+}
+
+pub fn check_scope(scope: &str) -> Result<(), String> {
+    match scope {
+        "runtime" | "builder" | "dev" => Ok(()),
+        other => Err(format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs")),
+    }
+}
+
+/// An absolute IRI (RFC 3987), as the store and the manifest require.
+pub fn check_iri(iri: &str) -> Result<(), String> {
+    match oxiri::Iri::parse(iri) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(format!(
+            "`{iri}` is not an absolute IRI ({error}); write a full IRI such as `https://example.org/ns#Name`"
+        )),
+    }
+}
+
+/// The namespace part of a type IRI: up to and including its last `#` or `/`.
+pub fn iri_namespace(iri: &str) -> String {
+    match iri.rfind(['#', '/']) {
+        Some(index) if index + 1 < iri.len() || iri.ends_with(['#', '/']) => iri[..=index].to_owned(),
+        _ => format!("{iri}#"),
+    }
+}
+
+/// MCP name of a meta capability: `trails_meta_<namespace with _>_<op>`.
+pub fn meta_tool_name(namespace: Option<&str>, op: &str) -> String {
+    match namespace {
+        Some(ns) => format!("trails_meta_{}_{op}", ns.replace('.', "_")),
+        None => format!("trails_meta_{op}"),
+    }
+}
+
+pub fn meta_capability_id(namespace: Option<&str>, op: &str) -> String {
+    match namespace {
+        Some(ns) => format!("trails.meta.{ns}.{op}"),
+        None => format!("trails.meta.{op}"),
+    }
+}
+
+/// Rename a variant the way serde's `rename_all` does.
+pub fn rename(name: &str, rule: &str) -> String {
+    let separated = |sep: char| {
+        let mut out = String::new();
+        for (index, c) in name.char_indices() {
+            if c.is_uppercase() && index > 0 {
+                out.push(sep);
+            }
+            out.extend(c.to_lowercase());
+        }
+        out
+    };
+    match rule {
+        "lowercase" => name.to_lowercase(),
+        "UPPERCASE" => name.to_uppercase(),
+        "snake_case" => separated('_'),
+        "kebab-case" => separated('-'),
+        "SCREAMING_SNAKE_CASE" => separated('_').to_uppercase(),
+        _ => name.to_owned(),
+    }
+}
+
+pub const RENAME_RULES: &[&str] = &["lowercase", "UPPERCASE", "snake_case", "kebab-case", "SCREAMING_SNAKE_CASE"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_names() {
+        assert!(check_op("shape").is_ok());
+        assert!(check_op("v2").is_ok());
+        assert!(check_op("make_shape").unwrap_err().contains("makeshape"));
+        assert!(check_op("").is_err());
+        assert!(check_op("Shape").unwrap_err().contains("`S`"));
+    }
+
+    #[test]
+    fn meta_names_are_reversible() {
+        assert_eq!(meta_tool_name(Some("gen"), "shape"), "trails_meta_gen_shape");
+        assert_eq!(meta_tool_name(None, "ping"), "trails_meta_ping");
+        assert_eq!(meta_capability_id(Some("kg.admin"), "wipe"), "trails.meta.kg.admin.wipe");
+        assert_eq!(meta_tool_name(Some("kg.admin"), "wipe"), "trails_meta_kg_admin_wipe");
+    }
+
+    #[test]
+    fn ids() {
+        assert!(check_capability_id("research.search").is_ok());
+        assert!(check_capability_id("a b").unwrap_err().contains("whitespace"));
+        assert!(check_capability_id(&"a".repeat(129)).is_err());
+        assert!(check_capability_id("trails.meta.x").is_err());
+    }
+
+    #[test]
+    fn namespaces_of_iris() {
+        assert_eq!(iri_namespace("https://example.org/req#Requirement"), "https://example.org/req#");
+        assert_eq!(iri_namespace("https://example.org/req/Requirement"), "https://example.org/req/");
+        assert_eq!(iri_namespace("urn:x"), "urn:x#");
+    }
+
+    #[test]
+    fn renames_match_serde() {
+        assert_eq!(rename("HighPriority", "snake_case"), "high_priority");
+        assert_eq!(rename("HighPriority", "kebab-case"), "high-priority");
+        assert_eq!(rename("HighPriority", "SCREAMING_SNAKE_CASE"), "HIGH_PRIORITY");
+        assert_eq!(rename("HighPriority", "lowercase"), "highpriority");
+    }
+}

@@ -1,0 +1,135 @@
+//! JSON text with holes. A projection that depends on another type (a nested shape, a node
+//! type's label, a handler's output) cannot be finished by the macro that sees only this item;
+//! it leaves a hole naming that type's associated constant, and `const_format::concatcp!` fills
+//! it at compile time. The result is still one `&'static str` per projection.
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+
+#[derive(Clone)]
+pub enum Hole {
+    /// `<T as Schema>::SCHEMA_MEMBERS`
+    SchemaMembers(syn::Type),
+    /// `<T as Schema>::DESCRIPTION_MEMBER`
+    DescriptionMember(syn::Type),
+    /// `<T as NodeType>::LABEL` (inside a JSON string)
+    NodeLabel(syn::Type),
+    /// `<T as Shape>::IRI` (inside a JSON string)
+    ShapeIri(syn::Type),
+    /// `,"outputSchema":…` of handler return type `R`
+    OutputSchemaMember(syn::Type),
+    /// The output shape IRI of handler return type `R`, as a JSON value (`"…"` or `null`)
+    OutputShape(syn::Type),
+}
+
+impl Hole {
+    fn tokens(&self) -> TokenStream {
+        match self {
+            Hole::SchemaMembers(ty) => quote!(<#ty as ::trails::Schema>::SCHEMA_MEMBERS),
+            Hole::DescriptionMember(ty) => quote!(<#ty as ::trails::Schema>::DESCRIPTION_MEMBER),
+            Hole::NodeLabel(ty) => quote!(<#ty as ::trails::NodeType>::LABEL),
+            Hole::ShapeIri(ty) => quote!(<#ty as ::trails::Shape>::IRI),
+            Hole::OutputSchemaMember(ty) => {
+                quote!(<<#ty as ::trails::HandlerResult>::Output as ::trails::ToolOutput>::OUTPUT_SCHEMA_MEMBER)
+            }
+            Hole::OutputShape(ty) => {
+                quote!(<<#ty as ::trails::HandlerResult>::Output as ::trails::ToolOutput>::OUTPUT_SHAPE)
+            }
+        }
+    }
+
+    /// The type the hole refers to, as written.
+    pub fn type_text(&self) -> String {
+        let ty = match self {
+            Hole::SchemaMembers(t)
+            | Hole::DescriptionMember(t)
+            | Hole::NodeLabel(t)
+            | Hole::ShapeIri(t)
+            | Hole::OutputSchemaMember(t)
+            | Hole::OutputShape(t) => t,
+        };
+        ty.to_token_stream().to_string().replace(' ', "")
+    }
+}
+
+#[derive(Clone)]
+enum Piece {
+    Text(String),
+    Hole(Hole),
+}
+
+#[derive(Clone, Default)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    pub fn new() -> Self {
+        Template::default()
+    }
+
+    /// Raw JSON text.
+    pub fn text(&mut self, text: &str) -> &mut Self {
+        match self.pieces.last_mut() {
+            Some(Piece::Text(last)) => last.push_str(text),
+            _ => self.pieces.push(Piece::Text(text.to_owned())),
+        }
+        self
+    }
+
+    /// A JSON string literal with `value` escaped.
+    pub fn string(&mut self, value: &str) -> &mut Self {
+        self.text(&json_string(value))
+    }
+
+    pub fn hole(&mut self, hole: Hole) -> &mut Self {
+        self.pieces.push(Piece::Hole(hole));
+        self
+    }
+
+    pub fn append(&mut self, other: &Template) -> &mut Self {
+        for piece in &other.pieces {
+            match piece {
+                Piece::Text(text) => {
+                    self.text(text);
+                }
+                Piece::Hole(hole) => {
+                    self.hole(hole.clone());
+                }
+            }
+        }
+        self
+    }
+
+    /// A `&'static str` expression: a plain literal when there is no hole.
+    pub fn to_tokens(&self) -> TokenStream {
+        let parts: Vec<TokenStream> = self
+            .pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => quote!(#text),
+                Piece::Hole(hole) => hole.tokens(),
+            })
+            .collect();
+        match self.pieces.as_slice() {
+            [] => quote!(""),
+            [Piece::Text(text)] => quote!(#text),
+            _ => quote!(::trails::__private::concatcp!(#(#parts),*)),
+        }
+    }
+
+    /// The text with each hole replaced by `fill(hole)`; for previews and tests.
+    pub fn render(&self, fill: &dyn Fn(&Hole) -> String) -> String {
+        self.pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text.clone(),
+                Piece::Hole(hole) => fill(hole),
+            })
+            .collect()
+    }
+}
+
+pub fn json_string(value: &str) -> String {
+    serde_json::to_string(value).expect("strings always serialise")
+}

@@ -1,0 +1,28 @@
+//! The four Trails attributes. Each forwards its tokens to `trails-codegen`, which parses,
+//! checks and generates; this crate only crosses the `proc_macro` boundary.
+
+use proc_macro::TokenStream;
+
+/// A JSON-object (or string-enum) shape: JSON Schema, validator, SHACL IRI.
+#[proc_macro_attribute]
+pub fn shape(attr: TokenStream, item: TokenStream) -> TokenStream {
+    trails_codegen::expand_shape(attr.into(), item.into()).into()
+}
+
+/// A knowledge-graph node type: a shape plus its RDF mapping.
+#[proc_macro_attribute]
+pub fn node_type(attr: TokenStream, item: TokenStream) -> TokenStream {
+    trails_codegen::expand_node_type(attr.into(), item.into()).into()
+}
+
+/// A runtime capability: an MCP tool named by its `id`.
+#[proc_macro_attribute]
+pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
+    trails_codegen::expand_capability(attr.into(), item.into()).into()
+}
+
+/// A meta capability: an MCP tool `trails_meta_<namespace>_<op>`, gated by `scope`.
+#[proc_macro_attribute]
+pub fn meta_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
+    trails_codegen::expand_meta_capability(attr.into(), item.into()).into()
+}

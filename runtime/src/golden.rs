@@ -1,0 +1,108 @@
+//! Golden snapshots of the wire contract (DESIGN §5): `schemas/mcp/<tool>.json`, one file per
+//! tool, sorted keys, byte-exact, plus the manifest. The same code checks (tests) and rewrites
+//! (`cargo xtask snapshot`, `TRAILS_UPDATE_MCP_SNAPSHOTS=1`), so the two can never disagree.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::json::to_sorted_pretty;
+use crate::registry::{Registry, ToolEntry};
+
+pub const UPDATE_ENV: &str = "TRAILS_UPDATE_MCP_SNAPSHOTS";
+pub const ACCEPT_HINT: &str =
+    "run `cargo xtask snapshot` (or `TRAILS_UPDATE_MCP_SNAPSHOTS=1 cargo test`) to accept the new contract";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Check,
+    Update,
+}
+
+impl Mode {
+    /// `Update` when `TRAILS_UPDATE_MCP_SNAPSHOTS` is set to something other than `0`.
+    pub fn from_env() -> Mode {
+        match std::env::var(UPDATE_ENV) {
+            Ok(v) if !v.is_empty() && v != "0" => Mode::Update,
+            _ => Mode::Check,
+        }
+    }
+}
+
+/// The golden text of one tool: its `tools/list` entry exactly as served, keys sorted.
+pub fn render_tool(tool: &ToolEntry) -> String {
+    let value: Value = serde_json::from_str(tool.descriptor).expect("the macro emits valid JSON");
+    to_sorted_pretty(&value)
+}
+
+/// Every golden file the registry implies, keyed by path relative to `schemas/`.
+pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
+    let mut files = BTreeMap::new();
+    for tool in registry.tools() {
+        files.insert(Path::new("mcp").join(format!("{}.json", tool.name)), render_tool(tool));
+    }
+    let manifest: Value =
+        serde_json::from_str(&crate::manifest::render(registry)).expect("canonical descriptors are valid JSON");
+    files.insert(PathBuf::from("manifest.jsonld"), to_sorted_pretty(&manifest));
+    files
+}
+
+/// One file that differs from what the registry implies.
+#[derive(Debug)]
+pub struct Drift {
+    pub path: PathBuf,
+    /// Unified diff from the file on disk to the expected text (`None` on disk = new file).
+    pub diff: String,
+}
+
+/// Compare `schemas_dir` with the registry; in `Update` mode rewrite what differs and delete
+/// goldens of tools that no longer exist. Returns what differed (before any rewrite).
+pub fn sync(registry: &Registry, schemas_dir: &Path, mode: Mode) -> io::Result<Vec<Drift>> {
+    let expected = expected_files(registry);
+    let mut drifts = Vec::new();
+    for (relative, text) in &expected {
+        let path = schemas_dir.join(relative);
+        let current = fs::read_to_string(&path).ok();
+        if current.as_deref() == Some(text.as_str()) {
+            continue;
+        }
+        let old = current.unwrap_or_default();
+        let diff = similar::TextDiff::from_lines(&old, text)
+            .unified_diff()
+            .header(&format!("a/{}", relative.display()), &format!("b/{}", relative.display()))
+            .to_string();
+        drifts.push(Drift { path: relative.clone(), diff });
+        if mode == Mode::Update {
+            fs::create_dir_all(path.parent().expect("golden paths have a parent"))?;
+            fs::write(&path, text)?;
+        }
+    }
+    let mcp_dir = schemas_dir.join("mcp");
+    if let Ok(entries) = fs::read_dir(&mcp_dir) {
+        for entry in entries {
+            let path = entry?.path();
+            let relative = Path::new("mcp").join(path.file_name().expect("read_dir yields names"));
+            if path.extension().is_some_and(|e| e == "json") && !expected.contains_key(&relative) {
+                drifts.push(Drift { path: relative, diff: "tool no longer exists; golden is stale\n".into() });
+                if mode == Mode::Update {
+                    fs::remove_file(&path)?;
+                }
+            }
+        }
+    }
+    Ok(drifts)
+}
+
+/// A readable report of drifts for a failing test.
+pub fn report(drifts: &[Drift]) -> String {
+    let mut out = format!("{} golden file(s) differ from the declarations:\n", drifts.len());
+    for drift in drifts {
+        let _ = writeln!(out, "\n--- {} ---\n{}", drift.path.display(), drift.diff);
+    }
+    let _ = writeln!(out, "\nIf the change is intended, {ACCEPT_HINT}.");
+    out
+}

@@ -1,0 +1,22 @@
+//! The ADR-0005 capability manifest: the canonical descriptors the macros emitted, joined.
+
+use crate::registry::Registry;
+
+/// JSON-LD context under which every canonical term expands (none is dropped).
+pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xsd":"http://www.w3.org/2001/XMLSchema#","input_shape":{"@type":"@id"},"output_shape":{"@type":"@id"},"deprecates":{"@type":"@id"}}"#;
+
+/// The whole manifest. Descriptors are spliced in as emitted, so their canonical field order
+/// survives (a JSON map round-trip would sort it).
+pub fn render(registry: &Registry) -> String {
+    let mut out = String::from("{\"@context\":");
+    out.push_str(CONTEXT);
+    out.push_str(",\"@graph\":[");
+    for (index, tool) in registry.tools().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(tool.canonical);
+    }
+    out.push_str("]}");
+    out
+}

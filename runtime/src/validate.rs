@@ -1,0 +1,341 @@
+//! The interpreter behind every generated validator.
+//!
+//! The macros emit, per shape, a static table of [`FieldRule`]s holding every constraint of the
+//! declaration; this module walks a raw `serde_json::Value` against such a table and collects
+//! *all* failures. Keeping the walk here (rather than expanding it into every shape) keeps the
+//! generated code small; the rules themselves are still produced at build time.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::{json, Map, Value};
+
+use crate::field_error::{echo, FieldCode, FieldError};
+
+/// Most errors reported for one value. A hostile payload (a million bad array items) must not
+/// turn into a million-entry error; the count in the message still says how many were cut.
+pub const MAX_FIELD_ERRORS: usize = 64;
+
+/// Collected failures plus how many were dropped past [`MAX_FIELD_ERRORS`].
+#[derive(Debug, Default)]
+pub struct Errors {
+    list: Vec<FieldError>,
+    omitted: usize,
+}
+
+impl Errors {
+    pub fn push(&mut self, error: FieldError) {
+        if self.list.len() < MAX_FIELD_ERRORS {
+            self.list.push(error);
+        } else {
+            self.omitted += 1;
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+    /// Total number of failures found, including those not kept.
+    pub fn total(&self) -> usize {
+        self.list.len() + self.omitted
+    }
+    pub fn into_vec(self) -> Vec<FieldError> {
+        self.list
+    }
+    pub fn as_slice(&self) -> &[FieldError] {
+        &self.list
+    }
+}
+
+/// Where in the arguments the walk is, as JSON-pointer-ish segments.
+#[derive(Debug, Default)]
+pub struct Path(Vec<String>);
+
+impl Path {
+    fn at(&self, leaf: &str) -> String {
+        let mut out = self.0.join("/");
+        if !out.is_empty() && !leaf.is_empty() {
+            out.push('/');
+        }
+        out.push_str(leaf);
+        out
+    }
+    fn here(&self) -> String {
+        self.0.join("/")
+    }
+    fn push(&mut self, segment: impl Into<String>) {
+        self.0.push(segment.into());
+    }
+    fn pop(&mut self) {
+        self.0.pop();
+    }
+}
+
+/// A nested validator: the `validate_at` of another shape.
+pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
+
+/// A regex from a `pattern` predicate. The source was compiled and checked for ECMA-262
+/// portability by the macro; it is compiled again here once, on first use.
+pub struct Pattern {
+    source: &'static str,
+    compiled: OnceLock<Regex>,
+}
+
+impl Pattern {
+    pub const fn new(source: &'static str) -> Self {
+        Pattern { source, compiled: OnceLock::new() }
+    }
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+    fn is_match(&self, text: &str) -> bool {
+        // The macro compiled this exact source with the same `regex` crate, so failure here
+        // is impossible short of a mismatched crate version; treat that as "no match".
+        self.compiled
+            .get_or_init(|| Regex::new(self.source).unwrap_or_else(|_| Regex::new("$^").unwrap()))
+            .is_match(text)
+    }
+}
+
+pub struct ObjectRules {
+    pub fields: &'static [FieldRule],
+}
+
+pub struct FieldRule {
+    pub name: &'static str,
+    pub required: bool,
+    /// `Some` when the field is a `Vec<T>`: the bounds on the array; `item` then applies per item.
+    pub array: Option<ArrayRule>,
+    pub item: ItemRule,
+}
+
+pub struct ArrayRule {
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+}
+
+pub enum ItemRule {
+    String(StringRule),
+    Integer(IntegerRule),
+    Number(NumberRule),
+    Boolean,
+    /// A `Ref<T>`: an absolute IRI string.
+    Iri,
+    /// An RFC 3339 timestamp.
+    DateTime,
+    Nested(NestedValidator),
+}
+
+pub struct StringRule {
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<&'static Pattern>,
+    pub one_of: &'static [&'static str],
+}
+
+pub struct IntegerRule {
+    /// Declared `min_value`, or the bound of the Rust type (`0` for `u32`).
+    pub min: Option<i128>,
+    pub max: Option<i128>,
+    pub one_of: &'static [i128],
+}
+
+pub struct NumberRule {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub one_of: &'static [f64],
+}
+
+fn fail(errors: &mut Errors, field: String, code: FieldCode, message: String, value: &Value, constraint: Value) {
+    errors.push(FieldError { field, code, message, value: echo(value), constraint });
+}
+
+fn display(field: &str) -> &str {
+    if field.is_empty() { "arguments" } else { field }
+}
+
+/// Validate `value` as an object described by `rules`. Absent and `null` are the same for
+/// optional fields (serde reads both as `None`).
+pub fn validate_object(rules: &ObjectRules, value: &Value, path: &mut Path, errors: &mut Errors) {
+    let Some(map) = value.as_object() else {
+        let field = path.here();
+        let message = format!("{} must be an object", display(&field));
+        fail(errors, field, FieldCode::Type, message, value, json!("object"));
+        return;
+    };
+    for rule in rules.fields {
+        match map.get(rule.name) {
+            None | Some(Value::Null) => {
+                if rule.required {
+                    let field = path.at(rule.name);
+                    let message = format!("{field} is required");
+                    fail(errors, field, FieldCode::Required, message, &Value::Null, json!(true));
+                }
+            }
+            Some(present) => {
+                path.push(rule.name);
+                validate_field(rule, present, path, errors);
+                path.pop();
+            }
+        }
+    }
+    report_unknown(rules, map, path, errors);
+}
+
+fn report_unknown(rules: &ObjectRules, map: &Map<String, Value>, path: &Path, errors: &mut Errors) {
+    let known: Vec<&str> = rules.fields.iter().map(|f| f.name).collect();
+    for (key, value) in map {
+        if !known.contains(&key.as_str()) {
+            let field = path.at(key);
+            let message = format!("{field} is not a known field; expected one of: {}", known.join(", "));
+            fail(errors, field, FieldCode::UnknownField, message, value, json!(known));
+        }
+    }
+}
+
+fn validate_field(rule: &FieldRule, value: &Value, path: &mut Path, errors: &mut Errors) {
+    let Some(bounds) = &rule.array else {
+        validate_item(&rule.item, value, path, errors);
+        return;
+    };
+    let field = path.here();
+    let Some(items) = value.as_array() else {
+        let message = format!("{field} must be an array");
+        fail(errors, field, FieldCode::Type, message, value, json!("array"));
+        return;
+    };
+    let count = items.len() as u64;
+    if let Some(min) = bounds.min_items.filter(|min| count < *min) {
+        let message = format!("{field} must have at least {min} item(s), got {count}");
+        fail(errors, field.clone(), FieldCode::MinCount, message, value, json!(min));
+    }
+    if let Some(max) = bounds.max_items.filter(|max| count > *max) {
+        let message = format!("{field} must have at most {max} item(s), got {count}");
+        fail(errors, field, FieldCode::MaxCount, message, value, json!(max));
+    }
+    for (index, item) in items.iter().enumerate() {
+        path.push(index.to_string());
+        validate_item(&rule.item, item, path, errors);
+        path.pop();
+    }
+}
+
+/// Validate one scalar (or nested object) against its rule.
+pub fn validate_item(rule: &ItemRule, value: &Value, path: &mut Path, errors: &mut Errors) {
+    let field = path.here();
+    let type_error = |errors: &mut Errors, expected: &str| {
+        let message = format!("{} must be {expected}", display(&field));
+        fail(errors, field.clone(), FieldCode::Type, message, value, json!(expected));
+    };
+    match rule {
+        ItemRule::String(rule) => match value.as_str() {
+            Some(text) => check_string(rule, text, &field, value, errors),
+            None => type_error(errors, "a string"),
+        },
+        ItemRule::Integer(rule) => match integer_of(value) {
+            Some(number) => check_integer(rule, number, &field, value, errors),
+            None => type_error(errors, "an integer"),
+        },
+        ItemRule::Number(rule) => match value.as_f64() {
+            Some(number) => check_number(rule, number, &field, value, errors),
+            None => type_error(errors, "a number"),
+        },
+        ItemRule::Boolean => {
+            if !value.is_boolean() {
+                type_error(errors, "a boolean");
+            }
+        }
+        ItemRule::Iri => {
+            if !value.as_str().is_some_and(is_absolute_iri) {
+                type_error(errors, "an absolute IRI (scheme:rest, no spaces)");
+            }
+        }
+        ItemRule::DateTime => {
+            if !value.as_str().is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok()) {
+                type_error(errors, "an RFC 3339 date-time (2026-01-31T12:00:00Z)");
+            }
+        }
+        ItemRule::Nested(validate) => validate(value, path, errors),
+    }
+}
+
+fn integer_of(value: &Value) -> Option<i128> {
+    let number = value.as_number()?;
+    number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from))
+}
+
+fn check_string(rule: &StringRule, text: &str, field: &str, value: &Value, errors: &mut Errors) {
+    // JSON Schema counts code points, not bytes.
+    let length = text.chars().count() as u64;
+    if let Some(min) = rule.min_length.filter(|min| length < *min) {
+        let message = format!("{field} must be at least {min} character(s) long, got {length}");
+        fail(errors, field.to_owned(), FieldCode::MinLength, message, value, json!(min));
+    }
+    if let Some(max) = rule.max_length.filter(|max| length > *max) {
+        let message = format!("{field} must be at most {max} character(s) long, got {length}");
+        fail(errors, field.to_owned(), FieldCode::MaxLength, message, value, json!(max));
+    }
+    if let Some(pattern) = rule.pattern.filter(|p| !p.is_match(text)) {
+        let message = format!("{field} must match {}", pattern.source());
+        fail(errors, field.to_owned(), FieldCode::Pattern, message, value, json!(pattern.source()));
+    }
+    if !rule.one_of.is_empty() && !rule.one_of.contains(&text) {
+        let message = format!("{field} must be one of {:?}", rule.one_of);
+        fail(errors, field.to_owned(), FieldCode::OneOf, message, value, json!(rule.one_of));
+    }
+}
+
+fn check_integer(rule: &IntegerRule, number: i128, field: &str, value: &Value, errors: &mut Errors) {
+    if let Some(min) = rule.min.filter(|min| number < *min) {
+        let message = format!("{field} must be at least {min}, got {number}");
+        fail(errors, field.to_owned(), FieldCode::MinValue, message, value, bound(min));
+    }
+    if let Some(max) = rule.max.filter(|max| number > *max) {
+        let message = format!("{field} must be at most {max}, got {number}");
+        fail(errors, field.to_owned(), FieldCode::MaxValue, message, value, bound(max));
+    }
+    if !rule.one_of.is_empty() && !rule.one_of.contains(&number) {
+        let allowed: Vec<Value> = rule.one_of.iter().map(|n| bound(*n)).collect();
+        let message = format!("{field} must be one of {:?}", rule.one_of);
+        fail(errors, field.to_owned(), FieldCode::OneOf, message, value, Value::Array(allowed));
+    }
+}
+
+fn bound(n: i128) -> Value {
+    i64::try_from(n)
+        .map(Value::from)
+        .or_else(|_| u64::try_from(n).map(Value::from))
+        .unwrap_or_else(|_| Value::String(n.to_string()))
+}
+
+fn check_number(rule: &NumberRule, number: f64, field: &str, value: &Value, errors: &mut Errors) {
+    if let Some(min) = rule.min.filter(|min| number < *min) {
+        let message = format!("{field} must be at least {min}, got {number}");
+        fail(errors, field.to_owned(), FieldCode::MinValue, message, value, json!(min));
+    }
+    if let Some(max) = rule.max.filter(|max| number > *max) {
+        let message = format!("{field} must be at most {max}, got {number}");
+        fail(errors, field.to_owned(), FieldCode::MaxValue, message, value, json!(max));
+    }
+    if !rule.one_of.is_empty() && !rule.one_of.contains(&number) {
+        let message = format!("{field} must be one of {:?}", rule.one_of);
+        fail(errors, field.to_owned(), FieldCode::OneOf, message, value, json!(rule.one_of));
+    }
+}
+
+/// `scheme:rest` with an RFC 3987 scheme and no characters IRIs forbid.
+pub fn is_absolute_iri(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once(':') else { return false };
+    let mut chars = scheme.chars();
+    let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    scheme_ok
+        && !rest.is_empty()
+        && !text.chars().any(|c| c.is_whitespace() || c.is_control() || "<>\"{}|\\^`".contains(c))
+}
+
+/// Run a shape's generated validator over a whole argument object.
+pub fn run(validate: NestedValidator, value: &Value) -> Errors {
+    let mut errors = Errors::default();
+    validate(value, &mut Path::default(), &mut errors);
+    errors
+}
