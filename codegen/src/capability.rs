@@ -595,17 +595,22 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
         const _: () = {
             #args_struct
 
+            async fn __trails_run(
+                ctx: ::trails::Ctx,
+                arguments: ::trails::__private::serde_json::Value,
+            ) -> ::trails::Result<::trails::Output> {
+                let input: #input_type = ::trails::__private::serde_json::from_value(arguments)
+                    .map_err(|error| ::trails::__private::deserialize_failed(#name, error))?;
+                let result: #return_type = #handler(#(#call_args),*).await;
+                let output = <#return_type as ::trails::HandlerResult>::into_result(result)?;
+                <<#return_type as ::trails::HandlerResult>::Output as ::trails::ToolOutput>::into_output(output)
+            }
+
             fn __trails_call(
                 ctx: ::trails::Ctx,
                 arguments: ::trails::__private::serde_json::Value,
             ) -> ::trails::__private::BoxFuture<::trails::Result<::trails::Output>> {
-                ::std::boxed::Box::pin(async move {
-                    let input: #input_type = ::trails::__private::serde_json::from_value(arguments)
-                        .map_err(|error| ::trails::__private::deserialize_failed(#name, error))?;
-                    let result: #return_type = #handler(#(#call_args),*).await;
-                    let output = ::trails::HandlerResult::into_result(result)?;
-                    ::trails::ToolOutput::into_output(output)
-                })
+                ::std::boxed::Box::pin(__trails_run(ctx, arguments))
             }
 
             #[::trails::__private::linkme::distributed_slice(::trails::__private::TOOLS)]

@@ -45,9 +45,12 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     for tool in registry.tools() {
         files.insert(Path::new("mcp").join(format!("{}.json", tool.name)), render_tool(tool));
     }
+    // The manifest keeps the canonical field order (serde_json's `preserve_order` is on).
     let manifest: Value =
         serde_json::from_str(&crate::manifest::render(registry)).expect("canonical descriptors are valid JSON");
-    files.insert(PathBuf::from("manifest.jsonld"), to_sorted_pretty(&manifest));
+    let mut text = serde_json::to_string_pretty(&manifest).expect("a Value always serialises");
+    text.push('\n');
+    files.insert(PathBuf::from("manifest.jsonld"), text);
     files
 }
 

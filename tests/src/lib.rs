@@ -1,0 +1,158 @@
+//! The fixture app of ADR-0060 §"Golden-file schema snapshot tests": `trails.meta.ping`
+//! (built in), `research.search`, one capability carrying the full constraint matrix (one
+//! fixture per mapped JSON Schema keyword), one node-type-typed parameter, and a namespaced meta
+//! capability so every `_meta.trails` key appears in a golden.
+
+use trails::{capability, meta_capability, node_type, shape, Ctx, DateTime, Ref, Result};
+
+/// A person who can own requirements.
+#[node_type(label = "Person", iri = "https://example.org/people#Person", unique = ["email"])]
+pub struct Person {
+    #[predicate(min_length = 1, max_length = 120)]
+    pub name: String,
+    /// Work e-mail address.
+    #[predicate(pattern = r"^[^@\s]+@[^@\s]+$")]
+    pub email: String,
+}
+
+/// A research paper returned by `research.search`.
+#[shape(iri = "https://example.org/research#Paper")]
+pub struct Paper {
+    pub title: String,
+    pub year: u16,
+    pub authors: Vec<String>,
+}
+
+/// Sort order of search results.
+#[shape(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    Desc,
+}
+
+#[shape(iri = "https://example.org/research#SearchInput")]
+pub struct SearchInput {
+    /// Free-text query.
+    #[predicate(min_length = 1, max_length = 200)]
+    pub query: String,
+    /// Most results to return (default 10).
+    #[predicate(min_value = 1, max_value = 100)]
+    pub limit: Option<u32>,
+    pub order: Option<Order>,
+}
+
+/// Search the paper index by free text.
+#[capability(id = "research.search", version = "1.2.0", side_effects(none), idempotent,
+             cost(tokens = 40, latency_p50_ms = 3, latency_p95_ms = 12))]
+pub async fn search(_ctx: &Ctx, input: SearchInput) -> Result<Vec<Paper>> {
+    let limit = input.limit.unwrap_or(10) as usize;
+    let mut papers: Vec<Paper> = CORPUS
+        .iter()
+        .filter(|(title, _)| title.to_lowercase().contains(&input.query.to_lowercase()))
+        .map(|(title, year)| Paper { title: (*title).to_owned(), year: *year, authors: vec!["A. Author".into()] })
+        .collect();
+    papers.sort_by_key(|p| p.year);
+    if matches!(input.order, Some(Order::Desc)) {
+        papers.reverse();
+    }
+    papers.truncate(limit);
+    Ok(papers)
+}
+
+const CORPUS: &[(&str, u16)] = &[
+    ("Shapes Constraint Language", 2017),
+    ("Provenance of knowledge graphs", 2021),
+    ("Model Context Protocol in practice", 2025),
+];
+
+/// An address, nested inside [`Constraints`] to show inlining and nested error paths.
+#[shape(iri = "https://example.org/fixtures#Address")]
+pub struct Address {
+    #[predicate(min_length = 2)]
+    pub city: String,
+    /// ISO 3166-1 alpha-2 country code.
+    #[predicate(pattern = r"^[A-Z]{2}$")]
+    pub country: String,
+}
+
+/// One field per mapped JSON Schema keyword.
+#[shape(iri = "https://example.org/fixtures#Constraints")]
+pub struct Constraints {
+    /// `required` (non-`Option`), `minLength`, `maxLength`.
+    #[predicate(min_length = 3, max_length = 16)]
+    pub handle: String,
+    /// `pattern`.
+    #[predicate(pattern = r"^REQ-\d+$")]
+    pub code: String,
+    /// `enum` of strings.
+    #[predicate(one_of = ["proposed", "accepted", "rejected"])]
+    pub status: String,
+    /// `enum` of integers.
+    #[predicate(one_of = [1, 2, 3])]
+    pub tier: Option<i64>,
+    /// `minimum` and `maximum` on an integer.
+    #[predicate(min_value = 1, max_value = 5)]
+    pub priority: i32,
+    /// `minimum` and `maximum` on a number.
+    #[predicate(min_value = 0.0, max_value = 1.0)]
+    pub confidence: Option<f64>,
+    /// `minItems`/`maxItems` with item constraints.
+    #[predicate(many, min_count = 1, max_count = 3, max_length = 20)]
+    pub tags: Vec<String>,
+    /// Unsigned integer: `minimum: 0` and the type's maximum.
+    pub retries: Option<u8>,
+    pub urgent: Option<bool>,
+    /// `format: date-time`.
+    pub due: Option<DateTime>,
+    /// A nested shape, inlined.
+    pub address: Option<Address>,
+}
+
+/// Accept a constraint-matrix record; returns it unchanged.
+#[capability(id = "fixtures.constraints", version = "0.3.0", side_effects(writes = ["https://example.org/graphs/fixtures"], overwrites, provenance),
+             policy_required = ["fixtures.write"], preconditions = ["fixture.exists"], version_status = "experimental")]
+pub async fn constraints(input: Constraints) -> Result<Constraints> {
+    Ok(input)
+}
+
+/// Assign a person as reviewer of a paper.
+#[capability(id = "fixtures.assign", version = "2.0.0", side_effects(writes = ["https://example.org/graphs/fixtures"], external = ["mail.example.org"]),
+             deprecates = "fixtures.assign_v1", reasoning = "rdfs", assurance = "self-asserted")]
+pub async fn assign(
+    _ctx: &Ctx,
+    /// The reviewer.
+    reviewer: Ref<Person>,
+    #[predicate(min_length = 1)] paper_title: String,
+    /// Co-reviewers, if any.
+    #[predicate(max_count = 2)]
+    co_reviewers: Option<Vec<Ref<Person>>>,
+) -> Result<String> {
+    let co = co_reviewers.map(|c| c.len()).unwrap_or(0);
+    Ok(format!("{} reviews {paper_title} with {co} co-reviewer(s)", reviewer.iri()))
+}
+
+/// Create a person from a full node-type input.
+#[capability(id = "fixtures.person.create", version = "1.0.0", side_effects(writes = ["https://example.org/graphs/people"]))]
+pub async fn create_person(person: Person) -> Result<Person> {
+    Ok(person)
+}
+
+/// Reset fixture data (builder scope).
+#[meta_capability(namespace = "fixture", op = "reset", scope = "builder", version = "0.1.0", side_effects(deletes))]
+pub async fn reset(_ctx: &Ctx) -> Result<()> {
+    Ok(())
+}
+
+/// Names of every tool this fixture app declares (plus the built-in ping).
+pub const FIXTURE_TOOLS: &[&str] = &[
+    "fixtures.assign",
+    "fixtures.constraints",
+    "fixtures.person.create",
+    "research.search",
+    "trails_meta_fixture_reset",
+    "trails_meta_ping",
+];
+
+/// Referencing this from a binary or test makes the linker keep this crate's tables: items
+/// collected by `linkme` in a crate nothing else references are otherwise dropped.
+pub fn link() {}

@@ -1,0 +1,8 @@
+use trails::shape;
+
+#[shape]
+pub struct Page<T> {
+    pub items: Vec<T>,
+}
+
+fn main() {}
