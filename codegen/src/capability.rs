@@ -595,6 +595,9 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
         const _: () = {
             #args_struct
 
+            // A wrong return type is reported by the `HandlerResult` bound; this keeps rustc from
+            // adding a confusing never-type note on top of it.
+            #[allow(dependency_on_unit_never_type_fallback)]
             async fn __trails_run(
                 ctx: ::trails::Ctx,
                 arguments: ::trails::__private::serde_json::Value,
