@@ -75,7 +75,7 @@ impl Visitor for Portability {
     }
 
     fn visit_class_set_binary_op_pre(&mut self, _op: &ClassSetBinaryOp) -> Result<(), String> {
-        refuse("class set operations (`&&`, `--`, `~~`)", "list the characters of the resulting class")
+        refuse("a class set operation (`&&`, `--`, `~~`)", "list the characters of the resulting class")
     }
 }
 
@@ -100,7 +100,8 @@ mod tests {
             (r"(?i)abc", "inline flag"),
             (r"(?P<x>a)", "(?<x>…)"),
             (r"[[:alpha:]]", "POSIX"),
-            (r"[a-z&&[^aeiou]]", "nested character class"),
+            (r"[a-z&&[^aeiou]]", "class set operation"),
+            (r"[a[bc]]", "nested character class"),
             (r"(unclosed", "does not compile"),
         ];
         for (pattern, needle) in cases {

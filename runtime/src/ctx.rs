@@ -1,22 +1,45 @@
 //! What a handler knows about the call it is serving.
 
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::error::Error;
 use crate::scope::Scope;
 
+/// Shared application state, handed to every handler (like axum's `State`).
+pub type AppState = Arc<dyn Any + Send + Sync>;
+
 /// Per-call context handed to every handler.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Ctx {
     trace_id: String,
     caller: Option<String>,
     scopes: Vec<Scope>,
+    state: Option<AppState>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("trace_id", &self.trace_id)
+            .field("caller", &self.caller)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Ctx {
     pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: Vec<Scope>) -> Self {
-        Ctx { trace_id: trace_id.into(), caller, scopes }
+        Ctx { trace_id: trace_id.into(), caller, scopes, state: None }
     }
     /// A context for tests and the CLI: anonymous caller, runtime scope only.
     pub fn local() -> Self {
         Ctx::new("local", None, vec![Scope::Runtime])
+    }
+    /// The same context carrying the application's shared state.
+    pub fn with_state(mut self, state: AppState) -> Self {
+        self.state = Some(state);
+        self
     }
     pub fn trace_id(&self) -> &str {
         &self.trace_id
@@ -26,5 +49,13 @@ impl Ctx {
     }
     pub fn scopes(&self) -> &[Scope] {
         &self.scopes
+    }
+    /// The application state of type `T`. Missing state is a server misconfiguration, reported
+    /// to the client as an internal error (never with the type name).
+    pub fn state<T: Any + Send + Sync>(&self) -> Result<&T, Error> {
+        self.state
+            .as_deref()
+            .and_then(|state| state.downcast_ref::<T>())
+            .ok_or_else(|| Error::internal(format!("no application state of type {}", std::any::type_name::<T>())))
     }
 }

@@ -21,7 +21,7 @@ mod schema;
 mod scope;
 pub mod validate;
 
-pub use ctx::Ctx;
+pub use ctx::{AppState, Ctx};
 pub use error::{Error, Result};
 pub use field_error::{FieldCode, FieldError};
 pub use registry::{Registry, ToolEntry, ToolKind};

@@ -90,11 +90,8 @@ pub struct DuplicateError {
 
 impl fmt::Display for DuplicateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "two {}s are both named `{}`: `{}` and `{}`; rename one (change its `id`, or its `namespace`/`op`)",
-            self.what, self.name, self.first, self.second
-        )
+        let fix = if self.what == "tool" { "change its `id`, or its `namespace`/`op`" } else { "give one a different `label`" };
+        write!(f, "two {}s are both named `{}`: `{}` and `{}`; rename one ({fix})", self.what, self.name, self.first, self.second)
     }
 }
 

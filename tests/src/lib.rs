@@ -6,7 +6,7 @@
 use trails::{capability, meta_capability, node_type, shape, Ctx, DateTime, Ref, Result};
 
 /// A person who can own requirements.
-#[node_type(label = "Person", iri = "https://example.org/people#Person", unique = ["email"])]
+#[node_type(label = "Reviewer", iri = "https://example.org/people#Reviewer", unique = ["email"])]
 pub struct Person {
     #[predicate(min_length = 1, max_length = 120)]
     pub name: String,
@@ -153,6 +153,8 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_meta_ping",
 ];
 
-/// Referencing this from a binary or test makes the linker keep this crate's tables: items
-/// collected by `linkme` in a crate nothing else references are otherwise dropped.
-pub fn link() {}
+/// Referencing this from a binary or test makes the linker keep this crate's tables (and the
+/// example app's): items collected by `linkme` in a crate nothing references are dropped.
+pub fn link() {
+    requirements::link();
+}

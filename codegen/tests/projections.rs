@@ -1,0 +1,153 @@
+//! IR → projections, snapshotted with `insta`. Review changes with `cargo insta review` (or
+//! `INSTA_UPDATE=always cargo test -p trails-codegen` and read the diff).
+
+use quote::quote;
+use serde_json::Value;
+use trails_codegen::capability::Kind as CapKind;
+use trails_codegen::preview;
+use trails_codegen::shape::Kind;
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap()
+}
+
+#[test]
+fn shape_with_the_full_constraint_matrix() {
+    let schema = preview::shape_schema(
+        Kind::Shape,
+        quote!(iri = "https://example.org/s#Matrix"),
+        r#"
+        /// Every mapped keyword.
+        pub struct Matrix {
+            /// A bounded string.
+            #[predicate(min_length = 1, max_length = 200)]
+            pub query: String,
+            #[predicate(pattern = r"^REQ-\d+$")]
+            pub code: String,
+            #[predicate(one_of = ["asc", "desc"])]
+            pub order: Option<String>,
+            #[predicate(min_value = 1, max_value = 100)]
+            pub limit: Option<u32>,
+            #[predicate(min_value = -1.5, max_value = 1.5, one_of = [0, 1.5])]
+            pub weight: f64,
+            #[predicate(many, min_count = 1, max_count = 10, max_length = 8)]
+            pub tags: Vec<String>,
+            pub owner: Option<Ref<Person>>,
+            pub when: trails::DateTime,
+            pub nested: Address,
+            pub tiny: u8,
+            pub big: i64,
+        }"#,
+    )
+    .unwrap();
+    insta::assert_snapshot!(pretty(&schema));
+}
+
+#[test]
+fn unit_enum_shape_is_a_string_enum_renamed_like_serde() {
+    let schema = preview::shape_schema(
+        Kind::Shape,
+        quote!(rename_all = "snake_case"),
+        "/// Priority.\nenum Priority { Low, HighPriority }",
+    )
+    .unwrap();
+    assert_eq!(schema, serde_json::json!({"description": "Priority.", "type": "string", "enum": ["low", "high_priority"]}));
+}
+
+#[test]
+fn node_type_states_compound_uniqueness_in_its_description() {
+    let schema = preview::shape_schema(
+        Kind::NodeType,
+        quote!(label = "Requirement", iri = "https://example.org/req#Requirement", unique = ["project", "number"]),
+        "/// A requirement.\npub struct Requirement { pub project: String, pub number: u32 }",
+    )
+    .unwrap();
+    assert_eq!(schema["description"], "A requirement.\n\nUnique together: project, number (checked server side).");
+}
+
+#[test]
+fn runtime_capability_descriptor_and_canonical_form() {
+    let (descriptor, canonical) = preview::capability(
+        CapKind::Runtime,
+        quote!(id = "requirements.search", version = "1.2.0", side_effects(none), idempotent, cost(tokens = 40, latency_p50_ms = 3)),
+        r#"
+        /// Search requirements.
+        async fn search(ctx: &Ctx, input: SearchInput) -> trails::Result<Vec<Requirement>> { todo!() }
+        "#,
+    )
+    .unwrap();
+    insta::assert_snapshot!("runtime_descriptor", pretty(&descriptor));
+    insta::assert_snapshot!("runtime_canonical", pretty(&canonical));
+}
+
+#[test]
+fn meta_capability_with_named_parameters() {
+    let (descriptor, _) = preview::capability(
+        CapKind::Meta,
+        quote!(namespace = "gen", op = "shape", scope = "dev", version = "0.1.0", side_effects(writes = ["urn:trails:graph:src"])),
+        r#"
+        /// Scaffold a #[shape] skeleton; returns a FileDiff.
+        async fn gen_shape(
+            ctx: &Ctx,
+            /// Rust name of the new shape.
+            #[predicate(pattern = "^[A-Z][A-Za-z0-9]*$")] name: String,
+            #[predicate(max_count = 50)] fields: Option<Vec<String>>,
+        ) -> trails::Result<FileDiff> { todo!() }
+        "#,
+    )
+    .unwrap();
+    insta::assert_snapshot!(pretty(&descriptor));
+}
+
+#[test]
+fn canonical_descriptor_has_the_fourteen_fields_in_canonical_order() {
+    let (_, canonical) = preview::capability(
+        CapKind::Runtime,
+        quote!(id = "a.b", version = "1.0.0"),
+        "/// Doc.\nasync fn f() -> trails::Result<()> { Ok(()) }",
+    )
+    .unwrap();
+    let keys: Vec<&str> = canonical.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "@id", "@type", "id", "version", "description", "input_shape", "output_shape", "preconditions",
+            "side_effects", "cost", "policy_required", "idempotent", "deprecates", "reasoning", "assurance",
+            "version_status"
+        ]
+    );
+}
+
+#[test]
+fn undeclared_side_effects_get_conservative_explicit_annotations() {
+    let (descriptor, _) =
+        preview::capability(CapKind::Runtime, quote!(id = "a.b"), "/// Doc.\nasync fn f() -> trails::Result<()> { Ok(()) }")
+            .unwrap();
+    assert_eq!(
+        descriptor["annotations"],
+        serde_json::json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true})
+    );
+}
+
+#[test]
+fn every_fault_in_one_item_is_reported() {
+    let errors = preview::errors(
+        "shape",
+        quote!(irri = "x"),
+        r#"struct S {
+            #[predicate(min_length = 5, max_length = 2)] a: String,
+            #[predicate(pattern = "(?=x)")] b: String,
+            #[predicate(min_length = 1)] c: i64,
+            #[predicate(one_of = [1])] d: String,
+        }"#,
+    );
+    assert_eq!(errors.len(), 5, "{errors:#?}");
+    assert!(errors[0].contains("did you mean `iri`"));
+}
+
+#[test]
+fn meta_op_with_underscore_names_a_valid_alternative() {
+    let errors = preview::errors("meta_capability", quote!(namespace = "gen", op = "make_shape"), "/// D.\nasync fn f() -> R { }");
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].contains("lowercase letters and digits only"), "{}", errors[0]);
+}

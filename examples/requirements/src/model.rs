@@ -1,0 +1,75 @@
+//! The node types and shapes of the requirements app.
+
+use trails::{node_type, shape, DateTime, Ref};
+
+/// A person who can own requirements.
+#[node_type(label = "Person", iri = "https://example.org/req#Person", unique = ["email"])]
+#[derive(Clone, Debug)]
+pub struct Person {
+    /// Display name.
+    #[predicate(min_length = 1, max_length = 120)]
+    pub name: String,
+    /// Work e-mail address; identifies the person.
+    #[predicate(pattern = r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length = 254)]
+    pub email: String,
+}
+
+/// A product requirement.
+#[node_type(label = "Requirement", iri = "https://example.org/req#Requirement", prefixes(req = "https://example.org/req#"))]
+#[derive(Clone, Debug)]
+pub struct Requirement {
+    /// Stable identifier, `REQ-` followed by digits.
+    #[predicate(iri = "req:reqId", pattern = r"^REQ-\d+$", required)]
+    pub req_id: String,
+    /// One-line summary.
+    #[predicate(min_length = 3, max_length = 200)]
+    pub title: String,
+    /// Lifecycle state.
+    #[predicate(one_of = ["proposed", "accepted", "rejected"])]
+    pub status: String,
+    /// 1 (highest) to 5 (lowest).
+    #[predicate(min_value = 1, max_value = 5)]
+    pub priority: i64,
+    /// Free-form labels.
+    #[predicate(many, max_count = 10, min_length = 1, max_length = 32)]
+    pub tags: Vec<String>,
+    /// The person accountable for it.
+    pub owner: Option<Ref<Person>>,
+    /// When it is due.
+    pub due: Option<DateTime>,
+}
+
+/// Fields to change on a requirement; omitted fields stay as they are.
+#[shape(iri = "https://example.org/req/shapes#UpdateRequirement")]
+pub struct UpdateRequirement {
+    #[predicate(pattern = r"^REQ-\d+$")]
+    pub req_id: String,
+    #[predicate(min_length = 3, max_length = 200)]
+    pub title: Option<String>,
+    #[predicate(one_of = ["proposed", "accepted", "rejected"])]
+    pub status: Option<String>,
+    #[predicate(min_value = 1, max_value = 5)]
+    pub priority: Option<i64>,
+}
+
+/// Search criteria; all are optional and combine with AND.
+#[shape(iri = "https://example.org/req/shapes#SearchRequirements")]
+pub struct SearchRequirements {
+    /// Case-insensitive text to find in the title.
+    #[predicate(min_length = 1, max_length = 200)]
+    pub text: Option<String>,
+    #[predicate(one_of = ["proposed", "accepted", "rejected"])]
+    pub status: Option<String>,
+    /// Most results to return (default 20).
+    #[predicate(min_value = 1, max_value = 100)]
+    pub limit: Option<u32>,
+}
+
+/// Statistics of the store, for builders.
+#[shape(iri = "https://example.org/req/shapes#Stats")]
+pub struct Stats {
+    pub requirements: u64,
+    pub people: u64,
+    /// How many more records the in-memory store accepts.
+    pub capacity_left: u64,
+}
