@@ -16,3 +16,23 @@ fn goldens_match_the_declarations() {
         assert!(drifts.is_empty(), "{}", golden::report(&drifts));
     }
 }
+
+#[test]
+fn fixture_goldens_cover_every_mapped_keyword_and_meta_key() {
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");
+    let fixture_text: String = trails_tests::FIXTURE_TOOLS
+        .iter()
+        .map(|name| std::fs::read_to_string(schemas.join(format!("{name}.json"))).expect("golden exists"))
+        .collect();
+    let needles = [
+        "\"minLength\"", "\"maxLength\"", "\"pattern\"", "\"enum\"", "\"minimum\"", "\"maximum\"",
+        "\"minItems\"", "\"maxItems\"", "\"required\"", "\"additionalProperties\": false", "\"format\": \"iri\"",
+        "\"format\": \"date-time\"", "\"trails:node_type\"", "\"outputSchema\"",
+        // every _meta.trails key
+        "\"kind\": \"meta\"", "\"kind\": \"runtime\"", "\"scope\"", "\"namespace\": \"fixture\"", "\"op\"",
+        "\"idempotent\"", "\"manifest_uri\"", "\"version\"",
+    ];
+    for needle in needles {
+        assert!(fixture_text.contains(needle), "no fixture golden contains {needle}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `cargo run -p requirements -- tools` lists the tool descriptors this app serves.
 //! (The MCP/HTTP server arrives with the runtime milestone; see the README.)
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -16,7 +17,9 @@ fn main() -> ExitCode {
         Some("tools") => {
             let tools: Vec<serde_json::Value> =
                 registry.tools().map(|t| serde_json::from_str(t.descriptor).expect("macro-emitted JSON")).collect();
-            println!("{}", serde_json::to_string_pretty(&tools).expect("JSON"));
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let text = serde_json::to_string_pretty(&tools).expect("JSON");
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
             ExitCode::SUCCESS
         }
         _ => {
