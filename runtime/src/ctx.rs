@@ -16,6 +16,7 @@ pub struct Ctx {
     caller: Option<String>,
     scopes: Vec<Scope>,
     state: Option<AppState>,
+    control: Option<crate::mcp::Control>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -30,7 +31,7 @@ impl std::fmt::Debug for Ctx {
 
 impl Ctx {
     pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: Vec<Scope>) -> Self {
-        Ctx { trace_id: trace_id.into(), caller, scopes, state: None }
+        Ctx { trace_id: trace_id.into(), caller, scopes, state: None, control: None }
     }
     /// A context for tests and the CLI: anonymous caller, runtime scope only.
     pub fn local() -> Self {
@@ -40,6 +41,15 @@ impl Ctx {
     pub fn with_state(mut self, state: AppState) -> Self {
         self.state = Some(state);
         self
+    }
+    /// The same context with a handle on the running server (set by the transports).
+    pub fn with_control(mut self, control: crate::mcp::Control) -> Self {
+        self.control = Some(control);
+        self
+    }
+    /// The running server, when the call came through one (not in unit tests of handlers).
+    pub fn control(&self) -> Option<&crate::mcp::Control> {
+        self.control.as_ref()
     }
     pub fn trace_id(&self) -> &str {
         &self.trace_id

@@ -8,19 +8,27 @@
 // Lets the macros' `::trails::…` paths resolve inside this crate too (for the built-ins).
 extern crate self as trails;
 
+mod app;
+pub mod auth;
 mod builtin;
+mod catalog;
+pub mod config;
 mod ctx;
 mod error;
 mod field_error;
 pub mod golden;
+mod http;
 pub mod json;
 pub mod manifest;
+pub mod mcp;
 pub mod rdf;
 pub mod registry;
 mod schema;
 mod scope;
 pub mod validate;
+pub mod wire;
 
+pub use app::{App, Server};
 pub use ctx::{AppState, Ctx};
 pub use error::{Error, Result};
 pub use field_error::{FieldCode, FieldError};
@@ -29,7 +37,7 @@ pub use schema::{DateTime, HandlerResult, NodeType, Output, Ref, Schema, Shape, 
 pub use scope::Scope;
 pub use trails_macros::{capability, meta_capability, node_type, shape};
 
-pub use builtin::Pong;
+pub use builtin::{Pong, ToolSwitch};
 
 /// Support for generated code. Not a public API: names here change without notice.
 #[doc(hidden)]

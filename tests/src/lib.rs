@@ -143,14 +143,38 @@ pub async fn reset(_ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-/// Names of every tool this fixture app declares (plus the built-in ping).
+/// Fails in the three ways a handler can besides bad input, to pin the error codes.
+#[capability(id = "fixtures.fail", version = "1.0.0", side_effects(none))]
+pub async fn fail(
+    /// `policy`, `budget`, `internal` or `panic`.
+    #[predicate(one_of = ["policy", "budget", "internal", "panic"])]
+    how: String,
+) -> Result<String> {
+    match how.as_str() {
+        "policy" => Err(trails::Error::policy_denied("fixtures may not be touched on Sundays")),
+        "budget" => Err(trails::Error::budget_exceeded("token budget of 0 exhausted")),
+        "internal" => Err(trails::Error::internal("database password is hunter2")),
+        _ => panic!("handler bug: index out of range"),
+    }
+}
+
+/// A dev-only tool, to exercise scope gating.
+#[meta_capability(namespace = "fixture", op = "inspect", scope = "dev", version = "0.1.0", side_effects(none), idempotent)]
+pub async fn inspect(ctx: &Ctx) -> Result<String> {
+    Ok(format!("caller {:?} with scopes {:?}", ctx.caller(), ctx.scopes()))
+}
+
+/// Names of every tool this fixture app declares (plus the runtime's built-ins).
 pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures.assign",
     "fixtures.constraints",
+    "fixtures.fail",
     "fixtures.person.create",
     "research.search",
+    "trails_meta_fixture_inspect",
     "trails_meta_fixture_reset",
     "trails_meta_ping",
+    "trails_meta_tools_enable",
 ];
 
 /// Referencing this from a binary or test makes the linker keep this crate's tables (and the

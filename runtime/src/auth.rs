@@ -1,0 +1,203 @@
+//! Who is calling and what they may do. Tokens are configured as SHA-256 hashes and compared
+//! in constant time; a presented token is never stored, logged or echoed.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::scope::Scope;
+
+/// A set of scopes. Granting a scope grants every scope below it (`dev` ⊃ `builder` ⊃ `runtime`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ScopeSet(u8);
+
+const ALL: [Scope; 3] = [Scope::Runtime, Scope::Builder, Scope::Dev];
+
+impl ScopeSet {
+    pub const EMPTY: ScopeSet = ScopeSet(0);
+
+    const fn bit(scope: Scope) -> u8 {
+        1 << (scope as u8)
+    }
+
+    /// `scope` and everything below it.
+    pub fn up_to(scope: Scope) -> ScopeSet {
+        ScopeSet(ALL.iter().filter(|s| **s <= scope).fold(0, |bits, s| bits | Self::bit(*s)))
+    }
+
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & Self::bit(scope) != 0
+    }
+
+    pub fn intersect(self, other: ScopeSet) -> ScopeSet {
+        ScopeSet(self.0 & other.0)
+    }
+
+    pub fn union(self, other: ScopeSet) -> ScopeSet {
+        ScopeSet(self.0 | other.0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Scope> {
+        ALL.into_iter().filter(move |s| self.contains(*s))
+    }
+
+    pub fn names(self) -> Vec<&'static str> {
+        self.iter().map(Scope::as_str).collect()
+    }
+
+    /// Parse `runtime,builder` (each scope also grants the ones below it).
+    pub fn parse_list<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<ScopeSet, String> {
+        let mut set = ScopeSet::EMPTY;
+        for item in items.into_iter().map(str::trim).filter(|s| !s.is_empty()) {
+            let scope = Scope::parse(item)
+                .ok_or_else(|| format!("unknown scope `{item}`; scopes are runtime, builder and dev"))?;
+            set = set.union(ScopeSet::up_to(scope));
+        }
+        Ok(set)
+    }
+}
+
+impl fmt::Debug for ScopeSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.names()).finish()
+    }
+}
+
+/// The identity a request runs as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The configured name of the token that authenticated, or `None` when anonymous.
+    pub name: Option<String>,
+    pub scopes: ScopeSet,
+}
+
+impl Caller {
+    /// Unauthenticated callers may use `runtime` tools, if the process serves them.
+    pub fn anonymous(process_scopes: ScopeSet) -> Caller {
+        Caller { name: None, scopes: process_scopes.intersect(ScopeSet::up_to(Scope::Runtime)) }
+    }
+    pub fn is_authenticated(&self) -> bool {
+        self.name.is_some()
+    }
+}
+
+/// SHA-256 of a token, hex encoded: what goes into `trails.toml`.
+pub fn sha256_hex(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// One configured token.
+#[derive(Clone)]
+pub struct TokenEntry {
+    pub name: String,
+    digest: [u8; 32],
+    pub scopes: ScopeSet,
+}
+
+impl fmt::Debug for TokenEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenEntry").field("name", &self.name).field("scopes", &self.scopes).finish_non_exhaustive()
+    }
+}
+
+impl TokenEntry {
+    pub fn from_hex(name: impl Into<String>, sha256_hex: &str, scopes: ScopeSet) -> Result<TokenEntry, String> {
+        let name = name.into();
+        let bytes = hex::decode(sha256_hex.trim())
+            .ok()
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .ok_or_else(|| format!("token `{name}`: sha256 must be 64 hex characters (see `hash-token`)"))?;
+        Ok(TokenEntry { name, digest: bytes, scopes })
+    }
+
+    /// An entry for a plain token (e.g. `TRAILS_MCP_TOKEN`), hashed immediately.
+    pub fn from_plain(name: impl Into<String>, token: &str, scopes: ScopeSet) -> TokenEntry {
+        TokenEntry { name: name.into(), digest: Sha256::digest(token.as_bytes()).into(), scopes }
+    }
+}
+
+/// The configured tokens.
+#[derive(Clone, Debug, Default)]
+pub struct TokenTable {
+    entries: Vec<TokenEntry>,
+}
+
+impl TokenTable {
+    pub fn new(entries: Vec<TokenEntry>) -> TokenTable {
+        TokenTable { entries }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry whose hash matches `presented`. Every entry is compared, in constant time, so
+    /// timing reveals neither which entry matched nor how much of a digest did.
+    pub fn verify(&self, presented: &str) -> Option<&TokenEntry> {
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let mut found = None;
+        for entry in &self.entries {
+            if bool::from(entry.digest.ct_eq(&digest)) && found.is_none() {
+                found = Some(entry);
+            }
+        }
+        found
+    }
+}
+
+/// The token of an `Authorization: Bearer …` value (or a bare token).
+pub fn bearer(value: &str) -> Option<&str> {
+    let value = value.trim();
+    let token = match value.split_once(char::is_whitespace) {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        Some(_) => return None,
+        None if value.eq_ignore_ascii_case("bearer") => return None,
+        None => value,
+    };
+    (!token.is_empty()).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_imply_the_ones_below() {
+        let dev = ScopeSet::parse_list(["dev"]).unwrap();
+        assert_eq!(dev.names(), ["runtime", "builder", "dev"]);
+        let builder = ScopeSet::parse_list("runtime, builder".split(',')).unwrap();
+        assert_eq!(builder.intersect(dev).names(), ["runtime", "builder"]);
+        assert!(ScopeSet::parse_list(["admin"]).unwrap_err().contains("admin"));
+    }
+
+    #[test]
+    fn tokens_match_by_hash_only() {
+        let table = TokenTable::new(vec![
+            TokenEntry::from_hex("ci", &sha256_hex("s3cret"), ScopeSet::up_to(Scope::Builder)).unwrap(),
+            TokenEntry::from_plain("stdio", "other", ScopeSet::up_to(Scope::Dev)),
+        ]);
+        assert_eq!(table.verify("s3cret").unwrap().name, "ci");
+        assert_eq!(table.verify("other").unwrap().name, "stdio");
+        assert!(table.verify("s3cre").is_none());
+        assert!(table.verify("").is_none());
+        assert!(!format!("{table:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn bearer_values() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer  abc "), Some("abc"));
+        assert_eq!(bearer("abc"), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer "), None);
+    }
+}

@@ -1,0 +1,100 @@
+//! The served tool set: the registry's descriptors parsed once into rmcp `Tool`s, the run-time
+//! enable/disable switch, and `tools/list` answers cached per effective scope set.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, RwLock};
+
+use rmcp::model::Tool;
+
+use crate::auth::ScopeSet;
+use crate::registry::{Registry, ToolEntry};
+use crate::scope::Scope;
+
+pub struct CatalogTool {
+    pub entry: &'static ToolEntry,
+    pub tool: Tool,
+}
+
+pub struct Catalog {
+    tools: Vec<CatalogTool>,
+    production: bool,
+    disabled: RwLock<BTreeSet<&'static str>>,
+    /// `tools/list` answers by scope-set bits; cleared whenever the enabled set changes.
+    listings: RwLock<HashMap<u8, Arc<Vec<Tool>>>>,
+}
+
+/// What looking a tool up for a caller found.
+pub enum Lookup<'a> {
+    Found(&'a CatalogTool),
+    /// Exists and is served, but needs a scope the caller lacks.
+    Denied(&'a CatalogTool),
+    /// Not served to anyone (unknown, disabled, or `dev` in production).
+    Unknown,
+}
+
+impl Catalog {
+    /// Parse every descriptor once. The descriptors come from the macros, so a parse failure is
+    /// a bug in Trails, reported with the tool's name.
+    pub fn new(registry: &Registry, production: bool) -> Result<Catalog, String> {
+        let tools = registry
+            .tools()
+            .map(|entry| {
+                serde_json::from_str::<Tool>(entry.descriptor)
+                    .map(|tool| CatalogTool { entry, tool })
+                    .map_err(|e| format!("descriptor of `{}` is not a valid MCP tool: {e}", entry.name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Catalog { tools, production, disabled: RwLock::default(), listings: RwLock::default() })
+    }
+
+    fn served(&self, entry: &ToolEntry) -> bool {
+        !(self.production && entry.scope == Scope::Dev)
+            && !self.disabled.read().unwrap_or_else(|p| p.into_inner()).contains(entry.name)
+    }
+
+    /// The tools a caller with `scopes` sees, in name order.
+    pub fn list(&self, scopes: ScopeSet) -> Arc<Vec<Tool>> {
+        if let Some(cached) = self.listings.read().unwrap_or_else(|p| p.into_inner()).get(&scopes.bits()) {
+            return cached.clone();
+        }
+        let listing: Arc<Vec<Tool>> = Arc::new(
+            self.tools
+                .iter()
+                .filter(|t| self.served(t.entry) && scopes.contains(t.entry.scope))
+                .map(|t| t.tool.clone())
+                .collect(),
+        );
+        self.listings.write().unwrap_or_else(|p| p.into_inner()).insert(scopes.bits(), listing.clone());
+        listing
+    }
+
+    pub fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
+        let Ok(index) = self.tools.binary_search_by(|t| t.entry.name.cmp(name)) else { return Lookup::Unknown };
+        let tool = &self.tools[index];
+        if !self.served(tool.entry) {
+            Lookup::Unknown
+        } else if scopes.contains(tool.entry.scope) {
+            Lookup::Found(tool)
+        } else {
+            Lookup::Denied(tool)
+        }
+    }
+
+    /// Enable or disable a tool; `Ok(true)` when that changed anything.
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, String> {
+        let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
+            return Err(format!("no tool named `{name}`"));
+        };
+        let mut disabled = self.disabled.write().unwrap_or_else(|p| p.into_inner());
+        let changed = if enabled { disabled.remove(tool.entry.name) } else { disabled.insert(tool.entry.name) };
+        drop(disabled);
+        if changed {
+            self.listings.write().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        Ok(changed)
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = &CatalogTool> {
+        self.tools.iter()
+    }
+}
