@@ -1,0 +1,400 @@
+//! End to end with rmcp's client, over Streamable HTTP (in-process server on a loopback port)
+//! and stdio (the fixture server as a child process): list, call, every error code, the scope
+//! matrix, tokens, production mode, masking, list_changed and HTTP hardening.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ErrorData, Tool};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::{json, Map, Value};
+use trails::auth::sha256_hex;
+use trails::config::{Config, Settings};
+
+const RUNTIME_TOKEN: &str = "runtime-token-1";
+const BUILDER_TOKEN: &str = "builder-token-2";
+const DEV_TOKEN: &str = "dev-token-3";
+
+fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
+    let toml = format!(
+        r#"
+        [mcp]
+        scopes = ["dev"]
+        {extra_toml}
+        [[http.tokens]]
+        name = "runtime-client"
+        sha256 = "{}"
+        scopes = ["runtime"]
+        [[http.tokens]]
+        name = "builder-client"
+        sha256 = "{}"
+        scopes = ["builder"]
+        [[http.tokens]]
+        name = "dev-client"
+        sha256 = "{}"
+        scopes = ["dev"]
+        "#,
+        sha256_hex(RUNTIME_TOKEN),
+        sha256_hex(BUILDER_TOKEN),
+        sha256_hex(DEV_TOKEN)
+    );
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+    Settings::resolve(Config::parse(&toml).unwrap(), &|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        .unwrap()
+}
+
+async fn http_server(settings: Settings) -> SocketAddr {
+    trails_tests::link();
+    let server = trails::App::new().state(requirements::Store::default()).build(settings).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http(listener).await });
+    addr
+}
+
+/// A client that records `tools/list_changed` notifications.
+#[derive(Clone, Default)]
+struct Recorder {
+    list_changed: std::sync::Arc<tokio::sync::Notify>,
+    meta: Option<Map<String, Value>>,
+}
+
+impl ClientHandler for Recorder {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.meta = self.meta.clone().map(|m| rmcp::model::RequestMetaObject(rmcp::model::MetaObject(m)));
+        info
+    }
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+}
+
+async fn http_client(addr: SocketAddr, token: Option<&str>) -> RunningService<RoleClient, Recorder> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    Recorder::default().serve(StreamableHttpClientTransport::from_config(config)).await.expect("client connects")
+}
+
+async fn stdio_client(env: &[(&str, &str)], meta: Option<Map<String, Value>>) -> Result<RunningService<RoleClient, Recorder>, String> {
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
+        c.args(["serve", "--stdio"]).env("TRAILS_LOG", "warn").env_remove("TRAILS_MCP_TOKEN").env_remove("TRAILS_MCP_SCOPES");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+    });
+    let transport = TokioChildProcess::new(command).map_err(|e| e.to_string())?;
+    Recorder { meta, ..Recorder::default() }.serve(transport).await.map_err(|e| e.to_string())
+}
+
+async fn names(client: &RunningService<RoleClient, Recorder>) -> Vec<String> {
+    client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.into_owned()).collect()
+}
+
+async fn call(client: &RunningService<RoleClient, Recorder>, tool: &str, arguments: Value) -> Result<CallToolResult, ErrorData> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    match client.call_tool(params).await {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(error)) => Err(error),
+        Err(other) => panic!("transport failure calling {tool}: {other}"),
+    }
+}
+
+const GATED: [&str; 4] = ["trails_meta_fixture_inspect", "trails_meta_fixture_reset", "trails_meta_requirements_stats", "trails_meta_tools_enable"];
+
+#[tokio::test]
+async fn http_anonymous_sees_runtime_tools_only_and_gated_calls_need_authentication() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, None).await;
+    let listed = names(&client).await;
+    assert!(listed.contains(&"research.search".to_owned()) && listed.contains(&"trails_meta_ping".to_owned()));
+    for gated in GATED {
+        assert!(!listed.contains(&gated.to_owned()), "{gated} must be hidden from anonymous callers");
+    }
+    let error = call(&client, "trails_meta_fixture_reset", json!({})).await.unwrap_err();
+    assert_eq!(error.code.0, -32001);
+    assert_eq!(error.data.unwrap()["required_scope"], "builder");
+}
+
+#[tokio::test]
+async fn golden_equals_wire_for_every_listed_tool() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, Some(DEV_TOKEN)).await;
+    let tools: Vec<Tool> = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 15, "every fixture and example tool is listed to a dev caller");
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");
+    for tool in tools {
+        let wire = trails::json::to_sorted_pretty(&serde_json::to_value(&tool).unwrap());
+        let golden = std::fs::read_to_string(schemas.join(format!("{}.json", tool.name))).unwrap();
+        assert_eq!(wire, golden, "tools/list entry of {} differs from its golden", tool.name);
+    }
+}
+
+#[tokio::test]
+async fn http_valid_call_has_structured_content_and_text_mirror() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, None).await;
+    let result = call(&client, "research.search", json!({"query": "graph"})).await.unwrap();
+    let structured = result.structured_content.expect("outputSchema tools return structuredContent");
+    assert_eq!(structured["items"][0]["title"], "Provenance of knowledge graphs");
+    let text = result.content[0].as_text().expect("text mirror").text.clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+}
+
+#[tokio::test]
+async fn http_invalid_call_returns_every_field_error_in_one_32602() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, None).await;
+    let error = call(&client, "research.search", json!({"query": "", "limit": 500})).await.unwrap_err();
+    assert_eq!(error.code.0, -32602);
+    assert_eq!(error.message, "validation failed on 2 field(s)");
+    let fields = &error.data.unwrap()["fields"];
+    assert_eq!(fields[0]["field"], "query");
+    assert_eq!(fields[0]["code"], "min_length");
+    assert_eq!(fields[1]["field"], "limit");
+    assert_eq!(fields[1]["code"], "max_value");
+    assert_eq!(fields[1]["constraint"], 100);
+}
+
+#[tokio::test]
+async fn scope_matrix_over_http() {
+    let addr = http_server(settings("", &[])).await;
+    // (token, tool, expected outcome): Ok or the JSON-RPC code.
+    let cases: [(Option<&str>, &str, Result<(), i32>); 9] = [
+        (None, "trails_meta_ping", Ok(())),
+        (None, "trails_meta_requirements_stats", Err(-32001)),
+        (None, "trails_meta_fixture_inspect", Err(-32001)),
+        (Some(RUNTIME_TOKEN), "trails_meta_ping", Ok(())),
+        (Some(RUNTIME_TOKEN), "trails_meta_fixture_inspect", Err(-32004)),
+        (Some(BUILDER_TOKEN), "trails_meta_requirements_stats", Ok(())),
+        (Some(BUILDER_TOKEN), "trails_meta_fixture_inspect", Err(-32004)),
+        (Some(DEV_TOKEN), "trails_meta_fixture_inspect", Ok(())),
+        (Some(DEV_TOKEN), "trails_meta_requirements_stats", Ok(())),
+    ];
+    for (token, tool, expected) in cases {
+        let client = http_client(addr, token).await;
+        let outcome = call(&client, tool, json!({})).await.map(|_| ()).map_err(|e| e.code.0);
+        assert_eq!(outcome, expected, "token {token:?} calling {tool}");
+        let listed = names(&client).await.contains(&tool.to_owned());
+        assert_eq!(listed, expected.is_ok(), "token {token:?}: {tool} listed iff callable");
+    }
+}
+
+#[tokio::test]
+async fn runtime_token_on_a_dev_tool_gets_32004_with_the_documented_data() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, Some(RUNTIME_TOKEN)).await;
+    let error = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
+    assert_eq!(error.code.0, -32004);
+    assert_eq!(error.message, "scope denied: trails_meta_fixture_inspect requires dev");
+    assert_eq!(
+        error.data.unwrap(),
+        json!({"tool": "trails_meta_fixture_inspect", "required_scope": "dev", "caller_scopes": ["runtime"]})
+    );
+}
+
+#[tokio::test]
+async fn production_hides_dev_tools_even_from_dev_tokens() {
+    let addr = http_server(settings("", &[("TRAILS_ENV", "production")])).await;
+    let client = http_client(addr, Some(DEV_TOKEN)).await;
+    let listed = names(&client).await;
+    assert!(!listed.contains(&"trails_meta_fixture_inspect".to_owned()));
+    assert!(listed.contains(&"trails_meta_requirements_stats".to_owned()), "builder tools stay");
+    let error = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
+    assert_eq!((error.code.0, error.data.unwrap()), (-32602, json!({"tool": "trails_meta_fixture_inspect"})));
+}
+
+#[tokio::test]
+async fn mask_denied_makes_a_denied_tool_indistinguishable_from_an_unknown_one() {
+    let addr = http_server(settings("mask_denied = true", &[])).await;
+    let client = http_client(addr, Some(RUNTIME_TOKEN)).await;
+    let denied = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
+    let unknown = call(&client, "trails_meta_fixture_inspectx", json!({})).await.unwrap_err();
+    assert_eq!(denied.code, unknown.code);
+    assert_eq!(denied.message.replace("inspect", ""), unknown.message.replace("inspectx", ""));
+    assert_eq!(denied.data.unwrap()["tool"], "trails_meta_fixture_inspect");
+    assert_eq!(unknown.data.unwrap()["tool"], "trails_meta_fixture_inspectx");
+}
+
+#[tokio::test]
+async fn handler_failures_map_to_their_codes_without_leaking_internals() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, None).await;
+    let policy = call(&client, "fixtures.fail", json!({"how": "policy"})).await.unwrap_err();
+    assert_eq!(policy.code.0, -32002);
+    let budget = call(&client, "fixtures.fail", json!({"how": "budget"})).await.unwrap_err();
+    assert_eq!(budget.code.0, -32003);
+    let internal = call(&client, "fixtures.fail", json!({"how": "internal"})).await.unwrap_err();
+    assert_eq!((internal.code.0, internal.message.as_ref()), (-32603, "internal error"));
+    assert!(!serde_json::to_string(&internal).unwrap().contains("hunter2"), "no internals on the wire");
+    assert_eq!(internal.data.unwrap()["trace_id"].as_str().unwrap().len(), 32);
+    let panicked = call(&client, "fixtures.fail", json!({"how": "panic"})).await.unwrap_err();
+    assert_eq!(panicked.code.0, -32603);
+    // The server is still fine after a handler panic.
+    assert!(call(&client, "trails_meta_ping", json!({})).await.is_ok());
+    let unknown = call(&client, "no.such.tool", json!({})).await.unwrap_err();
+    assert_eq!((unknown.code.0, unknown.data.unwrap()), (-32602, json!({"tool": "no.such.tool"})));
+}
+
+#[tokio::test]
+async fn tool_result_mode_returns_validation_errors_as_an_is_error_result() {
+    let addr = http_server(settings("validation_errors = \"tool_result\"", &[])).await;
+    let client = http_client(addr, None).await;
+    let result = call(&client, "research.search", json!({"query": "", "limit": 0})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let structured = result.structured_content.unwrap();
+    assert_eq!(structured["error"], "validation failed on 2 field(s)");
+    assert_eq!(structured["fields"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn disabling_a_tool_notifies_sessions_and_removes_it() {
+    let addr = http_server(settings("", &[])).await;
+    let builder = http_client(addr, Some(BUILDER_TOKEN)).await;
+    let watcher = http_client(addr, None).await;
+    let notified = watcher.service().list_changed.clone();
+    let switched = call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": false})).await.unwrap();
+    assert_eq!(switched.structured_content.unwrap()["changed"], true);
+    tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified())
+        .await
+        .expect("notifications/tools/list_changed reached the other session");
+    assert!(!names(&watcher).await.contains(&"research.search".to_owned()));
+    let error = call(&watcher, "research.search", json!({"query": "x"})).await.unwrap_err();
+    assert_eq!(error.code.0, -32602);
+    call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": true})).await.unwrap();
+    assert!(names(&watcher).await.contains(&"research.search".to_owned()));
+    let bad = call(&builder, "trails_meta_tools_enable", json!({"tool": "nope", "enabled": true})).await.unwrap_err();
+    assert_eq!(bad.data.unwrap()["fields"][0]["field"], "tool");
+}
+
+#[tokio::test]
+async fn protocol_2026_07_28_works_statelessly() {
+    let addr = http_server(settings("", &[])).await;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
+    let client = Recorder::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] },
+        )
+        .await
+        .expect("discover handshake");
+    assert!(names(&client).await.contains(&"research.search".to_owned()));
+    let error = call(&client, "research.search", json!({"query": ""})).await.unwrap_err();
+    assert_eq!(error.code.0, -32602);
+    assert_eq!(error.data.unwrap()["fields"][0]["code"], "min_length");
+    assert_eq!(client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
+    // What a 2026-07-28 peer receives for a policy denial, as measured against rmcp 3.9 over
+    // stateless HTTP: -32002 arrives unchanged (see the README's error table).
+    let policy = call(&client, "fixtures.fail", json!({"how": "policy"})).await.unwrap_err();
+    assert_eq!(policy.code.0, -32002);
+    let scope = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
+    assert_eq!(scope.code.0, -32001);
+}
+
+#[tokio::test]
+async fn stdio_without_token_serves_runtime_tools_only() {
+    let client = stdio_client(&[("TRAILS_MCP_SCOPES", "dev")], None).await.unwrap();
+    let listed = names(&client).await;
+    assert!(listed.contains(&"research.search".to_owned()));
+    assert!(!listed.contains(&"trails_meta_fixture_inspect".to_owned()));
+    assert_eq!(call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err().code.0, -32001);
+    let error = call(&client, "research.search", json!({"query": "", "order": "sideways"})).await.unwrap_err();
+    assert_eq!(error.code.0, -32602);
+    assert_eq!(error.data.unwrap()["fields"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn stdio_token_in_initialize_meta_unlocks_the_process_scopes() {
+    let meta = json!({"authorization": "Bearer stdio-secret"}).as_object().cloned();
+    let client = stdio_client(&[("TRAILS_MCP_SCOPES", "dev"), ("TRAILS_MCP_TOKEN", "stdio-secret")], meta).await.unwrap();
+    assert!(names(&client).await.contains(&"trails_meta_fixture_inspect".to_owned()));
+    let result = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap();
+    assert!(result.content[0].as_text().unwrap().text.contains("stdio"));
+}
+
+#[tokio::test]
+async fn stdio_wrong_or_missing_token_fails_initialize() {
+    let env = [("TRAILS_MCP_TOKEN", "stdio-secret")];
+    let wrong = json!({"authorization": "Bearer guess"}).as_object().cloned();
+    let error = stdio_client(&env, wrong).await.err().expect("initialize must fail");
+    assert!(error.contains("-32001") || error.contains("authentication failed"), "{error}");
+    assert!(!error.contains("stdio-secret") && !error.contains("guess"), "no secret echoed: {error}");
+    assert!(stdio_client(&env, None).await.is_err());
+}
+
+mod hardening {
+    use super::*;
+
+    async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: String) -> reqwest::Response {
+        let mut request = reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(body).send().await.unwrap()
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+    #[tokio::test]
+    async fn a_bad_token_is_401_with_www_authenticate_and_no_echo() {
+        let addr = http_server(settings("", &[])).await;
+        let response = post(addr, &[("authorization", "Bearer not-a-real-token")], INITIALIZE.into()).await;
+        assert_eq!(response.status(), 401);
+        assert!(response.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+        let body = response.text().await.unwrap();
+        assert!(body.contains("-32001") && !body.contains("not-a-real-token"));
+    }
+
+    #[tokio::test]
+    async fn foreign_origin_is_403_and_absent_origin_is_fine() {
+        let addr = http_server(settings("", &[])).await;
+        let foreign = post(addr, &[("origin", "https://evil.example")], INITIALIZE.into()).await;
+        assert_eq!(foreign.status(), 403);
+        let local = post(addr, &[("origin", &format!("http://localhost:{}", addr.port()))], INITIALIZE.into()).await;
+        assert_eq!(local.status(), 200);
+        assert_eq!(post(addr, &[], INITIALIZE.into()).await.status(), 200);
+    }
+
+    #[tokio::test]
+    async fn a_host_outside_the_allow_list_is_rejected() {
+        let addr = http_server(settings("", &[])).await;
+        let response = post(addr, &[("host", "attacker.example")], INITIALIZE.into()).await;
+        assert_eq!(response.status(), 403);
+    }
+
+    #[tokio::test]
+    async fn oversize_bodies_are_413() {
+        let addr = http_server(settings("[http]\nmax_body_bytes = 1024", &[])).await;
+        let padding = "x".repeat(4096);
+        let body = INITIALIZE.replace("\"raw\"", &format!("\"{padding}\""));
+        assert_eq!(post(addr, &[], body).await.status(), 413);
+    }
+
+    #[tokio::test]
+    async fn an_unsupported_protocol_version_header_is_400() {
+        let addr = http_server(settings("", &[])).await;
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+        let response = post(addr, &[("mcp-protocol-version", "1999-01-01")], list.into()).await;
+        assert_eq!(response.status(), 400);
+    }
+
+    #[tokio::test]
+    async fn the_manifest_is_served_as_json_ld() {
+        let addr = http_server(settings("", &[])).await;
+        let response = reqwest::get(format!("http://{addr}/.well-known/capabilities")).await.unwrap();
+        assert_eq!(response.headers()["content-type"], "application/ld+json");
+        let manifest: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+        assert_eq!(manifest["@graph"].as_array().unwrap().len(), 15);
+        let disabled = http_server(settings("[capability.manifest]\nenabled = false", &[])).await;
+        assert_eq!(reqwest::get(format!("http://{disabled}/.well-known/capabilities")).await.unwrap().status(), 404);
+    }
+}
