@@ -42,11 +42,28 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let decl = parse(kind, attr, &parsed, &mut diags);
     strip_predicates(&mut parsed);
     match decl {
-        Some(decl) if !diags.has_errors() => generate(&decl, &parsed),
+        Some(decl) if !diags.has_errors() => {
+            omit_absent_options(&decl, &mut parsed);
+            generate(&decl, &parsed)
+        }
         // Keep the item so later code still resolves its name; report every fault.
         _ => {
             let errors = diags.to_compile_errors();
             quote!(#errors #parsed)
+        }
+    }
+}
+
+/// The schema says an `Option` field is *absent* when `None`, never `null` (no null unions), so
+/// structured output must leave it out rather than serialise `null`.
+fn omit_absent_options(decl: &ShapeDecl, item: &mut syn::Item) {
+    let (ShapeBody::Object(object), syn::Item::Struct(s), false) = (&decl.body, item, decl.user_derives_serde) else {
+        return;
+    };
+    for field in s.fields.iter_mut() {
+        let optional = object.fields.iter().any(|f| Some(&f.ident) == field.ident.as_ref() && f.ty.optional);
+        if optional {
+            field.attrs.push(syn::parse_quote!(#[serde(skip_serializing_if = "::core::option::Option::is_none")]));
         }
     }
 }

@@ -1,0 +1,111 @@
+//! Interop with an independent MCP client: the official Python SDK (PyPI `mcp`), installed into
+//! a cached virtualenv on first use, drives this example app over stdio and Streamable HTTP.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Pinned so the test measures our server, not a moving client.
+const PYTHON_SDK: &str = "mcp==2.3.0";
+
+fn venv_dir() -> PathBuf {
+    std::env::var_os("TRAILS_PYENV").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").expect("HOME is set");
+        Path::new(&home).join(".cache/trails-pyenv")
+    })
+}
+
+fn run(command: &mut Command) -> bool {
+    command.status().map(|s| s.success()).unwrap_or(false)
+}
+
+/// The venv's python with the SDK importable, creating the venv if needed.
+fn python() -> PathBuf {
+    let venv = venv_dir();
+    let python = venv.join("bin/python");
+    let has_sdk = || run(Command::new(&python).args(["-c", "import mcp, sys; sys.exit(0)"]).stderr(Stdio::null()));
+    if !has_sdk() {
+        assert!(run(Command::new("python3").args(["-m", "venv"]).arg(&venv)), "python3 -m venv {} failed", venv.display());
+        assert!(
+            run(Command::new(venv.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check", PYTHON_SDK])),
+            "pip install {PYTHON_SDK} failed"
+        );
+        assert!(has_sdk(), "the MCP SDK is not importable after installing it");
+    }
+    python
+}
+
+fn client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/python_client.py")
+}
+
+fn drive(python: &Path, args: &[&str]) -> Value {
+    let output = Command::new(python).arg(client_script()).args(args).env("TRAILS_LOG", "warn").output().unwrap();
+    assert!(
+        output.status.success(),
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the client prints one JSON report")
+}
+
+fn assert_report(report: &Value, transport: &str) {
+    let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert!(tools.contains(&"requirements.search"), "{transport}: {tools:?}");
+    assert!(!tools.contains(&"trails_meta_requirements_stats"), "{transport}: builder tool hidden without a token");
+    assert_eq!(report["search_meta"]["kind"], "runtime", "{transport}: _meta.trails survives the SDK's models");
+    assert_eq!(report["search_input"]["properties"]["limit"]["maximum"], 100);
+    assert_eq!(report["search_annotations"]["readOnlyHint"], true);
+    assert_eq!(report["create_is_error"], false);
+    assert_eq!(report["search_structured"]["items"][0]["req_id"], "REQ-1", "{transport}: structured output accepted");
+    assert_eq!(report["invalid"]["code"], -32602, "{transport}");
+    assert_eq!(report["invalid"]["message"], "validation failed on 2 field(s)");
+    let fields: Vec<(&str, &str)> = report["invalid"]["data"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["field"].as_str().unwrap(), f["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(fields, [("text", "min_length"), ("limit", "max_value")], "{transport}");
+    assert_eq!(report["gated"]["code"], json!(-32001), "{transport}");
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_http() -> (Server, SocketAddr) {
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_requirements"))
+        .args(["serve", "--http", &addr.to_string()])
+        .env("TRAILS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    (server, addr)
+}
+
+#[test]
+fn the_python_sdk_drives_the_example_app_over_stdio_and_http() {
+    let python = python();
+    let stdio = drive(&python, &["stdio", env!("CARGO_BIN_EXE_requirements"), "serve", "--stdio"]);
+    assert_report(&stdio, "stdio");
+    let (_server, addr) = serve_http();
+    let http = drive(&python, &["http", &format!("http://{addr}/mcp")]);
+    assert_report(&http, "http");
+}
