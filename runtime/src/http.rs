@@ -49,7 +49,9 @@ pub fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
         .with_allowed_origins(allowed_origins(settings))
         .enforce_origin_validation()
         .with_max_request_body_bytes(settings.max_body_bytes)
-        .with_legacy_session_mode(settings.http_sessions);
+        .with_legacy_session_mode(settings.http_sessions)
+        // Without sessions, answer plain JSON when nothing streams (rmcp falls back to SSE if it must).
+        .with_json_response(!settings.http_sessions);
     let server = TrailsServer::new(shared.clone(), Transport::Http);
     // The factory runs per session (or per stateless request): an `Arc` clone, nothing rebuilt.
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use futures_util::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -228,6 +228,14 @@ impl ServerHandler for TrailsServer {
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
+    }
+
+    /// Lets rmcp check SEP-2243 `Mcp-Param-*` headers against the declared input schema.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        match self.shared.catalog.lookup(name, crate::auth::ScopeSet::up_to(crate::scope::Scope::Dev)) {
+            Lookup::Found(tool) => Some(tool.tool.clone()),
+            _ => None,
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
