@@ -82,6 +82,13 @@ pub mod rmcp_app {
         }
     }
 
+    impl Baseline {
+        /// The router, for inspection.
+        pub fn router(&self) -> &ToolRouter<Self> {
+            &self.tool_router
+        }
+    }
+
     impl Default for Baseline {
         fn default() -> Self {
             Self::new()

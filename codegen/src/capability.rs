@@ -538,6 +538,7 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
     let descriptor = descriptor(decl).to_tokens();
     let canonical = canonical(decl).to_tokens();
     let return_type = &decl.return_type;
+    let description = &decl.description;
     let guard = collision_guard(name);
     let kind = match decl.kind {
         ToolKindDecl::Runtime => quote!(Runtime),
@@ -624,6 +625,7 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
                 id: #id,
                 kind: ::trails::__private::ToolKind::#kind,
                 scope: ::trails::Scope::#scope,
+                description: #description,
                 descriptor: #descriptor,
                 canonical: #canonical,
                 validate: <#input_type as ::trails::Schema>::validate_at,

@@ -1,6 +1,7 @@
 //! The served tool set: the registry's descriptors parsed once into rmcp `Tool`s, the run-time
 //! enable/disable switch, and `tools/list` answers cached per effective scope set.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
@@ -40,7 +41,12 @@ impl Catalog {
             .tools()
             .map(|entry| {
                 serde_json::from_str::<Tool>(entry.descriptor)
-                    .map(|tool| CatalogTool { entry, tool })
+                    .map(|mut tool| {
+                        // Borrow the static strings: `tools/list` clones every tool per request.
+                        tool.name = Cow::Borrowed(entry.name);
+                        tool.description = Some(Cow::Borrowed(entry.description));
+                        CatalogTool { entry, tool }
+                    })
                     .map_err(|e| format!("descriptor of `{}` is not a valid MCP tool: {e}", entry.name))
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -46,6 +46,8 @@ pub struct ToolEntry {
     pub id: &'static str,
     pub kind: ToolKind,
     pub scope: Scope,
+    /// The tool description (also inside `descriptor`), for borrowing without a parse.
+    pub description: &'static str,
     /// The `tools/list` entry, JSON, exactly as served.
     pub descriptor: &'static str,
     /// The ADR-0005 canonical JSON-LD descriptor, fields in canonical order.

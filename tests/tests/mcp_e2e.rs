@@ -298,6 +298,17 @@ async fn protocol_2026_07_28_works_statelessly() {
 }
 
 #[tokio::test]
+async fn stateless_http_without_sessions_serves_2025_clients() {
+    let addr = http_server(settings("[http]\nsessions = false", &[])).await;
+    let client = http_client(addr, Some(BUILDER_TOKEN)).await;
+    assert!(names(&client).await.contains(&"trails_meta_requirements_stats".to_owned()));
+    let result = call(&client, "research.search", json!({"query": "shapes"})).await.unwrap();
+    assert_eq!(result.structured_content.unwrap()["items"][0]["year"], 2017);
+    let error = call(&client, "research.search", json!({"query": 7})).await.unwrap_err();
+    assert_eq!(error.data.unwrap()["fields"][0]["code"], "type");
+}
+
+#[tokio::test]
 async fn stdio_without_token_serves_runtime_tools_only() {
     let client = stdio_client(&[("TRAILS_MCP_SCOPES", "dev")], None).await.unwrap();
     let listed = names(&client).await;
@@ -385,6 +396,21 @@ mod hardening {
         let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
         let response = post(addr, &[("mcp-protocol-version", "1999-01-01")], list.into()).await;
         assert_eq!(response.status(), 400);
+    }
+
+    #[tokio::test]
+    async fn get_and_delete_follow_the_negotiated_mode() {
+        // Stateless: there is no stream to open and no session to end.
+        let stateless = http_server(settings("[http]\nsessions = false", &[])).await;
+        let client = reqwest::Client::new();
+        let get = client.get(format!("http://{stateless}/mcp")).header("accept", "text/event-stream").send().await.unwrap();
+        assert_eq!(get.status(), 405);
+        let delete = client.delete(format!("http://{stateless}/mcp")).send().await.unwrap();
+        assert_eq!(delete.status(), 405);
+        // With sessions, a GET without a session id is refused rather than opening a stream.
+        let sessions = http_server(settings("", &[])).await;
+        let get = client.get(format!("http://{sessions}/mcp")).header("accept", "text/event-stream").send().await.unwrap();
+        assert!(get.status().is_client_error(), "{}", get.status());
     }
 
     #[tokio::test]

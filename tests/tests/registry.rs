@@ -102,6 +102,7 @@ const fn fake(name: &'static str, source: &'static str) -> ToolEntry {
         id: name,
         kind: ToolKind::Runtime,
         scope: Scope::Runtime,
+        description: "fake",
         descriptor: "{}",
         canonical: "{}",
         validate: |_, _, _| {},
