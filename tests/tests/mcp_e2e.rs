@@ -330,6 +330,25 @@ async fn stdio_token_in_initialize_meta_unlocks_the_process_scopes() {
 }
 
 #[tokio::test]
+async fn stdio_scope_matrix_and_list_changed() {
+    let meta = json!({"authorization": "stdio-secret"}).as_object().cloned();
+    let env = [("TRAILS_MCP_SCOPES", "builder"), ("TRAILS_MCP_TOKEN", "stdio-secret")];
+    let client = stdio_client(&env, meta).await.unwrap();
+    let listed = names(&client).await;
+    assert!(listed.contains(&"trails_meta_requirements_stats".to_owned()), "builder tool served");
+    assert!(!listed.contains(&"trails_meta_fixture_inspect".to_owned()), "dev tool not served to a builder process");
+    assert!(call(&client, "trails_meta_requirements_stats", json!({})).await.is_ok());
+    let denied = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
+    assert_eq!(denied.code.0, -32004);
+    assert_eq!(denied.data.unwrap()["caller_scopes"], json!(["runtime", "builder"]));
+
+    let notified = client.service().list_changed.clone();
+    call(&client, "trails_meta_tools_enable", json!({"tool": "fixtures.assign", "enabled": false})).await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified()).await.expect("list_changed over stdio");
+    assert!(!names(&client).await.contains(&"fixtures.assign".to_owned()));
+}
+
+#[tokio::test]
 async fn stdio_wrong_or_missing_token_fails_initialize() {
     let env = [("TRAILS_MCP_TOKEN", "stdio-secret")];
     let wrong = json!({"authorization": "Bearer guess"}).as_object().cloned();
