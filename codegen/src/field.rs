@@ -3,7 +3,6 @@
 
 use proc_macro2::Span;
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
 use crate::args::{self, Arg, Literal};
@@ -327,9 +326,4 @@ fn check_ranges(field: &Field, args: &[Arg], diags: &mut Diagnostics) {
     let min_key = if args::find(args, "min").is_some() { "min" } else { "min_count" };
     let max_key = if args::find(args, "max").is_some() { "max" } else { "max_count" };
     pair(c.min_items.map(|v| v as f64), c.max_items.map(|v| v as f64), min_key, max_key);
-}
-
-/// The span to blame for a field-level fault that has no better token.
-pub fn field_span(field: &syn::Field) -> Span {
-    field.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| field.ty.span())
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::capability::{self, CapabilityDecl};
 use crate::diag::Diagnostics;
 use crate::schema::description_member;
-use crate::shape::{self, ShapeDeclExt};
+use crate::shape;
 use crate::template::{Hole, Template};
 
 fn fill(hole: &Hole) -> String {
@@ -36,7 +36,7 @@ pub fn shape_schema(kind: shape::Kind, attr: TokenStream, item: &str) -> Result<
     match decl {
         Some(decl) if !diags.has_errors() => {
             let mut t = Template::new();
-            t.text("{").text(&description_member(decl.description_text().as_deref()));
+            t.text("{").text(&description_member(shape::description(&decl).as_deref()));
             t.append(&shape::schema_members(&decl)).text("}");
             Ok(parse_json(&t))
         }

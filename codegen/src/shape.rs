@@ -265,17 +265,7 @@ pub fn schema_members(decl: &ShapeDecl) -> Template {
 }
 
 /// The type's description, with the compound-uniqueness note for node types.
-pub trait ShapeDeclExt {
-    fn description_text(&self) -> Option<String>;
-}
-
-impl ShapeDeclExt for ShapeDecl {
-    fn description_text(&self) -> Option<String> {
-        description(self)
-    }
-}
-
-fn description(decl: &ShapeDecl) -> Option<String> {
+pub fn description(decl: &ShapeDecl) -> Option<String> {
     let unique_note = decl
         .node_type
         .as_ref()
