@@ -60,6 +60,8 @@ pub struct HttpConfig {
     pub max_body_bytes: Option<usize>,
     /// Keep MCP sessions for 2025-* clients (default true). 2026-07-28 is always stateless.
     pub sessions: Option<bool>,
+    /// Most concurrent MCP sessions (idle ones expire after 5 minutes).
+    pub max_sessions: Option<usize>,
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
 }
@@ -99,6 +101,7 @@ fn yes() -> bool {
 
 pub const DEFAULT_HTTP_BIND: &str = "127.0.0.1:8080";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 
 /// Everything the server needs, validated.
 #[derive(Debug, Clone)]
@@ -115,6 +118,7 @@ pub struct Settings {
     pub allowed_origins: Vec<String>,
     pub max_body_bytes: usize,
     pub http_sessions: bool,
+    pub max_sessions: usize,
     pub manifest_enabled: bool,
 }
 
@@ -182,6 +186,7 @@ impl Settings {
             allowed_origins: config.http.allowed_origins,
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),
+            max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
             manifest_enabled: config.capability.manifest.enabled,
         })
     }

@@ -11,12 +11,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::auth::{bearer, Caller};
 use crate::config::Settings;
 use crate::mcp::{Shared, TrailsServer, Transport};
+use crate::sessions::BoundedSessions;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -54,7 +54,8 @@ pub fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
         .with_json_response(!settings.http_sessions);
     let server = TrailsServer::new(shared.clone(), Transport::Http);
     // The factory runs per session (or per stateless request): an `Arc` clone, nothing rebuilt.
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    let sessions = Arc::new(BoundedSessions::new(settings.max_sessions));
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     Router::new()
         .route_service("/mcp", mcp)
         .route("/.well-known/capabilities", get(manifest))

@@ -25,6 +25,7 @@ pub mod rdf;
 pub mod registry;
 mod schema;
 mod scope;
+mod sessions;
 pub mod validate;
 pub mod wire;
 

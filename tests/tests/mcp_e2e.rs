@@ -433,6 +433,17 @@ mod hardening {
     }
 
     #[tokio::test]
+    async fn sessions_are_bounded() {
+        let addr = http_server(settings("[http]\nmax_sessions = 2", &[])).await;
+        let first = http_client(addr, None).await;
+        let _second = http_client(addr, None).await;
+        let third = post(addr, &[], INITIALIZE.into()).await;
+        assert!(third.status().is_server_error(), "a third session is refused: {}", third.status());
+        // Existing sessions keep working.
+        assert!(call(&first, "trails_meta_ping", json!({})).await.is_ok());
+    }
+
+    #[tokio::test]
     async fn the_manifest_is_served_as_json_ld() {
         let addr = http_server(settings("", &[])).await;
         let response = reqwest::get(format!("http://{addr}/.well-known/capabilities")).await.unwrap();

@@ -1,0 +1,101 @@
+//! MCP sessions over HTTP, bounded. rmcp's in-memory session manager expires idle sessions, but a
+//! client opening sessions faster than they expire would still grow memory without limit; this
+//! wrapper refuses new sessions past a configured count.
+
+use std::fmt;
+
+use futures_util::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId, SessionManager};
+use rmcp::transport::WorkerTransport;
+
+pub struct BoundedSessions {
+    inner: LocalSessionManager,
+    max: usize,
+}
+
+impl BoundedSessions {
+    pub fn new(max: usize) -> BoundedSessions {
+        BoundedSessions { inner: LocalSessionManager::default(), max }
+    }
+}
+
+#[derive(Debug)]
+pub enum SessionError {
+    /// The server already holds its maximum number of sessions.
+    Full(usize),
+    Inner(LocalSessionManagerError),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::Full(max) => write!(f, "session limit reached ({max}); retry later or use stateless requests"),
+            SessionError::Inner(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+impl From<LocalSessionManagerError> for SessionError {
+    fn from(error: LocalSessionManagerError) -> Self {
+        SessionError::Inner(error)
+    }
+}
+
+impl SessionManager for BoundedSessions {
+    type Error = SessionError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let open = self.inner.sessions.read().await.len();
+        if open >= self.max {
+            tracing::warn!(open, max = self.max, "refusing a new MCP session");
+            return Err(SessionError::Full(self.max));
+        }
+        Ok(self.inner.create_session().await?)
+    }
+
+    async fn initialize_session(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(self.inner.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.inner.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        Ok(self.inner.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.inner.create_stream(id, message).await?)
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.inner.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}
