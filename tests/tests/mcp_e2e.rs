@@ -295,6 +295,24 @@ async fn protocol_2026_07_28_works_statelessly() {
     assert_eq!(policy.code.0, -32002);
     let scope = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
     assert_eq!(scope.code.0, -32001);
+    let codes = [("budget", -32003), ("internal", -32603), ("panic", -32603)];
+    for (how, code) in codes {
+        assert_eq!(call(&client, "fixtures.fail", json!({"how": how})).await.unwrap_err().code.0, code, "{how}");
+    }
+    let unknown = call(&client, "no.such.tool", json!({})).await.unwrap_err();
+    assert_eq!(unknown.code.0, -32602);
+
+    // And -32004 for an authenticated caller lacking the scope.
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(RUNTIME_TOKEN);
+    let runtime_client = Recorder::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] },
+        )
+        .await
+        .unwrap();
+    let denied = call(&runtime_client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
+    assert_eq!(denied.code.0, -32004);
 }
 
 #[tokio::test]
