@@ -5,6 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures_util::FutureExt;
+use tracing::Instrument;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
@@ -149,7 +150,6 @@ impl TrailsServer {
         };
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
         let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
-        let _entered = span.enter();
         let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes.iter().collect())
             .with_control(Control(self.shared.clone()));
         if let Some(state) = &self.shared.state {
@@ -157,7 +157,8 @@ impl TrailsServer {
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         // A panicking handler fails its own call only.
-        let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().await;
+        let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
+        let _in_span = span.enter(); // no await below: safe to hold
         match outcome {
             Ok(Ok(output)) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);

@@ -243,6 +243,37 @@ async fn handler_failures_map_to_their_codes_without_leaking_internals() {
 }
 
 #[tokio::test]
+async fn hostile_arguments_get_structured_errors_and_the_server_keeps_answering() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, None).await;
+    let mut deep = json!("leaf");
+    for _ in 0..100 {
+        deep = json!({ "nested": deep });
+    }
+    let cases = [
+        json!({"query": ["not", "a", "string"]}),
+        json!({"query": {"$gt": ""}}),
+        json!({"query": "x", "limit": 1e308}),
+        json!({"query": "x", "limit": -9223372036854775808i64}),
+        json!({"query": "x", "limit": 18446744073709551615u64}),
+        json!({"query": "x".repeat(1_000_000)}),
+        json!({"query": "x", "extra": deep}),
+        json!({}),
+    ];
+    for arguments in cases {
+        let error = call(&client, "research.search", arguments).await.unwrap_err();
+        assert_eq!(error.code.0, -32602);
+        assert!(serde_json::to_string(&error).unwrap().len() < 8_192, "errors stay bounded");
+    }
+    // Control and bidi characters are just characters; `null` is absent for an optional field.
+    let odd = call(&client, "research.search", json!({"query": "\u{0000}\u{202e}", "order": null})).await.unwrap();
+    assert_eq!(odd.structured_content.unwrap()["items"], json!([]));
+    let assign = call(&client, "fixtures.assign", json!({"reviewer": "javascript:alert(1) x", "paper_title": "t"})).await.unwrap_err();
+    assert_eq!(assign.data.unwrap()["fields"][0]["field"], "reviewer");
+    assert!(call(&client, "trails_meta_ping", json!({"message": "still here"})).await.is_ok());
+}
+
+#[tokio::test]
 async fn tool_result_mode_returns_validation_errors_as_an_is_error_result() {
     let addr = http_server(settings("validation_errors = \"tool_result\"", &[])).await;
     let client = http_client(addr, None).await;
