@@ -117,6 +117,6 @@ pub async fn stats(ctx: &Ctx) -> Result<Stats> {
     Ok(Stats {
         requirements: data.requirements.len() as u64,
         people: data.people.len() as u64,
-        capacity_left: (CAPACITY - data.len()) as u64,
+        capacity_left: (CAPACITY - data.records()) as u64,
     })
 }

@@ -24,11 +24,11 @@ pub struct Data {
 }
 
 impl Data {
-    pub fn len(&self) -> usize {
+    pub fn records(&self) -> usize {
         self.requirements.len() + self.people.len()
     }
     pub fn ensure_room(&self) -> Result<(), Error> {
-        if self.len() >= CAPACITY {
+        if self.records() >= CAPACITY {
             return Err(Error::budget_exceeded(format!("the example store holds at most {CAPACITY} records")));
         }
         Ok(())

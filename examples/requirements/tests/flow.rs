@@ -90,3 +90,22 @@ fn missing_state_is_an_internal_error_that_names_no_internals_to_clients() {
     assert!(matches!(err, Error::Internal(_)));
     assert_eq!(err.to_string(), "internal error", "Display (what clients see) hides the detail");
 }
+
+#[test]
+fn the_store_is_bounded_and_says_so() {
+    requirements::link();
+    let store = Arc::new(Store::default());
+    {
+        let mut data = store.lock();
+        for i in 0..requirements::store::CAPACITY {
+            let email = format!("p{i}@example.org");
+            let person: requirements::model::Person =
+                serde_json::from_value(json!({"name": "P", "email": email})).unwrap();
+            data.people.insert(email, person);
+        }
+    }
+    let app = App { registry: Registry::collect().unwrap(), ctx: Ctx::local().with_state(store) };
+    let err = app.call("requirements.create", requirement("REQ-9", "One too many", 3)).unwrap_err();
+    assert!(matches!(err, Error::BudgetExceeded(_)), "{err:?}");
+    assert_eq!(err.to_string(), "budget exceeded: the example store holds at most 10000 records");
+}
