@@ -148,7 +148,6 @@ impl App {
 }
 
 fn fail(error: &str) -> ExitCode {
-    tracing::error!("{error}");
     eprintln!("error: {error}");
     ExitCode::FAILURE
 }
