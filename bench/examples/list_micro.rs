@@ -1,3 +1,6 @@
+//! Why `tools/list` costs more for Trails than for rmcp: clone + serialise the listing the way
+//! rmcp's handler must, per request. `cargo run --release -p trails-bench --example list_micro`.
+
 use std::time::Instant;
 use rmcp::model::{ListToolsResult, Tool};
 fn main() {
@@ -6,7 +9,8 @@ fn main() {
     let tools: Vec<Tool> = registry.tools().map(|e| { let mut t: Tool = serde_json::from_str(e.descriptor).unwrap(); t.name = e.name.into(); t.description = Some(e.description.into()); t }).collect();
     let baseline = trails_bench::rmcp_app::Baseline::new();
     let rtools = baseline.router().list_all();
-    for (label, list) in [("trails", tools.clone()), ("rmcp", rtools.clone())] {
+    let without_meta: Vec<Tool> = tools.iter().cloned().map(|mut t| { t.meta = None; t }).collect();
+    for (label, list) in [("trails", tools.clone()), ("trails without _meta", without_meta), ("rmcp", rtools.clone())] {
         let n = 2000;
         let t = Instant::now();
         let mut bytes = 0;
