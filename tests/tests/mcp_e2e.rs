@@ -398,6 +398,25 @@ async fn stdio_scope_matrix_and_list_changed() {
 }
 
 #[tokio::test]
+async fn stdio_speaks_2026_07_28_without_initialize() {
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
+        c.args(["serve", "--stdio"]).env("TRAILS_LOG", "warn").env_remove("TRAILS_MCP_TOKEN").env_remove("TRAILS_MCP_SCOPES");
+    });
+    let client = Recorder::default()
+        .serve_with_lifecycle(
+            TokioChildProcess::new(command).unwrap(),
+            ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] },
+        )
+        .await
+        .expect("discover over stdio");
+    assert_eq!(client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
+    assert!(names(&client).await.contains(&"research.search".to_owned()));
+    let error = call(&client, "research.search", json!({"query": "", "limit": 0})).await.unwrap_err();
+    assert_eq!((error.code.0, error.data.unwrap()["fields"].as_array().unwrap().len()), (-32602, 2));
+    assert_eq!(call(&client, "trails_meta_fixture_reset", json!({})).await.unwrap_err().code.0, -32001);
+}
+
+#[tokio::test]
 async fn stdio_wrong_or_missing_token_fails_initialize() {
     let env = [("TRAILS_MCP_TOKEN", "stdio-secret")];
     let wrong = json!({"authorization": "Bearer guess"}).as_object().cloned();
