@@ -38,10 +38,6 @@ impl ScopeSet {
         ScopeSet(self.0 | other.0)
     }
 
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
     pub fn bits(self) -> u8 {
         self.0
     }

@@ -99,8 +99,4 @@ impl Catalog {
         }
         Ok(changed)
     }
-
-    pub fn entries(&self) -> impl Iterator<Item = &CatalogTool> {
-        self.tools.iter()
-    }
 }
