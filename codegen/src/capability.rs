@@ -566,7 +566,7 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
                     #[serde(crate = "::trails::__private::serde")]
                     #[allow(non_camel_case_types)]
                     struct __TrailsArgs { #(#fields),* }
-                    impl ::trails::Schema for __TrailsArgs {
+                    impl ::trails::__private::Schema for __TrailsArgs {
                         const SCHEMA_MEMBERS: &'static str = #members;
                         fn validate_at(
                             value: &::trails::__private::serde_json::Value,
@@ -600,20 +600,20 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
             // adding a confusing never-type note on top of it.
             #[allow(dependency_on_unit_never_type_fallback)]
             async fn __trails_run(
-                ctx: ::trails::Ctx,
+                ctx: ::trails::__private::Ctx,
                 arguments: ::trails::__private::serde_json::Value,
-            ) -> ::trails::Result<::trails::Output> {
+            ) -> ::trails::__private::Result<::trails::__private::Output> {
                 let input: #input_type = ::trails::__private::serde_json::from_value(arguments)
                     .map_err(|error| ::trails::__private::deserialize_failed(#name, error))?;
                 let result: #return_type = #handler(#(#call_args),*).await;
-                let output = <#return_type as ::trails::HandlerResult>::into_result(result)?;
-                <<#return_type as ::trails::HandlerResult>::Output as ::trails::ToolOutput>::into_output(output)
+                let output = <#return_type as ::trails::__private::HandlerResult>::into_result(result)?;
+                <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::into_output(output)
             }
 
             fn __trails_call(
-                ctx: ::trails::Ctx,
+                ctx: ::trails::__private::Ctx,
                 arguments: ::trails::__private::serde_json::Value,
-            ) -> ::trails::__private::BoxFuture<::trails::Result<::trails::Output>> {
+            ) -> ::trails::__private::BoxFuture<::trails::__private::Result<::trails::__private::Output>> {
                 ::std::boxed::Box::pin(__trails_run(ctx, arguments))
             }
 
@@ -624,11 +624,11 @@ fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
                 name: #name,
                 id: #id,
                 kind: ::trails::__private::ToolKind::#kind,
-                scope: ::trails::Scope::#scope,
+                scope: ::trails::__private::Scope::#scope,
                 description: #description,
                 descriptor: #descriptor,
                 canonical: #canonical,
-                validate: <#input_type as ::trails::Schema>::validate_at,
+                validate: <#input_type as ::trails::__private::Schema>::validate_at,
                 call: __trails_call,
                 source: ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),
             };

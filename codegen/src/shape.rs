@@ -299,11 +299,11 @@ fn generate(decl: &ShapeDecl, item: &syn::Item) -> TokenStream {
     });
     let tool_output = matches!(decl.body, ShapeBody::Object(_)).then(|| {
         quote! {
-            impl ::trails::ToolOutput for #ident {
+            impl ::trails::__private::ToolOutput for #ident {
                 const OUTPUT_SCHEMA_MEMBER: &'static str =
-                    ::trails::__private::concatcp!(",\"outputSchema\":", <#ident as ::trails::Shape>::SCHEMA);
+                    ::trails::__private::concatcp!(",\"outputSchema\":", <#ident as ::trails::__private::Shape>::SCHEMA);
                 const OUTPUT_SHAPE: &'static str = #iri_json;
-                fn into_output(self) -> ::trails::Result<::trails::Output> {
+                fn into_output(self) -> ::trails::__private::Result<::trails::__private::Output> {
                     ::trails::__private::shape_output(&self)
                 }
             }
@@ -327,14 +327,14 @@ fn generate(decl: &ShapeDecl, item: &syn::Item) -> TokenStream {
                     Scalar::Int(_) => (quote!(Integer), quote!(None)),
                     Scalar::Float => (quote!(Double), quote!(None)),
                     Scalar::DateTime => (quote!(DateTime), quote!(None)),
-                    Scalar::Ref(t) => (quote!(Iri), quote!(Some(<#t as ::trails::NodeType>::LABEL))),
+                    Scalar::Ref(t) => (quote!(Iri), quote!(Some(<#t as ::trails::__private::NodeType>::LABEL))),
                     Scalar::Nested(_) => (quote!(Json), quote!(None)),
                 };
                 let required = field.required;
                 let many = field.ty.array;
                 quote! {
-                    ::trails::rdf::PredicateInfo {
-                        field: #field_name, iri: #predicate_iri, datatype: ::trails::rdf::Datatype::#datatype,
+                    ::trails::__private::PredicateInfo {
+                        field: #field_name, iri: #predicate_iri, datatype: ::trails::__private::Datatype::#datatype,
                         required: #required, many: #many, target: ::core::option::Option::#target,
                     }
                 }
@@ -342,12 +342,12 @@ fn generate(decl: &ShapeDecl, item: &syn::Item) -> TokenStream {
             let count = object.fields.len();
             (
                 quote! {
-                    impl ::trails::NodeType for #ident {
+                    impl ::trails::__private::NodeType for #ident {
                         const LABEL: &'static str = #label;
-                        const INFO: &'static ::trails::rdf::NodeTypeInfo = &INFO;
+                        const INFO: &'static ::trails::__private::NodeTypeInfo = &INFO;
                     }
-                    static PREDICATES: [::trails::rdf::PredicateInfo; #count] = [#(#predicates),*];
-                    static INFO: ::trails::rdf::NodeTypeInfo = ::trails::rdf::NodeTypeInfo {
+                    static PREDICATES: [::trails::__private::PredicateInfo; #count] = [#(#predicates),*];
+                    static INFO: ::trails::__private::NodeTypeInfo = ::trails::__private::NodeTypeInfo {
                         label: #label, iri: #iri, extends: #extends, unique: &[#(#unique),*], predicates: &PREDICATES,
                     };
                 },
@@ -362,7 +362,7 @@ fn generate(decl: &ShapeDecl, item: &syn::Item) -> TokenStream {
         #item
 
         const _: () = {
-            impl ::trails::Schema for #ident {
+            impl ::trails::__private::Schema for #ident {
                 const SCHEMA_MEMBERS: &'static str = #members;
                 const DESCRIPTION_MEMBER: &'static str = #description;
                 fn validate_at(
@@ -373,16 +373,16 @@ fn generate(decl: &ShapeDecl, item: &syn::Item) -> TokenStream {
                     #validator
                 }
             }
-            impl ::trails::Shape for #ident {
+            impl ::trails::__private::Shape for #ident {
                 const NAME: &'static str = #name;
                 const IRI: &'static str = #iri;
                 const IRI_JSON: &'static str = #iri_json;
                 const SCHEMA: &'static str = ::trails::__private::concatcp!(
-                    "{", <#ident as ::trails::Schema>::DESCRIPTION_MEMBER, <#ident as ::trails::Schema>::SCHEMA_MEMBERS, "}"
+                    "{", <#ident as ::trails::__private::Schema>::DESCRIPTION_MEMBER, <#ident as ::trails::__private::Schema>::SCHEMA_MEMBERS, "}"
                 );
                 const LIST_OUTPUT_SCHEMA_MEMBER: &'static str = ::trails::__private::concatcp!(
                     ",\"outputSchema\":{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\",\"items\":",
-                    <#ident as ::trails::Shape>::SCHEMA,
+                    <#ident as ::trails::__private::Shape>::SCHEMA,
                     "}},\"required\":[\"items\"],\"additionalProperties\":false}"
                 );
             }
@@ -395,7 +395,7 @@ fn generate(decl: &ShapeDecl, item: &syn::Item) -> TokenStream {
             static #entry: ::trails::__private::ShapeEntry = ::trails::__private::ShapeEntry {
                 name: #name,
                 iri: #iri,
-                schema: <#ident as ::trails::Shape>::SCHEMA,
+                schema: <#ident as ::trails::__private::Shape>::SCHEMA,
                 node_type: #node_type_entry,
                 source: ::core::concat!(::core::module_path!(), "::", #name),
             };

@@ -25,15 +25,15 @@ pub enum Hole {
 impl Hole {
     fn tokens(&self) -> TokenStream {
         match self {
-            Hole::SchemaMembers(ty) => quote!(<#ty as ::trails::Schema>::SCHEMA_MEMBERS),
-            Hole::DescriptionMember(ty) => quote!(<#ty as ::trails::Schema>::DESCRIPTION_MEMBER),
-            Hole::NodeLabel(ty) => quote!(<#ty as ::trails::NodeType>::LABEL),
-            Hole::ShapeIri(ty) => quote!(<#ty as ::trails::Shape>::IRI),
+            Hole::SchemaMembers(ty) => quote!(<#ty as ::trails::__private::Schema>::SCHEMA_MEMBERS),
+            Hole::DescriptionMember(ty) => quote!(<#ty as ::trails::__private::Schema>::DESCRIPTION_MEMBER),
+            Hole::NodeLabel(ty) => quote!(<#ty as ::trails::__private::NodeType>::LABEL),
+            Hole::ShapeIri(ty) => quote!(<#ty as ::trails::__private::Shape>::IRI),
             Hole::OutputSchemaMember(ty) => {
-                quote!(<<#ty as ::trails::HandlerResult>::Output as ::trails::ToolOutput>::OUTPUT_SCHEMA_MEMBER)
+                quote!(<<#ty as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SCHEMA_MEMBER)
             }
             Hole::OutputShape(ty) => {
-                quote!(<<#ty as ::trails::HandlerResult>::Output as ::trails::ToolOutput>::OUTPUT_SHAPE)
+                quote!(<<#ty as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SHAPE)
             }
         }
     }

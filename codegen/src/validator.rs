@@ -110,6 +110,6 @@ fn item_rule(field: &Field, patterns: &mut Vec<TokenStream>) -> TokenStream {
         Scalar::Bool => quote!(::trails::__private::ItemRule::Boolean),
         Scalar::DateTime => quote!(::trails::__private::ItemRule::DateTime),
         Scalar::Ref(_) => quote!(::trails::__private::ItemRule::Iri),
-        Scalar::Nested(ty) => quote!(::trails::__private::ItemRule::Nested(<#ty as ::trails::Schema>::validate_at)),
+        Scalar::Nested(ty) => quote!(::trails::__private::ItemRule::Nested(<#ty as ::trails::__private::Schema>::validate_at)),
     }
 }

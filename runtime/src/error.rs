@@ -1,52 +1,61 @@
 //! What a handler (or the dispatcher) can fail with. Each variant maps to one JSON-RPC code of
-//! DESIGN §4.2; transports do that mapping, handlers only pick the variant.
+//! DESIGN §4.2 (the table lives in `mcp/errors.rs`); handlers only pick the variant, and the
+//! `Display` text here is the message every transport sends.
 
-use std::fmt;
+use crate::validate::{failed_message, Errors, FieldError};
 
-use crate::field_error::FieldError;
-
+/// `Result` with Trails' [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-#[derive(Debug)]
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Arguments (or a KG write) broke declared constraints: `-32602` with every field.
-    Validation { errors: Vec<FieldError>, total: usize },
+    #[error("{}", failed_message(*total))]
+    Validation {
+        /// The failures kept (at most [`MAX_FIELD_ERRORS`](crate::MAX_FIELD_ERRORS)).
+        errors: Vec<FieldError>,
+        /// How many failures were found in all.
+        total: usize,
+    },
     /// No tool of that name is visible to the caller: `-32602` with `{"tool"}`.
+    #[error("unknown tool: {0}")]
     UnknownTool(String),
     /// A policy refused the call: `-32002`.
+    #[error("policy denied: {0}")]
     PolicyDenied(String),
     /// A declared budget ran out: `-32003`.
+    #[error("budget exceeded: {0}")]
     BudgetExceeded(String),
     /// Anything else: `-32603`. The detail is for logs only and never sent to the client.
+    #[error("internal error")]
     Internal(String),
 }
 
 impl Error {
+    /// A validation failure with these field errors.
     pub fn validation(errors: Vec<FieldError>) -> Self {
         let total = errors.len();
         Error::Validation { errors, total }
     }
-    pub fn internal(detail: impl fmt::Display) -> Self {
+    /// An internal failure; `detail` is logged under the call's trace id, never sent.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
         Error::Internal(detail.to_string())
     }
+    /// A policy refusal; `reason` is sent to the client.
     pub fn policy_denied(reason: impl Into<String>) -> Self {
         Error::PolicyDenied(reason.into())
     }
+    /// An exhausted budget; `reason` is sent to the client.
     pub fn budget_exceeded(reason: impl Into<String>) -> Self {
         Error::BudgetExceeded(reason.into())
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Validation { total, .. } => write!(f, "validation failed on {total} field(s)"),
-            Error::UnknownTool(name) => write!(f, "unknown tool: {name}"),
-            Error::PolicyDenied(reason) => write!(f, "policy denied: {reason}"),
-            Error::BudgetExceeded(reason) => write!(f, "budget exceeded: {reason}"),
-            Error::Internal(_) => f.write_str("internal error"),
-        }
+impl From<Errors> for Error {
+    fn from(errors: Errors) -> Self {
+        let total = errors.total();
+        Error::Validation { errors: errors.into_vec(), total }
     }
 }
-
-impl std::error::Error for Error {}

@@ -3,44 +3,96 @@
 //! Annotate types with [`shape`] / [`node_type`] and async handlers with [`capability`] /
 //! [`meta_capability`]; the macros emit every projection (JSON Schema, MCP tool descriptor,
 //! canonical JSON-LD descriptor, RDF mapping, validator) as static data collected into the
-//! [`registry`]. This crate assembles and serves those tables; it never derives a schema itself.
+//! [`Registry`]. This crate assembles and serves those tables; it never derives a schema itself.
+//!
+//! ```
+//! use trails::{capability, meta_capability, node_type, shape, Ctx, Ref, Registry, Result};
+//!
+//! /// Someone who owns requirements.
+//! #[node_type(label = "Person", iri = "https://example.org/req#Person", unique = ["email"])]
+//! pub struct Person {
+//!     #[predicate(min_length = 1, max_length = 120)]
+//!     pub name: String,
+//!     #[predicate(pattern = r"^[^@\s]+@[^@\s]+$", max_length = 254)]
+//!     pub email: String,
+//! }
+//!
+//! /// What `requirements.find` takes.
+//! #[shape(iri = "https://example.org/req#FindInput")]
+//! pub struct FindInput {
+//!     /// Text to look for.
+//!     #[predicate(min_length = 1, max_length = 200)]
+//!     pub query: String,
+//!     /// Only requirements owned by this person.
+//!     pub owner: Option<Ref<Person>>,
+//! }
+//!
+//! /// A match.
+//! #[shape(iri = "https://example.org/req#Hit")]
+//! pub struct Hit {
+//!     pub title: String,
+//! }
+//!
+//! /// Find requirements by text.
+//! #[capability(id = "requirements.find", version = "1.0.0", side_effects(none), idempotent)]
+//! async fn find(input: FindInput) -> Result<Vec<Hit>> {
+//!     Ok(vec![Hit { title: format!("about {}", input.query) }])
+//! }
+//!
+//! /// How many requirements there are (builder scope).
+//! #[meta_capability(namespace = "requirements", op = "count", scope = "builder", side_effects(none))]
+//! async fn count(_ctx: &Ctx) -> Result<String> {
+//!     Ok("0".to_owned())
+//! }
+//!
+//! // Every annotated item is in the registry, validated before it is dispatched.
+//! let registry = Registry::collect().unwrap();
+//! let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! let hits = runtime
+//!     .block_on(registry.call("requirements.find", Ctx::local(), serde_json::json!({"query": "login"})))
+//!     .unwrap();
+//! assert_eq!(hits.structured.unwrap()["items"][0]["title"], "about login");
+//! let refused = runtime.block_on(registry.call("requirements.find", Ctx::local(), serde_json::json!({"query": ""})));
+//! assert!(matches!(refused, Err(trails::Error::Validation { total: 1, .. })));
+//! assert!(registry.tool("trails_meta_requirements_count").is_some());
+//! // A binary serves them all: `fn main() -> std::process::ExitCode { trails::App::new().run() }`.
+//! ```
+#![warn(missing_docs)]
 
 // Lets the macros' `::trails::…` paths resolve inside this crate too (for the built-ins).
 extern crate self as trails;
 
-mod app;
-pub mod auth;
+mod auth;
 mod builtin;
-mod catalog;
-pub mod config;
-mod ctx;
+mod cli;
+mod config;
+mod declare;
 mod error;
-mod field_error;
-pub mod golden;
 mod http;
-pub mod json;
-pub mod manifest;
-pub mod mcp;
-pub mod rdf;
-pub mod registry;
-mod schema;
-mod scope;
-mod sessions;
-pub mod validate;
-pub mod wire;
+mod mcp;
+mod projection;
+mod registry;
+mod server;
+mod validate;
 
-pub use app::{App, Server};
-pub use ctx::{AppState, Ctx};
-pub use error::{Error, Result};
-pub use field_error::{FieldCode, FieldError};
-pub use registry::{Registry, ToolEntry, ToolKind};
-pub use schema::{DateTime, HandlerResult, NodeType, Output, Ref, Schema, Shape, ToolOutput};
-pub use scope::Scope;
-pub use trails_macros::{capability, meta_capability, node_type, shape};
-
+pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use builtin::{Pong, ToolSwitch};
+pub use cli::{App, BuildError, ServeError, Server};
+pub use config::{
+    CapabilityConfig, Config, ConfigError, HttpConfig, ManifestConfig, McpConfig, ProjectConfig, Settings, TokenConfig,
+    ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+};
+pub use declare::{
+    Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, Output, PredicateInfo, Ref, Schema, Shape, ToolOutput,
+};
+pub use error::{Error, Result};
+pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
+pub use server::{AppState, BadDescriptor, Control, Ctx, NoSuchTool};
+pub use trails_macros::{capability, meta_capability, node_type, shape};
+pub use validate::{FieldCode, FieldError, PatternError, MAX_FIELD_ERRORS};
 
-/// Support for generated code. Not a public API: names here change without notice.
+/// Support for generated code. Not a public API: names here change without notice. Generated
+/// code names nothing outside this module.
 #[doc(hidden)]
 pub mod __private {
     pub use const_format::concatcp;
@@ -48,11 +100,17 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::auth::Scope;
+    pub use crate::declare::{
+        shape_output, Datatype, HandlerResult, NodeType, NodeTypeInfo, Output, PredicateInfo, Schema, Shape,
+        ToolOutput,
+    };
+    pub use crate::error::{Error, Result};
     pub use crate::registry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
-    pub use crate::schema::shape_output;
+    pub use crate::server::Ctx;
     pub use crate::validate::{
-        validate_item, validate_object, ArrayRule, Errors, FieldRule, IntegerRule, ItemRule, NumberRule,
-        ObjectRules, Path, Pattern, StringRule,
+        validate_item, validate_object, ArrayRule, Errors, FieldRule, IntegerRule, ItemRule, NumberRule, ObjectRules,
+        Path, Pattern, StringRule, PATTERNS,
     };
 
     /// Turn a deserialisation failure of already-validated arguments into an internal error:

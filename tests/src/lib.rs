@@ -3,6 +3,8 @@
 //! fixture per mapped JSON Schema keyword), one node-type-typed parameter, and a namespaced meta
 //! capability so every `_meta.trails` key appears in a golden.
 
+pub mod golden;
+
 use trails::{capability, meta_capability, node_type, shape, Ctx, DateTime, Ref, Result};
 
 /// A person who can own requirements.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use trails::golden::{self, Mode};
+use trails_tests::golden::{self, Mode};
 use trails::Registry;
 
 #[test]

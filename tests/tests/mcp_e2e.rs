@@ -11,8 +11,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Map, Value};
-use trails::auth::sha256_hex;
-use trails::config::{Config, Settings};
+use trails::sha256_hex;
+use trails::{Config, Settings};
 
 const RUNTIME_TOKEN: &str = "runtime-token-1";
 const BUILDER_TOKEN: &str = "builder-token-2";
@@ -130,7 +130,7 @@ async fn golden_equals_wire_for_every_listed_tool() {
     assert_eq!(tools.len(), 15, "every fixture and example tool is listed to a dev caller");
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");
     for tool in tools {
-        let wire = trails::json::to_sorted_pretty(&serde_json::to_value(&tool).unwrap());
+        let wire = trails_tests::golden::to_sorted_pretty(&serde_json::to_value(&tool).unwrap());
         let golden = std::fs::read_to_string(schemas.join(format!("{}.json", tool.name))).unwrap();
         assert_eq!(wire, golden, "tools/list entry of {} differs from its golden", tool.name);
     }

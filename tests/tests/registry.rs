@@ -2,7 +2,7 @@
 //! and dispatched through the validator.
 
 use serde_json::json;
-use trails::registry::ToolEntry;
+use trails::ToolEntry;
 use trails::{Ctx, Error, Registry, Scope, ToolKind};
 use trails_tests::FIXTURE_TOOLS;
 

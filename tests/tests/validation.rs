@@ -165,9 +165,14 @@ fn hostile_payloads_give_bounded_errors() {
     let mut value = valid_constraints();
     value["tags"] = Value::Array((0..10_000).map(|_| json!(1)).collect());
     value["handle"] = json!("x".repeat(100_000));
-    let report = trails::validate::run(<Constraints as trails::Schema>::validate_at, &value);
-    assert_eq!(report.as_slice().len(), trails::validate::MAX_FIELD_ERRORS);
-    assert_eq!(report.total(), 10_002);
-    let echoed = report.as_slice()[0].value.as_str().unwrap();
+    trails_tests::link();
+    let registry = trails::Registry::collect().unwrap();
+    let call = registry.call("fixtures.constraints", trails::Ctx::local(), value);
+    let Err(trails::Error::Validation { errors, total }) = futures_executor::block_on(call) else {
+        panic!("a hostile payload must fail validation");
+    };
+    assert_eq!(errors.len(), trails::MAX_FIELD_ERRORS);
+    assert_eq!(total, 10_002);
+    let echoed = errors[0].value.as_str().unwrap();
     assert!(echoed.chars().count() <= 201, "echo is cut: {}", echoed.len());
 }

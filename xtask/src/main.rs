@@ -1,11 +1,11 @@
 //! `cargo xtask snapshot`: rewrite `schemas/` from the fixture and example apps' declarations.
-//! Uses the same `trails::golden::sync` the golden test checks with, so a snapshot followed by
+//! Uses the same `trails_tests::golden::sync` the golden test checks with, so a snapshot followed by
 //! the test always passes, and a second snapshot changes nothing.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use trails::golden::{self, Mode};
+use trails_tests::golden::{self, Mode};
 use trails::Registry;
 
 fn main() -> ExitCode {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use trails::config::{Config, Settings};
+use trails::{Config, Settings};
 use trails_bench::rmcp_app::Baseline;
 
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;

@@ -1,20 +1,21 @@
-//! The app entry point every Trails binary shares: `trails::App::new().state(…).run()`.
+//! `trails::App::new().state(…).run()`: build the server once from the linked tables and the
+//! settings, then serve it or answer a command.
 
 use std::any::Any;
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use rmcp::ServiceExt;
 
+use super::command::{Cli, Command};
 use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
-use crate::ctx::AppState;
-use crate::mcp::{Shared, TrailsServer, Transport};
-use crate::registry::Registry;
+use crate::mcp::{TrailsServer, Transport};
+use crate::registry::{Registry, RegistryError};
+use crate::server::{AppState, BadDescriptor, Control, NoSuchTool, Shared};
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
@@ -29,38 +30,43 @@ impl Default for App {
     }
 }
 
-#[derive(Parser)]
-#[command(about = "A Trails MCP server", long_about = None)]
-struct Cli {
-    /// trails.toml to read (settings are also taken from TRAILS_* environment variables).
-    #[arg(long, global = true, env = "TRAILS_CONFIG")]
-    config: Option<PathBuf>,
-    #[command(subcommand)]
-    command: Command,
+/// Why a server could not be built from the linked tables.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Duplicate names, or a pattern that does not compile here.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// A descriptor rmcp cannot read (a Trails bug).
+    #[error(transparent)]
+    Descriptor(#[from] BadDescriptor),
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Serve MCP over stdio or Streamable HTTP (default: HTTP on 127.0.0.1:8080, path /mcp).
-    Serve {
-        /// Speak MCP on stdin/stdout (logs go to stderr).
-        #[arg(long, conflicts_with = "http")]
-        stdio: bool,
-        /// Listen for Streamable HTTP on ADDR.
-        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::config::DEFAULT_HTTP_BIND)]
-        http: Option<SocketAddr>,
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The HTTP listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
     },
-    /// Print the tool descriptors a caller with SCOPES would list.
-    Tools {
-        /// Comma-separated scopes (default: the process scopes).
-        #[arg(long)]
-        scopes: Option<String>,
-    },
-    /// Print the SHA-256 of a token, for `[[http.tokens]]` in trails.toml.
-    HashToken { token: String },
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// Accepting or serving HTTP connections failed.
+    #[error("HTTP server failed: {0}")]
+    Http(std::io::Error),
+    /// The stdio MCP session could not start or ended with an error.
+    #[error("stdio MCP session failed: {0}")]
+    Stdio(String),
 }
 
 impl App {
+    /// An app serving everything linked into this binary, named `trails-app`.
     pub fn new() -> App {
         App { state: None, name: "trails-app".into(), version: env!("CARGO_PKG_VERSION").into() }
     }
@@ -79,22 +85,20 @@ impl App {
     }
 
     /// Assemble the server once: collect the registry, parse descriptors, render the manifest.
-    pub fn build(self, settings: Settings) -> Result<Server, String> {
-        let registry = Registry::collect().map_err(|e| e.to_string())?;
-        let shared = Shared::new(registry, settings, self.state, self.name, self.version)?;
+    pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
+        let registry = Registry::collect()?;
+        let shared = Shared::new(&registry, settings, self.state, self.name, self.version)?;
         Ok(Server { shared: Arc::new(shared) })
     }
 
     /// Parse the command line and run. Logs go to stderr (never stdout: that is the stdio wire).
+    /// Exit codes: 0 success, 1 a failure while serving, 2 bad configuration or arguments.
     pub fn run(self) -> ExitCode {
         let cli = Cli::parse();
         init_logging();
         let settings = match Settings::load(cli.config.as_deref()) {
             Ok(settings) => settings,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return ExitCode::from(2);
-            }
+            Err(error) => return fail(&error, ExitCode::from(2)),
         };
         match cli.command {
             Command::HashToken { token } => {
@@ -104,10 +108,7 @@ impl App {
             Command::Tools { scopes } => {
                 let scopes = match scopes.map(|s| ScopeSet::parse_list(s.split(','))) {
                     Some(Ok(set)) => set,
-                    Some(Err(error)) => {
-                        eprintln!("error: {error}");
-                        return ExitCode::from(2);
-                    }
+                    Some(Err(error)) => return fail(&error, ExitCode::from(2)),
                     None => settings.process_scopes,
                 };
                 match self.build(settings) {
@@ -115,41 +116,41 @@ impl App {
                         let _ = writeln!(std::io::stdout().lock(), "{}", server.tools_json(scopes));
                         ExitCode::SUCCESS
                     }
-                    Err(error) => fail(&error),
+                    Err(error) => fail(&error, ExitCode::FAILURE),
                 }
             }
             Command::Serve { stdio, http } => {
                 let bind = http.unwrap_or(settings.http_bind);
                 let server = match self.build(settings) {
                     Ok(server) => server,
-                    Err(error) => return fail(&error),
+                    Err(error) => return fail(&error, ExitCode::FAILURE),
                 };
-                let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-                    Ok(runtime) => runtime,
-                    Err(error) => return fail(&format!("cannot start the async runtime: {error}")),
-                };
-                let result = runtime.block_on(async move {
-                    if stdio {
-                        server.serve_stdio().await
-                    } else {
-                        let listener = tokio::net::TcpListener::bind(bind)
-                            .await
-                            .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
-                        server.serve_http(listener).await
-                    }
-                });
-                match result {
+                match serve(server, stdio, bind) {
                     Ok(()) => ExitCode::SUCCESS,
-                    Err(error) => fail(&error),
+                    Err(error) => fail(&error, ExitCode::FAILURE),
                 }
             }
         }
     }
 }
 
-fn fail(error: &str) -> ExitCode {
+fn serve(server: Server, stdio: bool, bind: SocketAddr) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Runtime)?;
+    runtime.block_on(async move {
+        if stdio {
+            server.serve_stdio().await
+        } else {
+            let listener = tokio::net::TcpListener::bind(bind)
+                .await
+                .map_err(|source| ServeError::Bind { addr: bind, source })?;
+            server.serve_http(listener).await
+        }
+    })
+}
+
+fn fail(error: &dyn std::fmt::Display, code: ExitCode) -> ExitCode {
     eprintln!("error: {error}");
-    ExitCode::FAILURE
+    code
 }
 
 fn init_logging() {
@@ -176,27 +177,34 @@ impl Server {
         crate::http::router(self.shared.clone(), bind)
     }
 
-    pub async fn serve_http(&self, listener: tokio::net::TcpListener) -> Result<(), String> {
-        let bind = listener.local_addr().map_err(|e| e.to_string())?;
+    /// Serve HTTP on `listener` until Ctrl-C.
+    pub async fn serve_http(&self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        let bind = listener.local_addr().map_err(ServeError::Http)?;
         tracing::info!("serving MCP at http://{bind}/mcp");
         axum::serve(listener, self.router(bind))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await
-            .map_err(|e| e.to_string())
+            .map_err(ServeError::Http)
     }
 
-    pub async fn serve_stdio(&self) -> Result<(), String> {
+    /// Serve one MCP client on stdin/stdout until it disconnects.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         tracing::info!("serving MCP on stdio");
         let server = TrailsServer::new(self.shared.clone(), Transport::Stdio);
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
-        running.waiting().await.map_err(|e| e.to_string())?;
+        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(e.to_string()))?;
+        running.waiting().await.map_err(|e| ServeError::Stdio(e.to_string()))?;
         Ok(())
     }
 
+    /// A handle to change what this server serves while it runs.
+    pub fn control(&self) -> Control {
+        Control(self.shared.clone())
+    }
+
     /// Enable or disable a tool; connected sessions get `notifications/tools/list_changed`.
-    pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, String> {
+    pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         self.shared.set_tool_enabled(name, enabled).await
     }
 }

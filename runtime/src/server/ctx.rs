@@ -3,8 +3,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use super::Control;
+use crate::auth::{Scope, ScopeSet};
 use crate::error::Error;
-use crate::scope::Scope;
 
 /// Shared application state, handed to every handler (like axum's `State`).
 pub type AppState = Arc<dyn Any + Send + Sync>;
@@ -14,9 +15,9 @@ pub type AppState = Arc<dyn Any + Send + Sync>;
 pub struct Ctx {
     trace_id: String,
     caller: Option<String>,
-    scopes: Vec<Scope>,
+    scopes: ScopeSet,
     state: Option<AppState>,
-    control: Option<crate::mcp::Control>,
+    control: Option<Control>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -30,12 +31,13 @@ impl std::fmt::Debug for Ctx {
 }
 
 impl Ctx {
-    pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: Vec<Scope>) -> Self {
+    /// A context for a call with this trace id, caller name (`None`: anonymous) and scopes.
+    pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: ScopeSet) -> Self {
         Ctx { trace_id: trace_id.into(), caller, scopes, state: None, control: None }
     }
     /// A context for tests and the CLI: anonymous caller, runtime scope only.
     pub fn local() -> Self {
-        Ctx::new("local", None, vec![Scope::Runtime])
+        Ctx::new("local", None, ScopeSet::up_to(Scope::Runtime))
     }
     /// The same context carrying the application's shared state.
     pub fn with_state(mut self, state: AppState) -> Self {
@@ -43,22 +45,25 @@ impl Ctx {
         self
     }
     /// The same context with a handle on the running server (set by the transports).
-    pub fn with_control(mut self, control: crate::mcp::Control) -> Self {
+    pub(crate) fn with_control(mut self, control: Control) -> Self {
         self.control = Some(control);
         self
     }
     /// The running server, when the call came through one (not in unit tests of handlers).
-    pub fn control(&self) -> Option<&crate::mcp::Control> {
+    pub fn control(&self) -> Option<&Control> {
         self.control.as_ref()
     }
+    /// The id under which this call is logged; internal errors carry it to the client.
     pub fn trace_id(&self) -> &str {
         &self.trace_id
     }
+    /// The configured name of the caller's token, or `None` when anonymous.
     pub fn caller(&self) -> Option<&str> {
         self.caller.as_deref()
     }
-    pub fn scopes(&self) -> &[Scope] {
-        &self.scopes
+    /// The scopes the caller holds for this call.
+    pub fn scopes(&self) -> ScopeSet {
+        self.scopes
     }
     /// The application state of type `T`. Missing state is a server misconfiguration, reported
     /// to the client as an internal error (never with the type name).

@@ -1,149 +1,12 @@
-//! The interpreter behind every generated validator.
-//!
-//! The macros emit, per shape, a static table of [`FieldRule`]s holding every constraint of the
-//! declaration; this module walks a raw `serde_json::Value` against such a table and collects
-//! *all* failures. Keeping the walk here (rather than expanding it into every shape) keeps the
-//! generated code small; the rules themselves are still produced at build time.
+//! The walk: a raw `serde_json::Value` against a static rule table, collecting *all* failures.
+//! One interpreter for every shape keeps the generated code small; the rules themselves are
+//! still produced at build time.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
 use serde_json::{json, Map, Value};
 
-use crate::field_error::{echo, FieldCode, FieldError};
-
-/// Most errors reported for one value. A hostile payload (a million bad array items) must not
-/// turn into a million-entry error; the count in the message still says how many were cut.
-pub const MAX_FIELD_ERRORS: usize = 64;
-
-/// Collected failures plus how many were dropped past [`MAX_FIELD_ERRORS`].
-#[derive(Debug, Default)]
-pub struct Errors {
-    list: Vec<FieldError>,
-    omitted: usize,
-}
-
-impl Errors {
-    pub fn push(&mut self, error: FieldError) {
-        if self.list.len() < MAX_FIELD_ERRORS {
-            self.list.push(error);
-        } else {
-            self.omitted += 1;
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-    /// Total number of failures found, including those not kept.
-    pub fn total(&self) -> usize {
-        self.list.len() + self.omitted
-    }
-    pub fn into_vec(self) -> Vec<FieldError> {
-        self.list
-    }
-    pub fn as_slice(&self) -> &[FieldError] {
-        &self.list
-    }
-}
-
-/// Where in the arguments the walk is, as JSON-pointer-ish segments.
-#[derive(Debug, Default)]
-pub struct Path(Vec<String>);
-
-impl Path {
-    fn at(&self, leaf: &str) -> String {
-        let mut out = self.0.join("/");
-        if !out.is_empty() && !leaf.is_empty() {
-            out.push('/');
-        }
-        out.push_str(leaf);
-        out
-    }
-    fn here(&self) -> String {
-        self.0.join("/")
-    }
-    fn push(&mut self, segment: impl Into<String>) {
-        self.0.push(segment.into());
-    }
-    fn pop(&mut self) {
-        self.0.pop();
-    }
-}
-
-/// A nested validator: the `validate_at` of another shape.
-pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
-
-/// A regex from a `pattern` predicate. The source was compiled and checked for ECMA-262
-/// portability by the macro; it is compiled again here once, on first use.
-pub struct Pattern {
-    source: &'static str,
-    compiled: OnceLock<Regex>,
-}
-
-impl Pattern {
-    pub const fn new(source: &'static str) -> Self {
-        Pattern { source, compiled: OnceLock::new() }
-    }
-    pub fn source(&self) -> &'static str {
-        self.source
-    }
-    fn is_match(&self, text: &str) -> bool {
-        // The macro compiled this exact source with the same `regex` crate, so failure here
-        // is impossible short of a mismatched crate version; treat that as "no match".
-        self.compiled
-            .get_or_init(|| Regex::new(self.source).unwrap_or_else(|_| Regex::new("$^").unwrap()))
-            .is_match(text)
-    }
-}
-
-pub struct ObjectRules {
-    pub fields: &'static [FieldRule],
-}
-
-pub struct FieldRule {
-    pub name: &'static str,
-    pub required: bool,
-    /// `Some` when the field is a `Vec<T>`: the bounds on the array; `item` then applies per item.
-    pub array: Option<ArrayRule>,
-    pub item: ItemRule,
-}
-
-pub struct ArrayRule {
-    pub min_items: Option<u64>,
-    pub max_items: Option<u64>,
-}
-
-pub enum ItemRule {
-    String(StringRule),
-    Integer(IntegerRule),
-    Number(NumberRule),
-    Boolean,
-    /// A `Ref<T>`: an absolute IRI string.
-    Iri,
-    /// An RFC 3339 timestamp.
-    DateTime,
-    Nested(NestedValidator),
-}
-
-pub struct StringRule {
-    pub min_length: Option<u64>,
-    pub max_length: Option<u64>,
-    pub pattern: Option<&'static Pattern>,
-    pub one_of: &'static [&'static str],
-}
-
-pub struct IntegerRule {
-    /// Declared `min_value`, or the bound of the Rust type (`0` for `u32`).
-    pub min: Option<i128>,
-    pub max: Option<i128>,
-    pub one_of: &'static [i128],
-}
-
-pub struct NumberRule {
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub one_of: &'static [f64],
-}
+use super::field_error::{echo, FieldCode, FieldError};
+use super::report::{Errors, Path};
+use super::rules::{FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule, ObjectRules, StringRule};
 
 fn fail(errors: &mut Errors, field: String, code: FieldCode, message: String, value: &Value, constraint: Value) {
     errors.push(FieldError { field, code, message, value: echo(value), constraint });
@@ -323,7 +186,7 @@ fn check_number(rule: &NumberRule, number: f64, field: &str, value: &Value, erro
 }
 
 /// `scheme:rest` with an RFC 3987 scheme and no characters IRIs forbid.
-pub fn is_absolute_iri(text: &str) -> bool {
+fn is_absolute_iri(text: &str) -> bool {
     let Some((scheme, rest)) = text.split_once(':') else { return false };
     let mut chars = scheme.chars();
     let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -334,7 +197,7 @@ pub fn is_absolute_iri(text: &str) -> bool {
 }
 
 /// Run a shape's generated validator over a whole argument object.
-pub fn run(validate: NestedValidator, value: &Value) -> Errors {
+pub(crate) fn run(validate: NestedValidator, value: &Value) -> Errors {
     let mut errors = Errors::default();
     validate(value, &mut Path::default(), &mut errors);
     errors

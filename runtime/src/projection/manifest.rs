@@ -3,11 +3,11 @@
 use crate::registry::Registry;
 
 /// JSON-LD context under which every canonical term expands (none is dropped).
-pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xsd":"http://www.w3.org/2001/XMLSchema#","input_shape":{"@type":"@id"},"output_shape":{"@type":"@id"},"deprecates":{"@type":"@id"}}"#;
+pub(crate) const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xsd":"http://www.w3.org/2001/XMLSchema#","input_shape":{"@type":"@id"},"output_shape":{"@type":"@id"},"deprecates":{"@type":"@id"}}"#;
 
 /// The whole manifest. Descriptors are spliced in as emitted, so their canonical field order
 /// survives (a JSON map round-trip would sort it).
-pub fn render(registry: &Registry) -> String {
+pub(crate) fn render(registry: &Registry) -> String {
     let mut out = String::from("{\"@context\":");
     out.push_str(CONTEXT);
     out.push_str(",\"@graph\":[");

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::json::to_sorted_pretty;
-use crate::registry::{Registry, ToolEntry};
+use trails::{Registry, ToolEntry};
 
 pub const UPDATE_ENV: &str = "TRAILS_UPDATE_MCP_SNAPSHOTS";
 pub const ACCEPT_HINT: &str =
@@ -33,6 +32,15 @@ impl Mode {
     }
 }
 
+/// Pretty JSON with every object's keys sorted, and a trailing newline: the golden format.
+pub fn to_sorted_pretty(value: &Value) -> String {
+    let mut value = value.clone();
+    value.sort_all_objects();
+    let mut text = serde_json::to_string_pretty(&value).expect("a Value always serialises");
+    text.push('\n');
+    text
+}
+
 /// The golden text of one tool: its `tools/list` entry exactly as served, keys sorted.
 pub fn render_tool(tool: &ToolEntry) -> String {
     let value: Value = serde_json::from_str(tool.descriptor).expect("the macro emits valid JSON");
@@ -46,8 +54,7 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
         files.insert(Path::new("mcp").join(format!("{}.json", tool.name)), render_tool(tool));
     }
     // The manifest keeps the canonical field order (serde_json's `preserve_order` is on).
-    let manifest: Value =
-        serde_json::from_str(&crate::manifest::render(registry)).expect("canonical descriptors are valid JSON");
+    let manifest: Value = serde_json::from_str(&registry.manifest()).expect("canonical descriptors are valid JSON");
     let mut text = serde_json::to_string_pretty(&manifest).expect("a Value always serialises");
     text.push('\n');
     files.insert(PathBuf::from("manifest.jsonld"), text);

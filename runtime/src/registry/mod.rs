@@ -1,92 +1,33 @@
-//! The static tables the macros fill, and the one-time assembly the runtime does over them.
+//! The registry: the static tables the macros fill, assembled once into a [`Registry`], and the
+//! type-erased call that validates before it dispatches.
 //!
-//! Every `#[capability]`, `#[meta_capability]`, `#[shape]` and `#[node_type]` adds one entry
-//! to a linker-collected slice ([`linkme`]): no code runs per item at start-up.
+//! Every `#[capability]`, `#[meta_capability]`, `#[shape]` and `#[node_type]` adds one entry to a
+//! linker-collected slice ([`linkme`]): no code runs per item at start-up.
+
+mod entry;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 
-use linkme::distributed_slice;
 use serde_json::Value;
 
-use crate::ctx::Ctx;
+pub use entry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
+
+use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
-use crate::rdf::NodeTypeInfo;
-use crate::schema::Output;
-use crate::scope::Scope;
-use crate::validate::{run, NestedValidator};
-
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// Deserialise the (already validated) arguments and run the handler.
-pub type CallFn = fn(Ctx, Value) -> BoxFuture<Result<Output, Error>>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolKind {
-    Runtime,
-    Meta,
-}
-
-impl ToolKind {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ToolKind::Runtime => "runtime",
-            ToolKind::Meta => "meta",
-        }
-    }
-}
-
-/// One tool as the macros emitted it.
-pub struct ToolEntry {
-    /// The MCP tool name (`research.search`, `trails_meta_gen_shape`).
-    pub name: &'static str,
-    /// The canonical capability id (`research.search`, `trails.meta.gen.shape`).
-    pub id: &'static str,
-    pub kind: ToolKind,
-    pub scope: Scope,
-    /// The tool description (also inside `descriptor`), for borrowing without a parse.
-    pub description: &'static str,
-    /// The `tools/list` entry, JSON, exactly as served.
-    pub descriptor: &'static str,
-    /// The ADR-0005 canonical JSON-LD descriptor, fields in canonical order.
-    pub canonical: &'static str,
-    pub validate: NestedValidator,
-    pub call: CallFn,
-    /// `module::path::handler`, for messages that must name the item.
-    pub source: &'static str,
-}
-
-impl fmt::Debug for ToolEntry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolEntry").field("name", &self.name).field("source", &self.source).finish()
-    }
-}
-
-/// One `#[shape]` or `#[node_type]`.
-#[derive(Debug)]
-pub struct ShapeEntry {
-    pub name: &'static str,
-    pub iri: &'static str,
-    /// The complete JSON Schema.
-    pub schema: &'static str,
-    pub node_type: Option<&'static NodeTypeInfo>,
-    pub source: &'static str,
-}
-
-#[distributed_slice]
-pub static TOOLS: [ToolEntry];
-
-#[distributed_slice]
-pub static SHAPES: [ShapeEntry];
+use crate::server::Ctx;
+use crate::validate::{compile_patterns, run, PatternError};
 
 /// Two items that claim the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateError {
+    /// `tool` or `node type`.
     pub what: &'static str,
+    /// The shared name.
     pub name: &'static str,
+    /// The first item's Rust path.
     pub first: &'static str,
+    /// The second item's Rust path.
     pub second: &'static str,
 }
 
@@ -99,6 +40,18 @@ impl fmt::Display for DuplicateError {
 
 impl std::error::Error for DuplicateError {}
 
+/// Why the linked tables cannot be served.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two tools or two node types share a name.
+    #[error(transparent)]
+    Duplicate(#[from] DuplicateError),
+    /// A declared `pattern` does not compile in this binary.
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+}
+
 /// The assembled view of the static tables: sorted, de-duplicated, looked up by name.
 #[derive(Debug)]
 pub struct Registry {
@@ -108,11 +61,14 @@ pub struct Registry {
 
 impl Registry {
     /// Everything linked into this binary. Fails, naming both items, if two tools (or two
-    /// node types) share a name — the macros catch this within one module, this catches the rest.
-    pub fn collect() -> Result<Registry, DuplicateError> {
-        Registry::from_entries(TOOLS.iter(), SHAPES.iter())
+    /// node types) share a name — the macros catch this within one module, this catches the rest
+    /// — or if a declared `pattern` does not compile here.
+    pub fn collect() -> Result<Registry, RegistryError> {
+        compile_patterns()?;
+        Ok(Registry::from_entries(TOOLS.iter(), SHAPES.iter())?)
     }
 
+    /// A registry over the given entries (tests build small ones).
     pub fn from_entries(
         tools: impl IntoIterator<Item = &'static ToolEntry>,
         shapes: impl IntoIterator<Item = &'static ShapeEntry>,
@@ -142,6 +98,13 @@ impl Registry {
         self.tools.values().copied()
     }
 
+    /// The ADR-0005 capability manifest (JSON-LD), exactly as `GET /.well-known/capabilities`
+    /// serves it.
+    pub fn manifest(&self) -> String {
+        crate::projection::manifest(self)
+    }
+
+    /// The tool named `name` (the MCP name).
     pub fn tool(&self, name: &str) -> Option<&'static ToolEntry> {
         self.tools.get(name).copied()
     }
@@ -151,6 +114,7 @@ impl Registry {
         self.shapes.values().copied()
     }
 
+    /// The node types' RDF mappings.
     pub fn node_types(&self) -> impl Iterator<Item = &'static NodeTypeInfo> + '_ {
         self.shapes.values().filter_map(|s| s.node_type)
     }
@@ -165,12 +129,11 @@ impl Registry {
 }
 
 /// Validate `arguments` against `tool`'s input and dispatch. Missing arguments mean `{}`.
-pub async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
+pub(crate) async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
     let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
     let errors = run(tool.validate, &arguments);
     if !errors.is_empty() {
-        let total = errors.total();
-        return Err(Error::Validation { errors: errors.into_vec(), total });
+        return Err(Error::from(errors));
     }
     (tool.call)(ctx, arguments).await
 }

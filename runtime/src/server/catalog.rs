@@ -7,16 +7,17 @@ use std::sync::{Arc, RwLock};
 
 use rmcp::model::Tool;
 
-use crate::auth::ScopeSet;
+use crate::auth::{Scope, ScopeSet};
 use crate::registry::{Registry, ToolEntry};
-use crate::scope::Scope;
 
-pub struct CatalogTool {
-    pub entry: &'static ToolEntry,
-    pub tool: Tool,
+/// One served tool: its static entry and its descriptor parsed once.
+pub(crate) struct CatalogTool {
+    pub(crate) entry: &'static ToolEntry,
+    pub(crate) tool: Tool,
 }
 
-pub struct Catalog {
+/// The served tool set.
+pub(crate) struct Catalog {
     tools: Vec<CatalogTool>,
     production: bool,
     disabled: RwLock<BTreeSet<&'static str>>,
@@ -24,8 +25,23 @@ pub struct Catalog {
     listings: RwLock<HashMap<u8, Arc<Vec<Tool>>>>,
 }
 
+/// A macro-emitted descriptor rmcp cannot read: a bug in Trails, reported with the tool.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("descriptor of `{tool}` is not a valid MCP tool ({reason}); this is a bug in Trails, please report it")]
+pub struct BadDescriptor {
+    /// The tool's MCP name.
+    pub tool: &'static str,
+    /// serde's message.
+    pub reason: String,
+}
+
+/// Enabling or disabling a tool the server does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tool named `{0}`")]
+pub struct NoSuchTool(pub String);
+
 /// What looking a tool up for a caller found.
-pub enum Lookup<'a> {
+pub(crate) enum Lookup<'a> {
     Found(&'a CatalogTool),
     /// Exists and is served, but needs a scope the caller lacks.
     Denied(&'a CatalogTool),
@@ -36,7 +52,7 @@ pub enum Lookup<'a> {
 impl Catalog {
     /// Parse every descriptor once. The descriptors come from the macros, so a parse failure is
     /// a bug in Trails, reported with the tool's name.
-    pub fn new(registry: &Registry, production: bool) -> Result<Catalog, String> {
+    pub(crate) fn new(registry: &Registry, production: bool) -> Result<Catalog, BadDescriptor> {
         let tools = registry
             .tools()
             .map(|entry| {
@@ -47,7 +63,7 @@ impl Catalog {
                         tool.description = Some(Cow::Borrowed(entry.description));
                         CatalogTool { entry, tool }
                     })
-                    .map_err(|e| format!("descriptor of `{}` is not a valid MCP tool: {e}", entry.name))
+                    .map_err(|e| BadDescriptor { tool: entry.name, reason: e.to_string() })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Catalog { tools, production, disabled: RwLock::default(), listings: RwLock::default() })
@@ -59,7 +75,7 @@ impl Catalog {
     }
 
     /// The tools a caller with `scopes` sees, in name order.
-    pub fn list(&self, scopes: ScopeSet) -> Arc<Vec<Tool>> {
+    pub(crate) fn list(&self, scopes: ScopeSet) -> Arc<Vec<Tool>> {
         if let Some(cached) = self.listings.read().unwrap_or_else(|p| p.into_inner()).get(&scopes.bits()) {
             return cached.clone();
         }
@@ -74,7 +90,7 @@ impl Catalog {
         listing
     }
 
-    pub fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
+    pub(crate) fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
         let Ok(index) = self.tools.binary_search_by(|t| t.entry.name.cmp(name)) else { return Lookup::Unknown };
         let tool = &self.tools[index];
         if !self.served(tool.entry) {
@@ -87,9 +103,9 @@ impl Catalog {
     }
 
     /// Enable or disable a tool; `Ok(true)` when that changed anything.
-    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, String> {
+    pub(crate) fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
-            return Err(format!("no tool named `{name}`"));
+            return Err(NoSuchTool(name.to_owned()));
         };
         let mut disabled = self.disabled.write().unwrap_or_else(|p| p.into_inner());
         let changed = if enabled { disabled.remove(tool.entry.name) } else { disabled.insert(tool.entry.name) };

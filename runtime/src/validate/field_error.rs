@@ -7,17 +7,29 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldCode {
+    /// A required field is absent or `null`.
     Required,
+    /// The value has the wrong JSON type.
     Type,
+    /// A property the schema does not declare (`additionalProperties: false`).
     UnknownField,
+    /// A string shorter than `min_length`.
     MinLength,
+    /// A string longer than `max_length`.
     MaxLength,
+    /// A string that does not match `pattern`.
     Pattern,
+    /// A value outside `one_of`.
     OneOf,
+    /// A number below `min_value`.
     MinValue,
+    /// A number above `max_value`.
     MaxValue,
+    /// A list with fewer items than `min_count`.
     MinCount,
+    /// A list with more items than `max_count`.
     MaxCount,
+    /// A value that does not parse under the field's RDF datatype (`?where=` filters).
     TypeMismatch,
 }
 
@@ -26,10 +38,13 @@ pub enum FieldCode {
 pub struct FieldError {
     /// Path from the root of the arguments, segments joined by `/` (`tags/3`, `owner/email`).
     pub field: String,
+    /// Which constraint class failed.
     pub code: FieldCode,
+    /// A sentence for humans and models: what is wrong and what is allowed.
     pub message: String,
     /// The offending value, shortened so an error never echoes megabytes back to the model.
     pub value: Value,
+    /// The declared constraint that failed (the bound, pattern, allowed values, …).
     pub constraint: Value,
 }
 

@@ -1,6 +1,7 @@
 //! MCP sessions over HTTP, bounded. rmcp's in-memory session manager expires idle sessions, but a
 //! client opening sessions faster than they expire would still grow memory without limit; this
-//! wrapper refuses new sessions past a configured count.
+//! wrapper refuses new sessions past a configured count. The count is checked and the session
+//! created under one lock, so concurrent `initialize`s cannot both take the last slot.
 
 use std::fmt;
 
@@ -12,19 +13,22 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId, SessionManager};
 use rmcp::transport::WorkerTransport;
 
-pub struct BoundedSessions {
+pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
+    /// Held from the count to the insert: creation is rare next to requests, so serialising it
+    /// costs nothing measurable.
+    creating: tokio::sync::Mutex<()>,
 }
 
 impl BoundedSessions {
-    pub fn new(max: usize) -> BoundedSessions {
-        BoundedSessions { inner: LocalSessionManager::default(), max }
+    pub(crate) fn new(max: usize) -> BoundedSessions {
+        BoundedSessions { inner: LocalSessionManager::default(), max, creating: tokio::sync::Mutex::new(()) }
     }
 }
 
 #[derive(Debug)]
-pub enum SessionError {
+pub(crate) enum SessionError {
     /// The server already holds its maximum number of sessions.
     Full(usize),
     Inner(LocalSessionManagerError),
@@ -52,6 +56,7 @@ impl SessionManager for BoundedSessions {
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let _creating = self.creating.lock().await;
         let open = self.inner.sessions.read().await.len();
         if open >= self.max {
             tracing::warn!(open, max = self.max, "refusing a new MCP session");

@@ -1,33 +1,13 @@
-//! Meta capabilities every Trails app ships.
+//! `trails.meta.tools.enable`: switch a tool on or off at run time.
 
 use crate::{meta_capability, shape, Ctx, Error, FieldCode, FieldError, Result};
-
-/// Liveness answer of `trails.meta.ping`.
-#[shape(iri = "https://w3id.org/trails/meta#Pong")]
-pub struct Pong {
-    /// Always `pong`.
-    pub reply: String,
-    /// The `message` argument, echoed back when one was given.
-    pub echo: Option<String>,
-    /// Trace id of this call, to correlate with server logs.
-    pub trace_id: String,
-}
-
-/// Check that the server is up and answering; echoes `message` back.
-#[meta_capability(op = "ping", scope = "runtime", version = "1.0.0", side_effects(none), idempotent)]
-async fn ping(
-    ctx: &Ctx,
-    /// Optional text to echo back.
-    #[predicate(max_length = 200)]
-    message: Option<String>,
-) -> Result<Pong> {
-    Ok(Pong { reply: "pong".to_owned(), echo: message, trace_id: ctx.trace_id().to_owned() })
-}
 
 /// What `trails.meta.tools.enable` did.
 #[shape(iri = "https://w3id.org/trails/meta#ToolSwitch")]
 pub struct ToolSwitch {
+    /// The tool's MCP name.
     pub tool: String,
+    /// Its state now.
     pub enabled: bool,
     /// False when the tool already was in the requested state.
     pub changed: bool,
@@ -56,6 +36,6 @@ async fn enable_tool(
         return Err(reject("trails_meta_tools_enable cannot disable itself".into()));
     }
     let control = ctx.control().ok_or_else(|| Error::internal("enable_tool called outside a running server"))?;
-    let changed = control.set_tool_enabled(&tool, enabled).await.map_err(reject)?;
+    let changed = control.set_tool_enabled(&tool, enabled).await.map_err(|e| reject(e.to_string()))?;
     Ok(ToolSwitch { tool, enabled, changed })
 }

@@ -3,10 +3,15 @@
 /// XSD datatype (or IRI) of a predicate's objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Datatype {
+    /// `xsd:string`
     String,
+    /// `xsd:integer`
     Integer,
+    /// `xsd:double`
     Double,
+    /// `xsd:boolean`
     Boolean,
+    /// `xsd:dateTime`
     DateTime,
     /// A reference to another node type: the object is an IRI.
     Iri,
@@ -15,6 +20,7 @@ pub enum Datatype {
 }
 
 impl Datatype {
+    /// The datatype's IRI.
     pub const fn iri(self) -> &'static str {
         match self {
             Datatype::String => "http://www.w3.org/2001/XMLSchema#string",
@@ -28,23 +34,34 @@ impl Datatype {
     }
 }
 
+/// One field of a node type as an RDF predicate.
 #[derive(Debug)]
 pub struct PredicateInfo {
+    /// The Rust field (and JSON property) name.
     pub field: &'static str,
+    /// The predicate IRI.
     pub iri: &'static str,
+    /// The objects' datatype.
     pub datatype: Datatype,
+    /// At least one value must be present.
     pub required: bool,
+    /// A list: one triple per item.
     pub many: bool,
     /// Label of the target node type when `datatype` is [`Datatype::Iri`].
     pub target: Option<&'static str>,
 }
 
+/// The RDF mapping of a `#[node_type]`.
 #[derive(Debug)]
 pub struct NodeTypeInfo {
+    /// The label (`trails://kg/<label>`).
     pub label: &'static str,
+    /// The RDF class IRI.
     pub iri: &'static str,
+    /// The class this one extends (`rdfs:subClassOf`).
     pub extends: Option<&'static str>,
     /// Fields that are unique together (checked server side).
     pub unique: &'static [&'static str],
+    /// One entry per field.
     pub predicates: &'static [PredicateInfo],
 }

@@ -1,0 +1,9 @@
+//! The built-in meta capabilities every Trails app ships: `trails.meta.ping` (runtime scope) and
+//! `trails.meta.tools.enable` (builder scope). The authoring catalogue (`gen.*`,
+//! `schema.snapshot`, `kg.validate`) arrives with its issue.
+
+mod ping;
+mod tools;
+
+pub use ping::Pong;
+pub use tools::ToolSwitch;

@@ -1,0 +1,40 @@
+//! The command line every Trails binary shares, parsed with `clap`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "A Trails MCP server", long_about = None)]
+pub(crate) struct Cli {
+    /// trails.toml to read (settings are also taken from TRAILS_* environment variables).
+    #[arg(long, global = true, env = "TRAILS_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Serve MCP over stdio or Streamable HTTP (default: HTTP on 127.0.0.1:8080, path /mcp).
+    Serve {
+        /// Speak MCP on stdin/stdout (logs go to stderr).
+        #[arg(long, conflicts_with = "http")]
+        stdio: bool,
+        /// Listen for Streamable HTTP on ADDR.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::config::DEFAULT_HTTP_BIND)]
+        http: Option<SocketAddr>,
+    },
+    /// Print the tool descriptors a caller with SCOPES would list.
+    Tools {
+        /// Comma-separated scopes (default: the process scopes).
+        #[arg(long)]
+        scopes: Option<String>,
+    },
+    /// Print the SHA-256 of a token, for `[[http.tokens]]` in trails.toml.
+    HashToken {
+        /// The token to hash.
+        token: String,
+    },
+}

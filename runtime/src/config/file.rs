@@ -1,0 +1,119 @@
+//! The `trails.toml` file as written: every section, unknown keys refused.
+
+use std::net::SocketAddr;
+
+use serde::Deserialize;
+
+/// `trails.toml`, parsed but not yet validated (see [`Settings`](super::Settings)).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    /// `[project]`
+    pub project: ProjectConfig,
+    #[serde(default)]
+    /// `[mcp]`
+    pub mcp: McpConfig,
+    #[serde(default)]
+    /// `[http]`
+    pub http: HttpConfig,
+    #[serde(default)]
+    /// `[capability]`
+    pub capability: CapabilityConfig,
+}
+
+/// `[project]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// `production` hides `dev` tools entirely.
+    pub env: Option<String>,
+}
+
+/// `[mcp]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// Scopes this process serves (default `["runtime"]`).
+    pub scopes: Option<Vec<String>>,
+    /// A denied tool answers exactly like an unknown one (no probing).
+    #[serde(default)]
+    pub mask_denied: bool,
+    /// `jsonrpc` (default): -32602 errors; `tool_result`: `isError` results (SEP-1303 style).
+    pub validation_errors: Option<ValidationErrors>,
+}
+
+/// How validation failures reach the client (DESIGN §4.2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValidationErrors {
+    /// A JSON-RPC `-32602` error with `data.fields` (the default).
+    #[default]
+    Jsonrpc,
+    /// An `isError: true` result with the same list in `structuredContent` (SEP-1303 style).
+    ToolResult,
+}
+
+/// `[http]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Address to listen on (default `127.0.0.1:8080`; `TRAILS_HTTP_BIND` overrides).
+    pub bind: Option<SocketAddr>,
+    /// `Host` values accepted besides the loopback names (needed for a non-loopback bind).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted; requests without `Origin` always pass.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Largest request body accepted (default 4 MiB).
+    pub max_body_bytes: Option<usize>,
+    /// Keep MCP sessions for 2025-* clients (default true). 2026-07-28 is always stateless.
+    pub sessions: Option<bool>,
+    /// Most concurrent MCP sessions (idle ones expire after 5 minutes).
+    pub max_sessions: Option<usize>,
+    /// Bearer tokens accepted on HTTP.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One `[[http.tokens]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Shown in logs and provenance as the caller.
+    pub name: String,
+    /// SHA-256 of the token, hex (`<app> hash-token TOKEN` prints it).
+    pub sha256: String,
+    /// Scopes the token grants (each also grants the ones below it).
+    pub scopes: Vec<String>,
+}
+
+/// `[capability]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityConfig {
+    /// `[capability.manifest]`
+    #[serde(default)]
+    pub manifest: ManifestConfig,
+}
+
+/// `[capability.manifest]`
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestConfig {
+    /// Serve `GET /.well-known/capabilities` (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+}
+
+impl Default for ManifestConfig {
+    fn default() -> Self {
+        ManifestConfig { enabled: true }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+

@@ -1,0 +1,232 @@
+//! Configuration: `trails.toml` (the [`Config`] sections, unknown keys refused) plus `TRAILS_*`
+//! environment overrides, resolved and validated once into [`Settings`]. Every failure is a
+//! [`ConfigError`] that names the file, key or variable to fix.
+
+mod file;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+pub use file::{
+    CapabilityConfig, Config, HttpConfig, ManifestConfig, McpConfig, ProjectConfig, TokenConfig, ValidationErrors,
+};
+
+use crate::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
+
+/// Where HTTP listens when neither `[http] bind` nor `TRAILS_HTTP_BIND` says.
+pub const DEFAULT_HTTP_BIND: &str = "127.0.0.1:8080";
+/// Largest request body accepted when `[http] max_body_bytes` is unset.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Most concurrent MCP sessions when `[http] max_sessions` is unset.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+
+/// Why configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file named by `--config` / `TRAILS_CONFIG` could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, or has an unknown key or a value of the wrong type.
+    #[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Parse {
+        /// The file, when one was read.
+        path: Option<PathBuf>,
+        /// The TOML parser's message (line, column, key).
+        message: String,
+    },
+    /// A scope list in the file or `TRAILS_MCP_SCOPES`.
+    #[error("{what}: {source}")]
+    Scope {
+        /// Which setting held it.
+        what: String,
+        /// The unknown scope.
+        source: UnknownScope,
+    },
+    /// A `[[http.tokens]]` hash.
+    #[error(transparent)]
+    TokenHash(#[from] BadTokenHash),
+    /// An environment variable with a value outside its domain.
+    #[error("{name}=`{value}`: {expected}")]
+    Env {
+        /// The variable.
+        name: &'static str,
+        /// What it held.
+        value: String,
+        /// What it may hold.
+        expected: String,
+    },
+}
+
+/// Everything the server needs, validated.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Settings {
+    /// `TRAILS_ENV=production` / `[project] env`: `dev` tools are hidden entirely.
+    pub production: bool,
+    /// Scopes this process serves at most.
+    pub process_scopes: ScopeSet,
+    /// The stdio token (`TRAILS_MCP_TOKEN`), hashed.
+    pub(crate) stdio_token: Option<TokenTable>,
+    /// `[[http.tokens]]`, hashed.
+    pub(crate) http_tokens: TokenTable,
+    /// A denied tool answers exactly like an unknown one.
+    pub mask_denied: bool,
+    /// How validation failures reach the client.
+    pub validation_errors: ValidationErrors,
+    /// The HTTP listen address.
+    pub http_bind: SocketAddr,
+    /// `Host` values accepted besides the loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted.
+    pub allowed_origins: Vec<String>,
+    /// Largest request body accepted.
+    pub max_body_bytes: usize,
+    /// Keep MCP sessions for 2025-* clients.
+    pub http_sessions: bool,
+    /// Most concurrent MCP sessions.
+    pub max_sessions: usize,
+    /// Serve the capability manifest.
+    pub manifest_enabled: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::resolve(Config::default(), &|_| None).expect("defaults are valid")
+    }
+}
+
+impl Config {
+    /// Read and parse a `trails.toml`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        Config::parse(&text).map_err(|error| match error {
+            ConfigError::Parse { message, .. } => ConfigError::Parse { path: Some(path.to_owned()), message },
+            other => other,
+        })
+    }
+
+    /// Parse `trails.toml` text; unknown keys are errors.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse { path: None, message: e.to_string() })
+    }
+}
+
+fn scopes<'a>(what: &str, items: impl IntoIterator<Item = &'a str>) -> Result<ScopeSet, ConfigError> {
+    ScopeSet::parse_list(items).map_err(|source| ConfigError::Scope { what: what.to_owned(), source })
+}
+
+impl Settings {
+    /// Apply environment overrides (`env` looks a variable up) and validate.
+    pub fn resolve(config: Config, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+        let production = env("TRAILS_ENV").or(config.project.env).is_some_and(|e| e == "production");
+        let process_scopes = match env("TRAILS_MCP_SCOPES") {
+            Some(list) => scopes("TRAILS_MCP_SCOPES", list.split(','))?,
+            None => match &config.mcp.scopes {
+                Some(list) => scopes("[mcp] scopes", list.iter().map(String::as_str))?,
+                None => ScopeSet::up_to(crate::auth::Scope::Runtime),
+            },
+        };
+        let stdio_token = env("TRAILS_MCP_TOKEN")
+            .filter(|t| !t.is_empty())
+            .map(|token| TokenTable::new(vec![TokenEntry::from_plain("stdio", &token, process_scopes)]));
+        let mut entries = Vec::new();
+        for token in &config.http.tokens {
+            let granted = scopes(&format!("token `{}`", token.name), token.scopes.iter().map(String::as_str))?;
+            entries.push(TokenEntry::from_hex(&token.name, &token.sha256, granted)?);
+        }
+        let validation_errors = match env("TRAILS_VALIDATION_ERRORS") {
+            Some(value) => match value.as_str() {
+                "tool_result" => ValidationErrors::ToolResult,
+                "jsonrpc" => ValidationErrors::Jsonrpc,
+                _ => {
+                    let expected = "use jsonrpc or tool_result".to_owned();
+                    return Err(ConfigError::Env { name: "TRAILS_VALIDATION_ERRORS", value, expected });
+                }
+            },
+            None => config.mcp.validation_errors.unwrap_or_default(),
+        };
+        let mask_denied = match env("TRAILS_MASK_DENIED") {
+            Some(v) => matches!(v.as_str(), "1" | "true" | "yes"),
+            None => config.mcp.mask_denied,
+        };
+        let http_bind = match env("TRAILS_HTTP_BIND") {
+            Some(value) => match value.parse() {
+                Ok(addr) => addr,
+                Err(e) => return Err(ConfigError::Env { name: "TRAILS_HTTP_BIND", value, expected: format!("{e}") }),
+            },
+            None => config.http.bind.unwrap_or_else(|| DEFAULT_HTTP_BIND.parse().expect("valid default")),
+        };
+        Ok(Settings {
+            production,
+            process_scopes,
+            stdio_token,
+            http_tokens: TokenTable::new(entries),
+            mask_denied,
+            validation_errors,
+            http_bind,
+            allowed_hosts: config.http.allowed_hosts,
+            allowed_origins: config.http.allowed_origins,
+            max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            http_sessions: config.http.sessions.unwrap_or(true),
+            max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+            manifest_enabled: config.capability.manifest.enabled,
+        })
+    }
+
+    /// Read `path` (if any) and the process environment.
+    pub fn load(path: Option<&Path>) -> Result<Settings, ConfigError> {
+        let config = match path {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        Settings::resolve(config, &|name| std::env::var(name).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_and_env_resolve() {
+        let config = Config::parse(
+            r#"
+            [project]
+            env = "production"
+            [mcp]
+            scopes = ["builder"]
+            mask_denied = true
+            [[http.tokens]]
+            name = "ci"
+            sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"
+            scopes = ["dev"]
+            "#,
+        )
+        .unwrap();
+        let env = |name: &str| (name == "TRAILS_VALIDATION_ERRORS").then(|| "tool_result".to_owned());
+        let settings = Settings::resolve(config, &env).unwrap();
+        assert!(settings.production && settings.mask_denied);
+        assert_eq!(settings.process_scopes.names(), ["runtime", "builder"]);
+        assert_eq!(settings.validation_errors, ValidationErrors::ToolResult);
+        assert_eq!(settings.http_tokens.verify("secret").unwrap().name, "ci");
+    }
+
+    #[test]
+    fn bad_config_is_a_clear_error() {
+        let err = Config::parse("[mcp]\nscopez = []").unwrap_err().to_string();
+        assert!(err.contains("unknown field `scopez`"), "{err}");
+        let config = Config::parse("[[http.tokens]]\nname = \"x\"\nsha256 = \"zz\"\nscopes = [\"dev\"]").unwrap();
+        let err = Settings::resolve(config, &|_| None).unwrap_err();
+        assert!(matches!(err, ConfigError::TokenHash(_)), "{err}");
+        assert!(err.to_string().contains("64 hex"), "{err}");
+        let err = Settings::resolve(Config::default(), &|n| (n == "TRAILS_MCP_SCOPES").then(|| "root".into())).unwrap_err();
+        assert_eq!(err.to_string(), "TRAILS_MCP_SCOPES: unknown scope `root`; scopes are runtime, builder and dev");
+    }
+}

@@ -1,0 +1,15 @@
+//! What the macros implement: the [`Schema`], [`Shape`] and [`NodeType`] traits whose associated
+//! constants carry the build-time projections, what a handler may return ([`ToolOutput`]), the
+//! field types with a fixed projection ([`Ref`], [`DateTime`]) and the RDF mapping of node types.
+
+mod output;
+pub(crate) mod rdf;
+mod reference;
+mod traits;
+
+pub use output::{HandlerResult, Output, ToolOutput};
+#[doc(hidden)]
+pub use output::shape_output;
+pub use rdf::{Datatype, NodeTypeInfo, PredicateInfo};
+pub use reference::{DateTime, Ref};
+pub use traits::{NodeType, Schema, Shape};

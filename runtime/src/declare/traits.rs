@@ -1,0 +1,65 @@
+//! The traits the macros implement. Every associated constant is a piece of JSON produced at
+//! build time; the runtime only ever concatenates or parses them, never derives them.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::validate::{run, Errors, FieldError, Path};
+
+/// A type with a JSON Schema and a validator. `#[shape]` and `#[node_type]` implement it; implement
+/// it by hand for a foreign type you want to accept as a field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no Trails schema",
+    label = "this type cannot be projected to JSON Schema",
+    note = "annotate `{Self}` with `#[trails::shape]` (or `#[trails::node_type]`), or implement `trails::Schema` for it"
+)]
+pub trait Schema {
+    /// The schema's members without braces and without `description`, e.g. `"type":"string"`.
+    const SCHEMA_MEMBERS: &'static str;
+    /// `"description":"…",` from the type's doc comment, or empty.
+    const DESCRIPTION_MEMBER: &'static str = "";
+    /// Check `value` against every constraint, appending failures at `path`.
+    fn validate_at(value: &Value, path: &mut Path, errors: &mut Errors);
+}
+
+/// A `#[shape]` (or `#[node_type]`): a named, IRI-identified schema that can be a tool's input
+/// or output.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Trails shape",
+    label = "expected a type annotated with `#[trails::shape]` or `#[trails::node_type]`",
+    note = "annotate `{Self}` with `#[trails::shape]`; a shape is a struct with named fields or a unit enum"
+)]
+pub trait Shape: Schema + Serialize + DeserializeOwned {
+    /// The Rust type's name.
+    const NAME: &'static str;
+    /// The IRI of the SHACL shape this type projects to.
+    const IRI: &'static str;
+    /// `IRI` as a JSON string literal (quotes included).
+    const IRI_JSON: &'static str;
+    /// The complete schema object, `{…}`, description included.
+    const SCHEMA: &'static str;
+    /// The `outputSchema` member of a tool returning `Vec<Self>` (results are wrapped as
+    /// `{"items":[…]}` because MCP requires an object). Emitted by the macro because a generic
+    /// `impl` cannot concatenate constants.
+    const LIST_OUTPUT_SCHEMA_MEMBER: &'static str;
+
+    /// Every failure of `value` against this shape, not only the first.
+    fn validate(value: &Value) -> Vec<FieldError> {
+        run(Self::validate_at, value).into_vec()
+    }
+}
+
+/// A `#[node_type]`: a shape whose instances live in the knowledge graph.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a node type, so nothing can point at it",
+    label = "`Ref<{Self}>` needs a `#[trails::node_type]`",
+    note = "annotate `{Self}` with `#[trails::node_type(label = \"…\")]` to store its instances in the knowledge graph, or use the shape inline instead of a `Ref`"
+)]
+pub trait NodeType: Shape {
+    /// The node type's label: the `trails://kg/<label>` URI segment.
+    const LABEL: &'static str;
+    /// The RDF mapping of every field.
+    const INFO: &'static super::rdf::NodeTypeInfo;
+}
+

@@ -1,0 +1,48 @@
+//! Bearer authentication for every HTTP route: attach the `Caller` to the request, or stop it
+//! with 401 and `WWW-Authenticate` before anything else sees it.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::auth::{bearer, Caller};
+use crate::mcp::errors;
+use crate::server::Shared;
+
+/// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
+/// a token that does not verify stops the request here with 401, before MCP sees it.
+pub(crate) async fn authenticate(State(shared): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
+    let settings = &shared.settings;
+    let caller = match request.headers().get(header::AUTHORIZATION) {
+        None => Caller::anonymous(settings.process_scopes),
+        Some(value) => {
+            let entry = value.to_str().ok().and_then(bearer).and_then(|token| settings.http_tokens.verify(token));
+            match entry {
+                Some(entry) => Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) },
+                None => {
+                    tracing::warn!("rejected a request with an invalid bearer token");
+                    return unauthorized();
+                }
+            }
+        }
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+fn unauthorized() -> Response {
+    let body = errors::response_body(&errors::authentication_failed());
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(r#"Bearer realm="trails", error="invalid_token""#),
+    );
+    response
+}

@@ -1,0 +1,76 @@
+//! `tools/call`, transport-independent: look the tool up for the caller, check scope, validate,
+//! run the handler (a panic fails its own call only), and map the outcome to the wire. Every
+//! transport calls this one function, so scope checks, validation and error mapping exist once.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::ErrorData;
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use super::errors;
+use crate::auth::Caller;
+use crate::config::ValidationErrors;
+use crate::error::Error;
+use crate::registry::call_tool;
+use crate::server::{Control, Ctx, Lookup, Shared};
+
+/// Call tool `name` with `arguments` as `caller`.
+pub(crate) async fn call(
+    shared: &Arc<Shared>,
+    name: &str,
+    arguments: Option<Map<String, Value>>,
+    caller: Caller,
+) -> Result<CallToolResult, ErrorData> {
+    let settings = &shared.settings;
+    let tool = match shared.catalog.lookup(name, caller.scopes) {
+        Lookup::Found(tool) => tool,
+        Lookup::Unknown => return Err(errors::unknown_tool(name)),
+        Lookup::Denied(tool) => {
+            return Err(if settings.mask_denied {
+                errors::unknown_tool(name)
+            } else if !caller.is_authenticated() {
+                errors::authentication_required(name, tool.entry.scope)
+            } else {
+                errors::scope_denied(name, tool.entry.scope, &caller)
+            });
+        }
+    };
+    let trace_id = uuid::Uuid::new_v4().simple().to_string();
+    let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
+    let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_control(Control(shared.clone()));
+    if let Some(state) = &shared.state {
+        ctx = ctx.with_state(state.clone());
+    }
+    let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
+    // A panicking handler (or validator) fails its own call only.
+    let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
+    let _in_span = span.enter(); // no await below: safe to hold
+    match outcome {
+        Ok(Ok(output)) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
+            result.structured_content = output.structured;
+            Ok(result)
+        }
+        Ok(Err(error @ Error::Validation { .. })) if settings.validation_errors == ValidationErrors::ToolResult => {
+            let message = error.to_string();
+            let Error::Validation { errors, total } = error else { unreachable!("matched above") };
+            let mut body = errors::validation_data(&errors, total);
+            body["error"] = Value::String(message);
+            Ok(CallToolResult::structured_error(body))
+        }
+        Ok(Err(error)) => Err(errors::from_error(error, &trace_id)),
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic".to_owned());
+            tracing::error!(%detail, "handler panicked");
+            Err(errors::internal(&trace_id))
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The MCP server: an rmcp `ServerHandler` over the catalog. One value per connection (stdio)
+//! or per request/session (HTTP); creating one is an `Arc` clone.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::{dispatch, errors};
+use crate::auth::{bearer, Caller, Scope, ScopeSet};
+use crate::server::{Lookup, Shared};
+
+/// The protocol revisions this server implements.
+pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// One client per process; identity fixed at `initialize` (or per request on 2026-07-28).
+    Stdio,
+    /// Identity per request, from the `Authorization` header (see `http.rs`).
+    Http,
+}
+
+/// The rmcp handler.
+#[derive(Clone)]
+pub(crate) struct TrailsServer {
+    shared: Arc<Shared>,
+    transport: Transport,
+    session_caller: Arc<OnceLock<Caller>>,
+}
+
+impl TrailsServer {
+    pub(crate) fn new(shared: Arc<Shared>, transport: Transport) -> TrailsServer {
+        TrailsServer { shared, transport, session_caller: Arc::default() }
+    }
+
+    /// The stdio caller for a presented credential: with `TRAILS_MCP_TOKEN` set it must match;
+    /// without it the caller is anonymous (runtime scope only).
+    fn stdio_caller(&self, presented: Option<&str>) -> Result<Caller, ErrorData> {
+        let settings = &self.shared.settings;
+        match &settings.stdio_token {
+            None => Ok(Caller::anonymous(settings.process_scopes)),
+            Some(table) => match presented.and_then(bearer).and_then(|token| table.verify(token)) {
+                Some(entry) => Ok(Caller { name: Some(entry.name.clone()), scopes: entry.scopes }),
+                None => Err(errors::authentication_failed()),
+            },
+        }
+    }
+
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        match self.transport {
+            Transport::Stdio => match self.session_caller.get() {
+                Some(caller) => Ok(caller.clone()),
+                None => self.stdio_caller(authorization_in(&context.meta.0)),
+            },
+            Transport::Http => Ok(context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Caller>())
+                .cloned()
+                .unwrap_or_else(|| Caller::anonymous(self.shared.settings.process_scopes))),
+        }
+    }
+}
+
+/// `_meta.authorization` as a string (`"Bearer …"` or the bare token).
+fn authorization_in(meta: &serde_json::Map<String, Value>) -> Option<&str> {
+    meta.get("authorization").and_then(Value::as_str)
+}
+
+impl ServerHandler for TrailsServer {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(
+                "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are JSON-RPC -32602 \
+                 errors whose data.fields lists every rejected field.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(PROTOCOL_VERSIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.transport == Transport::Stdio {
+            // rmcp moves a request's `_meta` into the context; accept it in either place.
+            let presented =
+                authorization_in(&context.meta.0).or_else(|| request.meta.as_ref().and_then(|m| authorization_in(&m.0)));
+            let caller = self.stdio_caller(presented)?;
+            tracing::info!(caller = caller.name.as_deref().unwrap_or("anonymous"), scopes = ?caller.scopes, "stdio client initialized");
+            let _ = self.session_caller.set(caller);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    /// Lets rmcp check SEP-2243 `Mcp-Param-*` headers against the declared input schema.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        match self.shared.catalog.lookup(name, ScopeSet::up_to(Scope::Dev)) {
+            Lookup::Found(tool) => Some(tool.tool.clone()),
+            _ => None,
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared.notifier.remember(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        Ok(ListToolsResult::with_all_items(self.shared.catalog.list(caller.scopes).as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller(&context)?;
+        dispatch::call(&self.shared, &request.name, request.arguments, caller).await.map(CallToolResponse::Complete)
+    }
+}

@@ -1,0 +1,15 @@
+//! What one process serves: the shared state every transport reads (`Shared`), the tool
+//! catalog with its run-time enable/disable switch and cached listings, the notifier that tells
+//! sessions about changes, the [`Control`] handle, and the per-call [`Ctx`].
+
+mod catalog;
+mod control;
+mod ctx;
+mod notifier;
+mod shared;
+
+pub use catalog::{BadDescriptor, NoSuchTool};
+pub(crate) use catalog::Lookup;
+pub use control::Control;
+pub use ctx::{AppState, Ctx};
+pub(crate) use shared::Shared;

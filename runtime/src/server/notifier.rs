@@ -1,0 +1,36 @@
+//! Who hears about changes: the sessions that finished `initialize`, bounded, told when the tool
+//! list changes (and, with the KG, when resources change).
+
+use std::sync::Mutex;
+
+use rmcp::{Peer, RoleServer};
+
+/// Most sessions kept for `list_changed` notifications; the oldest are forgotten first.
+const MAX_NOTIFIED_SESSIONS: usize = 1024;
+
+#[derive(Default)]
+pub(crate) struct Notifier {
+    sessions: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+impl Notifier {
+    pub(crate) fn remember(&self, peer: Peer<RoleServer>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|p| !p.is_transport_closed());
+        if sessions.len() >= MAX_NOTIFIED_SESSIONS {
+            sessions.remove(0);
+        }
+        sessions.push(peer);
+    }
+
+    /// `notifications/tools/list_changed` to every open session. The lock is not held across
+    /// the sends, so a slow session cannot block `remember`.
+    pub(crate) async fn tool_list_changed(&self) {
+        let peers: Vec<Peer<RoleServer>> = self.sessions.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(%error, "could not notify a session of list_changed");
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Validation: the interpreter behind every generated validator, and the structured
+//! [`FieldError`] it reports.
+//!
+//! The macros emit, per shape, a static table of rules holding every constraint of the
+//! declaration (`rules.rs`); `interpret.rs` walks a raw `serde_json::Value` against such a table and
+//! collects *all* failures, bounded by [`MAX_FIELD_ERRORS`].
+
+mod field_error;
+mod interpret;
+mod report;
+mod rules;
+
+pub use field_error::{FieldCode, FieldError};
+pub use interpret::{validate_item, validate_object};
+pub(crate) use interpret::run;
+pub use report::{Errors, Path, MAX_FIELD_ERRORS};
+pub use rules::{
+    ArrayRule, FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule, ObjectRules, Pattern, PatternError,
+    StringRule, PATTERNS,
+};
+pub(crate) use rules::compile_all as compile_patterns;
+
+/// The message of a validation failure, spelled once for every transport.
+pub(crate) fn failed_message(total: usize) -> String {
+    format!("validation failed on {total} field(s)")
+}

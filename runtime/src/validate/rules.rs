@@ -1,0 +1,146 @@
+//! The rule tables the macros emit, one per shape: every constraint the schema states is a rule
+//! here, so the schema a client sees and the check the server runs come from the same IR.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::report::{Errors, Path};
+
+/// A nested validator: the `validate_at` of another shape.
+pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
+
+/// A regex from a `pattern` predicate. The macro compiled this source and checked it for ECMA-262
+/// portability; every pattern is also listed in [`PATTERNS`] and compiled when the registry is
+/// collected, so a server whose `regex` crate disagrees with the macro's refuses to start instead
+/// of validating with a different rule.
+pub struct Pattern {
+    source: &'static str,
+    compiled: OnceLock<Result<Regex, regex::Error>>,
+}
+
+/// Every `pattern` of every linked shape and capability (filled by the macros).
+#[linkme::distributed_slice]
+pub static PATTERNS: [&'static Pattern];
+
+/// A `pattern` that compiled in the macro but not in this binary.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("pattern `{source_text}` does not compile at run time ({reason}); the macro and the runtime disagree on the `regex` crate: rebuild with one version")]
+pub struct PatternError {
+    /// The pattern as declared.
+    pub source_text: &'static str,
+    /// The `regex` crate's message.
+    pub reason: String,
+}
+
+impl Pattern {
+    /// A pattern for `source`; compiled on first use.
+    pub const fn new(source: &'static str) -> Self {
+        Pattern { source, compiled: OnceLock::new() }
+    }
+
+    /// The pattern as declared.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Compile now (idempotent), reporting a failure instead of hiding it.
+    pub(crate) fn compile(&self) -> Result<&Regex, PatternError> {
+        self.compiled
+            .get_or_init(|| Regex::new(self.source))
+            .as_ref()
+            .map_err(|e| PatternError { source_text: self.source, reason: e.to_string() })
+    }
+
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        match self.compile() {
+            Ok(regex) => regex.is_match(text),
+            // Unreachable in a server built by `App` (the registry compiles every pattern at
+            // start-up); elsewhere it is loud: the handler's call fails as an internal error.
+            Err(error) => panic!("{error}"),
+        }
+    }
+}
+
+/// Compile every linked pattern; the first failure stops start-up.
+pub(crate) fn compile_all() -> Result<(), PatternError> {
+    PATTERNS.iter().try_for_each(|pattern| pattern.compile().map(drop))
+}
+
+/// The rules of one object: its fields, in declaration order.
+pub struct ObjectRules {
+    /// One rule per field.
+    pub fields: &'static [FieldRule],
+}
+
+/// One field: its wire name, whether it must be present, and what its value must be.
+pub struct FieldRule {
+    /// The property name.
+    pub name: &'static str,
+    /// Absent or `null` is a `required` failure.
+    pub required: bool,
+    /// `Some` when the field is a `Vec<T>`: the bounds on the array; `item` then applies per item.
+    pub array: Option<ArrayRule>,
+    /// The rule for the value (or for each item of a list).
+    pub item: ItemRule,
+}
+
+/// Bounds on a list field.
+pub struct ArrayRule {
+    /// `min_count`
+    pub min_items: Option<u64>,
+    /// `max_count`
+    pub max_items: Option<u64>,
+}
+
+/// What one value must be.
+pub enum ItemRule {
+    /// A string with optional bounds.
+    String(StringRule),
+    /// An integer (JSON number with no fraction).
+    Integer(IntegerRule),
+    /// Any JSON number.
+    Number(NumberRule),
+    /// `true` or `false`.
+    Boolean,
+    /// A `Ref<T>`: an absolute IRI string.
+    Iri,
+    /// An RFC 3339 timestamp.
+    DateTime,
+    /// Another shape, checked by its own validator.
+    Nested(NestedValidator),
+}
+
+/// Constraints on a string (lengths in Unicode code points, as JSON Schema counts).
+pub struct StringRule {
+    /// `min_length`
+    pub min_length: Option<u64>,
+    /// `max_length`
+    pub max_length: Option<u64>,
+    /// `pattern`
+    pub pattern: Option<&'static Pattern>,
+    /// `one_of` (empty: any)
+    pub one_of: &'static [&'static str],
+}
+
+/// Constraints on an integer.
+pub struct IntegerRule {
+    /// Declared `min_value`, or the bound of the Rust type (`0` for `u32`).
+    pub min: Option<i128>,
+    /// Declared `max_value`, or the bound of the Rust type.
+    pub max: Option<i128>,
+    /// `one_of` (empty: any)
+    pub one_of: &'static [i128],
+}
+
+/// Constraints on a float.
+pub struct NumberRule {
+    /// `min_value`
+    pub min: Option<f64>,
+    /// `max_value`
+    pub max: Option<f64>,
+    /// `one_of` (empty: any)
+    pub one_of: &'static [f64],
+}
+
