@@ -10,14 +10,20 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, Meta, Token, UnOp};
 use crate::diag::Diagnostics;
 
 pub enum ArgValue {
+    /// `key`
     Flag,
+    /// `key = expr`
     Value(Expr),
+    /// `key(…)`
     List(Vec<Arg>),
 }
 
 pub struct Arg {
+    /// The key as written.
     pub key: String,
+    /// Where the key is.
     pub key_span: Span,
+    /// What follows it.
     pub value: ArgValue,
     /// Span of the whole `key = value` for errors about the pair.
     pub span: Span,
@@ -61,34 +67,45 @@ fn arg_of(meta: Meta, diags: &mut Diagnostics) -> Option<Arg> {
     Some(Arg { key, key_span, value, span })
 }
 
-/// Report keys outside `allowed`, suggesting the closest one.
-pub fn check_keys(args: &[Arg], allowed: &[&str], what: &str, diags: &mut Diagnostics) {
-    for arg in args {
-        if !allowed.contains(&arg.key.as_str()) {
-            let mut message = format!("unknown {what} key `{}`", arg.key);
-            if let Some(best) = closest(&arg.key, allowed) {
-                message.push_str(&format!("; did you mean `{best}`?"));
-            }
-            message.push_str(&format!(" Valid keys: {}", allowed.join(", ")));
-            diags.error_at(arg.key_span, message);
-        }
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    for arg in args {
-        if seen.contains(&arg.key.as_str()) {
-            diags.error_at(arg.key_span, format!("`{}` is given more than once; keep one", arg.key));
-        }
-        seen.push(&arg.key);
-    }
+/// The keys one attribute (or one nested list such as `cost(…)`) accepts: a single table that
+/// drives both parsing (each name maps to a variant the parser must `match` exhaustively) and the
+/// "did you mean" suggestion, so a listed key cannot be silently ignored.
+pub struct Keys<K: 'static> {
+    /// What the keys belong to, for messages (`predicate`, `capability`, `cost`, …).
+    pub what: &'static str,
+    /// Accepted spellings and what each means; two spellings may mean the same key.
+    pub table: &'static [(&'static str, K)],
 }
 
-fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    allowed
-        .iter()
-        .map(|candidate| (strsim::damerau_levenshtein(key, candidate), *candidate))
-        .filter(|(distance, candidate)| *distance <= 3.max(candidate.len() / 3))
-        .min()
-        .map(|(_, candidate)| candidate)
+impl<K: Copy + PartialEq> Keys<K> {
+    fn names(&self) -> Vec<&'static str> {
+        self.table.iter().map(|(name, _)| *name).collect()
+    }
+
+    /// Each argument with its key. Unknown keys (with the closest suggestion) and keys given
+    /// twice (in any spelling) are reported and left out.
+    pub fn resolve<'a>(&self, args: &'a [Arg], diags: &mut Diagnostics) -> Vec<(K, &'a Arg)> {
+        let names = self.names();
+        let mut resolved: Vec<(K, &'a Arg)> = Vec::new();
+        for arg in args {
+            let Some((_, key)) = self.table.iter().find(|(name, _)| *name == arg.key) else {
+                let mut message = format!("unknown {} key `{}`", self.what, arg.key);
+                if let Some(best) = closest(&arg.key, &names) {
+                    message.push_str(&format!("; did you mean `{best}`?"));
+                }
+                message.push_str(&format!(" Valid keys: {}", names.join(", ")));
+                diags.error_at(arg.key_span, message);
+                continue;
+            };
+            if let Some((_, first)) = resolved.iter().find(|(seen, _)| seen == key) {
+                let also = if first.key == arg.key { String::new() } else { format!(" (as `{}`)", first.key) };
+                diags.error_at(arg.key_span, format!("`{}` is given more than once{also}; keep one", arg.key));
+                continue;
+            }
+            resolved.push((*key, arg));
+        }
+        resolved
+    }
 }
 
 pub fn find<'a>(args: &'a [Arg], key: &str) -> Option<&'a Arg> {
@@ -166,7 +183,10 @@ pub fn expect_count(arg: &Arg, diags: &mut Diagnostics) -> Option<u64> {
             None
         }
         _ => {
-            diags.error_spanned(expr, format!("`{}` takes a non-negative integer literal, e.g. `{} = 3`", arg.key, arg.key));
+            diags.error_spanned(
+                expr,
+                format!("`{}` takes a non-negative integer literal, e.g. `{} = 3`", arg.key, arg.key),
+            );
             None
         }
     }
@@ -179,7 +199,10 @@ pub fn expect_flag(arg: &Arg, diags: &mut Diagnostics) -> bool {
         ArgValue::Value(expr) => match literal(expr) {
             Some(Literal::Bool(b)) => b,
             _ => {
-                diags.error_spanned(expr, format!("`{}` is a flag: write `{}` or `{} = false`", arg.key, arg.key, arg.key));
+                diags.error_spanned(
+                    expr,
+                    format!("`{}` is a flag: write `{}` or `{} = false`", arg.key, arg.key, arg.key),
+                );
                 false
             }
         },
@@ -218,7 +241,10 @@ pub fn expect_str_list(arg: &Arg, diags: &mut Diagnostics) -> Vec<LitStr> {
 pub fn expect_literal_list<'a>(arg: &'a Arg, diags: &mut Diagnostics) -> Vec<(Literal, &'a Expr)> {
     let Some(expr) = expect_value(arg, "[\"a\", \"b\"]", diags) else { return Vec::new() };
     let Expr::Array(array) = expr else {
-        diags.error_spanned(expr, format!("`{}` takes a list literal: `{} = [\"a\", \"b\"]` or `{} = [1, 2]`", arg.key, arg.key, arg.key));
+        diags.error_spanned(
+            expr,
+            format!("`{}` takes a list literal: `{} = [\"a\", \"b\"]` or `{} = [1, 2]`", arg.key, arg.key, arg.key),
+        );
         return Vec::new();
     };
     if array.elems.is_empty() {
@@ -253,4 +279,14 @@ pub fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     let text = lines.iter().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n");
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The accepted key nearest to a misspelt one, if it is near enough to be a likely typo.
+fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    allowed
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(key, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= 3.max(candidate.len() / 3))
+        .min()
+        .map(|(_, candidate)| candidate)
 }

@@ -1,21 +1,28 @@
-//! Error accumulation in the style of serde_derive's `Ctxt`: every check pushes, nothing stops
-//! at the first fault, and the caller turns the lot into `compile_error!`s at their spans.
+//! Error accumulation in the style of serde_derive's `Ctxt`: every check pushes, nothing stops at
+//! the first fault, and the caller turns the lot into `compile_error!`s at their spans. Like
+//! `Ctxt`, a `Diagnostics` must be consumed ([`Diagnostics::finish`],
+//! [`Diagnostics::into_compile_errors`], [`Diagnostics::into_messages`] or
+//! [`Diagnostics::discard`]): dropping one unchecked would lose errors, so it panics.
 
 use std::fmt::Display;
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 
+/// Collected errors of one expansion.
 #[derive(Default)]
 pub struct Diagnostics {
     errors: Option<syn::Error>,
+    consumed: bool,
 }
 
 impl Diagnostics {
+    /// An empty collection.
     pub fn new() -> Self {
         Diagnostics::default()
     }
 
+    /// Add an error (kept with every earlier one).
     pub fn push(&mut self, error: syn::Error) {
         match &mut self.errors {
             Some(existing) => existing.combine(error),
@@ -23,32 +30,50 @@ impl Diagnostics {
         }
     }
 
+    /// An error at `span`.
     pub fn error_at(&mut self, span: Span, message: impl Display) {
         self.push(syn::Error::new(span, message));
     }
 
+    /// An error spanning `tokens`.
     pub fn error_spanned(&mut self, tokens: impl ToTokens, message: impl Display) {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
+    /// Whether anything was reported so far.
     pub fn has_errors(&self) -> bool {
         self.errors.is_some()
     }
 
     /// `Err` with every collected error, or `Ok(())`.
-    pub fn finish(self) -> syn::Result<()> {
-        match self.errors {
+    pub fn finish(mut self) -> syn::Result<()> {
+        self.consumed = true;
+        match self.errors.take() {
             Some(errors) => Err(errors),
             None => Ok(()),
         }
     }
 
     /// Collected errors as `compile_error!` tokens (empty when there are none).
-    pub fn to_compile_errors(&self) -> TokenStream {
-        self.errors.as_ref().map(syn::Error::to_compile_error).unwrap_or_default()
+    pub fn into_compile_errors(self) -> TokenStream {
+        self.finish().err().map(|e| e.to_compile_error()).unwrap_or_default()
     }
 
-    pub fn messages(&self) -> Vec<String> {
-        self.errors.iter().flat_map(|e| e.clone().into_iter().map(|e| e.to_string())).collect()
+    /// Every message, in the order reported (for tests and previews).
+    pub fn into_messages(self) -> Vec<String> {
+        self.finish().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default()
+    }
+
+    /// Drop what was collected, on purpose (a speculative parse whose errors do not matter).
+    pub fn discard(mut self) {
+        self.consumed = true;
+    }
+}
+
+impl Drop for Diagnostics {
+    fn drop(&mut self) {
+        if !self.consumed && !std::thread::panicking() {
+            panic!("trails-codegen bug: Diagnostics dropped without being checked; errors would be lost");
+        }
     }
 }

@@ -5,16 +5,49 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::{GenericArgument, PathArguments, Type};
 
-use crate::args::{self, Arg, Literal};
+use crate::args::{self, Arg, Keys, Literal};
 use crate::diag::Diagnostics;
 use crate::ir::{Constraints, Field, FieldType, Num, Scalar, INT_KINDS};
 use crate::names;
 use crate::pattern::check_pattern;
 
-pub const PREDICATE_KEYS: &[&str] = &[
-    "iri", "min", "min_count", "max", "max_count", "required", "many", "one_of", "min_value", "max_value",
-    "pattern", "min_length", "max_length", "description",
-];
+/// A `#[predicate(…)]` key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PredicateKey {
+    Iri,
+    MinCount,
+    MaxCount,
+    Required,
+    Many,
+    OneOf,
+    MinValue,
+    MaxValue,
+    Pattern,
+    MinLength,
+    MaxLength,
+    Description,
+}
+
+/// Every `#[predicate]` key; `min`/`max` are the Python API's spellings of `min_count`/`max_count`.
+const PREDICATE_KEYS: Keys<PredicateKey> = Keys {
+    what: "predicate",
+    table: &[
+        ("iri", PredicateKey::Iri),
+        ("min", PredicateKey::MinCount),
+        ("min_count", PredicateKey::MinCount),
+        ("max", PredicateKey::MaxCount),
+        ("max_count", PredicateKey::MaxCount),
+        ("required", PredicateKey::Required),
+        ("many", PredicateKey::Many),
+        ("one_of", PredicateKey::OneOf),
+        ("min_value", PredicateKey::MinValue),
+        ("max_value", PredicateKey::MaxValue),
+        ("pattern", PredicateKey::Pattern),
+        ("min_length", PredicateKey::MinLength),
+        ("max_length", PredicateKey::MaxLength),
+        ("description", PredicateKey::Description),
+    ],
+};
 
 /// The type's last path segment and its single generic argument, if any.
 fn last_segment(ty: &Type) -> Option<(String, Option<&Type>)> {
@@ -109,7 +142,9 @@ pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diag
     for attr in attrs.iter().filter(|a| a.path().is_ident("predicate")) {
         match &attr.meta {
             syn::Meta::List(list) => predicate_args.extend(args::parse_args(list.tokens.clone(), diags)),
-            other => diags.error_spanned(other, "write `#[predicate(key = value, …)]`, e.g. `#[predicate(min_length = 1)]`"),
+            other => {
+                diags.error_spanned(other, "write `#[predicate(key = value, …)]`, e.g. `#[predicate(min_length = 1)]`")
+            }
         }
     }
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
@@ -119,7 +154,7 @@ pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diag
              remove it (field names are the Rust names; use `#[shape(rename_all = …)]` on enums)",
         );
     }
-    args::check_keys(&predicate_args, PREDICATE_KEYS, "predicate", diags);
+    let predicates = PREDICATE_KEYS.resolve(&predicate_args, diags);
     let kind = kind?;
     let name = ident.to_string().trim_start_matches("r#").to_owned();
     let mut field = Field {
@@ -133,7 +168,8 @@ pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diag
         span: ident.span(),
         ty: kind,
     };
-    apply_predicates(&mut field, &predicate_args, diags);
+    apply_predicates(&mut field, &predicates, diags);
+    check_ranges(&field, &predicate_args, diags);
     Some(field)
 }
 
@@ -141,7 +177,7 @@ fn key_span(args: &[Arg], key: &str) -> Span {
     args::find(args, key).map(Arg::value_span).unwrap_or_else(Span::call_site)
 }
 
-fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
+fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diags: &mut Diagnostics) {
     let scalar = field.ty.scalar.clone();
     let is_string = matches!(scalar, Scalar::String);
     let is_number = matches!(scalar, Scalar::Int(_) | Scalar::Float);
@@ -157,14 +193,14 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
             ),
         );
     };
-    for arg in args {
-        match arg.key.as_str() {
-            "description" => {
+    for &(key, arg) in predicates {
+        match key {
+            PredicateKey::Description => {
                 if let Some(text) = args::expect_str(arg, "\"what this field means\"", diags) {
                     field.description = Some(text.value());
                 }
             }
-            "iri" => {
+            PredicateKey::Iri => {
                 if let Some(iri) = args::expect_str(arg, "\"https://example.org/ns#field\"", diags) {
                     match names::check_iri(&iri.value()) {
                         Ok(()) => field.iri = Some(iri.value()),
@@ -172,7 +208,7 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
                     }
                 }
             }
-            "required" => {
+            PredicateKey::Required => {
                 if args::expect_flag(arg, diags) && field.ty.optional {
                     diags.error_at(
                         arg.key_span,
@@ -183,12 +219,15 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
                     );
                 }
             }
-            "many" => {
+            PredicateKey::Many => {
                 if args::expect_flag(arg, diags) && !field.ty.array {
-                    diags.error_at(arg.key_span, format!("`many` needs a list: change the type of `{}` to `Vec<{type_name}>`", field.name));
+                    diags.error_at(
+                        arg.key_span,
+                        format!("`many` needs a list: change the type of `{}` to `Vec<{type_name}>`", field.name),
+                    );
                 }
             }
-            "min" | "min_count" => {
+            PredicateKey::MinCount => {
                 let Some(count) = args::expect_count(arg, diags) else { continue };
                 if field.ty.array {
                     field.constraints.min_items = Some(count);
@@ -198,29 +237,38 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
                         format!("`{} = {count}` makes `{}` required, which contradicts its `Option` type; remove `Option<…>` or the predicate", arg.key, field.name),
                     );
                 } else if count > 1 {
-                    diags.error_at(arg.key_span, format!("`{}` = {count} needs a list: change the type of `{}` to `Vec<…>`", arg.key, field.name));
+                    diags.error_at(
+                        arg.key_span,
+                        format!(
+                            "`{}` = {count} needs a list: change the type of `{}` to `Vec<…>`",
+                            arg.key, field.name
+                        ),
+                    );
                 }
             }
-            "max" | "max_count" => {
+            PredicateKey::MaxCount => {
                 let Some(count) = args::expect_count(arg, diags) else { continue };
                 if field.ty.array {
                     field.constraints.max_items = Some(count);
                 } else {
-                    diags.error_at(arg.key_span, format!("`{}` limits the items of a list, but `{}` is not a `Vec<…>`", arg.key, field.name));
+                    diags.error_at(
+                        arg.key_span,
+                        format!("`{}` limits the items of a list, but `{}` is not a `Vec<…>`", arg.key, field.name),
+                    );
                 }
             }
-            "min_length" | "max_length" => {
+            PredicateKey::MinLength | PredicateKey::MaxLength => {
                 let Some(count) = args::expect_count(arg, diags) else { continue };
                 if !is_string {
                     let instead = if is_number { "; use `min_value`/`max_value` for numbers" } else { "" };
                     wrong_type(diags, arg, "strings", instead);
-                } else if arg.key == "min_length" {
+                } else if key == PredicateKey::MinLength {
                     field.constraints.min_length = Some(count);
                 } else {
                     field.constraints.max_length = Some(count);
                 }
             }
-            "pattern" => {
+            PredicateKey::Pattern => {
                 let Some(pattern) = args::expect_str(arg, "r\"^[A-Z]+$\"", diags) else { continue };
                 if !is_string {
                     wrong_type(diags, arg, "strings", "");
@@ -231,7 +279,7 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
                     }
                 }
             }
-            "min_value" | "max_value" => {
+            PredicateKey::MinValue | PredicateKey::MaxValue => {
                 let Some(expr) = args::expect_value(arg, "10", diags) else { continue };
                 if !is_number {
                     let instead = if is_string { "; use `min_length`/`max_length` for strings" } else { "" };
@@ -239,13 +287,13 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
                     continue;
                 }
                 let Some(number) = number_for(&scalar, expr, &arg.key, diags) else { continue };
-                if arg.key == "min_value" {
+                if key == PredicateKey::MinValue {
                     field.constraints.min_value = Some(number);
                 } else {
                     field.constraints.max_value = Some(number);
                 }
             }
-            "one_of" => {
+            PredicateKey::OneOf => {
                 let literals = args::expect_literal_list(arg, diags);
                 if !(is_string || is_number) {
                     wrong_type(diags, arg, "strings and numbers", "");
@@ -275,10 +323,8 @@ fn apply_predicates(field: &mut Field, args: &[Arg], diags: &mut Diagnostics) {
                     }
                 }
             }
-            _ => {} // unknown keys were reported by check_keys
         }
     }
-    check_ranges(field, args, diags);
 }
 
 /// A numeric literal read under the field's type: integers for integer fields (within the
@@ -289,14 +335,20 @@ fn number_for(scalar: &Scalar, expr: &syn::Expr, key: &str, diags: &mut Diagnost
             if value < kind.min || value > kind.max {
                 diags.error_spanned(
                     expr,
-                    format!("`{key}` value {value} is outside the range of `{}` ({}..={})", kind.name, kind.min, kind.max),
+                    format!(
+                        "`{key}` value {value} is outside the range of `{}` ({}..={})",
+                        kind.name, kind.min, kind.max
+                    ),
                 );
                 return None;
             }
             Some(Num::Int(value))
         }
         (Scalar::Int(kind), Some(Literal::Float(value))) => {
-            diags.error_spanned(expr, format!("`{key}` value {value} is a float, but the field is `{}`; write an integer", kind.name));
+            diags.error_spanned(
+                expr,
+                format!("`{key}` value {value} is a float, but the field is `{}`; write an integer", kind.name),
+            );
             None
         }
         (Scalar::Float, Some(Literal::Int(value))) => Some(Num::Float(value as f64)),

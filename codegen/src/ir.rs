@@ -112,25 +112,181 @@ pub struct ObjectDecl {
     pub fields: Vec<Field>,
 }
 
+/// What a shape's body is.
 pub enum ShapeBody {
+    /// A struct with named fields: a JSON object.
     Object(ObjectDecl),
     /// Unit enum projected to a string `enum`: the wire names of its variants.
     Enum(Vec<(syn::Ident, String)>),
 }
 
-pub struct NodeTypeDecl {
-    pub label: String,
-    pub extends: Option<String>,
-    pub unique: Vec<String>,
+/// `extends = Parent`: the parent type and the field that holds its values (flattened, so the
+/// parent's properties sit at the top level of the child's JSON).
+#[derive(Clone)]
+pub struct Extends {
+    /// The parent shape (or node type) as written.
+    pub parent: syn::Type,
+    /// The field of type `parent`.
+    pub field: syn::Ident,
 }
 
+/// The node-type part of a `#[node_type]`.
+pub struct NodeTypeDecl {
+    /// The `trails://kg/<label>` segment.
+    pub label: String,
+    /// Where the label was written (the type name when it was not).
+    pub label_span: Span,
+    /// Field names that are unique together, each with where it was written.
+    pub unique: Vec<(String, Span)>,
+}
+
+/// A `#[shape]` or `#[node_type]` declaration.
 pub struct ShapeDecl {
+    /// The Rust type.
     pub ident: syn::Ident,
+    /// The shape IRI (the RDF class for node types).
     pub iri: String,
-    pub extends: Option<String>,
+    /// The parent, if any.
+    pub extends: Option<Extends>,
+    /// From `///`.
     pub description: Option<String>,
+    /// Fields or variants.
     pub body: ShapeBody,
-    pub rename_all: Option<String>,
+    /// serde's `rename_all` rule for enum variants.
+    pub rename_all: Option<(crate::names::RenameRule, Span)>,
+    /// Present for `#[node_type]`.
     pub node_type: Option<NodeTypeDecl>,
+    /// The user derived `Serialize`/`Deserialize` themselves.
     pub user_derives_serde: bool,
+}
+
+/// The scope a tool needs, as the runtime's `Scope` (one variant each, so generated code can
+/// only name a scope that exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeDecl {
+    /// `runtime`
+    Runtime,
+    /// `builder`
+    Builder,
+    /// `dev`
+    Dev,
+}
+
+impl ScopeDecl {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScopeDecl::Runtime => "runtime",
+            ScopeDecl::Builder => "builder",
+            ScopeDecl::Dev => "dev",
+        }
+    }
+}
+
+/// Runtime capability or meta capability, with the meta naming parts.
+pub enum ToolKindDecl {
+    /// `#[capability]`
+    Runtime,
+    /// `#[meta_capability]`
+    Meta {
+        /// Dotted namespace, if any.
+        namespace: Option<String>,
+        /// The op name.
+        op: String,
+    },
+}
+
+/// A capability's input.
+pub enum Input {
+    /// One `#[shape]` parameter: its properties are the tool's properties.
+    Shape {
+        /// The shape type.
+        ty: Box<syn::Type>,
+    },
+    /// Named parameters, each a property.
+    Params(ObjectDecl),
+}
+
+/// `side_effects(…)`
+#[derive(Default)]
+pub struct SideEffects {
+    /// Graph IRIs written.
+    pub writes: Vec<String>,
+    /// Deletes data.
+    pub deletes: bool,
+    /// Overwrites data.
+    pub overwrites: bool,
+    /// External hosts called.
+    pub external: Vec<String>,
+    /// Records provenance.
+    pub provenance: bool,
+}
+
+/// `cost(…)`
+#[derive(Default)]
+pub struct Cost {
+    /// Tokens per call.
+    pub tokens: Option<u64>,
+    /// USD per call.
+    pub usd: Option<f64>,
+    /// Median latency.
+    pub latency_p50_ms: Option<u64>,
+    /// 95th percentile latency.
+    pub latency_p95_ms: Option<u64>,
+}
+
+/// One parameter of the handler, in declaration order.
+pub enum Param {
+    /// `&Ctx`
+    Ctx,
+    /// The single shape input.
+    ShapeInput,
+    /// A named parameter (a property).
+    Named(syn::Ident),
+}
+
+/// A `#[capability]` or `#[meta_capability]` declaration.
+pub struct CapabilityDecl {
+    /// Runtime or meta.
+    pub kind: ToolKindDecl,
+    /// The canonical id (`requirements.search`, `trails.meta.gen.shape`).
+    pub id: String,
+    /// The MCP tool name.
+    pub name: String,
+    /// SemVer.
+    pub version: String,
+    /// What agents read to choose the tool.
+    pub description: String,
+    /// The scope a caller needs.
+    pub scope: ScopeDecl,
+    /// The input.
+    pub input: Input,
+    /// The handler's return type.
+    pub return_type: syn::Type,
+    /// Declared input shape IRI.
+    pub input_shape: Option<String>,
+    /// Declared output shape IRI.
+    pub output_shape: Option<String>,
+    /// Precondition kinds.
+    pub preconditions: Vec<String>,
+    /// Declared side effects (`None`: undeclared).
+    pub side_effects: Option<SideEffects>,
+    /// Declared cost.
+    pub cost: Option<Cost>,
+    /// Policies a caller must satisfy.
+    pub policy_required: Vec<String>,
+    /// Safe to retry.
+    pub idempotent: bool,
+    /// The capability id this one replaces.
+    pub deprecates: Option<String>,
+    /// `experimental`, `stable` or `deprecated`.
+    pub version_status: String,
+    /// `none`, `rdfs` or `owl-rl`.
+    pub reasoning: String,
+    /// Assurance level, free text.
+    pub assurance: Option<String>,
+    /// The handler function.
+    pub handler: syn::Ident,
+    /// Its parameters in order.
+    pub params: Vec<Param>,
 }

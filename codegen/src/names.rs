@@ -25,7 +25,9 @@ pub fn check_op(op: &str) -> Result<(), String> {
 
 pub fn check_namespace(namespace: &str) -> Result<(), String> {
     if namespace.is_empty() {
-        return Err("namespace is empty; omit `namespace` or give dotted lowercase segments such as `gen` or `kg.admin`".into());
+        return Err(
+            "namespace is empty; omit `namespace` or give dotted lowercase segments such as `gen` or `kg.admin`".into(),
+        );
     }
     for segment in namespace.split('.') {
         let valid = segment.chars().next().is_some_and(|c| c.is_ascii_lowercase())
@@ -70,7 +72,9 @@ pub fn check_semver(version: &str) -> Result<(), String> {
 pub fn check_scope(scope: &str) -> Result<(), String> {
     match scope {
         "runtime" | "builder" | "dev" => Ok(()),
-        other => Err(format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs")),
+        other => {
+            Err(format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs"))
+        }
     }
 }
 
@@ -107,29 +111,79 @@ pub fn meta_capability_id(namespace: Option<&str>, op: &str) -> String {
     }
 }
 
-/// Rename a variant the way serde's `rename_all` does.
-pub fn rename(name: &str, rule: &str) -> String {
-    let separated = |sep: char| {
-        let mut out = String::new();
-        for (index, c) in name.char_indices() {
-            if c.is_uppercase() && index > 0 {
-                out.push(sep);
-            }
-            out.extend(c.to_lowercase());
-        }
-        out
-    };
-    match rule {
-        "lowercase" => name.to_lowercase(),
-        "UPPERCASE" => name.to_uppercase(),
-        "snake_case" => separated('_'),
-        "kebab-case" => separated('-'),
-        "SCREAMING_SNAKE_CASE" => separated('_').to_uppercase(),
-        _ => name.to_owned(),
-    }
+/// serde's `rename_all` rules, applied to enum variants exactly as serde_derive does (ASCII case
+/// mapping, `char::is_uppercase` for word breaks), so the schema's `enum` and the wire agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenameRule {
+    /// `lowercase`
+    Lower,
+    /// `UPPERCASE`
+    Upper,
+    /// `PascalCase`
+    Pascal,
+    /// `camelCase`
+    Camel,
+    /// `snake_case`
+    Snake,
+    /// `SCREAMING_SNAKE_CASE`
+    ScreamingSnake,
+    /// `kebab-case`
+    Kebab,
+    /// `SCREAMING-KEBAB-CASE`
+    ScreamingKebab,
 }
 
-pub const RENAME_RULES: &[&str] = &["lowercase", "UPPERCASE", "snake_case", "kebab-case", "SCREAMING_SNAKE_CASE"];
+impl RenameRule {
+    /// Every rule with its serde spelling.
+    pub const ALL: &'static [(&'static str, RenameRule)] = &[
+        ("lowercase", RenameRule::Lower),
+        ("UPPERCASE", RenameRule::Upper),
+        ("PascalCase", RenameRule::Pascal),
+        ("camelCase", RenameRule::Camel),
+        ("snake_case", RenameRule::Snake),
+        ("SCREAMING_SNAKE_CASE", RenameRule::ScreamingSnake),
+        ("kebab-case", RenameRule::Kebab),
+        ("SCREAMING-KEBAB-CASE", RenameRule::ScreamingKebab),
+    ];
+
+    /// The rule serde spells `name`.
+    pub fn parse(name: &str) -> Option<RenameRule> {
+        RenameRule::ALL.iter().find(|(spelling, _)| *spelling == name).map(|(_, rule)| *rule)
+    }
+
+    /// The serde spelling.
+    pub fn name(self) -> &'static str {
+        RenameRule::ALL.iter().find(|(_, rule)| *rule == self).map(|(name, _)| *name).expect("every rule is listed")
+    }
+
+    /// `variant` renamed (serde_derive's `RenameRule::apply_to_variant`).
+    pub fn apply_to_variant(self, variant: &str) -> String {
+        match self {
+            RenameRule::Pascal => variant.to_owned(),
+            RenameRule::Lower => variant.to_ascii_lowercase(),
+            RenameRule::Upper => variant.to_ascii_uppercase(),
+            // serde slices `[..1]`, which panics on a non-ASCII first letter; ASCII-lowercasing the
+            // first char gives serde's result everywhere serde has one.
+            RenameRule::Camel => {
+                let mut chars = variant.chars();
+                chars.next().map(|first| first.to_ascii_lowercase().to_string() + chars.as_str()).unwrap_or_default()
+            }
+            RenameRule::Snake => {
+                let mut snake = String::new();
+                for (i, ch) in variant.char_indices() {
+                    if i > 0 && ch.is_uppercase() {
+                        snake.push('_');
+                    }
+                    snake.push(ch.to_ascii_lowercase());
+                }
+                snake
+            }
+            RenameRule::ScreamingSnake => RenameRule::Snake.apply_to_variant(variant).to_ascii_uppercase(),
+            RenameRule::Kebab => RenameRule::Snake.apply_to_variant(variant).replace('_', "-"),
+            RenameRule::ScreamingKebab => RenameRule::ScreamingSnake.apply_to_variant(variant).replace('_', "-"),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -169,9 +223,11 @@ mod tests {
 
     #[test]
     fn renames_match_serde() {
-        assert_eq!(rename("HighPriority", "snake_case"), "high_priority");
-        assert_eq!(rename("HighPriority", "kebab-case"), "high-priority");
-        assert_eq!(rename("HighPriority", "SCREAMING_SNAKE_CASE"), "HIGH_PRIORITY");
-        assert_eq!(rename("HighPriority", "lowercase"), "highpriority");
+        assert_eq!(RenameRule::Snake.apply_to_variant("HighPriority"), "high_priority");
+        assert_eq!(RenameRule::Kebab.apply_to_variant("HighPriority"), "high-priority");
+        // ASCII case mapping, as serde: a non-ASCII capital keeps its case.
+        assert_eq!(RenameRule::Lower.apply_to_variant("Über"), "Über");
+        assert_eq!(RenameRule::parse("camelCase"), Some(RenameRule::Camel));
+        assert_eq!(RenameRule::Camel.name(), "camelCase");
     }
 }

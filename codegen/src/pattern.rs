@@ -2,7 +2,7 @@
 //! client (JSON Schema's ECMA-262 dialect). We accept a regex only if `regex` compiles it and it
 //! stays inside the syntax the two dialects share.
 
-use regex_syntax::ast::{self, Ast, AssertionKind, ClassSetBinaryOp, ClassSetItem, GroupKind, Visitor};
+use regex_syntax::ast::{self, AssertionKind, Ast, ClassSetBinaryOp, ClassSetItem, GroupKind, Visitor};
 
 /// `Ok` or the plain-language reason a pattern is refused, with what to write instead.
 pub fn check_pattern(source: &str) -> Result<(), String> {
@@ -16,13 +16,17 @@ pub fn check_pattern(source: &str) -> Result<(), String> {
 
 fn parse_failure(error: &ast::Error) -> String {
     match error.kind() {
-        ast::ErrorKind::UnsupportedLookAround => "look-around (`(?=…)`, `(?!…)`, `(?<=…)`, `(?<!…)`) is not supported: \
+        ast::ErrorKind::UnsupportedLookAround => {
+            "look-around (`(?=…)`, `(?!…)`, `(?<=…)`, `(?<!…)`) is not supported: \
              the server validates with Rust's `regex` crate, which has no look-around, so this constraint could not be \
              enforced. Express it without look-around (a simpler pattern, or split it across fields)"
-            .to_owned(),
-        ast::ErrorKind::UnsupportedBackreference => "backreferences (`\\1`, `\\k<name>`) are not supported: the server \
+                .to_owned()
+        }
+        ast::ErrorKind::UnsupportedBackreference => {
+            "backreferences (`\\1`, `\\k<name>`) are not supported: the server \
              validates with Rust's `regex` crate, which has none. Express the constraint without repeating a group"
-            .to_owned(),
+                .to_owned()
+        }
         _ => format!("pattern does not compile: {}", error.kind()),
     }
 }

@@ -5,8 +5,9 @@
 use proc_macro2::TokenStream;
 use serde_json::Value;
 
-use crate::capability::{self, CapabilityDecl};
+use crate::capability;
 use crate::diag::Diagnostics;
+use crate::ir::CapabilityDecl;
 use crate::schema::description_member;
 use crate::shape;
 use crate::template::{Hole, Template};
@@ -20,6 +21,9 @@ fn fill(hole: &Hole) -> String {
         Hole::ShapeIri(_) => format!("urn:trails:shape:{ty}"),
         Hole::OutputSchemaMember(_) => format!(",\"outputSchema\":{{\"$output\":\"{ty}\"}}"),
         Hole::OutputShape(_) => format!("\"urn:trails:output:{ty}\""),
+        Hole::ParentProperties(_) => format!("\"$extends\":\"{ty}\""),
+        Hole::ParentRequired(_) => format!("\"$required_of:{ty}\""),
+        Hole::IfParentHasProperties(_, text) | Hole::IfParentHasRequired(_, text) => (*text).to_owned(),
     }
 }
 
@@ -35,12 +39,13 @@ pub fn shape_schema(kind: shape::Kind, attr: TokenStream, item: &str) -> Result<
     let decl = shape::parse(kind, attr, &item, &mut diags);
     match decl {
         Some(decl) if !diags.has_errors() => {
+            diags.discard();
             let mut t = Template::new();
             t.text("{").text(&description_member(shape::description(&decl).as_deref()));
             t.append(&shape::schema_members(&decl)).text("}");
             Ok(parse_json(&t))
         }
-        _ => Err(diags.messages()),
+        _ => Err(diags.into_messages()),
     }
 }
 
@@ -51,9 +56,10 @@ pub fn capability(kind: capability::Kind, attr: TokenStream, item: &str) -> Resu
     let decl: Option<CapabilityDecl> = capability::parse(kind, attr, &function, &mut diags);
     match decl {
         Some(decl) if !diags.has_errors() => {
+            diags.discard();
             Ok((parse_json(&capability::descriptor(&decl)), parse_json(&capability::canonical(&decl))))
         }
-        _ => Err(diags.messages()),
+        _ => Err(diags.into_messages()),
     }
 }
 

@@ -10,10 +10,15 @@ pub fn description_member(description: Option<&str>) -> String {
     description.map(|d| format!("\"description\":{},", json_string(d))).unwrap_or_default()
 }
 
-/// Members of an object schema: type, properties, required, additionalProperties.
-pub fn object_members(object: &ObjectDecl) -> Template {
+/// The members of `properties` (no braces): the parent's first, then the object's own.
+pub fn property_members(object: &ObjectDecl, parent: Option<&syn::Type>) -> Template {
     let mut t = Template::new();
-    t.text("\"type\":\"object\",\"properties\":{");
+    if let Some(parent) = parent {
+        t.hole(Hole::ParentProperties(parent.clone()));
+        if !object.fields.is_empty() {
+            t.hole(Hole::IfParentHasProperties(parent.clone(), ","));
+        }
+    }
     for (index, field) in object.fields.iter().enumerate() {
         if index > 0 {
             t.text(",");
@@ -21,10 +26,41 @@ pub fn object_members(object: &ObjectDecl) -> Template {
         t.string(&field.name).text(":");
         t.append(&field_schema(field));
     }
+    t
+}
+
+/// The items of `required` (no brackets): the parent's first, then the object's own.
+pub fn required_members(object: &ObjectDecl, parent: Option<&syn::Type>) -> Template {
+    let own: Vec<String> = object.fields.iter().filter(|f| f.required).map(|f| json_string(&f.name)).collect();
+    let mut t = Template::new();
+    if let Some(parent) = parent {
+        t.hole(Hole::ParentRequired(parent.clone()));
+        if !own.is_empty() {
+            t.hole(Hole::IfParentHasRequired(parent.clone(), ","));
+        }
+    }
+    t.text(&own.join(","));
+    t
+}
+
+/// Members of an object schema: type, properties, required (only when something is),
+/// additionalProperties. With a parent, its properties and required names come first.
+pub fn object_members(object: &ObjectDecl, parent: Option<&syn::Type>) -> Template {
+    let mut t = Template::new();
+    t.text("\"type\":\"object\",\"properties\":{");
+    t.append(&property_members(object, parent));
     t.text("}");
-    let required: Vec<String> = object.fields.iter().filter(|f| f.required).map(|f| json_string(&f.name)).collect();
-    if !required.is_empty() {
-        t.text(&format!(",\"required\":[{}]", required.join(",")));
+    let own_required = object.fields.iter().any(|f| f.required);
+    match parent {
+        _ if own_required => {
+            t.text(",\"required\":[").append(&required_members(object, parent)).text("]");
+        }
+        Some(parent) => {
+            t.hole(Hole::IfParentHasRequired(parent.clone(), ",\"required\":["));
+            t.hole(Hole::ParentRequired(parent.clone()));
+            t.hole(Hole::IfParentHasRequired(parent.clone(), "]"));
+        }
+        None => {}
     }
     t.text(",\"additionalProperties\":false");
     t

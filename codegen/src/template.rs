@@ -20,6 +20,14 @@ pub enum Hole {
     OutputSchemaMember(syn::Type),
     /// The output shape IRI of handler return type `R`, as a JSON value (`"…"` or `null`)
     OutputShape(syn::Type),
+    /// `<T as ObjectShape>::PROPERTY_MEMBERS`: the members of a parent's `properties`
+    ParentProperties(syn::Type),
+    /// `<T as ObjectShape>::REQUIRED_MEMBERS`: the items of a parent's `required`
+    ParentRequired(syn::Type),
+    /// `text` when the parent has at least one property, else nothing
+    IfParentHasProperties(syn::Type, &'static str),
+    /// `text` when the parent has at least one required property, else nothing
+    IfParentHasRequired(syn::Type, &'static str),
 }
 
 impl Hole {
@@ -35,6 +43,14 @@ impl Hole {
             Hole::OutputShape(ty) => {
                 quote!(<<#ty as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SHAPE)
             }
+            Hole::ParentProperties(ty) => quote!(<#ty as ::trails::__private::ObjectShape>::PROPERTY_MEMBERS),
+            Hole::ParentRequired(ty) => quote!(<#ty as ::trails::__private::ObjectShape>::REQUIRED_MEMBERS),
+            Hole::IfParentHasProperties(ty, text) => {
+                quote!(::trails::__private::if_nonempty(<#ty as ::trails::__private::ObjectShape>::PROPERTY_MEMBERS, #text))
+            }
+            Hole::IfParentHasRequired(ty, text) => {
+                quote!(::trails::__private::if_nonempty(<#ty as ::trails::__private::ObjectShape>::REQUIRED_MEMBERS, #text))
+            }
         }
     }
 
@@ -46,7 +62,11 @@ impl Hole {
             | Hole::NodeLabel(t)
             | Hole::ShapeIri(t)
             | Hole::OutputSchemaMember(t)
-            | Hole::OutputShape(t) => t,
+            | Hole::OutputShape(t)
+            | Hole::ParentProperties(t)
+            | Hole::ParentRequired(t)
+            | Hole::IfParentHasProperties(t, _)
+            | Hole::IfParentHasRequired(t, _) => t,
         };
         ty.to_token_stream().to_string().replace(' ', "")
     }
@@ -55,7 +75,7 @@ impl Hole {
 #[derive(Clone)]
 enum Piece {
     Text(String),
-    Hole(Hole),
+    Hole(Box<Hole>),
 }
 
 #[derive(Clone, Default)]
@@ -83,7 +103,7 @@ impl Template {
     }
 
     pub fn hole(&mut self, hole: Hole) -> &mut Self {
-        self.pieces.push(Piece::Hole(hole));
+        self.pieces.push(Piece::Hole(Box::new(hole)));
         self
     }
 
@@ -94,7 +114,7 @@ impl Template {
                     self.text(text);
                 }
                 Piece::Hole(hole) => {
-                    self.hole(hole.clone());
+                    self.hole((**hole).clone());
                 }
             }
         }

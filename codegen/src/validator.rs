@@ -15,17 +15,27 @@ fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     }
 }
 
-/// The body of `fn validate_at(value, path, errors)` for an object.
-pub fn object_validator(object: &ObjectDecl) -> TokenStream {
+/// The rule table of an object, as items: `static __TRAILS_RULES` (plus its fields and patterns).
+/// A parent's rules are linked, not copied, so its own `extends` chain is honoured too.
+pub fn object_rules(object: &ObjectDecl, parent: Option<&syn::Type>) -> TokenStream {
     let mut patterns = Vec::new();
     let rules: Vec<TokenStream> = object.fields.iter().map(|field| field_rule(field, &mut patterns)).collect();
     let count = rules.len();
+    let parents = match parent {
+        Some(parent) => quote!(&[<#parent as ::trails::__private::ObjectShape>::RULES]),
+        None => quote!(&[]),
+    };
     quote! {
         #(#patterns)*
-        static FIELDS: [::trails::__private::FieldRule; #count] = [#(#rules),*];
-        static RULES: ::trails::__private::ObjectRules = ::trails::__private::ObjectRules { fields: &FIELDS };
-        ::trails::__private::validate_object(&RULES, value, path, errors)
+        static __TRAILS_FIELDS: [::trails::__private::FieldRule; #count] = [#(#rules),*];
+        static __TRAILS_RULES: ::trails::__private::ObjectRules =
+            ::trails::__private::ObjectRules { fields: &__TRAILS_FIELDS, parents: #parents };
     }
+}
+
+/// The body of `fn validate_at(value, path, errors)` for an object whose rules are in scope.
+pub fn object_validator() -> TokenStream {
+    quote!(::trails::__private::validate_object(&__TRAILS_RULES, value, path, errors))
 }
 
 /// The body of `validate_at` for a unit enum.
@@ -60,9 +70,14 @@ fn item_rule(field: &Field, patterns: &mut Vec<TokenStream>) -> TokenStream {
         Scalar::String => {
             let pattern = match &c.pattern {
                 Some(source) => {
-                    let ident = format_ident!("PATTERN_{}", patterns.len());
+                    let ident = format_ident!("__TRAILS_PATTERN_{}", patterns.len());
+                    let listed = format_ident!("__TRAILS_PATTERN_{}_LISTED", patterns.len());
                     patterns.push(quote! {
                         static #ident: ::trails::__private::Pattern = ::trails::__private::Pattern::new(#source);
+                        // Listed so start-up compiles every pattern once and refuses to serve if one fails.
+                        #[::trails::__private::linkme::distributed_slice(::trails::__private::PATTERNS)]
+                        #[linkme(crate = ::trails::__private::linkme)]
+                        static #listed: &::trails::__private::Pattern = &#ident;
                     });
                     quote!(::core::option::Option::Some(&#ident))
                 }
@@ -110,6 +125,8 @@ fn item_rule(field: &Field, patterns: &mut Vec<TokenStream>) -> TokenStream {
         Scalar::Bool => quote!(::trails::__private::ItemRule::Boolean),
         Scalar::DateTime => quote!(::trails::__private::ItemRule::DateTime),
         Scalar::Ref(_) => quote!(::trails::__private::ItemRule::Iri),
-        Scalar::Nested(ty) => quote!(::trails::__private::ItemRule::Nested(<#ty as ::trails::__private::Schema>::validate_at)),
+        Scalar::Nested(ty) => {
+            quote!(::trails::__private::ItemRule::Nested(<#ty as ::trails::__private::Schema>::validate_at))
+        }
     }
 }

@@ -51,7 +51,10 @@ fn unit_enum_shape_is_a_string_enum_renamed_like_serde() {
         "/// Priority.\nenum Priority { Low, HighPriority }",
     )
     .unwrap();
-    assert_eq!(schema, serde_json::json!({"description": "Priority.", "type": "string", "enum": ["low", "high_priority"]}));
+    assert_eq!(
+        schema,
+        serde_json::json!({"description": "Priority.", "type": "string", "enum": ["low", "high_priority"]})
+    );
 }
 
 #[test]
@@ -69,7 +72,13 @@ fn node_type_states_compound_uniqueness_in_its_description() {
 fn runtime_capability_descriptor_and_canonical_form() {
     let (descriptor, canonical) = preview::capability(
         CapKind::Runtime,
-        quote!(id = "requirements.search", version = "1.2.0", side_effects(none), idempotent, cost(tokens = 40, latency_p50_ms = 3)),
+        quote!(
+            id = "requirements.search",
+            version = "1.2.0",
+            side_effects(none),
+            idempotent,
+            cost(tokens = 40, latency_p50_ms = 3)
+        ),
         r#"
         /// Search requirements.
         async fn search(ctx: &Ctx, input: SearchInput) -> trails::Result<Vec<Requirement>> { todo!() }
@@ -84,7 +93,13 @@ fn runtime_capability_descriptor_and_canonical_form() {
 fn meta_capability_with_named_parameters() {
     let (descriptor, _) = preview::capability(
         CapKind::Meta,
-        quote!(namespace = "gen", op = "shape", scope = "dev", version = "0.1.0", side_effects(writes = ["urn:trails:graph:src"])),
+        quote!(
+            namespace = "gen",
+            op = "shape",
+            scope = "dev",
+            version = "0.1.0",
+            side_effects(writes = ["urn:trails:graph:src"])
+        ),
         r#"
         /// Scaffold a #[shape] skeleton; returns a FileDiff.
         async fn gen_shape(
@@ -111,8 +126,21 @@ fn canonical_descriptor_has_the_fourteen_fields_in_canonical_order() {
     assert_eq!(
         keys,
         [
-            "@id", "@type", "id", "version", "description", "input_shape", "output_shape", "preconditions",
-            "side_effects", "cost", "policy_required", "idempotent", "deprecates", "reasoning", "assurance",
+            "@id",
+            "@type",
+            "id",
+            "version",
+            "description",
+            "input_shape",
+            "output_shape",
+            "preconditions",
+            "side_effects",
+            "cost",
+            "policy_required",
+            "idempotent",
+            "deprecates",
+            "reasoning",
+            "assurance",
             "version_status"
         ]
     );
@@ -120,9 +148,12 @@ fn canonical_descriptor_has_the_fourteen_fields_in_canonical_order() {
 
 #[test]
 fn undeclared_side_effects_get_conservative_explicit_annotations() {
-    let (descriptor, _) =
-        preview::capability(CapKind::Runtime, quote!(id = "a.b"), "/// Doc.\nasync fn f() -> trails::Result<()> { Ok(()) }")
-            .unwrap();
+    let (descriptor, _) = preview::capability(
+        CapKind::Runtime,
+        quote!(id = "a.b"),
+        "/// Doc.\nasync fn f() -> trails::Result<()> { Ok(()) }",
+    )
+    .unwrap();
     assert_eq!(
         descriptor["annotations"],
         serde_json::json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true})
@@ -147,7 +178,11 @@ fn every_fault_in_one_item_is_reported() {
 
 #[test]
 fn meta_op_with_underscore_names_a_valid_alternative() {
-    let errors = preview::errors("meta_capability", quote!(namespace = "gen", op = "make_shape"), "/// D.\nasync fn f() -> R { }");
+    let errors = preview::errors(
+        "meta_capability",
+        quote!(namespace = "gen", op = "make_shape"),
+        "/// D.\nasync fn f() -> R { }",
+    );
     assert_eq!(errors.len(), 1);
     assert!(errors[0].contains("lowercase letters and digits only"), "{}", errors[0]);
 }

@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 use trails_codegen::preview;
 use trails_codegen::shape::Kind;
 
-const NATURAL_BOUNDS: &[i64] = &[0, 255, 65_535, 4_294_967_295, -128, 127, -32_768, 32_767, -2_147_483_648, 2_147_483_647];
+const NATURAL_BOUNDS: &[i64] =
+    &[0, 255, 65_535, 4_294_967_295, -128, 127, -32_768, 32_767, -2_147_483_648, 2_147_483_647];
 
 fn normalise(value: &Value) -> Value {
     match value {
@@ -24,7 +25,11 @@ fn normalise(value: &Value) -> Value {
                         let collapsed = match item {
                             Value::Array(types) => {
                                 let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-                                if non_null.len() == 1 { non_null[0].clone() } else { item.clone() }
+                                if non_null.len() == 1 {
+                                    non_null[0].clone()
+                                } else {
+                                    item.clone()
+                                }
                             }
                             other => other.clone(),
                         };
@@ -55,7 +60,8 @@ macro_rules! oracle {
     };
 }
 
-oracle!(scalars,
+oracle!(
+    scalars,
     /// Every scalar kind.
     pub struct Scalars {
         /// A name.
@@ -71,7 +77,8 @@ oracle!(scalars,
     }
 );
 
-oracle!(optional_and_lists,
+oracle!(
+    optional_and_lists,
     pub struct OptionalAndLists {
         pub note: Option<String>,
         pub score: Option<f64>,

@@ -83,7 +83,8 @@ pub use config::{
     ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
 pub use declare::{
-    Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, Output, PredicateInfo, Ref, Schema, Shape, ToolOutput,
+    Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape,
+    ToolOutput,
 };
 pub use error::{Error, Result};
 pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
@@ -102,15 +103,15 @@ pub mod __private {
 
     pub use crate::auth::Scope;
     pub use crate::declare::{
-        shape_output, Datatype, HandlerResult, NodeType, NodeTypeInfo, Output, PredicateInfo, Schema, Shape,
-        ToolOutput,
+        shape_output, Datatype, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Schema,
+        Shape, ToolOutput,
     };
     pub use crate::error::{Error, Result};
     pub use crate::registry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
     pub use crate::server::Ctx;
     pub use crate::validate::{
-        validate_item, validate_object, ArrayRule, Errors, FieldRule, IntegerRule, ItemRule, NumberRule, ObjectRules,
-        Path, Pattern, StringRule, PATTERNS,
+        if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule, IntegerRule, ItemRule, NumberRule,
+        ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,
     };
 
     /// Turn a deserialisation failure of already-validated arguments into an internal error:

@@ -44,8 +44,13 @@ pub struct SearchInput {
 }
 
 /// Search the paper index by free text.
-#[capability(id = "research.search", version = "1.2.0", side_effects(none), idempotent,
-             cost(tokens = 40, latency_p50_ms = 3, latency_p95_ms = 12))]
+#[capability(
+    id = "research.search",
+    version = "1.2.0",
+    side_effects(none),
+    idempotent,
+    cost(tokens = 40, latency_p50_ms = 3, latency_p95_ms = 12)
+)]
 pub async fn search(_ctx: &Ctx, input: SearchInput) -> Result<Vec<Paper>> {
     let limit = input.limit.unwrap_or(10) as usize;
     let mut papers: Vec<Paper> = CORPUS
@@ -161,7 +166,14 @@ pub async fn fail(
 }
 
 /// A dev-only tool, to exercise scope gating.
-#[meta_capability(namespace = "fixture", op = "inspect", scope = "dev", version = "0.1.0", side_effects(none), idempotent)]
+#[meta_capability(
+    namespace = "fixture",
+    op = "inspect",
+    scope = "dev",
+    version = "0.1.0",
+    side_effects(none),
+    idempotent
+)]
 pub async fn inspect(ctx: &Ctx) -> Result<String> {
     Ok(format!("caller {:?} with scopes {:?}", ctx.caller(), ctx.scopes()))
 }

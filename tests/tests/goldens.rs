@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use trails_tests::golden::{self, Mode};
 use trails::Registry;
+use trails_tests::golden::{self, Mode};
 
 #[test]
 fn goldens_match_the_declarations() {
@@ -25,12 +25,29 @@ fn fixture_goldens_cover_every_mapped_keyword_and_meta_key() {
         .map(|name| std::fs::read_to_string(schemas.join(format!("{name}.json"))).expect("golden exists"))
         .collect();
     let needles = [
-        "\"minLength\"", "\"maxLength\"", "\"pattern\"", "\"enum\"", "\"minimum\"", "\"maximum\"",
-        "\"minItems\"", "\"maxItems\"", "\"required\"", "\"additionalProperties\": false", "\"format\": \"iri\"",
-        "\"format\": \"date-time\"", "\"trails:node_type\"", "\"outputSchema\"",
+        "\"minLength\"",
+        "\"maxLength\"",
+        "\"pattern\"",
+        "\"enum\"",
+        "\"minimum\"",
+        "\"maximum\"",
+        "\"minItems\"",
+        "\"maxItems\"",
+        "\"required\"",
+        "\"additionalProperties\": false",
+        "\"format\": \"iri\"",
+        "\"format\": \"date-time\"",
+        "\"trails:node_type\"",
+        "\"outputSchema\"",
         // every _meta.trails key
-        "\"kind\": \"meta\"", "\"kind\": \"runtime\"", "\"scope\"", "\"namespace\": \"fixture\"", "\"op\"",
-        "\"idempotent\"", "\"manifest_uri\"", "\"version\"",
+        "\"kind\": \"meta\"",
+        "\"kind\": \"runtime\"",
+        "\"scope\"",
+        "\"namespace\": \"fixture\"",
+        "\"op\"",
+        "\"idempotent\"",
+        "\"manifest_uri\"",
+        "\"version\"",
     ];
     for needle in needles {
         assert!(fixture_text.contains(needle), "no fixture golden contains {needle}");

@@ -42,8 +42,10 @@ fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
         sha256_hex(DEV_TOKEN)
     );
     let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
-    Settings::resolve(Config::parse(&toml).unwrap(), &|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
-        .unwrap()
+    Settings::resolve(Config::parse(&toml).unwrap(), &|name| {
+        env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    })
+    .unwrap()
 }
 
 async fn http_server(settings: Settings) -> SocketAddr {
@@ -81,9 +83,15 @@ async fn http_client(addr: SocketAddr, token: Option<&str>) -> RunningService<Ro
     Recorder::default().serve(StreamableHttpClientTransport::from_config(config)).await.expect("client connects")
 }
 
-async fn stdio_client(env: &[(&str, &str)], meta: Option<Map<String, Value>>) -> Result<RunningService<RoleClient, Recorder>, String> {
+async fn stdio_client(
+    env: &[(&str, &str)],
+    meta: Option<Map<String, Value>>,
+) -> Result<RunningService<RoleClient, Recorder>, String> {
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"]).env("TRAILS_LOG", "warn").env_remove("TRAILS_MCP_TOKEN").env_remove("TRAILS_MCP_SCOPES");
+        c.args(["serve", "--stdio"])
+            .env("TRAILS_LOG", "warn")
+            .env_remove("TRAILS_MCP_TOKEN")
+            .env_remove("TRAILS_MCP_SCOPES");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -96,7 +104,11 @@ async fn names(client: &RunningService<RoleClient, Recorder>) -> Vec<String> {
     client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.into_owned()).collect()
 }
 
-async fn call(client: &RunningService<RoleClient, Recorder>, tool: &str, arguments: Value) -> Result<CallToolResult, ErrorData> {
+async fn call(
+    client: &RunningService<RoleClient, Recorder>,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, ErrorData> {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     params.arguments = arguments.as_object().cloned();
     match client.call_tool(params).await {
@@ -106,7 +118,12 @@ async fn call(client: &RunningService<RoleClient, Recorder>, tool: &str, argumen
     }
 }
 
-const GATED: [&str; 4] = ["trails_meta_fixture_inspect", "trails_meta_fixture_reset", "trails_meta_requirements_stats", "trails_meta_tools_enable"];
+const GATED: [&str; 4] = [
+    "trails_meta_fixture_inspect",
+    "trails_meta_fixture_reset",
+    "trails_meta_requirements_stats",
+    "trails_meta_tools_enable",
+];
 
 #[tokio::test]
 async fn http_anonymous_sees_runtime_tools_only_and_gated_calls_need_authentication() {
@@ -268,7 +285,9 @@ async fn hostile_arguments_get_structured_errors_and_the_server_keeps_answering(
     // Control and bidi characters are just characters; `null` is absent for an optional field.
     let odd = call(&client, "research.search", json!({"query": "\u{0000}\u{202e}", "order": null})).await.unwrap();
     assert_eq!(odd.structured_content.unwrap()["items"], json!([]));
-    let assign = call(&client, "fixtures.assign", json!({"reviewer": "javascript:alert(1) x", "paper_title": "t"})).await.unwrap_err();
+    let assign = call(&client, "fixtures.assign", json!({"reviewer": "javascript:alert(1) x", "paper_title": "t"}))
+        .await
+        .unwrap_err();
     assert_eq!(assign.data.unwrap()["fields"][0]["field"], "reviewer");
     assert!(call(&client, "trails_meta_ping", json!({"message": "still here"})).await.is_ok());
 }
@@ -290,7 +309,8 @@ async fn disabling_a_tool_notifies_sessions_and_removes_it() {
     let builder = http_client(addr, Some(BUILDER_TOKEN)).await;
     let watcher = http_client(addr, None).await;
     let notified = watcher.service().list_changed.clone();
-    let switched = call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": false})).await.unwrap();
+    let switched =
+        call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": false})).await.unwrap();
     assert_eq!(switched.structured_content.unwrap()["changed"], true);
     tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified())
         .await
@@ -372,7 +392,8 @@ async fn stdio_without_token_serves_runtime_tools_only() {
 #[tokio::test]
 async fn stdio_token_in_initialize_meta_unlocks_the_process_scopes() {
     let meta = json!({"authorization": "Bearer stdio-secret"}).as_object().cloned();
-    let client = stdio_client(&[("TRAILS_MCP_SCOPES", "dev"), ("TRAILS_MCP_TOKEN", "stdio-secret")], meta).await.unwrap();
+    let client =
+        stdio_client(&[("TRAILS_MCP_SCOPES", "dev"), ("TRAILS_MCP_TOKEN", "stdio-secret")], meta).await.unwrap();
     assert!(names(&client).await.contains(&"trails_meta_fixture_inspect".to_owned()));
     let result = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap();
     assert!(result.content[0].as_text().unwrap().text.contains("stdio"));
@@ -393,14 +414,19 @@ async fn stdio_scope_matrix_and_list_changed() {
 
     let notified = client.service().list_changed.clone();
     call(&client, "trails_meta_tools_enable", json!({"tool": "fixtures.assign", "enabled": false})).await.unwrap();
-    tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified()).await.expect("list_changed over stdio");
+    tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified())
+        .await
+        .expect("list_changed over stdio");
     assert!(!names(&client).await.contains(&"fixtures.assign".to_owned()));
 }
 
 #[tokio::test]
 async fn stdio_speaks_2026_07_28_without_initialize() {
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"]).env("TRAILS_LOG", "warn").env_remove("TRAILS_MCP_TOKEN").env_remove("TRAILS_MCP_SCOPES");
+        c.args(["serve", "--stdio"])
+            .env("TRAILS_LOG", "warn")
+            .env_remove("TRAILS_MCP_TOKEN")
+            .env_remove("TRAILS_MCP_SCOPES");
     });
     let client = Recorder::default()
         .serve_with_lifecycle(
@@ -490,13 +516,15 @@ mod hardening {
         // Stateless: there is no stream to open and no session to end.
         let stateless = http_server(settings("[http]\nsessions = false", &[])).await;
         let client = reqwest::Client::new();
-        let get = client.get(format!("http://{stateless}/mcp")).header("accept", "text/event-stream").send().await.unwrap();
+        let get =
+            client.get(format!("http://{stateless}/mcp")).header("accept", "text/event-stream").send().await.unwrap();
         assert_eq!(get.status(), 405);
         let delete = client.delete(format!("http://{stateless}/mcp")).send().await.unwrap();
         assert_eq!(delete.status(), 405);
         // With sessions, a GET without a session id is refused rather than opening a stream.
         let sessions = http_server(settings("", &[])).await;
-        let get = client.get(format!("http://{sessions}/mcp")).header("accept", "text/event-stream").send().await.unwrap();
+        let get =
+            client.get(format!("http://{sessions}/mcp")).header("accept", "text/event-stream").send().await.unwrap();
         assert!(get.status().is_client_error(), "{}", get.status());
     }
 

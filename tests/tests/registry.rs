@@ -73,8 +73,9 @@ fn named_parameters_are_validated_and_passed_in_order() {
     assert_eq!(ok.text, "https://example.org/people/ada reviews SHACL with 0 co-reviewer(s)");
     assert_eq!(ok.structured, None);
 
-    let err = block_on(registry.call("fixtures.assign", Ctx::local(), json!({"reviewer": "not an iri", "paper_title": ""})))
-        .unwrap_err();
+    let err =
+        block_on(registry.call("fixtures.assign", Ctx::local(), json!({"reviewer": "not an iri", "paper_title": ""})))
+            .unwrap_err();
     let Error::Validation { errors, total } = err else { panic!("expected validation error, got {err:?}") };
     assert_eq!(total, 2);
     assert_eq!(errors[0].field, "reviewer");

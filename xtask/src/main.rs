@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use trails_tests::golden::{self, Mode};
 use trails::Registry;
+use trails_tests::golden::{self, Mode};
 
 fn main() -> ExitCode {
     let task = std::env::args().nth(1);

@@ -40,7 +40,8 @@ async fn start_rmcp() -> SocketAddr {
     // The router is built once; the factory clones it, as an rmcp app would.
     let baseline = Baseline::new();
     let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true);
-    let service = StreamableHttpService::new(move || Ok(baseline.clone()), Arc::new(LocalSessionManager::default()), config);
+    let service =
+        StreamableHttpService::new(move || Ok(baseline.clone()), Arc::new(LocalSessionManager::default()), config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, axum::Router::new().route_service("/mcp", service)).await });

@@ -57,8 +57,13 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
 }
 
 /// Find requirements by title text and status, highest priority first.
-#[capability(id = "requirements.search", version = "1.0.0", idempotent, side_effects(none),
-             cost(tokens = 40, latency_p50_ms = 1, latency_p95_ms = 3))]
+#[capability(
+    id = "requirements.search",
+    version = "1.0.0",
+    idempotent,
+    side_effects(none),
+    cost(tokens = 40, latency_p50_ms = 1, latency_p95_ms = 3)
+)]
 pub async fn search(ctx: &Ctx, criteria: SearchRequirements) -> Result<Vec<Requirement>> {
     let data = ctx.state::<Store>()?.lock();
     let text = criteria.text.map(|t| t.to_lowercase());
@@ -111,7 +116,14 @@ pub async fn create_person(ctx: &Ctx, person: Person) -> Result<String> {
 }
 
 /// Count what the store holds and how much room is left.
-#[meta_capability(namespace = "requirements", op = "stats", scope = "builder", version = "1.0.0", side_effects(none), idempotent)]
+#[meta_capability(
+    namespace = "requirements",
+    op = "stats",
+    scope = "builder",
+    version = "1.0.0",
+    side_effects(none),
+    idempotent
+)]
 pub async fn stats(ctx: &Ctx) -> Result<Stats> {
     let data = ctx.state::<Store>()?.lock();
     Ok(Stats {

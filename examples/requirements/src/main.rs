@@ -2,8 +2,5 @@
 //! `… serve --stdio`, `… tools`. See the README.
 
 fn main() -> std::process::ExitCode {
-    trails::App::new()
-        .named("requirements", env!("CARGO_PKG_VERSION"))
-        .state(requirements::Store::default())
-        .run()
+    trails::App::new().named("requirements", env!("CARGO_PKG_VERSION")).state(requirements::Store::default()).run()
 }

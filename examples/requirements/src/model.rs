@@ -15,7 +15,11 @@ pub struct Person {
 }
 
 /// A product requirement.
-#[node_type(label = "Requirement", iri = "https://example.org/req#Requirement", prefixes(req = "https://example.org/req#"))]
+#[node_type(
+    label = "Requirement",
+    iri = "https://example.org/req#Requirement",
+    prefixes(req = "https://example.org/req#")
+)]
 #[derive(Clone, Debug)]
 pub struct Requirement {
     /// Stable identifier, `REQ-` followed by digits.

@@ -53,13 +53,21 @@ fn create_link_search_update() {
 fn bad_input_changes_nothing_and_reports_every_field() {
     let app = App::new();
     let err = app
-        .call("requirements.create", json!({"req_id": "R1", "title": "x", "status": "draft", "priority": 9, "tags": []}))
+        .call(
+            "requirements.create",
+            json!({"req_id": "R1", "title": "x", "status": "draft", "priority": 9, "tags": []}),
+        )
         .unwrap_err();
     let Error::Validation { errors, .. } = err else { panic!("{err:?}") };
     let fields: Vec<(&str, FieldCode)> = errors.iter().map(|e| (e.field.as_str(), e.code)).collect();
     assert_eq!(
         fields,
-        [("req_id", FieldCode::Pattern), ("title", FieldCode::MinLength), ("status", FieldCode::OneOf), ("priority", FieldCode::MaxValue)]
+        [
+            ("req_id", FieldCode::Pattern),
+            ("title", FieldCode::MinLength),
+            ("status", FieldCode::OneOf),
+            ("priority", FieldCode::MaxValue)
+        ]
     );
     let stats = app.call("trails_meta_requirements_stats", json!({})).unwrap().structured.unwrap();
     assert_eq!(stats["requirements"], 0, "nothing was stored");
@@ -69,12 +77,15 @@ fn bad_input_changes_nothing_and_reports_every_field() {
 fn duplicates_and_dangling_references_are_field_errors() {
     let app = App::new();
     app.call("requirements.create", requirement("REQ-7", "Export as CSV", 3)).unwrap();
-    let Error::Validation { errors, .. } = app.call("requirements.create", requirement("REQ-7", "Again", 3)).unwrap_err() else {
+    let Error::Validation { errors, .. } =
+        app.call("requirements.create", requirement("REQ-7", "Again", 3)).unwrap_err()
+    else {
         panic!("duplicate id must be a validation error")
     };
     assert_eq!(errors[0].message, "req_id REQ-7 already exists");
-    let Error::Validation { errors, .. } =
-        app.call("requirements.link", json!({"req_id": "REQ-7", "owner": "https://example.org/people/nobody@x.org"})).unwrap_err()
+    let Error::Validation { errors, .. } = app
+        .call("requirements.link", json!({"req_id": "REQ-7", "owner": "https://example.org/people/nobody@x.org"}))
+        .unwrap_err()
     else {
         panic!("unknown owner must be a validation error")
     };
@@ -85,8 +96,7 @@ fn duplicates_and_dangling_references_are_field_errors() {
 fn missing_state_is_an_internal_error_that_names_no_internals_to_clients() {
     requirements::link();
     let registry = Registry::collect().unwrap();
-    let err = futures_executor::block_on(registry.call("requirements.search", Ctx::local(), json!({})))
-        .unwrap_err();
+    let err = futures_executor::block_on(registry.call("requirements.search", Ctx::local(), json!({}))).unwrap_err();
     assert!(matches!(err, Error::Internal(_)));
     assert_eq!(err.to_string(), "internal error", "Display (what clients see) hides the detail");
 }

@@ -28,9 +28,18 @@ fn python() -> PathBuf {
     let python = venv.join("bin/python");
     let has_sdk = || run(Command::new(&python).args(["-c", "import mcp, sys; sys.exit(0)"]).stderr(Stdio::null()));
     if !has_sdk() {
-        assert!(run(Command::new("python3").args(["-m", "venv"]).arg(&venv)), "python3 -m venv {} failed", venv.display());
         assert!(
-            run(Command::new(venv.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check", PYTHON_SDK])),
+            run(Command::new("python3").args(["-m", "venv"]).arg(&venv)),
+            "python3 -m venv {} failed",
+            venv.display()
+        );
+        assert!(
+            run(Command::new(venv.join("bin/pip")).args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                PYTHON_SDK
+            ])),
             "pip install {PYTHON_SDK} failed"
         );
         assert!(has_sdk(), "the MCP SDK is not importable after installing it");

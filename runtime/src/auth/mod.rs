@@ -6,5 +6,5 @@ mod scope;
 mod token;
 
 pub use scope::{Scope, ScopeSet, UnknownScope};
-pub use token::{sha256_hex, BadTokenHash};
 pub(crate) use token::{bearer, Caller, TokenEntry, TokenTable};
+pub use token::{sha256_hex, BadTokenHash};

@@ -55,7 +55,11 @@ impl fmt::Debug for TokenEntry {
 
 impl TokenEntry {
     /// An entry for a configured hash (`[[http.tokens]] sha256 = …`).
-    pub(crate) fn from_hex(name: impl Into<String>, sha256_hex: &str, scopes: ScopeSet) -> Result<TokenEntry, BadTokenHash> {
+    pub(crate) fn from_hex(
+        name: impl Into<String>,
+        sha256_hex: &str,
+        scopes: ScopeSet,
+    ) -> Result<TokenEntry, BadTokenHash> {
         let name = name.into();
         match hex::decode(sha256_hex.trim()).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             Some(digest) => Ok(TokenEntry { name, digest, scopes }),

@@ -23,4 +23,3 @@ async fn ping(
 ) -> Result<Pong> {
     Ok(Pong { reply: "pong".to_owned(), echo: message, trace_id: ctx.trace_id().to_owned() })
 }
-

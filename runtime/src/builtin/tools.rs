@@ -14,7 +14,14 @@ pub struct ToolSwitch {
 }
 
 /// Enable or disable a tool at run time; connected sessions receive `notifications/tools/list_changed`.
-#[meta_capability(namespace = "tools", op = "enable", scope = "builder", version = "1.0.0", side_effects(overwrites), idempotent)]
+#[meta_capability(
+    namespace = "tools",
+    op = "enable",
+    scope = "builder",
+    version = "1.0.0",
+    side_effects(overwrites),
+    idempotent
+)]
 async fn enable_tool(
     ctx: &Ctx,
     /// MCP name of the tool to switch.

@@ -140,9 +140,8 @@ fn serve(server: Server, stdio: bool, bind: SocketAddr) -> Result<(), ServeError
         if stdio {
             server.serve_stdio().await
         } else {
-            let listener = tokio::net::TcpListener::bind(bind)
-                .await
-                .map_err(|source| ServeError::Bind { addr: bind, source })?;
+            let listener =
+                tokio::net::TcpListener::bind(bind).await.map_err(|source| ServeError::Bind { addr: bind, source })?;
             server.serve_http(listener).await
         }
     })

@@ -104,8 +104,8 @@ impl Default for Settings {
 impl Config {
     /// Read and parse a `trails.toml`.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
         Config::parse(&text).map_err(|error| match error {
             ConfigError::Parse { message, .. } => ConfigError::Parse { path: Some(path.to_owned()), message },
             other => other,
@@ -226,7 +226,8 @@ mod tests {
         let err = Settings::resolve(config, &|_| None).unwrap_err();
         assert!(matches!(err, ConfigError::TokenHash(_)), "{err}");
         assert!(err.to_string().contains("64 hex"), "{err}");
-        let err = Settings::resolve(Config::default(), &|n| (n == "TRAILS_MCP_SCOPES").then(|| "root".into())).unwrap_err();
+        let err =
+            Settings::resolve(Config::default(), &|n| (n == "TRAILS_MCP_SCOPES").then(|| "root".into())).unwrap_err();
         assert_eq!(err.to_string(), "TRAILS_MCP_SCOPES: unknown scope `root`; scopes are runtime, builder and dev");
     }
 }

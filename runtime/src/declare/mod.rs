@@ -7,9 +7,9 @@ pub(crate) mod rdf;
 mod reference;
 mod traits;
 
-pub use output::{HandlerResult, Output, ToolOutput};
 #[doc(hidden)]
 pub use output::shape_output;
+pub use output::{HandlerResult, Output, ToolOutput};
 pub use rdf::{Datatype, NodeTypeInfo, PredicateInfo};
 pub use reference::{DateTime, Ref};
-pub use traits::{NodeType, Schema, Shape};
+pub use traits::{NodeType, ObjectShape, Schema, Shape};

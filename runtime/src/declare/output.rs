@@ -96,4 +96,3 @@ impl<T: ToolOutput> HandlerResult for Result<T, Error> {
         self
     }
 }
-

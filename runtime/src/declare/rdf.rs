@@ -58,10 +58,24 @@ pub struct NodeTypeInfo {
     pub label: &'static str,
     /// The RDF class IRI.
     pub iri: &'static str,
-    /// The class this one extends (`rdfs:subClassOf`).
-    pub extends: Option<&'static str>,
+    /// The node type this one `extends` (its class is `rdfs:subClassOf` the parent's).
+    pub parent: Option<&'static NodeTypeInfo>,
     /// Fields that are unique together (checked server side).
     pub unique: &'static [&'static str],
     /// One entry per field.
     pub predicates: &'static [PredicateInfo],
+}
+
+impl NodeTypeInfo {
+    /// The IRI of the class this one extends.
+    pub fn extends(&self) -> Option<&'static str> {
+        self.parent.map(|parent| parent.iri)
+    }
+
+    /// Every predicate, inherited ones first.
+    pub fn all_predicates(&self) -> Vec<&'static PredicateInfo> {
+        let mut all = self.parent.map(NodeTypeInfo::all_predicates).unwrap_or_default();
+        all.extend(self.predicates.iter());
+        all
+    }
 }

@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::validate::{run, Errors, FieldError, Path};
+use crate::validate::{run, Errors, FieldError, ObjectRules, Path};
 
 /// A type with a JSON Schema and a validator. `#[shape]` and `#[node_type]` implement it; implement
 /// it by hand for a foreign type you want to accept as a field.
@@ -50,6 +50,23 @@ pub trait Shape: Schema + Serialize + DeserializeOwned {
     }
 }
 
+/// A struct shape: one that another shape can `extends`. Its properties, required names and
+/// rules are kept apart so a child can merge them into its own at build time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be extended",
+    label = "`extends` needs a `#[shape]` or `#[node_type]` struct",
+    note = "only structs with named fields annotated with `#[trails::shape]` or `#[trails::node_type]` can be extended; unit enums and foreign types cannot"
+)]
+pub trait ObjectShape: Shape {
+    /// The members of the schema's `properties`, without braces (inherited ones first).
+    const PROPERTY_MEMBERS: &'static str;
+    /// The items of the schema's `required`, without brackets (inherited ones first).
+    const REQUIRED_MEMBERS: &'static str;
+    /// The validator's rule table (linking the parent's).
+    #[doc(hidden)]
+    const RULES: &'static ObjectRules;
+}
+
 /// A `#[node_type]`: a shape whose instances live in the knowledge graph.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a node type, so nothing can point at it",
@@ -62,4 +79,3 @@ pub trait NodeType: Shape {
     /// The RDF mapping of every field.
     const INFO: &'static super::rdf::NodeTypeInfo;
 }
-

@@ -22,7 +22,9 @@ pub(crate) async fn authenticate(State(shared): State<Arc<Shared>>, mut request:
         Some(value) => {
             let entry = value.to_str().ok().and_then(bearer).and_then(|token| settings.http_tokens.verify(token));
             match entry {
-                Some(entry) => Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) },
+                Some(entry) => {
+                    Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) }
+                }
                 None => {
                     tracing::warn!("rejected a request with an invalid bearer token");
                     return unauthorized();
@@ -40,9 +42,7 @@ fn unauthorized() -> Response {
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(r#"Bearer realm="trails", error="invalid_token""#),
-    );
+    headers
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="trails", error="invalid_token""#));
     response
 }

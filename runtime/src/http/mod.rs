@@ -51,4 +51,3 @@ async fn manifest(State(shared): State<Arc<Shared>>) -> Response {
     }
     ([(header::CONTENT_TYPE, "application/ld+json")], shared.manifest.clone()).into_response()
 }
-

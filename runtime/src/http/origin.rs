@@ -27,4 +27,3 @@ pub(crate) fn allowed_origins(settings: &Settings) -> Vec<String> {
         settings.allowed_origins.clone()
     }
 }
-

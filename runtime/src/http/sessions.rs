@@ -37,7 +37,9 @@ pub(crate) enum SessionError {
 impl fmt::Display for SessionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SessionError::Full(max) => write!(f, "session limit reached ({max}); retry later or use stateless requests"),
+            SessionError::Full(max) => {
+                write!(f, "session limit reached ({max}); retry later or use stateless requests")
+            }
             SessionError::Inner(error) => error.fmt(f),
         }
     }
@@ -65,7 +67,11 @@ impl SessionManager for BoundedSessions {
         Ok(self.inner.create_session().await?)
     }
 
-    async fn initialize_session(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<ServerJsonRpcMessage, Self::Error> {
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
         Ok(self.inner.initialize_session(id, message).await?)
     }
 

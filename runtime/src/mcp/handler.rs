@@ -97,8 +97,8 @@ impl ServerHandler for TrailsServer {
     ) -> Result<InitializeResult, ErrorData> {
         if self.transport == Transport::Stdio {
             // rmcp moves a request's `_meta` into the context; accept it in either place.
-            let presented =
-                authorization_in(&context.meta.0).or_else(|| request.meta.as_ref().and_then(|m| authorization_in(&m.0)));
+            let presented = authorization_in(&context.meta.0)
+                .or_else(|| request.meta.as_ref().and_then(|m| authorization_in(&m.0)));
             let caller = self.stdio_caller(presented)?;
             tracing::info!(caller = caller.name.as_deref().unwrap_or("anonymous"), scopes = ?caller.scopes, "stdio client initialized");
             let _ = self.session_caller.set(caller);

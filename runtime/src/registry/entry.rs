@@ -78,6 +78,8 @@ pub struct ShapeEntry {
     pub iri: &'static str,
     /// The complete JSON Schema.
     pub schema: &'static str,
+    /// The IRI of the shape this one `extends`.
+    pub extends: Option<&'static str>,
     /// The RDF mapping, for node types.
     pub node_type: Option<&'static NodeTypeInfo>,
     /// `module::path::Type`.
@@ -91,4 +93,3 @@ pub static TOOLS: [ToolEntry];
 /// Every linked shape and node type.
 #[distributed_slice]
 pub static SHAPES: [ShapeEntry];
-

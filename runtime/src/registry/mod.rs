@@ -33,8 +33,16 @@ pub struct DuplicateError {
 
 impl fmt::Display for DuplicateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fix = if self.what == "tool" { "change its `id`, or its `namespace`/`op`" } else { "give one a different `label`" };
-        write!(f, "two {}s are both named `{}`: `{}` and `{}`; rename one ({fix})", self.what, self.name, self.first, self.second)
+        let fix = if self.what == "tool" {
+            "change its `id`, or its `namespace`/`op`"
+        } else {
+            "give one a different `label`"
+        };
+        write!(
+            f,
+            "two {}s are both named `{}`: `{}` and `{}`; rename one ({fix})",
+            self.what, self.name, self.first, self.second
+        )
     }
 }
 
@@ -84,7 +92,12 @@ impl Registry {
         for shape in shapes {
             if let Some(info) = shape.node_type {
                 if let Some(first) = labels.insert(info.label, shape) {
-                    return Err(DuplicateError { what: "node type", name: info.label, first: first.source, second: shape.source });
+                    return Err(DuplicateError {
+                        what: "node type",
+                        name: info.label,
+                        first: first.source,
+                        second: shape.source,
+                    });
                 }
             }
             // Two plain shapes may share a Rust name in different modules; key by source then.

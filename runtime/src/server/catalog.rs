@@ -70,8 +70,9 @@ impl Catalog {
     }
 
     fn served(&self, entry: &ToolEntry) -> bool {
-        !(self.production && entry.scope == Scope::Dev)
-            && !self.disabled.read().unwrap_or_else(|p| p.into_inner()).contains(entry.name)
+        let hidden_in_production = self.production && entry.scope == Scope::Dev;
+        let disabled = self.disabled.read().unwrap_or_else(|p| p.into_inner()).contains(entry.name);
+        !hidden_in_production && !disabled
     }
 
     /// The tools a caller with `scopes` sees, in name order.

@@ -8,8 +8,8 @@ mod ctx;
 mod notifier;
 mod shared;
 
-pub use catalog::{BadDescriptor, NoSuchTool};
 pub(crate) use catalog::Lookup;
+pub use catalog::{BadDescriptor, NoSuchTool};
 pub use control::Control;
 pub use ctx::{AppState, Ctx};
 pub(crate) use shared::Shared;

@@ -60,12 +60,8 @@ pub(crate) fn echo(value: &Value) -> Value {
             cut.push('…');
             Value::String(cut)
         }
-        Value::Array(items) if items.len() > 20 => {
-            Value::String(format!("[array of {} items]", items.len()))
-        }
-        Value::Object(map) if map.len() > 20 => {
-            Value::String(format!("{{object with {} keys}}", map.len()))
-        }
+        Value::Array(items) if items.len() > 20 => Value::String(format!("[array of {} items]", items.len())),
+        Value::Object(map) if map.len() > 20 => Value::String(format!("{{object with {} keys}}", map.len())),
         Value::Array(_) | Value::Object(_) if value.to_string().len() > 4 * ECHO_LIMIT => {
             Value::String("[value too large to echo]".to_owned())
         }

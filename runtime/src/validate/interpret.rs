@@ -13,7 +13,11 @@ fn fail(errors: &mut Errors, field: String, code: FieldCode, message: String, va
 }
 
 fn display(field: &str) -> &str {
-    if field.is_empty() { "arguments" } else { field }
+    if field.is_empty() {
+        "arguments"
+    } else {
+        field
+    }
 }
 
 /// Validate `value` as an object described by `rules`. Absent and `null` are the same for
@@ -25,27 +29,26 @@ pub fn validate_object(rules: &ObjectRules, value: &Value, path: &mut Path, erro
         fail(errors, field, FieldCode::Type, message, value, json!("object"));
         return;
     };
-    for rule in rules.fields {
-        match map.get(rule.name) {
-            None | Some(Value::Null) => {
-                if rule.required {
-                    let field = path.at(rule.name);
-                    let message = format!("{field} is required");
-                    fail(errors, field, FieldCode::Required, message, &Value::Null, json!(true));
-                }
-            }
-            Some(present) => {
-                path.push(rule.name);
-                validate_field(rule, present, path, errors);
-                path.pop();
+    rules.for_each_field(&mut |rule| match map.get(rule.name) {
+        None | Some(Value::Null) => {
+            if rule.required {
+                let field = path.at(rule.name);
+                let message = format!("{field} is required");
+                fail(errors, field, FieldCode::Required, message, &Value::Null, json!(true));
             }
         }
-    }
+        Some(present) => {
+            path.push(rule.name);
+            validate_field(rule, present, path, errors);
+            path.pop();
+        }
+    });
     report_unknown(rules, map, path, errors);
 }
 
 fn report_unknown(rules: &ObjectRules, map: &Map<String, Value>, path: &Path, errors: &mut Errors) {
-    let known: Vec<&str> = rules.fields.iter().map(|f| f.name).collect();
+    let mut known: Vec<&str> = Vec::new();
+    rules.for_each_field(&mut |rule| known.push(rule.name));
     for (key, value) in map {
         if !known.contains(&key.as_str()) {
             let field = path.at(key);
@@ -113,7 +116,7 @@ pub fn validate_item(rule: &ItemRule, value: &Value, path: &mut Path, errors: &m
             }
         }
         ItemRule::DateTime => {
-            if !value.as_str().is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok()) {
+            if value.as_str().is_none_or(|s| chrono::DateTime::parse_from_rfc3339(s).is_err()) {
                 type_error(errors, "an RFC 3339 date-time (2026-01-31T12:00:00Z)");
             }
         }

@@ -11,14 +11,14 @@ mod report;
 mod rules;
 
 pub use field_error::{FieldCode, FieldError};
-pub use interpret::{validate_item, validate_object};
 pub(crate) use interpret::run;
+pub use interpret::{validate_item, validate_object};
 pub use report::{Errors, Path, MAX_FIELD_ERRORS};
-pub use rules::{
-    ArrayRule, FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule, ObjectRules, Pattern, PatternError,
-    StringRule, PATTERNS,
-};
 pub(crate) use rules::compile_all as compile_patterns;
+pub use rules::{
+    if_nonempty, ArrayRule, FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule, ObjectRules, Pattern,
+    PatternError, StringRule, NO_RULES, PATTERNS,
+};
 
 /// The message of a validation failure, spelled once for every transport.
 pub(crate) fn failed_message(total: usize) -> String {

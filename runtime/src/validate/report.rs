@@ -59,4 +59,3 @@ impl Path {
         self.0.pop();
     }
 }
-

@@ -12,7 +12,7 @@ use super::report::{Errors, Path};
 pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
 
 /// A regex from a `pattern` predicate. The macro compiled this source and checked it for ECMA-262
-/// portability; every pattern is also listed in [`PATTERNS`] and compiled when the registry is
+/// portability; every pattern is also listed in `PATTERNS` and compiled when the registry is
 /// collected, so a server whose `regex` crate disagrees with the macro's refuses to start instead
 /// of validating with a different rule.
 pub struct Pattern {
@@ -70,8 +70,33 @@ pub(crate) fn compile_all() -> Result<(), PatternError> {
 
 /// The rules of one object: its fields, in declaration order.
 pub struct ObjectRules {
-    /// One rule per field.
+    /// One rule per own field.
     pub fields: &'static [FieldRule],
+    /// The rules of the shape this one `extends` (at most one; a slice keeps the table static).
+    pub parents: &'static [&'static ObjectRules],
+}
+
+/// The empty rule table (stand-in impls of a declaration that failed to compile).
+pub static NO_RULES: ObjectRules = ObjectRules { fields: &[], parents: &[] };
+
+impl ObjectRules {
+    /// Visit every field rule, inherited ones first (no allocation: this runs per call).
+    pub(crate) fn for_each_field(&self, visit: &mut impl FnMut(&'static FieldRule)) {
+        for parent in self.parents {
+            parent.for_each_field(visit);
+        }
+        self.fields.iter().for_each(visit);
+    }
+}
+
+/// `text` when `probe` is non-empty: lets a child's schema put separators around a parent's
+/// members at compile time (`concatcp!` cannot branch).
+pub const fn if_nonempty(probe: &str, text: &'static str) -> &'static str {
+    if probe.is_empty() {
+        ""
+    } else {
+        text
+    }
 }
 
 /// One field: its wire name, whether it must be present, and what its value must be.
@@ -143,4 +168,3 @@ pub struct NumberRule {
     /// `one_of` (empty: any)
     pub one_of: &'static [f64],
 }
-

@@ -1,0 +1,267 @@
+//! [`CapabilityDecl`] → tokens: the MCP tool descriptor, the canonical ADR-0005 descriptor, the
+//! input validator and the type-erased registry entry.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::ir::{CapabilityDecl, Input, Param, ScopeDecl, ToolKindDecl};
+use crate::schema::object_members;
+use crate::template::{json_string, Hole, Template};
+use crate::validator::{object_rules, object_validator};
+
+/// The MCP `annotations`, derived from the declaration (DESIGN §4.1). Undeclared side effects
+/// get MCP's own conservative defaults, stated explicitly.
+pub fn annotations(decl: &CapabilityDecl) -> String {
+    let (read_only, destructive, open_world) = match &decl.side_effects {
+        Some(e) => {
+            (e.writes.is_empty() && !e.deletes && !e.overwrites, e.deletes || e.overwrites, !e.external.is_empty())
+        }
+        None => (false, true, true),
+    };
+    format!(
+        "{{\"readOnlyHint\":{read_only},\"destructiveHint\":{destructive},\"idempotentHint\":{},\"openWorldHint\":{open_world}}}",
+        decl.idempotent
+    )
+}
+
+fn manifest_uri(id: &str) -> String {
+    format!("/.well-known/capabilities#{id}")
+}
+
+/// The `tools/list` entry.
+pub fn descriptor(decl: &CapabilityDecl) -> Template {
+    let mut t = Template::new();
+    t.text("{\"name\":").string(&decl.name);
+    t.text(",\"description\":").string(&decl.description);
+    t.text(",\"inputSchema\":{");
+    match &decl.input {
+        Input::Shape { ty } => {
+            t.hole(Hole::SchemaMembers((**ty).clone()));
+        }
+        Input::Params(object) => {
+            t.append(&object_members(object, None));
+        }
+    }
+    t.text("}");
+    t.hole(Hole::OutputSchemaMember(decl.return_type.clone()));
+    t.text(",\"annotations\":").text(&annotations(decl));
+    t.text(",\"_meta\":{\"trails\":{");
+    let mut meta = vec![format!(
+        "\"kind\":{}",
+        json_string(match decl.kind {
+            ToolKindDecl::Runtime => "runtime",
+            ToolKindDecl::Meta { .. } => "meta",
+        })
+    )];
+    meta.push(format!("\"scope\":{}", json_string(decl.scope.as_str())));
+    if let ToolKindDecl::Meta { namespace, op } = &decl.kind {
+        meta.push(format!("\"namespace\":{}", namespace.as_deref().map(json_string).unwrap_or_else(|| "null".into())));
+        meta.push(format!("\"op\":{}", json_string(op)));
+    }
+    meta.push(format!("\"version\":{}", json_string(&decl.version)));
+    meta.push(format!("\"idempotent\":{}", decl.idempotent));
+    meta.push(format!("\"manifest_uri\":{}", json_string(&manifest_uri(&decl.id))));
+    t.text(&meta.join(",")).text("}}}");
+    t
+}
+
+fn string_list(items: &[String]) -> String {
+    format!("[{}]", items.iter().map(|s| json_string(s)).collect::<Vec<_>>().join(","))
+}
+
+fn optional_number<T: ToString>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_else(|| "null".into())
+}
+
+/// The canonical ADR-0005 descriptor: the 14 fields in canonical order.
+pub fn canonical(decl: &CapabilityDecl) -> Template {
+    let mut t = Template::new();
+    t.text("{\"@id\":").string(&format!("urn:trails:capability:{}", decl.id));
+    t.text(",\"@type\":\"Capability\"");
+    t.text(",\"id\":").string(&decl.id);
+    t.text(",\"version\":").string(&decl.version);
+    t.text(",\"description\":").string(&decl.description);
+    t.text(",\"input_shape\":");
+    match (&decl.input_shape, &decl.input) {
+        (Some(iri), _) => {
+            t.string(iri);
+        }
+        (None, Input::Shape { ty }) => {
+            t.text("\"").hole(Hole::ShapeIri((**ty).clone())).text("\"");
+        }
+        (None, Input::Params(_)) => {
+            t.string(&format!("urn:trails:capability:{}#input", decl.id));
+        }
+    }
+    t.text(",\"output_shape\":");
+    match &decl.output_shape {
+        Some(iri) => {
+            t.string(iri);
+        }
+        None => {
+            t.hole(Hole::OutputShape(decl.return_type.clone()));
+        }
+    }
+    let preconditions: Vec<String> =
+        decl.preconditions.iter().map(|p| format!("{{\"kind\":{}}}", json_string(p))).collect();
+    t.text(&format!(",\"preconditions\":[{}]", preconditions.join(",")));
+    t.text(",\"side_effects\":");
+    match &decl.side_effects {
+        Some(e) => t.text(&format!(
+            "{{\"writes\":{},\"deletes\":{},\"overwrites\":{},\"external_calls\":{},\"provenance\":{}}}",
+            string_list(&e.writes),
+            e.deletes,
+            e.overwrites,
+            string_list(&e.external),
+            e.provenance
+        )),
+        None => t.text("null"),
+    };
+    t.text(",\"cost\":");
+    match &decl.cost {
+        Some(c) => t.text(&format!(
+            "{{\"tokens\":{},\"usd\":{},\"latency_p50_ms\":{},\"latency_p95_ms\":{}}}",
+            optional_number(c.tokens),
+            optional_number(c.usd),
+            optional_number(c.latency_p50_ms),
+            optional_number(c.latency_p95_ms)
+        )),
+        None => t.text("null"),
+    };
+    t.text(&format!(",\"policy_required\":{}", string_list(&decl.policy_required)));
+    t.text(&format!(",\"idempotent\":{}", decl.idempotent));
+    t.text(",\"deprecates\":");
+    match &decl.deprecates {
+        Some(id) => t.string(id),
+        None => t.text("null"),
+    };
+    t.text(",\"reasoning\":").string(&decl.reasoning);
+    t.text(",\"assurance\":");
+    match &decl.assurance {
+        Some(a) => t.string(a),
+        None => t.text("null"),
+    };
+    t.text(",\"version_status\":").string(&decl.version_status);
+    t.text("}");
+    t
+}
+
+/// The identifier that makes two tools of one name in one module a compile error.
+fn collision_guard(name: &str) -> syn::Ident {
+    let escaped: String = name
+        .chars()
+        .map(|c| match c {
+            '.' => "_2E_".to_owned(),
+            '-' => "_2D_".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
+    format_ident!("__trails_tool_named_{}_is_declared_twice_in_this_module", escaped)
+}
+
+pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenStream {
+    let handler = &decl.handler;
+    let name = &decl.name;
+    let id = &decl.id;
+    let descriptor = descriptor(decl).to_tokens();
+    let canonical = canonical(decl).to_tokens();
+    let return_type = &decl.return_type;
+    let description = &decl.description;
+    let guard = collision_guard(name);
+    let kind = match decl.kind {
+        ToolKindDecl::Runtime => quote!(Runtime),
+        ToolKindDecl::Meta { .. } => quote!(Meta),
+    };
+    let scope = match decl.scope {
+        ScopeDecl::Runtime => quote!(Runtime),
+        ScopeDecl::Builder => quote!(Builder),
+        ScopeDecl::Dev => quote!(Dev),
+    };
+    let (input_type, args_struct) = match &decl.input {
+        Input::Shape { ty } => (quote!(#ty), quote!()),
+        Input::Params(object) => {
+            let fields = object.fields.iter().map(|f| {
+                let ident = &f.ident;
+                let ty = &f.rust_type;
+                quote!(#ident: #ty)
+            });
+            let rules = object_rules(object, None);
+            let validator = object_validator();
+            let members = object_members(object, None).to_tokens();
+            (
+                quote!(__TrailsArgs),
+                quote! {
+                    #[derive(::trails::__private::serde::Deserialize)]
+                    #[serde(crate = "::trails::__private::serde")]
+                    #[allow(non_camel_case_types)]
+                    struct __TrailsArgs { #(#fields),* }
+                    #rules
+                    impl ::trails::__private::Schema for __TrailsArgs {
+                        const SCHEMA_MEMBERS: &'static str = #members;
+                        fn validate_at(
+                            value: &::trails::__private::serde_json::Value,
+                            path: &mut ::trails::__private::Path,
+                            errors: &mut ::trails::__private::Errors,
+                        ) {
+                            #validator
+                        }
+                    }
+                },
+            )
+        }
+    };
+    let call_args = decl.params.iter().map(|param| match param {
+        Param::Ctx => quote!(&ctx),
+        Param::ShapeInput => quote!(input),
+        Param::Named(ident) => quote!(input.#ident),
+    });
+    let entry = format_ident!("__TRAILS_TOOL_{}", handler);
+    quote! {
+        #function
+
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        const #guard: () = ();
+
+        const _: () = {
+            #args_struct
+
+            // A wrong return type is reported by the `HandlerResult` bound; this keeps rustc from
+            // adding a confusing never-type note on top of it.
+            #[allow(dependency_on_unit_never_type_fallback)]
+            async fn __trails_run(
+                ctx: ::trails::__private::Ctx,
+                arguments: ::trails::__private::serde_json::Value,
+            ) -> ::trails::__private::Result<::trails::__private::Output> {
+                let input: #input_type = ::trails::__private::serde_json::from_value(arguments)
+                    .map_err(|error| ::trails::__private::deserialize_failed(#name, error))?;
+                let result: #return_type = #handler(#(#call_args),*).await;
+                let output = <#return_type as ::trails::__private::HandlerResult>::into_result(result)?;
+                <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::into_output(output)
+            }
+
+            fn __trails_call(
+                ctx: ::trails::__private::Ctx,
+                arguments: ::trails::__private::serde_json::Value,
+            ) -> ::trails::__private::BoxFuture<::trails::__private::Result<::trails::__private::Output>> {
+                ::std::boxed::Box::pin(__trails_run(ctx, arguments))
+            }
+
+            #[::trails::__private::linkme::distributed_slice(::trails::__private::TOOLS)]
+            #[linkme(crate = ::trails::__private::linkme)]
+            #[allow(non_upper_case_globals)]
+            static #entry: ::trails::__private::ToolEntry = ::trails::__private::ToolEntry {
+                name: #name,
+                id: #id,
+                kind: ::trails::__private::ToolKind::#kind,
+                scope: ::trails::__private::Scope::#scope,
+                description: #description,
+                descriptor: #descriptor,
+                canonical: #canonical,
+                validate: <#input_type as ::trails::__private::Schema>::validate_at,
+                call: __trails_call,
+                source: ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),
+            };
+        };
+    }
+}

@@ -1,0 +1,30 @@
+//! Checks that need the whole declaration: which keys apply to which kind of item, labels, and
+//! the fields a node type's `unique` names.
+
+use crate::diag::Diagnostics;
+use crate::ir::{ShapeBody, ShapeDecl};
+
+pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
+    if let (Some((_, span)), ShapeBody::Object(_)) = (decl.rename_all, &decl.body) {
+        diags.error_at(span, "`rename_all` applies to enums; struct field names are the Rust names");
+    }
+    let Some(node) = &decl.node_type else { return };
+    let valid_label = node.label.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && node.label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid_label {
+        diags.error_at(
+            node.label_span,
+            format!(
+                "label `{}` must be an identifier (letters, digits, `_`): it becomes the `trails://kg/<label>` URI segment",
+                node.label
+            ),
+        );
+    }
+    if let ShapeBody::Object(object) = &decl.body {
+        for (name, span) in &node.unique {
+            if !object.fields.iter().any(|f| &f.name == name) {
+                diags.error_at(*span, format!("`unique` names `{name}`, which is not a field of `{}`", decl.ident));
+            }
+        }
+    }
+}

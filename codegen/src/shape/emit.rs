@@ -1,0 +1,216 @@
+//! [`ShapeDecl`] → tokens: the serde derives, `Schema` / `Shape` / `ObjectShape` / `ToolOutput`
+//! (and `NodeType`) impls whose constants are the build-time projections, the rule table, and
+//! the registry entry.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::ir::{ObjectDecl, Scalar, ShapeBody, ShapeDecl};
+use crate::names;
+use crate::schema::{description_member, enum_members, object_members, property_members, required_members};
+use crate::template::Template;
+use crate::validator::{enum_validator, object_rules, object_validator};
+
+/// Schema members of a declaration (holes for nested and parent types).
+pub fn schema_members(decl: &ShapeDecl) -> Template {
+    match &decl.body {
+        ShapeBody::Object(object) => object_members(object, decl.extends.as_ref().map(|e| &e.parent)),
+        ShapeBody::Enum(variants) => {
+            let names: Vec<String> = variants.iter().map(|(_, n)| n.clone()).collect();
+            let mut t = Template::new();
+            t.text(&enum_members(&names));
+            t
+        }
+    }
+}
+
+/// The type's description, with the compound-uniqueness note for node types.
+pub fn description(decl: &ShapeDecl) -> Option<String> {
+    let unique_note = decl.node_type.as_ref().filter(|n| !n.unique.is_empty()).map(|n| {
+        let names: Vec<&str> = n.unique.iter().map(|(name, _)| name.as_str()).collect();
+        format!("Unique together: {} (checked server side).", names.join(", "))
+    });
+    match (&decl.description, unique_note) {
+        (Some(d), Some(n)) => Some(format!("{d}\n\n{n}")),
+        (Some(d), None) => Some(d.clone()),
+        (None, note) => note,
+    }
+}
+
+/// The schema says an `Option` field is *absent* when `None`, never `null` (no null unions), so
+/// structured output must leave it out rather than serialise `null`. The `extends` field is
+/// flattened: its properties sit at the top level, as the schema says.
+fn adjust_serde(decl: &ShapeDecl, item: &mut syn::Item) {
+    let (ShapeBody::Object(object), syn::Item::Struct(s), false) = (&decl.body, item, decl.user_derives_serde) else {
+        return;
+    };
+    for field in s.fields.iter_mut() {
+        let optional = object.fields.iter().any(|f| Some(&f.ident) == field.ident.as_ref() && f.ty.optional);
+        if optional {
+            field.attrs.push(syn::parse_quote!(#[serde(skip_serializing_if = "::core::option::Option::is_none")]));
+        }
+        if decl.extends.as_ref().is_some_and(|e| Some(&e.field) == field.ident.as_ref()) {
+            field.attrs.push(syn::parse_quote!(#[serde(flatten)]));
+        }
+    }
+}
+
+pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
+    adjust_serde(decl, &mut item);
+    let ident = &decl.ident;
+    let name = ident.to_string();
+    let iri = &decl.iri;
+    let iri_json = format!("\"{iri}\"");
+    let members = schema_members(decl).to_tokens();
+    let description = description_member(description(decl).as_deref());
+    let parent = decl.extends.as_ref().map(|e| &e.parent);
+    let (rules, validator) = match &decl.body {
+        ShapeBody::Object(object) => (object_rules(object, parent), object_validator()),
+        ShapeBody::Enum(variants) => {
+            (quote!(), enum_validator(&variants.iter().map(|(_, n)| n.clone()).collect::<Vec<_>>()))
+        }
+    };
+    let serde_derive = (!decl.user_derives_serde).then(|| {
+        let rename = decl.rename_all.map(|(rule, _)| rule.name()).map(|r| quote!(#[serde(rename_all = #r)]));
+        quote! {
+            #[derive(::trails::__private::serde::Serialize, ::trails::__private::serde::Deserialize)]
+            #[serde(crate = "::trails::__private::serde")]
+            #rename
+        }
+    });
+    let object_impls = match &decl.body {
+        ShapeBody::Object(object) => object_impls(ident, &iri_json, object, parent),
+        ShapeBody::Enum(_) => quote!(),
+    };
+    let (node_type_impl, node_type_entry) = match (&decl.node_type, &decl.body) {
+        (Some(node), ShapeBody::Object(object)) => {
+            let label = &node.label;
+            let parent_info = match parent {
+                Some(p) => quote!(::core::option::Option::Some(<#p as ::trails::__private::NodeType>::INFO)),
+                None => quote!(::core::option::Option::None),
+            };
+            let unique = node.unique.iter().map(|(name, _)| name);
+            let predicates = predicate_infos(iri, object);
+            let count = object.fields.len();
+            (
+                quote! {
+                    impl ::trails::__private::NodeType for #ident {
+                        const LABEL: &'static str = #label;
+                        const INFO: &'static ::trails::__private::NodeTypeInfo = &__TRAILS_NODE_TYPE;
+                    }
+                    static __TRAILS_PREDICATES: [::trails::__private::PredicateInfo; #count] = [#(#predicates),*];
+                    static __TRAILS_NODE_TYPE: ::trails::__private::NodeTypeInfo = ::trails::__private::NodeTypeInfo {
+                        label: #label, iri: #iri, parent: #parent_info, unique: &[#(#unique),*],
+                        predicates: &__TRAILS_PREDICATES,
+                    };
+                },
+                quote!(::core::option::Option::Some(&__TRAILS_NODE_TYPE)),
+            )
+        }
+        _ => (quote!(), quote!(::core::option::Option::None)),
+    };
+    let extends_iri = match parent {
+        Some(p) => quote!(::core::option::Option::Some(<#p as ::trails::__private::Shape>::IRI)),
+        None => quote!(::core::option::Option::None),
+    };
+    let entry = format_ident!("__TRAILS_SHAPE_{}", ident);
+    quote! {
+        #serde_derive
+        #item
+
+        const _: () = {
+            #rules
+
+            impl ::trails::__private::Schema for #ident {
+                const SCHEMA_MEMBERS: &'static str = #members;
+                const DESCRIPTION_MEMBER: &'static str = #description;
+                fn validate_at(
+                    value: &::trails::__private::serde_json::Value,
+                    path: &mut ::trails::__private::Path,
+                    errors: &mut ::trails::__private::Errors,
+                ) {
+                    #validator
+                }
+            }
+            impl ::trails::__private::Shape for #ident {
+                const NAME: &'static str = #name;
+                const IRI: &'static str = #iri;
+                const IRI_JSON: &'static str = #iri_json;
+                const SCHEMA: &'static str = ::trails::__private::concatcp!(
+                    "{", <#ident as ::trails::__private::Schema>::DESCRIPTION_MEMBER,
+                    <#ident as ::trails::__private::Schema>::SCHEMA_MEMBERS, "}"
+                );
+                const LIST_OUTPUT_SCHEMA_MEMBER: &'static str = ::trails::__private::concatcp!(
+                    ",\"outputSchema\":{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\",\"items\":",
+                    <#ident as ::trails::__private::Shape>::SCHEMA,
+                    "}},\"required\":[\"items\"],\"additionalProperties\":false}"
+                );
+            }
+            #object_impls
+            #node_type_impl
+
+            #[::trails::__private::linkme::distributed_slice(::trails::__private::SHAPES)]
+            #[linkme(crate = ::trails::__private::linkme)]
+            #[allow(non_upper_case_globals)]
+            static #entry: ::trails::__private::ShapeEntry = ::trails::__private::ShapeEntry {
+                name: #name,
+                iri: #iri,
+                schema: <#ident as ::trails::__private::Shape>::SCHEMA,
+                extends: #extends_iri,
+                node_type: #node_type_entry,
+                source: ::core::concat!(::core::module_path!(), "::", #name),
+            };
+        };
+    }
+}
+
+/// `ObjectShape` (what a child `extends`) and `ToolOutput` for struct shapes.
+fn object_impls(ident: &syn::Ident, iri_json: &str, object: &ObjectDecl, parent: Option<&syn::Type>) -> TokenStream {
+    let properties = property_members(object, parent).to_tokens();
+    let required = required_members(object, parent).to_tokens();
+    quote! {
+        impl ::trails::__private::ObjectShape for #ident {
+            const PROPERTY_MEMBERS: &'static str = #properties;
+            const REQUIRED_MEMBERS: &'static str = #required;
+            const RULES: &'static ::trails::__private::ObjectRules = &__TRAILS_RULES;
+        }
+        impl ::trails::__private::ToolOutput for #ident {
+            const OUTPUT_SCHEMA_MEMBER: &'static str =
+                ::trails::__private::concatcp!(",\"outputSchema\":", <#ident as ::trails::__private::Shape>::SCHEMA);
+            const OUTPUT_SHAPE: &'static str = #iri_json;
+            fn into_output(self) -> ::trails::__private::Result<::trails::__private::Output> {
+                ::trails::__private::shape_output(&self)
+            }
+        }
+    }
+}
+
+/// One `PredicateInfo` per own field (a parent's are reached through `NodeTypeInfo::parent`).
+fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
+    let namespace = names::iri_namespace(iri);
+    object
+        .fields
+        .iter()
+        .map(|field| {
+            let field_name = &field.name;
+            let predicate_iri = field.iri.clone().unwrap_or_else(|| format!("{namespace}{}", field.name));
+            let (datatype, target) = match &field.ty.scalar {
+                Scalar::String => (quote!(String), quote!(None)),
+                Scalar::Bool => (quote!(Boolean), quote!(None)),
+                Scalar::Int(_) => (quote!(Integer), quote!(None)),
+                Scalar::Float => (quote!(Double), quote!(None)),
+                Scalar::DateTime => (quote!(DateTime), quote!(None)),
+                Scalar::Ref(t) => (quote!(Iri), quote!(Some(<#t as ::trails::__private::NodeType>::LABEL))),
+                Scalar::Nested(_) => (quote!(Json), quote!(None)),
+            };
+            let required = field.required;
+            let many = field.ty.array;
+            quote! {
+                ::trails::__private::PredicateInfo {
+                    field: #field_name, iri: #predicate_iri, datatype: ::trails::__private::Datatype::#datatype,
+                    required: #required, many: #many, target: ::core::option::Option::#target,
+                }
+            }
+        })
+        .collect()
+}
