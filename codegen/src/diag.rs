@@ -77,3 +77,25 @@ impl Drop for Diagnostics {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "dropped without being checked")]
+    fn an_unchecked_collection_cannot_be_dropped() {
+        let mut diags = Diagnostics::new();
+        diags.error_at(Span::call_site(), "lost");
+    }
+
+    #[test]
+    fn consuming_reports_every_error_in_order() {
+        let mut diags = Diagnostics::new();
+        diags.error_at(Span::call_site(), "first");
+        diags.error_at(Span::call_site(), "second");
+        assert_eq!(diags.into_messages(), ["first", "second"]);
+        Diagnostics::new().discard();
+        assert!(Diagnostics::new().finish().is_ok());
+    }
+}

@@ -186,3 +186,56 @@ fn meta_op_with_underscore_names_a_valid_alternative() {
     assert_eq!(errors.len(), 1);
     assert!(errors[0].contains("lowercase letters and digits only"), "{}", errors[0]);
 }
+
+#[test]
+fn extends_merges_the_parents_properties_and_required_names_first() {
+    let schema = preview::shape_schema(
+        Kind::Shape,
+        quote!(extends = Base),
+        r#"struct Child {
+            pub base: Base,
+            #[predicate(min_length = 1)]
+            pub query: String,
+            pub limit: Option<u32>,
+        }"#,
+    )
+    .unwrap();
+    // The preview renders the parent's (compile-time) members as placeholders.
+    assert_eq!(
+        schema,
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "$extends": "Base",
+                "query": {"type": "string", "minLength": 1},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 4294967295u64}
+            },
+            "required": ["$required_of:Base", "query"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn extends_names_a_type_and_needs_a_field_to_hold_it() {
+    let errors = preview::errors("shape", quote!(extends = Base), "struct Child { query: String }");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(errors[0].contains("needs a field of type `Base`"), "{}", errors[0]);
+    let errors = preview::errors("shape", quote!(extends = "https://example.org/Base"), "struct C { q: String }");
+    assert!(errors[0].contains("names the parent shape's Rust type"), "{}", errors[0]);
+}
+
+#[test]
+fn one_key_in_two_spellings_is_a_repeat() {
+    let errors =
+        preview::errors("shape", quote!(), "struct S { #[predicate(min = 1, min_count = 2)] tags: Vec<String> }");
+    assert_eq!(errors, ["`min_count` is given more than once (as `min`); keep one"]);
+}
+
+#[test]
+fn rename_all_is_for_enums() {
+    let errors = preview::errors("shape", quote!(rename_all = "camelCase"), "struct S { a: String }");
+    assert_eq!(errors, ["`rename_all` applies to enums; struct field names are the Rust names"]);
+    let errors = preview::errors("shape", quote!(rename_all = "Title"), "enum E { A }");
+    assert!(errors[0].contains("SCREAMING-KEBAB-CASE"), "{}", errors[0]);
+}

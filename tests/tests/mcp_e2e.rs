@@ -539,6 +539,21 @@ mod hardening {
         assert!(call(&first, "trails_meta_ping", json!({})).await.is_ok());
     }
 
+    /// The cap is checked and the session created under one lock: 40 simultaneous `initialize`s
+    /// against 5 slots give exactly 5 sessions, never 6.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_session_cap_holds_under_concurrent_initialize() {
+        let addr = http_server(settings("[http]\nmax_sessions = 5", &[])).await;
+        let attempts: Vec<_> = (0..40).map(|_| tokio::spawn(post(addr, &[], INITIALIZE.into()))).collect();
+        let mut statuses = Vec::new();
+        for attempt in attempts {
+            statuses.push(attempt.await.unwrap().status().as_u16());
+        }
+        let opened = statuses.iter().filter(|s| **s == 200).count();
+        let refused = statuses.iter().filter(|s| **s == 500).count();
+        assert_eq!((opened, refused), (5, 35), "statuses: {statuses:?}");
+    }
+
     #[tokio::test]
     async fn the_manifest_is_served_as_json_ld() {
         let addr = http_server(settings("", &[])).await;

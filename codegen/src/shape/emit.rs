@@ -94,6 +94,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
             let count = object.fields.len();
             (
                 quote! {
+                    #[diagnostic::do_not_recommend]
                     impl ::trails::__private::NodeType for #ident {
                         const LABEL: &'static str = #label;
                         const INFO: &'static ::trails::__private::NodeTypeInfo = &__TRAILS_NODE_TYPE;
@@ -121,6 +122,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         const _: () = {
             #rules
 
+            #[diagnostic::do_not_recommend]
             impl ::trails::__private::Schema for #ident {
                 const SCHEMA_MEMBERS: &'static str = #members;
                 const DESCRIPTION_MEMBER: &'static str = #description;
@@ -132,6 +134,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                     #validator
                 }
             }
+            #[diagnostic::do_not_recommend]
             impl ::trails::__private::Shape for #ident {
                 const NAME: &'static str = #name;
                 const IRI: &'static str = #iri;
@@ -169,11 +172,13 @@ fn object_impls(ident: &syn::Ident, iri_json: &str, object: &ObjectDecl, parent:
     let properties = property_members(object, parent).to_tokens();
     let required = required_members(object, parent).to_tokens();
     quote! {
+        #[diagnostic::do_not_recommend]
         impl ::trails::__private::ObjectShape for #ident {
             const PROPERTY_MEMBERS: &'static str = #properties;
             const REQUIRED_MEMBERS: &'static str = #required;
             const RULES: &'static ::trails::__private::ObjectRules = &__TRAILS_RULES;
         }
+        #[diagnostic::do_not_recommend]
         impl ::trails::__private::ToolOutput for #ident {
             const OUTPUT_SCHEMA_MEMBER: &'static str =
                 ::trails::__private::concatcp!(",\"outputSchema\":", <#ident as ::trails::__private::Shape>::SCHEMA);

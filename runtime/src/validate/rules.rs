@@ -168,3 +168,24 @@ pub struct NumberRule {
     /// `one_of` (empty: any)
     pub one_of: &'static [f64],
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_that_does_not_compile_is_reported_not_hidden() {
+        let broken = Pattern::new("(unclosed");
+        let error = broken.compile().map(drop).unwrap_err();
+        assert_eq!(error.source_text, "(unclosed");
+        assert!(error.to_string().contains("does not compile at run time"), "{error}");
+        let matched = std::panic::catch_unwind(|| broken.is_match("anything"));
+        assert!(matched.is_err(), "matching with a broken pattern fails loudly instead of matching nothing");
+        assert!(Pattern::new(r"^REQ-\d+$").is_match("REQ-12"));
+    }
+
+    #[test]
+    fn every_linked_pattern_compiles() {
+        compile_all().expect("the runtime's own patterns compile");
+    }
+}

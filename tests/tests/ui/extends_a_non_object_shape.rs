@@ -1,0 +1,15 @@
+use trails::shape;
+
+#[shape(rename_all = "lowercase")]
+pub enum Mode {
+    Fast,
+    Thorough,
+}
+
+#[shape(extends = Mode)]
+pub struct Search {
+    pub mode: Mode,
+    pub query: String,
+}
+
+fn main() {}
