@@ -110,3 +110,36 @@ impl SessionManager for BoundedSessions {
         Ok(self.inner.resume(id, last_event_id).await?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// Many `initialize`s racing for the last slot: exactly one gets it, every round.
+    #[test]
+    fn the_cap_is_checked_and_taken_atomically() {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        runtime.block_on(async {
+            for round in 0..300 {
+                let sessions = Arc::new(BoundedSessions::new(1));
+                let start = Arc::new(tokio::sync::Barrier::new(8));
+                let racers: Vec<_> = (0..8)
+                    .map(|_| {
+                        let (sessions, start) = (sessions.clone(), start.clone());
+                        tokio::spawn(async move {
+                            start.wait().await;
+                            sessions.create_session().await.is_ok()
+                        })
+                    })
+                    .collect();
+                let mut opened = 0;
+                for racer in racers {
+                    opened += usize::from(racer.await.unwrap());
+                }
+                assert_eq!(opened, 1, "round {round}: {opened} sessions took the one slot");
+            }
+        });
+    }
+}
