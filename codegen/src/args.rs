@@ -9,6 +9,7 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, Meta, Token, UnOp};
 
 use crate::diag::Diagnostics;
 
+/// What follows a key.
 pub enum ArgValue {
     /// `key`
     Flag,
@@ -18,6 +19,7 @@ pub enum ArgValue {
     List(Vec<Arg>),
 }
 
+/// One `key`, `key = value` or `key(…)` of an attribute.
 pub struct Arg {
     /// The key as written.
     pub key: String,
@@ -108,6 +110,7 @@ impl<K: Copy + PartialEq> Keys<K> {
     }
 }
 
+/// The argument spelled `key`, if given.
 pub fn find<'a>(args: &'a [Arg], key: &str) -> Option<&'a Arg> {
     args.iter().find(|arg| arg.key == key)
 }
@@ -115,13 +118,18 @@ pub fn find<'a>(args: &'a [Arg], key: &str) -> Option<&'a Arg> {
 /// A literal value, read under the expectations of whoever asks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Literal {
+    /// A string literal.
     Str(String),
+    /// An integer literal (sign included).
     Int(i128),
+    /// A float literal (sign included).
     Float(f64),
+    /// `true` or `false`.
     Bool(bool),
 }
 
 impl Literal {
+    /// "a string", "an integer", … for messages.
     pub fn kind(&self) -> &'static str {
         match self {
             Literal::Str(_) => "a string",
@@ -152,6 +160,7 @@ pub fn literal(expr: &Expr) -> Option<Literal> {
     }
 }
 
+/// The value of `key = value`, or an error that shows `key = example`.
 pub fn expect_value<'a>(arg: &'a Arg, example: &str, diags: &mut Diagnostics) -> Option<&'a Expr> {
     match &arg.value {
         ArgValue::Value(expr) => Some(expr),
@@ -162,6 +171,7 @@ pub fn expect_value<'a>(arg: &'a Arg, example: &str, diags: &mut Diagnostics) ->
     }
 }
 
+/// A string literal value, or an error that shows `key = example`.
 pub fn expect_str(arg: &Arg, example: &str, diags: &mut Diagnostics) -> Option<LitStr> {
     let expr = expect_value(arg, example, diags)?;
     match expr {

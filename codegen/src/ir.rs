@@ -7,15 +7,20 @@ use crate::args::Literal;
 /// An integer Rust type and the range it can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntKind {
+    /// The Rust type name.
     pub name: &'static str,
+    /// Smallest value the type holds.
     pub min: i128,
+    /// Largest value the type holds.
     pub max: i128,
     /// Whether the schema states the type's bounds (`u8`..`u32`, `i8`..`i32`, and `minimum: 0`
     /// for `u64`). `i64`'s bounds are implied by JSON numbers and left out.
     pub emit_min: bool,
+    /// See `emit_min`.
     pub emit_max: bool,
 }
 
+/// Every integer type a field may have.
 pub const INT_KINDS: &[IntKind] = &[
     IntKind { name: "u8", min: 0, max: u8::MAX as i128, emit_min: true, emit_max: true },
     IntKind { name: "u16", min: 0, max: u16::MAX as i128, emit_min: true, emit_max: true },
@@ -32,10 +37,15 @@ pub const INT_KINDS: &[IntKind] = &[
 /// What one value (a field, or one item of a `Vec` field) is.
 #[derive(Clone)]
 pub enum Scalar {
+    /// `String`
     String,
+    /// `bool`
     Bool,
+    /// An integer type.
     Int(IntKind),
+    /// `f32` / `f64`
     Float,
+    /// `trails::DateTime`
     DateTime,
     /// `Ref<T>`: an IRI pointing at an instance of node type `T`.
     Ref(syn::Type),
@@ -44,6 +54,7 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// "a string", "an integer (`u8`)", … for messages.
     pub fn describe(&self) -> String {
         match self {
             Scalar::String => "a string".into(),
@@ -58,19 +69,27 @@ impl Scalar {
 }
 
 #[derive(Clone)]
+/// A field's type: `Option` and `Vec` around a scalar.
 pub struct FieldType {
+    /// `Option<…>`: never required.
     pub optional: bool,
+    /// `Vec<…>`: a JSON array.
     pub array: bool,
+    /// The value (or item) type.
     pub scalar: Scalar,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// A numeric bound, kept as written.
 pub enum Num {
+    /// An integer bound.
     Int(i128),
+    /// A float bound.
     Float(f64),
 }
 
 impl Num {
+    /// The bound as a float, for comparisons.
     pub fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
@@ -80,35 +99,53 @@ impl Num {
 }
 
 #[derive(Default, Clone)]
+/// Every predicate constraint of one field.
 pub struct Constraints {
+    /// `min_length`
     pub min_length: Option<u64>,
+    /// `max_length`
     pub max_length: Option<u64>,
+    /// `pattern`
     pub pattern: Option<String>,
+    /// `one_of`
     pub one_of: Vec<Literal>,
+    /// `min_value`
     pub min_value: Option<Num>,
+    /// `max_value`
     pub max_value: Option<Num>,
+    /// `min_count`
     pub min_items: Option<u64>,
+    /// `max_count`
     pub max_items: Option<u64>,
 }
 
 #[derive(Clone)]
+/// One field (or named parameter).
 pub struct Field {
     /// The name on the wire (the Rust name without `r#`).
     pub name: String,
+    /// The Rust name.
     pub ident: syn::Ident,
+    /// The Rust type as written.
     pub rust_type: syn::Type,
+    /// The classified type.
     pub ty: FieldType,
+    /// From `///` or `description = …`.
     pub description: Option<String>,
+    /// In the schema's `required`.
     pub required: bool,
+    /// The predicates.
     pub constraints: Constraints,
     /// Explicit predicate IRI, if declared.
     pub iri: Option<String>,
+    /// Where the field is, for messages.
     pub span: Span,
 }
 
 /// A JSON object: the fields of a `#[shape]` struct or a capability's named parameters.
 #[derive(Clone, Default)]
 pub struct ObjectDecl {
+    /// In declaration order.
     pub fields: Vec<Field>,
 }
 

@@ -6,6 +6,8 @@
 //! RDF mapping — as static data plus the validator and registry entry. No `proc_macro` types
 //! appear here, so every step is unit-tested directly (see `tests/`).
 
+#![warn(missing_docs)]
+
 pub mod args;
 pub mod capability;
 pub mod diag;

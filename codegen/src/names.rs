@@ -3,6 +3,7 @@
 /// Longest capability id / tool name MCP clients accept (SEP-986).
 pub const MAX_ID_LEN: usize = 128;
 
+/// A meta capability's `op`: `[a-z0-9]+` (no `_`, so tool names stay reversible).
 pub fn check_op(op: &str) -> Result<(), String> {
     if op.is_empty() {
         return Err("op name is empty; use lowercase letters and digits, e.g. `op = \"shape\"`".into());
@@ -23,6 +24,7 @@ pub fn check_op(op: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A meta capability's dotted `namespace`.
 pub fn check_namespace(namespace: &str) -> Result<(), String> {
     if namespace.is_empty() {
         return Err(
@@ -42,6 +44,7 @@ pub fn check_namespace(namespace: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A capability id: `[A-Za-z0-9_.-]`, at most 128, not under the reserved `trails.meta`.
 pub fn check_capability_id(id: &str) -> Result<(), String> {
     if id.is_empty() {
         return Err("capability id is empty; use dotted names such as `requirements.search`".into());
@@ -63,19 +66,11 @@ pub fn check_capability_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A SemVer version.
 pub fn check_semver(version: &str) -> Result<(), String> {
     semver::Version::parse(version).map(|_| ()).map_err(|error| {
         format!("version `{version}` is not SemVer ({error}); write MAJOR.MINOR.PATCH, e.g. `version = \"1.2.0\"`")
     })
-}
-
-pub fn check_scope(scope: &str) -> Result<(), String> {
-    match scope {
-        "runtime" | "builder" | "dev" => Ok(()),
-        other => {
-            Err(format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs"))
-        }
-    }
 }
 
 /// An absolute IRI (RFC 3987), as the store and the manifest require.
@@ -104,6 +99,7 @@ pub fn meta_tool_name(namespace: Option<&str>, op: &str) -> String {
     }
 }
 
+/// Canonical id of a meta capability: `trails.meta.<namespace>.<op>`.
 pub fn meta_capability_id(namespace: Option<&str>, op: &str) -> String {
     match namespace {
         Some(ns) => format!("trails.meta.{ns}.{op}"),

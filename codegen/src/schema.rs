@@ -153,6 +153,7 @@ fn scalar_members(scalar: &Scalar, c: &Constraints, described: bool, t: &mut Tem
     }
 }
 
+/// A literal as JSON text.
 pub fn literal_json(literal: &Literal) -> String {
     match literal {
         Literal::Str(s) => json_string(s),

@@ -7,6 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 
 #[derive(Clone)]
+/// A reference to another type's compile-time constant.
 pub enum Hole {
     /// `<T as Schema>::SCHEMA_MEMBERS`
     SchemaMembers(syn::Type),
@@ -79,11 +80,13 @@ enum Piece {
 }
 
 #[derive(Clone, Default)]
+/// JSON text with holes, rendered to one `&'static str` expression.
 pub struct Template {
     pieces: Vec<Piece>,
 }
 
 impl Template {
+    /// An empty template.
     pub fn new() -> Self {
         Template::default()
     }
@@ -102,11 +105,13 @@ impl Template {
         self.text(&json_string(value))
     }
 
+    /// A hole, filled at compile time.
     pub fn hole(&mut self, hole: Hole) -> &mut Self {
         self.pieces.push(Piece::Hole(Box::new(hole)));
         self
     }
 
+    /// Another template's pieces.
     pub fn append(&mut self, other: &Template) -> &mut Self {
         for piece in &other.pieces {
             match piece {
@@ -150,6 +155,7 @@ impl Template {
     }
 }
 
+/// `value` as a JSON string literal.
 pub fn json_string(value: &str) -> String {
     serde_json::to_string(value).expect("strings always serialise")
 }

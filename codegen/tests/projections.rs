@@ -65,7 +65,7 @@ fn node_type_states_compound_uniqueness_in_its_description() {
         "/// A requirement.\npub struct Requirement { pub project: String, pub number: u32 }",
     )
     .unwrap();
-    assert_eq!(schema["description"], "A requirement.\n\nUnique together: project, number (checked server side).");
+    assert_eq!(schema["description"], "A requirement.\n\nUnique together: project, number.");
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The four Trails attributes. Each forwards its tokens to `trails-codegen`, which parses,
 //! checks and generates; this crate only crosses the `proc_macro` boundary.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 
 /// A JSON-object (or string-enum) shape: JSON Schema, validator, SHACL IRI.

@@ -28,7 +28,8 @@ pub fn schema_members(decl: &ShapeDecl) -> Template {
 pub fn description(decl: &ShapeDecl) -> Option<String> {
     let unique_note = decl.node_type.as_ref().filter(|n| !n.unique.is_empty()).map(|n| {
         let names: Vec<&str> = n.unique.iter().map(|(name, _)| name.as_str()).collect();
-        format!("Unique together: {} (checked server side).", names.join(", "))
+        // States the declaration only: the store that enforces it lands with the KG (README "Not yet").
+        format!("Unique together: {}.", names.join(", "))
     });
     match (&decl.description, unique_note) {
         (Some(d), Some(n)) => Some(format!("{d}\n\n{n}")),
