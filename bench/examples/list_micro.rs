@@ -9,9 +9,9 @@ fn main() {
     let tools: Vec<Tool> = registry
         .tools()
         .map(|e| {
-            let mut t: Tool = serde_json::from_str(e.descriptor).unwrap();
-            t.name = e.name.into();
-            t.description = Some(e.description.into());
+            let mut t: Tool = serde_json::from_str(e.descriptor()).unwrap();
+            t.name = e.name().into();
+            t.description = Some(e.description().into());
             t
         })
         .collect();

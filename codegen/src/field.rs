@@ -208,25 +208,35 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
                     }
                 }
             }
-            PredicateKey::Required => {
-                if args::expect_flag(arg, diags) && field.ty.optional {
-                    diags.error_at(
-                        arg.key_span,
-                        format!(
-                            "`required` contradicts the `Option` type of `{}`: remove `Option<…>` to make the field required, or drop `required`",
-                            field.name
-                        ),
-                    );
-                }
-            }
-            PredicateKey::Many => {
-                if args::expect_flag(arg, diags) && !field.ty.array {
-                    diags.error_at(
-                        arg.key_span,
-                        format!("`many` needs a list: change the type of `{}` to `Vec<{type_name}>`", field.name),
-                    );
-                }
-            }
+            // The Rust type decides optionality and list-ness; these flags may only agree with it.
+            PredicateKey::Required => match (args::expect_flag(arg, diags), field.ty.optional) {
+                (true, true) => diags.error_at(
+                    arg.key_span,
+                    format!(
+                        "`required` contradicts the `Option` type of `{}`: remove `Option<…>` to make the field required, or drop `required`",
+                        field.name
+                    ),
+                ),
+                (false, false) => diags.error_at(
+                    arg.key_span,
+                    format!(
+                        "`required = false` cannot make `{}` optional: its type makes it required; write `Option<{type_name}>` instead",
+                        field.name
+                    ),
+                ),
+                _ => {}
+            },
+            PredicateKey::Many => match (args::expect_flag(arg, diags), field.ty.array) {
+                (true, false) => diags.error_at(
+                    arg.key_span,
+                    format!("`many` needs a list: change the type of `{}` to `Vec<{type_name}>`", field.name),
+                ),
+                (false, true) => diags.error_at(
+                    arg.key_span,
+                    format!("`many = false` contradicts the `Vec` type of `{}`: change the type, or drop `many`", field.name),
+                ),
+                _ => {}
+            },
             PredicateKey::MinCount => {
                 let Some(count) = args::expect_count(arg, diags) else { continue };
                 if field.ty.array {
@@ -241,6 +251,14 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
                         arg.key_span,
                         format!(
                             "`{}` = {count} needs a list: change the type of `{}` to `Vec<…>`",
+                            arg.key, field.name
+                        ),
+                    );
+                } else if count == 0 && !field.ty.optional {
+                    diags.error_at(
+                        arg.key_span,
+                        format!(
+                            "`{} = 0` would make `{}` optional, but its type makes it required; write `Option<{type_name}>` instead",
                             arg.key, field.name
                         ),
                     );

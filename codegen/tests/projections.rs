@@ -239,3 +239,23 @@ fn rename_all_is_for_enums() {
     let errors = preview::errors("shape", quote!(rename_all = "Title"), "enum E { A }");
     assert!(errors[0].contains("SCREAMING-KEBAB-CASE"), "{}", errors[0]);
 }
+
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    let errors = preview::errors(
+        "shape",
+        quote!(),
+        r#"struct S {
+            #[predicate(required = false)] a: String,
+            #[predicate(many = false)] b: Vec<String>,
+            #[predicate(min_count = 0)] c: i64,
+        }"#,
+    );
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+    assert!(errors[0].contains("`required = false` cannot make `a` optional"), "{}", errors[0]);
+    assert!(errors[1].contains("`many = false` contradicts the `Vec` type of `b`"), "{}", errors[1]);
+    assert!(errors[2].contains("`min_count = 0` would make `c` optional"), "{}", errors[2]);
+    let errors =
+        preview::errors("shape", quote!(rename_all = "lowercase"), "#[derive(Serialize, Deserialize)] enum E { A }");
+    assert!(errors[0].contains("remove your `Serialize`/`Deserialize` derives"), "{}", errors[0]);
+}

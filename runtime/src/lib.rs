@@ -76,8 +76,7 @@ mod server;
 mod validate;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
-pub use builtin::{Pong, ToolSwitch};
-pub use cli::{App, BuildError, ServeError, Server};
+pub use cli::{App, BuildError};
 pub use config::{
     CapabilityConfig, Config, ConfigError, HttpConfig, ManifestConfig, McpConfig, ProjectConfig, Settings, TokenConfig,
     ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
@@ -88,9 +87,9 @@ pub use declare::{
 };
 pub use error::{Error, Result};
 pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
-pub use server::{AppState, BadDescriptor, Control, Ctx, NoSuchTool};
+pub use server::{AppState, BadDescriptor, Control, Ctx, NoSuchTool, ServeError, Server};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
-pub use validate::{FieldCode, FieldError, PatternError, MAX_FIELD_ERRORS};
+pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 
 /// Support for generated code. Not a public API: names here change without notice. Generated
 /// code names nothing outside this module.
@@ -110,8 +109,8 @@ pub mod __private {
     pub use crate::registry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
     pub use crate::server::Ctx;
     pub use crate::validate::{
-        if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule, IntegerRule, ItemRule, NumberRule,
-        ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,
+        concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,
+        IntegerRule, ItemRule, NumberRule, ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,
     };
 
     /// Turn a deserialisation failure of already-validated arguments into an internal error:

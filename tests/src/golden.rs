@@ -43,7 +43,7 @@ pub fn to_sorted_pretty(value: &Value) -> String {
 
 /// The golden text of one tool: its `tools/list` entry exactly as served, keys sorted.
 pub fn render_tool(tool: &ToolEntry) -> String {
-    let value: Value = serde_json::from_str(tool.descriptor).expect("the macro emits valid JSON");
+    let value: Value = serde_json::from_str(tool.descriptor()).expect("the macro emits valid JSON");
     to_sorted_pretty(&value)
 }
 
@@ -51,7 +51,7 @@ pub fn render_tool(tool: &ToolEntry) -> String {
 pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     let mut files = BTreeMap::new();
     for tool in registry.tools() {
-        files.insert(Path::new("mcp").join(format!("{}.json", tool.name)), render_tool(tool));
+        files.insert(Path::new("mcp").join(format!("{}.json", tool.name())), render_tool(tool));
     }
     // The manifest keeps the canonical field order (serde_json's `preserve_order` is on).
     let manifest: Value = serde_json::from_str(&registry.manifest()).expect("canonical descriptors are valid JSON");

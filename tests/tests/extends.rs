@@ -52,6 +52,13 @@ pub struct Reviewer {
     pub team: String,
 }
 
+/// `unique` may name an inherited field (checked at compile time against the parent's names).
+#[node_type(label = "Member", iri = "https://example.org/ext#Member", extends = Agent, unique = ["name", "club"])]
+pub struct Member {
+    pub agent: Agent,
+    pub club: String,
+}
+
 fn schema<T: Shape>() -> Value {
     serde_json::from_str(T::SCHEMA).expect("the schema is JSON")
 }
@@ -109,9 +116,11 @@ fn the_rdf_side_records_the_parent() {
     assert_eq!(Reviewer::INFO.extends(), Some("https://example.org/ext#Agent"));
     let fields: Vec<&str> = Reviewer::INFO.all_predicates().iter().map(|p| p.field).collect();
     assert_eq!(fields, ["name", "team"]);
+    assert_eq!(Member::INFO.unique, ["name", "club"]);
+    assert_eq!(<Member as trails::ObjectShape>::FIELD_NAMES, ["name", "club"]);
     let registry = Registry::collect().unwrap();
-    let search = registry.shapes().find(|s| s.name == "Search").unwrap();
-    assert_eq!(search.extends, Some("https://example.org/ext#Base"));
-    let base = registry.shapes().find(|s| s.name == "Base").unwrap();
-    assert_eq!(base.extends, None);
+    let search = registry.shapes().find(|s| s.name() == "Search").unwrap();
+    assert_eq!(search.extends(), Some("https://example.org/ext#Base"));
+    let base = registry.shapes().find(|s| s.name() == "Base").unwrap();
+    assert_eq!(base.extends(), None);
 }

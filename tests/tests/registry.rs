@@ -2,7 +2,6 @@
 //! and dispatched through the validator.
 
 use serde_json::json;
-use trails::ToolEntry;
 use trails::{Ctx, Error, Registry, Scope, ToolKind};
 use trails_tests::FIXTURE_TOOLS;
 
@@ -17,7 +16,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
 #[test]
 fn every_declared_tool_is_collected() {
-    let names: Vec<&str> = registry().tools().map(|t| t.name).collect();
+    let names: Vec<&str> = registry().tools().map(|t| t.name()).collect();
     let example = [
         "people.create",
         "requirements.create",
@@ -35,10 +34,13 @@ fn every_declared_tool_is_collected() {
 fn entries_carry_kind_scope_and_source() {
     let registry = registry();
     let reset = registry.tool("trails_meta_fixture_reset").unwrap();
-    assert_eq!((reset.kind, reset.scope, reset.id), (ToolKind::Meta, Scope::Builder, "trails.meta.fixture.reset"));
-    assert_eq!(reset.source, "trails_tests::reset");
+    assert_eq!(
+        (reset.kind(), reset.scope(), reset.id()),
+        (ToolKind::Meta, Scope::Builder, "trails.meta.fixture.reset")
+    );
+    assert_eq!(reset.source(), "trails_tests::reset");
     let search = registry.tool("research.search").unwrap();
-    assert_eq!((search.kind, search.scope), (ToolKind::Runtime, Scope::Runtime));
+    assert_eq!((search.kind(), search.scope()), (ToolKind::Runtime, Scope::Runtime));
 }
 
 #[test]
@@ -94,41 +96,14 @@ fn unknown_tools_are_an_error_not_a_panic() {
     assert!(matches!(err, Error::UnknownTool(ref name) if name == "nope"));
 }
 
-static FIRST: ToolEntry = fake("dup.tool", "crate_a::handler");
-static SECOND: ToolEntry = fake("dup.tool", "crate_b::handler");
-
-const fn fake(name: &'static str, source: &'static str) -> ToolEntry {
-    ToolEntry {
-        name,
-        id: name,
-        kind: ToolKind::Runtime,
-        scope: Scope::Runtime,
-        description: "fake",
-        descriptor: "{}",
-        canonical: "{}",
-        validate: |_, _, _| {},
-        call: |_, _| Box::pin(async { Err(Error::internal("unused")) }),
-        source,
-    }
-}
-
-#[test]
-fn duplicate_names_across_crates_refuse_to_start_naming_both() {
-    let error = Registry::from_entries([&FIRST, &SECOND], []).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "two tools are both named `dup.tool`: `crate_a::handler` and `crate_b::handler`; rename one (change its `id`, or its `namespace`/`op`)"
-    );
-}
-
 #[test]
 fn descriptors_are_valid_json_and_name_themselves() {
     for tool in registry().tools() {
-        let descriptor: serde_json::Value = serde_json::from_str(tool.descriptor).unwrap();
-        assert_eq!(descriptor["name"], tool.name);
+        let descriptor: serde_json::Value = serde_json::from_str(tool.descriptor()).unwrap();
+        assert_eq!(descriptor["name"], tool.name());
         assert_eq!(descriptor["inputSchema"]["type"], "object");
         assert_eq!(descriptor["inputSchema"]["additionalProperties"], false);
-        let canonical: serde_json::Value = serde_json::from_str(tool.canonical).unwrap();
-        assert_eq!(canonical["id"], tool.id);
+        let canonical: serde_json::Value = serde_json::from_str(tool.canonical()).unwrap();
+        assert_eq!(canonical["id"], tool.id());
     }
 }

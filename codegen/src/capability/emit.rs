@@ -250,18 +250,18 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
             #[::trails::__private::linkme::distributed_slice(::trails::__private::TOOLS)]
             #[linkme(crate = ::trails::__private::linkme)]
             #[allow(non_upper_case_globals)]
-            static #entry: ::trails::__private::ToolEntry = ::trails::__private::ToolEntry {
-                name: #name,
-                id: #id,
-                kind: ::trails::__private::ToolKind::#kind,
-                scope: ::trails::__private::Scope::#scope,
-                description: #description,
-                descriptor: #descriptor,
-                canonical: #canonical,
-                validate: <#input_type as ::trails::__private::Schema>::validate_at,
-                call: __trails_call,
-                source: ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),
-            };
+            static #entry: ::trails::__private::ToolEntry = ::trails::__private::ToolEntry::__new(
+                #name,
+                #id,
+                ::trails::__private::ToolKind::#kind,
+                ::trails::__private::Scope::#scope,
+                #description,
+                #descriptor,
+                #canonical,
+                <#input_type as ::trails::__private::Schema>::validate_at,
+                __trails_call,
+                ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),
+            );
         };
     }
 }

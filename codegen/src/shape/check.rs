@@ -20,7 +20,8 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
             ),
         );
     }
-    if let ShapeBody::Object(object) = &decl.body {
+    // With `extends`, a name may be inherited: `emit` checks those at compile time instead.
+    if let (ShapeBody::Object(object), None) = (&decl.body, &decl.extends) {
         for (name, span) in &node.unique {
             if !object.fields.iter().any(|f| &f.name == name) {
                 diags.error_at(*span, format!("`unique` names `{name}`, which is not a field of `{}`", decl.ident));

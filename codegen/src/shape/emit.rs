@@ -2,8 +2,8 @@
 //! (and `NodeType`) impls whose constants are the build-time projections, the rule table, and
 //! the registry entry.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
 
 use crate::ir::{ObjectDecl, Scalar, ShapeBody, ShapeDecl};
 use crate::names;
@@ -80,7 +80,10 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         }
     });
     let object_impls = match &decl.body {
-        ShapeBody::Object(object) => object_impls(ident, &iri_json, object, parent),
+        ShapeBody::Object(object) => {
+            let unique = decl.node_type.as_ref().map(|n| n.unique.as_slice()).unwrap_or_default();
+            object_impls(ident, &iri_json, object, parent, unique)
+        }
         ShapeBody::Enum(_) => quote!(),
     };
     let (node_type_impl, node_type_entry) = match (&decl.node_type, &decl.body) {
@@ -156,27 +159,67 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
             #[::trails::__private::linkme::distributed_slice(::trails::__private::SHAPES)]
             #[linkme(crate = ::trails::__private::linkme)]
             #[allow(non_upper_case_globals)]
-            static #entry: ::trails::__private::ShapeEntry = ::trails::__private::ShapeEntry {
-                name: #name,
-                iri: #iri,
-                schema: <#ident as ::trails::__private::Shape>::SCHEMA,
-                extends: #extends_iri,
-                node_type: #node_type_entry,
-                source: ::core::concat!(::core::module_path!(), "::", #name),
-            };
+            static #entry: ::trails::__private::ShapeEntry = ::trails::__private::ShapeEntry::__new(
+                #name,
+                #iri,
+                <#ident as ::trails::__private::Shape>::SCHEMA,
+                #extends_iri,
+                #node_type_entry,
+                ::core::concat!(::core::module_path!(), "::", #name),
+            );
         };
     }
 }
 
 /// `ObjectShape` (what a child `extends`) and `ToolOutput` for struct shapes.
-fn object_impls(ident: &syn::Ident, iri_json: &str, object: &ObjectDecl, parent: Option<&syn::Type>) -> TokenStream {
+fn object_impls(
+    ident: &syn::Ident,
+    iri_json: &str,
+    object: &ObjectDecl,
+    parent: Option<&syn::Type>,
+    unique: &[(String, Span)],
+) -> TokenStream {
     let properties = property_members(object, parent).to_tokens();
     let required = required_members(object, parent).to_tokens();
+    let own: Vec<&str> = object.fields.iter().map(|f| f.name.as_str()).collect();
+    let count = own.len();
+    let field_names = match parent {
+        None => quote!(&[#(#own),*]),
+        Some(parent) => quote!(&::trails::__private::concat_names::<
+            { <#parent as ::trails::__private::ObjectShape>::FIELD_NAMES.len() + #count },
+        >(<#parent as ::trails::__private::ObjectShape>::FIELD_NAMES, &[#(#own),*])),
+    };
+    // What only the parent knows is checked where it is known: at compile time, by const asserts.
+    let inherited_clashes = parent.map(|parent| {
+        let asserts = object.fields.iter().map(|field| {
+            let name = &field.name;
+            let message = format!("field `{name}` of `{ident}` is also a field of its `extends` parent: rename one");
+            quote_spanned! {field.span=>
+                const _: () = ::core::assert!(
+                    !::trails::__private::contains_name(<#parent as ::trails::__private::ObjectShape>::FIELD_NAMES, #name),
+                    #message
+                );
+            }
+        });
+        quote!(#(#asserts)*)
+    });
+    let unique_checks = unique.iter().filter(|(name, _)| !own.contains(&name.as_str())).map(|(name, span)| {
+        let message = format!("`unique` names `{name}`, which is neither a field of `{ident}` nor an inherited one");
+        quote_spanned! {*span=>
+            const _: () = ::core::assert!(
+                ::trails::__private::contains_name(<#ident as ::trails::__private::ObjectShape>::FIELD_NAMES, #name),
+                #message
+            );
+        }
+    });
     quote! {
+        #inherited_clashes
+        #(#unique_checks)*
         #[diagnostic::do_not_recommend]
         impl ::trails::__private::ObjectShape for #ident {
             const PROPERTY_MEMBERS: &'static str = #properties;
             const REQUIRED_MEMBERS: &'static str = #required;
+            const FIELD_NAMES: &'static [&'static str] = #field_names;
             const RULES: &'static ::trails::__private::ObjectRules = &__TRAILS_RULES;
         }
         #[diagnostic::do_not_recommend]

@@ -6,6 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::parse::derives;
 use super::Kind;
 
 pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
@@ -47,6 +48,7 @@ pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
             impl ::trails::__private::ObjectShape for #ident {
                 const PROPERTY_MEMBERS: &'static str = "";
                 const REQUIRED_MEMBERS: &'static str = "";
+                const FIELD_NAMES: &'static [&'static str] = &[];
                 const RULES: &'static ::trails::__private::ObjectRules = &::trails::__private::NO_RULES;
             }
             impl ::trails::__private::ToolOutput for #ident {
@@ -91,12 +93,4 @@ pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
             #node_type
         };
     }
-}
-
-fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
-    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
-        a.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
-            .map(|paths| paths.iter().any(|p| p.segments.last().is_some_and(|s| s.ident == name)))
-            .unwrap_or(false)
-    })
 }

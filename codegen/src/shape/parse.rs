@@ -72,6 +72,9 @@ pub(super) fn item(kind: Kind, attrs: ShapeAttrs, item: &syn::Item, diags: &mut 
             "derive both `Serialize` and `Deserialize`, or neither (Trails derives them for you)",
         );
     }
+    if let (true, Some((_, span))) = (user_derives_serde, rename_all) {
+        diags.error_at(span, "`rename_all` is applied through the serde derive Trails writes: remove your `Serialize`/`Deserialize` derives (or drop `rename_all`)");
+    }
     if user_derives_serde && extends.is_some() {
         diags.error_spanned(ident, "`extends` flattens the parent field with serde: let Trails derive `Serialize`/`Deserialize` (remove the derives)");
     }
@@ -88,7 +91,8 @@ pub(super) fn item(kind: Kind, attrs: ShapeAttrs, item: &syn::Item, diags: &mut 
     })
 }
 
-fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+/// Whether the item derives a trait whose last path segment is `name` (`Serialize`, …).
+pub(super) fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
     attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
         a.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
             .map(|paths| paths.iter().any(|p| p.segments.last().is_some_and(|s| s.ident == name)))

@@ -4,6 +4,3 @@
 
 mod ping;
 mod tools;
-
-pub use ping::Pong;
-pub use tools::ToolSwitch;

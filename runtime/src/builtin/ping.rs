@@ -4,7 +4,7 @@ use crate::{meta_capability, shape, Ctx, Result};
 
 /// Liveness answer of `trails.meta.ping`.
 #[shape(iri = "https://w3id.org/trails/meta#Pong")]
-pub struct Pong {
+pub(crate) struct Pong {
     /// Always `pong`.
     pub reply: String,
     /// The `message` argument, echoed back when one was given.

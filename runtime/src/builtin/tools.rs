@@ -4,7 +4,7 @@ use crate::{meta_capability, shape, Ctx, Error, FieldCode, FieldError, Result};
 
 /// What `trails.meta.tools.enable` did.
 #[shape(iri = "https://w3id.org/trails/meta#ToolSwitch")]
-pub struct ToolSwitch {
+pub(crate) struct ToolSwitch {
     /// The tool's MCP name.
     pub tool: String,
     /// Its state now.

@@ -26,7 +26,7 @@ pub struct Config {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
-    /// `production` hides `dev` tools entirely.
+    /// `production` hides `dev` tools entirely; `development` (the default) does not.
     pub env: Option<String>,
 }
 

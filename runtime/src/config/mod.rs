@@ -33,12 +33,22 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file is not valid TOML, or has an unknown key or a value of the wrong type.
-    #[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    #[error("{}{source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Parse {
         /// The file, when one was read.
         path: Option<PathBuf>,
-        /// The TOML parser's message (line, column, key).
-        message: String,
+        /// The TOML parser's error (line, column, key).
+        source: toml::de::Error,
+    },
+    /// A value in the file outside its domain.
+    #[error("{key} = `{value}`: {expected}")]
+    Value {
+        /// The key, with its table (`[project] env`).
+        key: &'static str,
+        /// What it held.
+        value: String,
+        /// What it may hold.
+        expected: &'static str,
     },
     /// A scope list in the file or `TRAILS_MCP_SCOPES`.
     #[error("{what}: {source}")]
@@ -107,14 +117,14 @@ impl Config {
         let text =
             std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
         Config::parse(&text).map_err(|error| match error {
-            ConfigError::Parse { message, .. } => ConfigError::Parse { path: Some(path.to_owned()), message },
+            ConfigError::Parse { source, .. } => ConfigError::Parse { path: Some(path.to_owned()), source },
             other => other,
         })
     }
 
     /// Parse `trails.toml` text; unknown keys are errors.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse { path: None, message: e.to_string() })
+        toml::from_str(text).map_err(|source| ConfigError::Parse { path: None, source })
     }
 }
 
@@ -125,7 +135,21 @@ fn scopes<'a>(what: &str, items: impl IntoIterator<Item = &'a str>) -> Result<Sc
 impl Settings {
     /// Apply environment overrides (`env` looks a variable up) and validate.
     pub fn resolve(config: Config, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
-        let production = env("TRAILS_ENV").or(config.project.env).is_some_and(|e| e == "production");
+        // An unknown environment name must not silently mean "not production" (dev tools served).
+        const ENVIRONMENTS: &str = "use production or development";
+        let production = match (env("TRAILS_ENV"), config.project.env) {
+            (Some(value), _) => match value.as_str() {
+                "production" => true,
+                "development" => false,
+                _ => return Err(ConfigError::Env { name: "TRAILS_ENV", value, expected: ENVIRONMENTS.to_owned() }),
+            },
+            (None, Some(value)) => match value.as_str() {
+                "production" => true,
+                "development" => false,
+                _ => return Err(ConfigError::Value { key: "[project] env", value, expected: ENVIRONMENTS }),
+            },
+            (None, None) => false,
+        };
         let process_scopes = match env("TRAILS_MCP_SCOPES") {
             Some(list) => scopes("TRAILS_MCP_SCOPES", list.split(','))?,
             None => match &config.mcp.scopes {

@@ -60,7 +60,7 @@ pub struct NodeTypeInfo {
     pub iri: &'static str,
     /// The node type this one `extends` (its class is `rdfs:subClassOf` the parent's).
     pub parent: Option<&'static NodeTypeInfo>,
-    /// Fields that are unique together (checked server side).
+    /// Fields that are unique together (declared; enforced once the KG store lands).
     pub unique: &'static [&'static str],
     /// One entry per field.
     pub predicates: &'static [PredicateInfo],

@@ -8,7 +8,34 @@ use serde_json::Value;
 use crate::validate::{run, Errors, FieldError, ObjectRules, Path};
 
 /// A type with a JSON Schema and a validator. `#[shape]` and `#[node_type]` implement it; implement
-/// it by hand for a foreign type you want to accept as a field.
+/// it by hand for a foreign type you want to accept as a field:
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use trails::{Errors, FieldCode, FieldError, Path, Schema};
+///
+/// /// A percentage, as a whole number.
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// pub struct Percent(u8);
+///
+/// impl Schema for Percent {
+///     const SCHEMA_MEMBERS: &'static str = r#""type":"integer","minimum":0,"maximum":100"#;
+///     fn validate_at(value: &Value, path: &mut Path, errors: &mut Errors) {
+///         if !value.as_u64().is_some_and(|n| n <= 100) {
+///             let field = path.current();
+///             let message = format!("{field} must be an integer from 0 to 100");
+///             errors.push(FieldError { field, code: FieldCode::MaxValue, message, value: value.clone(), constraint: json!(100) });
+///         }
+///     }
+/// }
+///
+/// #[trails::shape]
+/// pub struct Progress {
+///     pub done: Percent,
+/// }
+/// # use trails::Shape;
+/// assert_eq!(Progress::validate(&json!({"done": 101}))[0].field, "done");
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no Trails schema",
     label = "this type cannot be projected to JSON Schema",
@@ -62,6 +89,8 @@ pub trait ObjectShape: Shape {
     const PROPERTY_MEMBERS: &'static str;
     /// The items of the schema's `required`, without brackets (inherited ones first).
     const REQUIRED_MEMBERS: &'static str;
+    /// Every property name, inherited ones first.
+    const FIELD_NAMES: &'static [&'static str];
     /// The validator's rule table (linking the parent's).
     #[doc(hidden)]
     const RULES: &'static ObjectRules;
@@ -69,9 +98,9 @@ pub trait ObjectShape: Shape {
 
 /// A `#[node_type]`: a shape whose instances live in the knowledge graph.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a node type, so nothing can point at it",
-    label = "`Ref<{Self}>` needs a `#[trails::node_type]`",
-    note = "annotate `{Self}` with `#[trails::node_type(label = \"…\")]` to store its instances in the knowledge graph, or use the shape inline instead of a `Ref`"
+    message = "`{Self}` is not a node type",
+    label = "expected a `#[trails::node_type]` here",
+    note = "a `Ref<T>` points at, and a node type `extends`, only node types: annotate `{Self}` with `#[trails::node_type(label = \"…\")]`, or use the shape inline"
 )]
 pub trait NodeType: Shape {
     /// The node type's label: the `trails://kg/<label>` URI segment.

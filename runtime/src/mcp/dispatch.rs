@@ -55,12 +55,8 @@ pub(crate) async fn call(
             result.structured_content = output.structured;
             Ok(result)
         }
-        Ok(Err(error @ Error::Validation { .. })) if settings.validation_errors == ValidationErrors::ToolResult => {
-            let message = error.to_string();
-            let Error::Validation { errors, total } = error else { unreachable!("matched above") };
-            let mut body = errors::validation_data(&errors, total);
-            body["error"] = Value::String(message);
-            Ok(CallToolResult::structured_error(body))
+        Ok(Err(Error::Validation { errors, total })) if settings.validation_errors == ValidationErrors::ToolResult => {
+            Ok(errors::validation_result(&errors, total))
         }
         Ok(Err(error)) => Err(errors::from_error(error, &trace_id)),
         Err(panic) => {

@@ -9,6 +9,7 @@ use rmcp::ErrorData;
 use serde_json::{json, Value};
 
 use crate::auth::{Caller, Scope};
+use crate::config::ValidationErrors;
 use crate::error::Error;
 use crate::validate::FieldError;
 
@@ -80,6 +81,28 @@ pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {
         Error::Internal(detail) => {
             tracing::error!(%detail, trace_id, "handler failed");
             internal(trace_id)
+        }
+    }
+}
+
+/// The same validation failure as an `isError: true` tool result (`validation_errors =
+/// "tool_result"`, SEP-1303 style): `{"error", "fields", "omitted"?}` in `structuredContent`.
+pub(crate) fn validation_result(errors: &[FieldError], total: usize) -> rmcp::model::CallToolResult {
+    let mut body = validation_data(errors, total);
+    body["error"] = Value::String(crate::validate::failed_message(total));
+    rmcp::model::CallToolResult::structured_error(body)
+}
+
+/// What `initialize` tells clients about errors, for the configured validation mode.
+pub(crate) fn instructions(mode: ValidationErrors) -> &'static str {
+    match mode {
+        ValidationErrors::Jsonrpc => {
+            "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are JSON-RPC -32602 \
+             errors whose data.fields lists every rejected field."
+        }
+        ValidationErrors::ToolResult => {
+            "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are tool results with \
+             isError: true whose structuredContent.fields lists every rejected field."
         }
     }
 }

@@ -23,7 +23,7 @@ pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =
 pub(crate) enum Transport {
     /// One client per process; identity fixed at `initialize` (or per request on 2026-07-28).
     Stdio,
-    /// Identity per request, from the `Authorization` header (see `http.rs`).
+    /// Identity per request, from the `Authorization` header (see `http/bearer.rs`).
     Http,
 }
 
@@ -80,10 +80,7 @@ impl ServerHandler for TrailsServer {
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(
-                "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are JSON-RPC -32602 \
-                 errors whose data.fields lists every rejected field.",
-            )
+            .with_instructions(errors::instructions(self.shared.settings.validation_errors))
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {

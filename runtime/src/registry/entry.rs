@@ -39,28 +39,78 @@ impl ToolKind {
     }
 }
 
-/// One tool as the macros emitted it.
+/// One tool as the macros emitted it: its names, scope and every projection, as static data.
 pub struct ToolEntry {
+    pub(crate) name: &'static str,
+    pub(crate) id: &'static str,
+    pub(crate) kind: ToolKind,
+    pub(crate) scope: Scope,
+    pub(crate) description: &'static str,
+    pub(crate) descriptor: &'static str,
+    pub(crate) canonical: &'static str,
+    pub(crate) validate: NestedValidator,
+    pub(crate) call: CallFn,
+    pub(crate) source: &'static str,
+}
+
+impl ToolEntry {
+    /// Used by `#[capability]` / `#[meta_capability]`; not a public API.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub const fn __new(
+        name: &'static str,
+        id: &'static str,
+        kind: ToolKind,
+        scope: Scope,
+        description: &'static str,
+        descriptor: &'static str,
+        canonical: &'static str,
+        validate: NestedValidator,
+        call: CallFn,
+        source: &'static str,
+    ) -> ToolEntry {
+        ToolEntry { name, id, kind, scope, description, descriptor, canonical, validate, call, source }
+    }
+
     /// The MCP tool name (`research.search`, `trails_meta_gen_shape`).
-    pub name: &'static str,
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
     /// The canonical capability id (`research.search`, `trails.meta.gen.shape`).
-    pub id: &'static str,
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
     /// Which attribute declared it.
-    pub kind: ToolKind,
+    pub fn kind(&self) -> ToolKind {
+        self.kind
+    }
+
     /// The scope a caller needs.
-    pub scope: Scope,
-    /// The tool description (also inside `descriptor`), for borrowing without a parse.
-    pub description: &'static str,
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// The tool description.
+    pub fn description(&self) -> &'static str {
+        self.description
+    }
+
     /// The `tools/list` entry, JSON, exactly as served.
-    pub descriptor: &'static str,
+    pub fn descriptor(&self) -> &'static str {
+        self.descriptor
+    }
+
     /// The ADR-0005 canonical JSON-LD descriptor, fields in canonical order.
-    pub canonical: &'static str,
-    /// The generated input validator.
-    pub validate: NestedValidator,
-    /// The type-erased handler.
-    pub call: CallFn,
+    pub fn canonical(&self) -> &'static str {
+        self.canonical
+    }
+
     /// `module::path::handler`, for messages that must name the item.
-    pub source: &'static str,
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
 }
 
 impl fmt::Debug for ToolEntry {
@@ -72,18 +122,57 @@ impl fmt::Debug for ToolEntry {
 /// One `#[shape]` or `#[node_type]`.
 #[derive(Debug)]
 pub struct ShapeEntry {
+    pub(crate) name: &'static str,
+    pub(crate) iri: &'static str,
+    pub(crate) schema: &'static str,
+    pub(crate) extends: Option<&'static str>,
+    pub(crate) node_type: Option<&'static NodeTypeInfo>,
+    pub(crate) source: &'static str,
+}
+
+impl ShapeEntry {
+    /// Used by `#[shape]` / `#[node_type]`; not a public API.
+    #[doc(hidden)]
+    pub const fn __new(
+        name: &'static str,
+        iri: &'static str,
+        schema: &'static str,
+        extends: Option<&'static str>,
+        node_type: Option<&'static NodeTypeInfo>,
+        source: &'static str,
+    ) -> ShapeEntry {
+        ShapeEntry { name, iri, schema, extends, node_type, source }
+    }
+
     /// The Rust type's name.
-    pub name: &'static str,
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
     /// The shape IRI.
-    pub iri: &'static str,
+    pub fn iri(&self) -> &'static str {
+        self.iri
+    }
+
     /// The complete JSON Schema.
-    pub schema: &'static str,
+    pub fn schema(&self) -> &'static str {
+        self.schema
+    }
+
     /// The IRI of the shape this one `extends`.
-    pub extends: Option<&'static str>,
+    pub fn extends(&self) -> Option<&'static str> {
+        self.extends
+    }
+
     /// The RDF mapping, for node types.
-    pub node_type: Option<&'static NodeTypeInfo>,
+    pub fn node_type(&self) -> Option<&'static NodeTypeInfo> {
+        self.node_type
+    }
+
     /// `module::path::Type`.
-    pub source: &'static str,
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
 }
 
 /// Every linked tool.

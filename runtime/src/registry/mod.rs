@@ -76,8 +76,7 @@ impl Registry {
         Ok(Registry::from_entries(TOOLS.iter(), SHAPES.iter())?)
     }
 
-    /// A registry over the given entries (tests build small ones).
-    pub fn from_entries(
+    pub(crate) fn from_entries(
         tools: impl IntoIterator<Item = &'static ToolEntry>,
         shapes: impl IntoIterator<Item = &'static ShapeEntry>,
     ) -> Result<Registry, DuplicateError> {
@@ -149,4 +148,37 @@ pub(crate) async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Val
         return Err(Error::from(errors));
     }
     (tool.call)(ctx, arguments).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Scope;
+
+    static FIRST: ToolEntry = fake("dup.tool", "crate_a::handler");
+    static SECOND: ToolEntry = fake("dup.tool", "crate_b::handler");
+
+    const fn fake(name: &'static str, source: &'static str) -> ToolEntry {
+        ToolEntry::__new(
+            name,
+            name,
+            ToolKind::Runtime,
+            Scope::Runtime,
+            "fake",
+            "{}",
+            "{}",
+            |_, _, _| {},
+            |_, _| Box::pin(async { Err(Error::internal("unused")) }),
+            source,
+        )
+    }
+
+    #[test]
+    fn duplicate_names_across_crates_refuse_to_start_naming_both() {
+        let error = Registry::from_entries([&FIRST, &SECOND], []).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "two tools are both named `dup.tool`: `crate_a::handler` and `crate_b::handler`; rename one (change its `id`, or its `namespace`/`op`)"
+        );
+    }
 }

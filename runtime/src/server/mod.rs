@@ -1,4 +1,5 @@
-//! What one process serves: the shared state every transport reads (`Shared`), the tool
+//! What one process serves: the [`Server`] (over HTTP or stdio), the shared state every transport
+//! reads (`Shared`), the tool
 //! catalog with its run-time enable/disable switch and cached listings, the notifier that tells
 //! sessions about changes, the [`Control`] handle, and the per-call [`Ctx`].
 
@@ -6,10 +7,12 @@ mod catalog;
 mod control;
 mod ctx;
 mod notifier;
+mod serve;
 mod shared;
 
 pub(crate) use catalog::Lookup;
 pub use catalog::{BadDescriptor, NoSuchTool};
 pub use control::Control;
 pub use ctx::{AppState, Ctx};
+pub use serve::{ServeError, Server};
 pub(crate) use shared::Shared;

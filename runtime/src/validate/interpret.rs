@@ -24,7 +24,7 @@ fn display(field: &str) -> &str {
 /// optional fields (serde reads both as `None`).
 pub fn validate_object(rules: &ObjectRules, value: &Value, path: &mut Path, errors: &mut Errors) {
     let Some(map) = value.as_object() else {
-        let field = path.here();
+        let field = path.current();
         let message = format!("{} must be an object", display(&field));
         fail(errors, field, FieldCode::Type, message, value, json!("object"));
         return;
@@ -32,7 +32,7 @@ pub fn validate_object(rules: &ObjectRules, value: &Value, path: &mut Path, erro
     rules.for_each_field(&mut |rule| match map.get(rule.name) {
         None | Some(Value::Null) => {
             if rule.required {
-                let field = path.at(rule.name);
+                let field = path.field(rule.name);
                 let message = format!("{field} is required");
                 fail(errors, field, FieldCode::Required, message, &Value::Null, json!(true));
             }
@@ -51,7 +51,7 @@ fn report_unknown(rules: &ObjectRules, map: &Map<String, Value>, path: &Path, er
     rules.for_each_field(&mut |rule| known.push(rule.name));
     for (key, value) in map {
         if !known.contains(&key.as_str()) {
-            let field = path.at(key);
+            let field = path.field(key);
             let message = format!("{field} is not a known field; expected one of: {}", known.join(", "));
             fail(errors, field, FieldCode::UnknownField, message, value, json!(known));
         }
@@ -63,7 +63,7 @@ fn validate_field(rule: &FieldRule, value: &Value, path: &mut Path, errors: &mut
         validate_item(&rule.item, value, path, errors);
         return;
     };
-    let field = path.here();
+    let field = path.current();
     let Some(items) = value.as_array() else {
         let message = format!("{field} must be an array");
         fail(errors, field, FieldCode::Type, message, value, json!("array"));
@@ -87,7 +87,7 @@ fn validate_field(rule: &FieldRule, value: &Value, path: &mut Path, errors: &mut
 
 /// Validate one scalar (or nested object) against its rule.
 pub fn validate_item(rule: &ItemRule, value: &Value, path: &mut Path, errors: &mut Errors) {
-    let field = path.here();
+    let field = path.current();
     let type_error = |errors: &mut Errors, expected: &str| {
         let message = format!("{} must be {expected}", display(&field));
         fail(errors, field.clone(), FieldCode::Type, message, value, json!(expected));

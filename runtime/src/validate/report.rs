@@ -41,7 +41,8 @@ impl Errors {
 pub struct Path(Vec<String>);
 
 impl Path {
-    pub(crate) fn at(&self, leaf: &str) -> String {
+    /// The path of `leaf` under the current position (`owner/email`).
+    pub fn field(&self, leaf: &str) -> String {
         let mut out = self.0.join("/");
         if !out.is_empty() && !leaf.is_empty() {
             out.push('/');
@@ -49,7 +50,8 @@ impl Path {
         out.push_str(leaf);
         out
     }
-    pub(crate) fn here(&self) -> String {
+    /// The current position (`tags/3`; empty at the root).
+    pub fn current(&self) -> String {
         self.0.join("/")
     }
     pub(crate) fn push(&mut self, segment: impl Into<String>) {
