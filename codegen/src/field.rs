@@ -66,6 +66,14 @@ fn last_segment(ty: &Type) -> Option<(String, Option<&Type>)> {
     Some((segment.ident.to_string(), argument))
 }
 
+/// The value type under `Option<…>` and `Vec<…>`: what one stored value of the field is.
+pub fn value_type(ty: &Type) -> Type {
+    match last_segment(ty) {
+        Some((name, Some(inner))) if name == "Option" || name == "Vec" => value_type(inner),
+        _ => ty.clone(),
+    }
+}
+
 fn type_text(ty: &Type) -> String {
     ty.to_token_stream().to_string().replace(' ', "")
 }

@@ -175,6 +175,8 @@ pub struct NodeTypeDecl {
     pub label_span: Span,
     /// Field names that are unique together, each with where it was written.
     pub unique: Vec<(String, Span)>,
+    /// The field whose value names an instance (`<base>/<label>/<key>`), if any.
+    pub key: Option<(String, Span)>,
 }
 
 /// A `#[shape]` or `#[node_type]` declaration.

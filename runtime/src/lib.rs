@@ -69,6 +69,7 @@ mod config;
 mod declare;
 mod error;
 mod http;
+pub mod kg;
 mod mcp;
 mod projection;
 mod registry;
@@ -78,8 +79,8 @@ mod validate;
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use cli::{App, BuildError};
 pub use config::{
-    CapabilityConfig, Config, ConfigError, HttpConfig, ManifestConfig, McpConfig, ProjectConfig, Settings, TokenConfig,
-    ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    CapabilityConfig, Config, ConfigError, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, Settings,
+    TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
 pub use declare::{
     Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape,
@@ -106,6 +107,7 @@ pub mod __private {
         Shape, ToolOutput,
     };
     pub use crate::error::{Error, Result};
+    pub use crate::kg::{Field, Query};
     pub use crate::registry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
     pub use crate::server::Ctx;
     pub use crate::validate::{

@@ -6,6 +6,7 @@ Prints one JSON object describing what the SDK saw; the Rust test asserts on it.
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import Client, StdioServerParameters
@@ -50,7 +51,9 @@ async def run(server) -> dict:
 def main() -> None:
     mode, *rest = sys.argv[1:]
     if mode == "stdio":
-        server = StdioServerParameters(command=rest[0], args=rest[1:])
+        # The SDK passes the server only a safe subset of the environment; TRAILS_* must reach it.
+        env = {k: v for k, v in os.environ.items() if k.startswith("TRAILS_")}
+        server = StdioServerParameters(command=rest[0], args=rest[1:], env=env or None)
     else:
         server = rest[0]
     print(json.dumps(asyncio.run(run(server))))

@@ -196,3 +196,21 @@ pub const FIXTURE_TOOLS: &[&str] = &[
 pub fn link() {
     requirements::link();
 }
+
+/// A record of the crash-durability test: `a`, `b` and `parts` all derive from `seq`, so a write
+/// applied in part would be visible after a restart.
+#[node_type(label = "CrashEntry", iri = "https://example.org/crash#Entry", key = "seq")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrashEntry {
+    pub seq: i64,
+    pub a: i64,
+    pub b: i64,
+    pub parts: Vec<String>,
+}
+
+impl CrashEntry {
+    /// The only valid content for `seq`.
+    pub fn new(seq: i64) -> CrashEntry {
+        CrashEntry { seq, a: seq, b: seq * 2, parts: (0..3).map(|i| format!("{seq}-{i}")).collect() }
+    }
+}

@@ -18,6 +18,12 @@ const RUNTIME_TOKEN: &str = "runtime-token-1";
 const BUILDER_TOKEN: &str = "builder-token-2";
 const DEV_TOKEN: &str = "dev-token-3";
 
+/// A fresh data directory per server, so servers of one test binary never share a store. Kept
+/// (not deleted) because the server outlives the test's stack frame; it lives under the temp dir.
+fn data_dir() -> String {
+    tempfile::Builder::new().prefix("trails-e2e-").tempdir().unwrap().keep().display().to_string()
+}
+
 fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
     let toml = format!(
         r#"
@@ -41,7 +47,8 @@ fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
         sha256_hex(BUILDER_TOKEN),
         sha256_hex(DEV_TOKEN)
     );
-    let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+    let mut env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+    env.push(("TRAILS_KG_PATH".into(), data_dir()));
     Settings::resolve(Config::parse(&toml).unwrap(), &|name| {
         env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
     })
@@ -50,7 +57,7 @@ fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
 
 async fn http_server(settings: Settings) -> SocketAddr {
     trails_tests::link();
-    let server = trails::App::new().state(requirements::Store::default()).build(settings).unwrap();
+    let server = trails::App::new().build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { server.serve_http(listener).await });
@@ -89,6 +96,7 @@ async fn stdio_client(
 ) -> Result<RunningService<RoleClient, Recorder>, String> {
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
         c.args(["serve", "--stdio"])
+            .env("TRAILS_KG_PATH", data_dir())
             .env("TRAILS_LOG", "warn")
             .env_remove("TRAILS_MCP_TOKEN")
             .env_remove("TRAILS_MCP_SCOPES");
@@ -424,6 +432,7 @@ async fn stdio_scope_matrix_and_list_changed() {
 async fn stdio_speaks_2026_07_28_without_initialize() {
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
         c.args(["serve", "--stdio"])
+            .env("TRAILS_KG_PATH", data_dir())
             .env("TRAILS_LOG", "warn")
             .env_remove("TRAILS_MCP_TOKEN")
             .env_remove("TRAILS_MCP_SCOPES");

@@ -19,6 +19,7 @@ enum ShapeKey {
     RenameAll,
     Label,
     Unique,
+    Key,
 }
 
 const SHAPE_KEYS: Keys<ShapeKey> = Keys {
@@ -38,6 +39,7 @@ const NODE_TYPE_KEYS: Keys<ShapeKey> = Keys {
         ("iri", ShapeKey::Iri),
         ("extends", ShapeKey::Extends),
         ("unique", ShapeKey::Unique),
+        ("key", ShapeKey::Key),
         ("prefixes", ShapeKey::Prefixes),
     ],
 };
@@ -51,6 +53,7 @@ pub(super) struct ShapeAttrs {
     pub(super) rename_all: Option<(RenameRule, LitStr)>,
     pub(super) label: Option<LitStr>,
     pub(super) unique: Vec<LitStr>,
+    pub(super) key: Option<LitStr>,
 }
 
 pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) -> ShapeAttrs {
@@ -68,6 +71,7 @@ pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) ->
             ShapeKey::RenameAll => attrs.rename_all = rename_rule(arg, diags),
             ShapeKey::Label => attrs.label = args::expect_str(arg, "\"Requirement\"", diags),
             ShapeKey::Unique => attrs.unique = args::expect_str_list(arg, diags),
+            ShapeKey::Key => attrs.key = args::expect_str(arg, "\"req_id\"", diags),
         }
     }
     attrs

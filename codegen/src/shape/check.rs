@@ -2,7 +2,7 @@
 //! the fields a node type's `unique` names.
 
 use crate::diag::Diagnostics;
-use crate::ir::{ShapeBody, ShapeDecl};
+use crate::ir::{Scalar, ShapeBody, ShapeDecl};
 
 pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
     if let (Some((_, span)), ShapeBody::Object(_)) = (decl.rename_all, &decl.body) {
@@ -19,6 +19,24 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
                 node.label
             ),
         );
+    }
+    if let (Some((key, span)), ShapeBody::Object(object)) = (&node.key, &decl.body) {
+        match object.fields.iter().find(|f| &f.name == key) {
+            None => diags.error_at(*span, format!("`key` names `{key}`, which is not a field of `{}`", decl.ident)),
+            Some(field) => {
+                let scalar_ok = matches!(field.ty.scalar, Scalar::String | Scalar::Int(_));
+                if field.ty.optional || field.ty.array || !scalar_ok {
+                    diags.error_at(
+                        *span,
+                        format!(
+                            "`key` must name a required `String` or integer field (it becomes the instance IRI), but `{key}` is {}{}",
+                            if field.ty.optional { "optional " } else if field.ty.array { "a list of " } else { "" },
+                            field.ty.scalar.describe()
+                        ),
+                    );
+                }
+            }
+        }
     }
     // With `extends`, a name may be inherited: `emit` checks those at compile time instead.
     if let (ShapeBody::Object(object), None) = (&decl.body, &decl.extends) {

@@ -86,6 +86,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         }
         ShapeBody::Enum(_) => quote!(),
     };
+    let mut field_handles = quote!();
     let (node_type_impl, node_type_entry) = match (&decl.node_type, &decl.body) {
         (Some(node), ShapeBody::Object(object)) => {
             let label = &node.label;
@@ -94,6 +95,12 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                 None => quote!(::core::option::Option::None),
             };
             let unique = node.unique.iter().map(|(name, _)| name);
+            let key = match &node.key {
+                Some((key, _)) => quote!(::core::option::Option::Some(#key)),
+                None => quote!(::core::option::Option::None),
+            };
+            let (handles, typed_api) = typed_api(ident, &item_visibility(&item), object);
+            field_handles = handles;
             let predicates = predicate_infos(iri, object);
             let count = object.fields.len();
             (
@@ -106,8 +113,9 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                     static __TRAILS_PREDICATES: [::trails::__private::PredicateInfo; #count] = [#(#predicates),*];
                     static __TRAILS_NODE_TYPE: ::trails::__private::NodeTypeInfo = ::trails::__private::NodeTypeInfo {
                         label: #label, iri: #iri, parent: #parent_info, unique: &[#(#unique),*],
-                        predicates: &__TRAILS_PREDICATES,
+                        key: #key, predicates: &__TRAILS_PREDICATES,
                     };
+                    #typed_api
                 },
                 quote!(::core::option::Option::Some(&__TRAILS_NODE_TYPE)),
             )
@@ -122,6 +130,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
     quote! {
         #serde_derive
         #item
+        #field_handles
 
         const _: () = {
             #rules
@@ -249,7 +258,7 @@ fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
                 Scalar::Int(_) => (quote!(Integer), quote!(None)),
                 Scalar::Float => (quote!(Double), quote!(None)),
                 Scalar::DateTime => (quote!(DateTime), quote!(None)),
-                Scalar::Ref(t) => (quote!(Iri), quote!(Some(<#t as ::trails::__private::NodeType>::LABEL))),
+                Scalar::Ref(t) => (quote!(Iri), quote!(Some(|| <#t as ::trails::__private::NodeType>::INFO))),
                 Scalar::Nested(_) => (quote!(Json), quote!(None)),
             };
             let required = field.required;
@@ -262,4 +271,42 @@ fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
             }
         })
         .collect()
+}
+
+fn item_visibility(item: &syn::Item) -> syn::Visibility {
+    match item {
+        syn::Item::Struct(s) => s.vis.clone(),
+        _ => syn::Visibility::Inherited,
+    }
+}
+
+/// The typed query API of a node type: `T::FIELDS` (one typed handle per own field, so a
+/// misspelt field fails the build) and `T::objects(ctx)`.
+fn typed_api(ident: &syn::Ident, vis: &syn::Visibility, object: &ObjectDecl) -> (TokenStream, TokenStream) {
+    let fields_ident = format_ident!("{}Fields", ident);
+    let doc = format!("Typed handles on the fields of [`{ident}`], for `{ident}::objects(ctx)` filters and ordering.");
+    let names: Vec<&syn::Ident> = object.fields.iter().map(|f| &f.ident).collect();
+    let value_types: Vec<syn::Type> = object.fields.iter().map(|f| crate::field::value_type(&f.rust_type)).collect();
+    let docs = object.fields.iter().map(|f| format!("`{}`", f.name));
+    let indexes = 0..object.fields.len();
+    let handles = quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy)]
+        #vis struct #fields_ident {
+            #(#[doc = #docs] pub #names: ::trails::__private::Field<#ident, #value_types>,)*
+        }
+    };
+    let api = quote! {
+        impl #ident {
+            /// Typed handles on this node type's fields.
+            pub const FIELDS: #fields_ident = #fields_ident {
+                #(#names: ::trails::__private::Field::__new(&__TRAILS_PREDICATES[#indexes]),)*
+            };
+            /// Instances of this node type in the knowledge graph: filter, order, page, count.
+            pub fn objects(ctx: &::trails::__private::Ctx) -> ::trails::__private::Query<#ident> {
+                ::trails::__private::Query::new(ctx)
+            }
+        }
+    };
+    (handles, api)
 }

@@ -64,7 +64,8 @@ pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
             impl ::trails::__private::NodeType for #ident {
                 const LABEL: &'static str = #name;
                 const INFO: &'static ::trails::__private::NodeTypeInfo = &::trails::__private::NodeTypeInfo {
-                    label: #name, iri: "", parent: ::core::option::Option::None, unique: &[], predicates: &[],
+                    label: #name, iri: "", parent: ::core::option::Option::None, unique: &[],
+                    key: ::core::option::Option::None, predicates: &[],
                 };
             }
         }

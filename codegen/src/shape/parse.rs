@@ -63,6 +63,7 @@ pub(super) fn item(kind: Kind, attrs: ShapeAttrs, item: &syn::Item, diags: &mut 
         label,
         label_span,
         unique: attrs.unique.iter().map(|l| (l.value(), l.span())).collect(),
+        key: attrs.key.as_ref().map(|l| (l.value(), l.span())),
     });
 
     let user_derives_serde = derives(item_attrs, "Serialize") || derives(item_attrs, "Deserialize");

@@ -1,60 +1,51 @@
-//! The requirements app's capabilities.
+//! The requirements app's capabilities. Every read and write goes through the knowledge graph:
+//! the store validates each instance and checks keys and references atomically with the write.
 
-use serde_json::json;
-use trails::{capability, meta_capability, Ctx, Error, FieldCode, FieldError, Ref, Result};
+use trails::kg::{Literal, Term};
+use trails::{capability, meta_capability, Ctx, Ref, Result};
 
 use crate::model::{Person, Requirement, SearchRequirements, Stats, UpdateRequirement};
-use crate::store::{Store, CAPACITY};
 
-fn not_found(field: &str, value: &str, what: &str) -> Error {
-    Error::validation(vec![FieldError {
-        field: field.to_owned(),
-        code: FieldCode::TypeMismatch,
-        message: format!("no {what} with {field} {value}"),
-        value: json!(value),
-        constraint: json!("must name an existing instance"),
-    }])
-}
-
-/// Create a requirement. Fails if `req_id` is already taken.
+/// Create a requirement. Fails if `req_id` is already taken or `owner` is not a stored person.
 #[capability(id = "requirements.create", version = "1.0.0",
              side_effects(writes = ["https://example.org/graphs/requirements"], provenance),
              cost(tokens = 120, latency_p50_ms = 1, latency_p95_ms = 5))]
 pub async fn create(ctx: &Ctx, requirement: Requirement) -> Result<Requirement> {
-    let mut data = ctx.state::<Store>()?.lock();
-    if data.requirements.contains_key(&requirement.req_id) {
-        return Err(Error::validation(vec![FieldError {
-            field: "req_id".into(),
-            code: FieldCode::TypeMismatch,
-            message: format!("req_id {} already exists", requirement.req_id),
-            value: json!(requirement.req_id),
-            constraint: json!("unique"),
-        }]));
-    }
-    data.ensure_room()?;
-    data.requirements.insert(requirement.req_id.clone(), requirement.clone());
-    Ok(requirement)
+    Ok(ctx.kg()?.create(requirement).await?.value)
 }
 
 /// Change the title, status or priority of an existing requirement.
 #[capability(id = "requirements.update", version = "1.0.0", idempotent,
              side_effects(writes = ["https://example.org/graphs/requirements"], overwrites, provenance))]
 pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement> {
-    let mut data = ctx.state::<Store>()?.lock();
-    let Some(existing) = data.requirements.get_mut(&change.req_id) else {
-        return Err(not_found("req_id", &change.req_id, "requirement"));
-    };
-    if let Some(title) = change.title {
-        existing.title = title;
-    }
-    if let Some(status) = change.status {
-        existing.status = status;
-    }
-    if let Some(priority) = change.priority {
-        existing.priority = priority;
-    }
-    Ok(existing.clone())
+    let updated = ctx
+        .kg()?
+        .update::<Requirement>(&change.req_id, |existing| {
+            if let Some(title) = change.title {
+                existing.title = title;
+            }
+            if let Some(status) = change.status {
+                existing.status = status;
+            }
+            if let Some(priority) = change.priority {
+                existing.priority = priority;
+            }
+        })
+        .await?;
+    Ok(updated.value)
 }
+
+/// Title search with an optional status filter, highest priority first. The values are bound
+/// into the query as RDF terms, never spliced into its text.
+const SEARCH: &str = "PREFIX req: <https://example.org/req#>
+SELECT ?r ?priority ?status ?text WHERE {
+  GRAPH ?g { ?r a req:Requirement ; req:title ?title ; req:priority ?priority ; req:status ?status }
+  FILTER(CONTAINS(LCASE(?title), LCASE(?text)))
+} ORDER BY ?priority ?r";
+const SEARCH_ALL: &str = "PREFIX req: <https://example.org/req#>
+SELECT ?r ?priority ?status WHERE {
+  GRAPH ?g { ?r a req:Requirement ; req:priority ?priority ; req:status ?status }
+} ORDER BY ?priority ?r";
 
 /// Find requirements by title text and status, highest priority first.
 #[capability(
@@ -65,17 +56,26 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
     cost(tokens = 40, latency_p50_ms = 1, latency_p95_ms = 3)
 )]
 pub async fn search(ctx: &Ctx, criteria: SearchRequirements) -> Result<Vec<Requirement>> {
-    let data = ctx.state::<Store>()?.lock();
-    let text = criteria.text.map(|t| t.to_lowercase());
-    let mut found: Vec<Requirement> = data
-        .requirements
-        .values()
-        .filter(|r| text.as_ref().is_none_or(|t| r.title.to_lowercase().contains(t)))
-        .filter(|r| criteria.status.as_ref().is_none_or(|s| &r.status == s))
-        .cloned()
-        .collect();
-    found.sort_by(|a, b| a.priority.cmp(&b.priority).then_with(|| a.req_id.cmp(&b.req_id)));
-    found.truncate(criteria.limit.unwrap_or(20) as usize);
+    let kg = ctx.kg()?;
+    let mut bindings = Vec::new();
+    if let Some(status) = &criteria.status {
+        bindings.push(("status", Term::Literal(Literal::new_simple_literal(status))));
+    }
+    let query = match &criteria.text {
+        Some(text) => {
+            bindings.push(("text", Term::Literal(Literal::new_simple_literal(text))));
+            SEARCH
+        }
+        None => SEARCH_ALL,
+    };
+    let limit = criteria.limit.unwrap_or(20) as usize;
+    let mut found = Vec::new();
+    for row in kg.sparql(query, &bindings).await?.into_iter().take(limit) {
+        let Some((_, Term::NamedNode(iri))) = row.iter().find(|(name, _)| name == "r") else { continue };
+        if let Some(stored) = kg.get_iri::<Requirement>(iri.as_str()).await? {
+            found.push(stored.value);
+        }
+    }
     Ok(found)
 }
 
@@ -90,32 +90,18 @@ pub async fn link(
     /// IRI of the new owner, as returned by `people.create`.
     owner: Ref<Person>,
 ) -> Result<Requirement> {
-    let mut data = ctx.state::<Store>()?.lock();
-    let email = owner.iri().strip_prefix(crate::PERSON_BASE).unwrap_or_default().to_owned();
-    if !data.people.contains_key(&email) {
-        return Err(not_found("owner", owner.iri(), "person"));
-    }
-    let Some(requirement) = data.requirements.get_mut(&req_id) else {
-        return Err(not_found("req_id", &req_id, "requirement"));
-    };
-    requirement.owner = Some(owner);
-    Ok(requirement.clone())
+    let linked = ctx.kg()?.update::<Requirement>(&req_id, |r| r.owner = Some(owner)).await?;
+    Ok(linked.value)
 }
 
-/// Register a person; returns their IRI for use as an owner.
+/// Register a person; returns their IRI for use as an owner. Fails if the e-mail is taken.
 #[capability(id = "people.create", version = "1.0.0",
              side_effects(writes = ["https://example.org/graphs/requirements"], provenance))]
 pub async fn create_person(ctx: &Ctx, person: Person) -> Result<String> {
-    let mut data = ctx.state::<Store>()?.lock();
-    if !data.people.contains_key(&person.email) {
-        data.ensure_room()?;
-    }
-    let iri = format!("{}{}", crate::PERSON_BASE, person.email);
-    data.people.insert(person.email.clone(), person);
-    Ok(iri)
+    Ok(ctx.kg()?.create(person).await?.iri)
 }
 
-/// Count what the store holds and how much room is left.
+/// Count what the store holds.
 #[meta_capability(
     namespace = "requirements",
     op = "stats",
@@ -125,10 +111,7 @@ pub async fn create_person(ctx: &Ctx, person: Person) -> Result<String> {
     idempotent
 )]
 pub async fn stats(ctx: &Ctx) -> Result<Stats> {
-    let data = ctx.state::<Store>()?.lock();
-    Ok(Stats {
-        requirements: data.requirements.len() as u64,
-        people: data.people.len() as u64,
-        capacity_left: (CAPACITY - data.records()) as u64,
-    })
+    let requirements = Requirement::objects(ctx).count().await? as u64;
+    let people = Person::objects(ctx).count().await? as u64;
+    Ok(Stats { requirements, people })
 }

@@ -1,6 +1,8 @@
 //! The requirements example: `cargo run -p requirements -- serve` (HTTP on 127.0.0.1:8080/mcp),
-//! `… serve --stdio`, `… tools`. See the README.
+//! `… serve --stdio`, `… tools`. Data lives in `trails-data/` (see `[kg]` in the README).
 
 fn main() -> std::process::ExitCode {
-    trails::App::new().named("requirements", env!("CARGO_PKG_VERSION")).state(requirements::Store::default()).run()
+    // Keeps the library's linker-collected capabilities in this binary.
+    requirements::link();
+    trails::App::new().named("requirements", env!("CARGO_PKG_VERSION")).run()
 }

@@ -3,7 +3,7 @@
 use trails::{node_type, shape, DateTime, Ref};
 
 /// A person who can own requirements.
-#[node_type(label = "Person", iri = "https://example.org/req#Person", unique = ["email"])]
+#[node_type(label = "Person", iri = "https://example.org/req#Person", key = "email")]
 #[derive(Clone, Debug)]
 pub struct Person {
     /// Display name.
@@ -18,6 +18,7 @@ pub struct Person {
 #[node_type(
     label = "Requirement",
     iri = "https://example.org/req#Requirement",
+    key = "req_id",
     prefixes(req = "https://example.org/req#")
 )]
 #[derive(Clone, Debug)]
@@ -72,8 +73,8 @@ pub struct SearchRequirements {
 /// Statistics of the store, for builders.
 #[shape(iri = "https://example.org/req/shapes#Stats")]
 pub struct Stats {
+    /// Requirements stored.
     pub requirements: u64,
+    /// People stored.
     pub people: u64,
-    /// How many more records the in-memory store accepts.
-    pub capacity_left: u64,
 }

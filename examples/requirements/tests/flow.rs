@@ -1,9 +1,7 @@
 //! The example app end to end through the registry: the same dispatch path the transports use.
 
-use std::sync::Arc;
-
-use requirements::Store;
 use serde_json::{json, Value};
+use trails::kg::Kg;
 use trails::{Ctx, Error, FieldCode, Registry};
 
 struct App {
@@ -14,10 +12,11 @@ struct App {
 impl App {
     fn new() -> App {
         requirements::link();
-        App { registry: Registry::collect().unwrap(), ctx: Ctx::local().with_state(Arc::new(Store::default())) }
+        App { registry: Registry::collect().unwrap(), ctx: Ctx::local().with_kg(Kg::temporary().unwrap()) }
     }
     fn call(&self, tool: &str, arguments: Value) -> Result<trails::Output, Error> {
-        futures_executor::block_on(self.registry.call(tool, self.ctx.clone(), arguments))
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(self.registry.call(tool, self.ctx.clone(), arguments))
     }
 }
 
@@ -29,12 +28,15 @@ fn requirement(id: &str, title: &str, priority: i64) -> Value {
 fn create_link_search_update() {
     let app = App::new();
     let iri = app.call("people.create", json!({"name": "Ada", "email": "ada@example.org"})).unwrap().text;
-    assert_eq!(iri, "https://example.org/people/ada@example.org");
+    assert_eq!(iri, "urn:trails:kg/Person/ada%40example.org");
+    let again = app.call("people.create", json!({"name": "Ada L.", "email": "ada@example.org"})).unwrap_err();
+    let Error::Validation { errors, .. } = again else { panic!("a taken e-mail must be refused, not overwritten") };
+    assert_eq!((errors[0].field.as_str(), errors[0].code), ("email", FieldCode::Unique));
     app.call("requirements.create", requirement("REQ-1", "Log in with SSO", 2)).unwrap();
     app.call("requirements.create", requirement("REQ-2", "Log out everywhere", 1)).unwrap();
 
     let linked = app.call("requirements.link", json!({"req_id": "REQ-1", "owner": iri})).unwrap();
-    assert_eq!(linked.structured.unwrap()["owner"], "https://example.org/people/ada@example.org");
+    assert_eq!(linked.structured.unwrap()["owner"], "urn:trails:kg/Person/ada%40example.org");
 
     let found = app.call("requirements.search", json!({"text": "log"})).unwrap().structured.unwrap();
     let ids: Vec<&str> = found["items"].as_array().unwrap().iter().map(|r| r["req_id"].as_str().unwrap()).collect();
@@ -82,40 +84,28 @@ fn duplicates_and_dangling_references_are_field_errors() {
     else {
         panic!("duplicate id must be a validation error")
     };
-    assert_eq!(errors[0].message, "req_id REQ-7 already exists");
+    assert_eq!((errors[0].field.as_str(), errors[0].code), ("req_id", FieldCode::Unique));
+    assert_eq!(errors[0].message, "urn:trails:kg/Requirement/REQ-7 already exists");
     let Error::Validation { errors, .. } = app
         .call("requirements.link", json!({"req_id": "REQ-7", "owner": "https://example.org/people/nobody@x.org"}))
         .unwrap_err()
     else {
         panic!("unknown owner must be a validation error")
     };
-    assert_eq!(errors[0].field, "owner");
+    assert_eq!((errors[0].field.as_str(), errors[0].code), ("owner", FieldCode::Reference));
+    let Error::Validation { errors, .. } =
+        app.call("requirements.update", json!({"req_id": "REQ-99", "status": "accepted"})).unwrap_err()
+    else {
+        panic!("an unknown requirement must be a validation error")
+    };
+    assert_eq!((errors[0].field.as_str(), errors[0].code), ("req_id", FieldCode::Reference));
 }
 
 #[test]
-fn missing_state_is_an_internal_error_that_names_no_internals_to_clients() {
+fn a_missing_store_is_an_internal_error_that_names_no_internals_to_clients() {
     requirements::link();
     let registry = Registry::collect().unwrap();
     let err = futures_executor::block_on(registry.call("requirements.search", Ctx::local(), json!({}))).unwrap_err();
     assert!(matches!(err, Error::Internal(_)));
     assert_eq!(err.to_string(), "internal error", "Display (what clients see) hides the detail");
-}
-
-#[test]
-fn the_store_is_bounded_and_says_so() {
-    requirements::link();
-    let store = Arc::new(Store::default());
-    {
-        let mut data = store.lock();
-        for i in 0..requirements::store::CAPACITY {
-            let email = format!("p{i}@example.org");
-            let person: requirements::model::Person =
-                serde_json::from_value(json!({"name": "P", "email": email})).unwrap();
-            data.people.insert(email, person);
-        }
-    }
-    let app = App { registry: Registry::collect().unwrap(), ctx: Ctx::local().with_state(store) };
-    let err = app.call("requirements.create", requirement("REQ-9", "One too many", 3)).unwrap_err();
-    assert!(matches!(err, Error::BudgetExceeded(_)), "{err:?}");
-    assert_eq!(err.to_string(), "budget exceeded: the example store holds at most 10000 records");
 }

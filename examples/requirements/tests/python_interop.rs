@@ -52,7 +52,15 @@ fn client_script() -> PathBuf {
 }
 
 fn drive(python: &Path, args: &[&str]) -> Value {
-    let output = Command::new(python).arg(client_script()).args(args).env("TRAILS_LOG", "warn").output().unwrap();
+    // Each run gets its own store, deleted afterwards.
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new(python)
+        .arg(client_script())
+        .args(args)
+        .env("TRAILS_LOG", "warn")
+        .env("TRAILS_KG_PATH", data.path())
+        .output()
+        .unwrap();
     assert!(
         output.status.success(),
         "python client failed:\n{}\n{}",
@@ -83,7 +91,8 @@ fn assert_report(report: &Value, transport: &str) {
     assert_eq!(report["gated"]["code"], json!(-32001), "{transport}");
 }
 
-struct Server(Child);
+/// The server process and its data directory (removed after the process is killed).
+struct Server(Child, #[allow(dead_code)] tempfile::TempDir);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -94,13 +103,15 @@ impl Drop for Server {
 
 fn serve_http() -> (Server, SocketAddr) {
     let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let data = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_requirements"))
         .args(["serve", "--http", &addr.to_string()])
         .env("TRAILS_LOG", "warn")
+        .env("TRAILS_KG_PATH", data.path())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Server(child);
+    let server = Server(child, data);
     let deadline = Instant::now() + Duration::from_secs(20);
     while TcpStream::connect(addr).is_err() {
         assert!(Instant::now() < deadline, "server did not start listening on {addr}");

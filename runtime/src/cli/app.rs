@@ -12,14 +12,16 @@ use clap::Parser;
 use super::command::{Cli, Command};
 use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
+use crate::kg::{EmbeddedStore, Kg, StoreError};
 use crate::registry::{Registry, RegistryError};
-use crate::server::{AppState, BadDescriptor, ServeError, Server, Shared};
+use crate::server::{AppState, BadDescriptor, Catalog, ServeError, Server, Shared};
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
     state: Option<AppState>,
     name: String,
     version: String,
+    kg: Option<Kg>,
 }
 
 impl Default for App {
@@ -38,17 +40,27 @@ pub enum BuildError {
     /// A descriptor rmcp cannot read (a Trails bug).
     #[error(transparent)]
     Descriptor(#[from] BadDescriptor),
+    /// The knowledge-graph store could not be opened.
+    #[error("cannot open the knowledge graph: {0}")]
+    Store(#[from] StoreError),
 }
 
 impl App {
     /// An app serving everything linked into this binary, named `trails-app`.
     pub fn new() -> App {
-        App { state: None, name: "trails-app".into(), version: env!("CARGO_PKG_VERSION").into() }
+        App { state: None, name: "trails-app".into(), version: env!("CARGO_PKG_VERSION").into(), kg: None }
     }
 
     /// Shared state handlers read with `ctx.state::<T>()`.
     pub fn state<T: Any + Send + Sync>(mut self, state: T) -> App {
         self.state = Some(Arc::new(state));
+        self
+    }
+
+    /// Serve this knowledge graph instead of the embedded store of `[kg]` (a remote store, or
+    /// `Kg::temporary()` in tests).
+    pub fn kg(mut self, kg: Kg) -> App {
+        self.kg = Some(kg);
         self
     }
 
@@ -62,7 +74,17 @@ impl App {
     /// Assemble the server once: collect the registry, parse descriptors, render the manifest.
     pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
         let registry = Registry::collect()?;
-        let shared = Shared::new(&registry, settings, self.state, self.name, self.version)?;
+        // Apps that declare node types get the embedded store, opened (and rebuilt) now so a bad
+        // path fails the start, not the first call.
+        let kg = match self.kg {
+            Some(kg) => Some(kg),
+            None if registry.node_types().next().is_some() => {
+                let store = EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?;
+                Some(Kg::new(Arc::new(store), settings.kg_base.clone()))
+            }
+            None => None,
+        };
+        let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg)?;
         Ok(Server::new(Arc::new(shared)))
     }
 
@@ -86,9 +108,10 @@ impl App {
                     Some(Err(error)) => return fail(&error, ExitCode::from(2)),
                     None => settings.process_scopes,
                 };
-                match self.build(settings) {
-                    Ok(server) => {
-                        let _ = writeln!(std::io::stdout().lock(), "{}", server.tools_json(scopes));
+                // Listing needs only the tables: the store is not opened.
+                match tools_json(&settings, scopes) {
+                    Ok(json) => {
+                        let _ = writeln!(std::io::stdout().lock(), "{json}");
                         ExitCode::SUCCESS
                     }
                     Err(error) => fail(&error, ExitCode::FAILURE),
@@ -107,6 +130,12 @@ impl App {
             }
         }
     }
+}
+
+fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
+    let registry = Registry::collect()?;
+    let catalog = Catalog::new(&registry, settings.production)?;
+    Ok(serde_json::to_string_pretty(catalog.list(scopes).as_ref()).expect("tools serialise"))
 }
 
 fn serve(server: Server, stdio: bool, bind: SocketAddr) -> Result<(), ServeError> {

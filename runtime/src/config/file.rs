@@ -8,18 +8,34 @@ use serde::Deserialize;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    #[serde(default)]
     /// `[project]`
+    #[serde(default)]
     pub project: ProjectConfig,
-    #[serde(default)]
     /// `[mcp]`
+    #[serde(default)]
     pub mcp: McpConfig,
-    #[serde(default)]
     /// `[http]`
-    pub http: HttpConfig,
     #[serde(default)]
+    pub http: HttpConfig,
     /// `[capability]`
+    #[serde(default)]
     pub capability: CapabilityConfig,
+    /// `[kg]`
+    #[serde(default)]
+    pub kg: KgConfig,
+}
+
+/// `[kg]`: the knowledge-graph store.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KgConfig {
+    /// Data directory of the embedded store, created on first start (default `trails-data`,
+    /// relative to the working directory; `TRAILS_KG_PATH` overrides).
+    pub path: Option<std::path::PathBuf>,
+    /// Base IRI of instances (`<base>/<Label>/<key>`); keep it stable: agents hold these IRIs.
+    pub base: Option<String>,
+    /// `full` (default: fsync per commit) or `normal` (survives a crash, not a power loss).
+    pub synchronous: Option<crate::kg::Synchronous>,
 }
 
 /// `[project]`

@@ -8,7 +8,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 pub use file::{
-    CapabilityConfig, Config, HttpConfig, ManifestConfig, McpConfig, ProjectConfig, TokenConfig, ValidationErrors,
+    CapabilityConfig, Config, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, TokenConfig,
+    ValidationErrors,
 };
 
 use crate::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
@@ -103,7 +104,16 @@ pub struct Settings {
     pub max_sessions: usize,
     /// Serve the capability manifest.
     pub manifest_enabled: bool,
+    /// The embedded store's data directory.
+    pub kg_path: PathBuf,
+    /// Base IRI of instances.
+    pub kg_base: String,
+    /// How hard the embedded store syncs a commit.
+    pub kg_synchronous: crate::kg::Synchronous,
 }
+
+/// Where the embedded store lives when neither `[kg] path` nor `TRAILS_KG_PATH` says.
+pub const DEFAULT_KG_PATH: &str = "trails-data";
 
 impl Default for Settings {
     fn default() -> Self {
@@ -187,6 +197,10 @@ impl Settings {
             },
             None => config.http.bind.unwrap_or_else(|| DEFAULT_HTTP_BIND.parse().expect("valid default")),
         };
+        let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
+        if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
+            return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
+        }
         Ok(Settings {
             production,
             process_scopes,
@@ -201,6 +215,12 @@ impl Settings {
             http_sessions: config.http.sessions.unwrap_or(true),
             max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
             manifest_enabled: config.capability.manifest.enabled,
+            kg_path: env("TRAILS_KG_PATH")
+                .map(PathBuf::from)
+                .or(config.kg.path)
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_KG_PATH)),
+            kg_base,
+            kg_synchronous: config.kg.synchronous.unwrap_or_default(),
         })
     }
 

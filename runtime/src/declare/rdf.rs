@@ -47,8 +47,9 @@ pub struct PredicateInfo {
     pub required: bool,
     /// A list: one triple per item.
     pub many: bool,
-    /// Label of the target node type when `datatype` is [`Datatype::Iri`].
-    pub target: Option<&'static str>,
+    /// The target node type when `datatype` is [`Datatype::Iri`] (a `Ref<T>`); a function so
+    /// node types can refer to each other (and themselves) without a compile-time cycle.
+    pub target: Option<fn() -> &'static NodeTypeInfo>,
 }
 
 /// The RDF mapping of a `#[node_type]`.
@@ -62,8 +63,17 @@ pub struct NodeTypeInfo {
     pub parent: Option<&'static NodeTypeInfo>,
     /// Fields that are unique together (declared; enforced once the KG store lands).
     pub unique: &'static [&'static str],
-    /// One entry per field.
+    /// The field whose value names an instance (`#[node_type(key = "…")]`); `None`: a UUID.
+    pub key: Option<&'static str>,
+    /// One entry per own field (inherited ones: [`NodeTypeInfo::all_predicates`]).
     pub predicates: &'static [PredicateInfo],
+}
+
+impl PredicateInfo {
+    /// The node type a `Ref<T>` field points at.
+    pub fn target(&self) -> Option<&'static NodeTypeInfo> {
+        self.target.map(|target| target())
+    }
 }
 
 impl NodeTypeInfo {

@@ -45,6 +45,9 @@ pub(crate) async fn call(
     if let Some(state) = &shared.state {
         ctx = ctx.with_state(state.clone());
     }
+    if let Some(kg) = &shared.kg {
+        ctx = ctx.with_kg(kg.clone());
+    }
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     // A panicking handler (or validator) fails its own call only.
     let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;

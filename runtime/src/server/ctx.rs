@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::Control;
 use crate::auth::{Scope, ScopeSet};
 use crate::error::Error;
+use crate::kg::Kg;
 
 /// Shared application state, handed to every handler (like axum's `State`).
 pub type AppState = Arc<dyn Any + Send + Sync>;
@@ -18,6 +19,7 @@ pub struct Ctx {
     scopes: ScopeSet,
     state: Option<AppState>,
     control: Option<Control>,
+    kg: Option<Kg>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -33,7 +35,7 @@ impl std::fmt::Debug for Ctx {
 impl Ctx {
     /// A context for a call with this trace id, caller name (`None`: anonymous) and scopes.
     pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: ScopeSet) -> Self {
-        Ctx { trace_id: trace_id.into(), caller, scopes, state: None, control: None }
+        Ctx { trace_id: trace_id.into(), caller, scopes, state: None, control: None, kg: None }
     }
     /// A context for tests and the CLI: anonymous caller, runtime scope only.
     pub fn local() -> Self {
@@ -43,6 +45,17 @@ impl Ctx {
     pub fn with_state(mut self, state: AppState) -> Self {
         self.state = Some(state);
         self
+    }
+    /// The same context with a knowledge graph (the server sets the configured one; tests can
+    /// give `Kg::temporary()`).
+    pub fn with_kg(mut self, kg: Kg) -> Self {
+        self.kg = Some(kg);
+        self
+    }
+    /// The knowledge graph. Its absence is a server misconfiguration, reported to the client as
+    /// an internal error.
+    pub fn kg(&self) -> Result<&Kg, Error> {
+        self.kg.as_ref().ok_or_else(|| Error::internal("no knowledge graph is configured for this call"))
     }
     /// The same context with a handle on the running server (set by the transports).
     pub(crate) fn with_control(mut self, control: Control) -> Self {

@@ -10,8 +10,8 @@ mod notifier;
 mod serve;
 mod shared;
 
-pub(crate) use catalog::Lookup;
 pub use catalog::{BadDescriptor, NoSuchTool};
+pub(crate) use catalog::{Catalog, Lookup};
 pub use control::Control;
 pub use ctx::{AppState, Ctx};
 pub use serve::{ServeError, Server};

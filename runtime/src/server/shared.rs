@@ -1,6 +1,7 @@
 //! Everything one process serves, built once and shared by every connection and transport.
 
 use crate::config::Settings;
+use crate::kg::Kg;
 use crate::registry::Registry;
 
 use super::catalog::{BadDescriptor, Catalog, NoSuchTool};
@@ -17,6 +18,8 @@ pub(crate) struct Shared {
     /// The capability manifest, rendered once.
     pub(crate) manifest: String,
     pub(crate) notifier: Notifier,
+    /// The knowledge graph every call gets (`None`: the app declares no node type).
+    pub(crate) kg: Option<Kg>,
 }
 
 impl Shared {
@@ -26,10 +29,11 @@ impl Shared {
         state: Option<AppState>,
         name: String,
         version: String,
+        kg: Option<Kg>,
     ) -> Result<Shared, BadDescriptor> {
         let catalog = Catalog::new(registry, settings.production)?;
         let manifest = crate::projection::manifest(registry);
-        Ok(Shared { catalog, settings, state, name, version, manifest, notifier: Notifier::default() })
+        Ok(Shared { catalog, settings, state, name, version, manifest, notifier: Notifier::default(), kg })
     }
 
     /// Enable or disable a tool at run time and tell every connected session.

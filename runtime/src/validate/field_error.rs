@@ -31,6 +31,11 @@ pub enum FieldCode {
     MaxCount,
     /// A value that does not parse under the field's RDF datatype (`?where=` filters).
     TypeMismatch,
+    /// A value (or a combination, `unique = [...]`) another instance already has, or a key that is taken.
+    Unique,
+    /// A `Ref` to nothing of the declared node type, an instance to change that does not exist, or
+    /// one still referenced by others.
+    Reference,
 }
 
 /// One rejected field: where, why, what was sent and which constraint it broke.

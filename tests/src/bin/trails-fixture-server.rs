@@ -2,8 +2,5 @@
 
 fn main() -> std::process::ExitCode {
     trails_tests::link();
-    trails::App::new()
-        .named("trails-fixture-server", env!("CARGO_PKG_VERSION"))
-        .state(requirements::Store::default())
-        .run()
+    trails::App::new().named("trails-fixture-server", env!("CARGO_PKG_VERSION")).run()
 }

@@ -1,0 +1,520 @@
+//! The embedded store: SQLite (WAL, `synchronous = FULL` by default) is the source of truth, an
+//! in-memory oxigraph engine answers reads. One writer thread takes writes in batches (group
+//! commit): it checks each write against the engine *inside* an engine transaction (so a batch
+//! sees its own earlier writes), appends the accepted ones to one SQLite transaction, commits that
+//! (durable), then commits the engine transaction and only then answers the callers. A crash
+//! between the two commits loses nothing: start-up rebuilds the engine from SQLite.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use oxigraph::model::vocab::{rdf, xsd};
+use oxigraph::model::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad, Term, TermRef};
+use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use oxigraph::store::{Store as Engine, Transaction};
+use rusqlite::{params, Connection, TransactionBehavior};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use super::store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
+use crate::validate::{FieldCode, FieldError};
+
+/// Most writes committed together (one fsync).
+const MAX_BATCH: usize = 256;
+/// Writes waiting for the writer; senders wait (asynchronously) beyond this.
+const QUEUE: usize = 4096;
+
+/// How hard SQLite syncs a commit (`[kg] synchronous`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Synchronous {
+    /// fsync on every commit: an acknowledged write survives power loss (the default).
+    #[default]
+    Full,
+    /// fsync at WAL checkpoints only: survives a process crash (`kill -9`), not power loss.
+    Normal,
+}
+
+impl Synchronous {
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+struct Job {
+    write: Write,
+    reply: oneshot::Sender<Result<(), WriteError>>,
+}
+
+/// The embedded knowledge-graph store.
+pub struct EmbeddedStore {
+    engine: Engine,
+    jobs: mpsc::Sender<Job>,
+    path: PathBuf,
+    _temporary: Option<tempfile::TempDir>,
+}
+
+fn engine_error(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Engine(error.to_string())
+}
+
+impl EmbeddedStore {
+    /// Open (creating it on first use) the store in `dir`, and rebuild the engine from it.
+    pub fn open(dir: &Path, synchronous: Synchronous) -> Result<EmbeddedStore, StoreError> {
+        EmbeddedStore::open_with(dir, synchronous, None)
+    }
+
+    /// A store in a fresh temporary directory, removed when the store is dropped (for tests).
+    pub fn temporary() -> Result<EmbeddedStore, StoreError> {
+        let dir = tempfile::tempdir().map_err(|source| StoreError::Io {
+            what: "cannot create a temporary directory in",
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let path = dir.path().to_owned();
+        EmbeddedStore::open_with(&path, Synchronous::Normal, Some(dir))
+    }
+
+    fn open_with(
+        dir: &Path,
+        synchronous: Synchronous,
+        temporary: Option<tempfile::TempDir>,
+    ) -> Result<EmbeddedStore, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            what: "cannot create the data directory",
+            path: dir.to_owned(),
+            source,
+        })?;
+        let path = dir.join("kg.sqlite3");
+        let conn = Connection::open(&path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", synchronous.pragma())?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS quad (
+                s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, g TEXT NOT NULL,
+                PRIMARY KEY (s, p, o, g)
+             ) WITHOUT ROWID;
+             CREATE INDEX IF NOT EXISTS quad_by_graph_subject ON quad (g, s);",
+        )?;
+        let engine = Engine::new().map_err(engine_error)?;
+        load(&conn, &engine)?;
+        let (jobs, queue) = mpsc::channel(QUEUE);
+        let writer_engine = engine.clone();
+        std::thread::Builder::new()
+            .name("trails-kg-writer".into())
+            .spawn(move || write_loop(conn, writer_engine, queue))
+            .map_err(|source| StoreError::Io {
+                what: "cannot start the writer thread for",
+                path: path.clone(),
+                source,
+            })?;
+        Ok(EmbeddedStore { engine, jobs, path, _temporary: temporary })
+    }
+
+    /// The SQLite file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many quads the engine holds (a full scan).
+    pub fn len(&self) -> Result<usize, StoreError> {
+        self.engine.len().map_err(engine_error)
+    }
+
+    /// Whether the engine holds nothing.
+    pub fn is_empty(&self) -> Result<bool, StoreError> {
+        self.engine.is_empty().map_err(engine_error)
+    }
+}
+
+/// Every quad of SQLite into the (empty) engine.
+fn load(conn: &Connection, engine: &Engine) -> Result<(), StoreError> {
+    let mut statement = conn.prepare("SELECT s, p, o, g FROM quad")?;
+    let rows = statement.query_map([], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+    })?;
+    let mut quads = Vec::new();
+    for row in rows {
+        let (s, p, o, g) = row?;
+        quads.push(parse_quad(&s, &p, &o, &g)?);
+    }
+    let mut loader = engine.bulk_loader();
+    loader.load_quads(quads).map_err(engine_error)?;
+    loader.commit().map_err(engine_error)
+}
+
+fn parse_quad(s: &str, p: &str, o: &str, g: &str) -> Result<Quad, StoreError> {
+    let corrupt = |what: &str, text: &str| StoreError::Corrupt(format!("{what} `{text}`"));
+    let subject: NamedNode = s.parse().map_err(|_| corrupt("subject", s))?;
+    let predicate: NamedNode = p.parse().map_err(|_| corrupt("predicate", p))?;
+    let object: Term = o.parse().map_err(|_| corrupt("object", o))?;
+    let graph: NamedNode = g.parse().map_err(|_| corrupt("graph", g))?;
+    Ok(Quad::new(subject, predicate, object, graph))
+}
+
+fn write_loop(mut conn: Connection, engine: Engine, mut queue: mpsc::Receiver<Job>) {
+    while let Some(first) = queue.blocking_recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        commit_batch(&mut conn, &engine, batch);
+    }
+}
+
+fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) {
+    let mut verdicts: Vec<Result<(), Vec<FieldError>>> = Vec::with_capacity(batch.len());
+    let outcome = (|| -> Result<bool, StoreError> {
+        let mut tx = engine.start_transaction().map_err(engine_error)?;
+        let sql = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for job in &batch {
+            let violations = check(&tx, &job.write);
+            if violations.is_empty() {
+                apply(&mut tx, &sql, &job.write)?;
+                verdicts.push(Ok(()));
+            } else {
+                verdicts.push(Err(violations));
+            }
+        }
+        sql.commit()?;
+        // Durable from here on: if the engine commit fails, rebuild it from SQLite.
+        Ok(tx.commit().is_ok())
+    })();
+    match outcome {
+        Ok(engine_committed) => {
+            if !engine_committed {
+                tracing::error!("the RDF engine did not take a committed batch; rebuilding it from SQLite");
+                let rebuilt = engine.clear().map_err(engine_error).and_then(|()| load(conn, engine));
+                if let Err(error) = rebuilt {
+                    tracing::error!(%error, "rebuilding the RDF engine failed");
+                }
+            }
+            for (job, verdict) in batch.into_iter().zip(verdicts) {
+                let _ = job.reply.send(verdict.map_err(WriteError::Rejected));
+            }
+        }
+        Err(error) => {
+            tracing::error!(%error, "a write batch failed; nothing of it was written");
+            let detail = error.to_string();
+            for job in batch {
+                let _ = job.reply.send(Err(WriteError::Store(StoreError::Engine(detail.clone()))));
+            }
+        }
+    }
+}
+
+fn apply(tx: &mut Transaction<'_>, sql: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
+    let graph = GraphName::NamedNode(write.graph.clone());
+    let old: Vec<Quad> = tx
+        .quads_for_pattern(Some(write.subject.as_ref().into()), None, None, Some(graph.as_ref()))
+        .collect::<Result<_, _>>()
+        .map_err(engine_error)?;
+    for quad in &old {
+        tx.remove(quad);
+    }
+    sql.execute(
+        "DELETE FROM quad WHERE g = ?1 AND s = ?2",
+        params![write.graph.to_string(), write.subject.to_string()],
+    )?;
+    let mut insert = sql.prepare_cached("INSERT OR IGNORE INTO quad (s, p, o, g) VALUES (?1, ?2, ?3, ?4)")?;
+    for (predicate, object) in &write.triples {
+        let quad = Quad::new(write.subject.clone(), predicate.clone(), object.clone(), graph.clone());
+        insert.execute(params![
+            write.subject.to_string(),
+            predicate.to_string(),
+            object.to_string(),
+            write.graph.to_string()
+        ])?;
+        tx.insert(&quad);
+    }
+    Ok(())
+}
+
+fn has_type(tx: &Transaction<'_>, subject: &NamedNode, class: &NamedNode, graph: Option<GraphNameRef<'_>>) -> bool {
+    tx.quads_for_pattern(Some(subject.as_ref().into()), Some(rdf::TYPE), Some(class.as_ref().into()), graph)
+        .next()
+        .is_some()
+}
+
+fn violation(field: &str, code: FieldCode, message: String, value: Value, constraint: Value) -> FieldError {
+    FieldError { field: field.to_owned(), code, message, value, constraint }
+}
+
+fn key_value(subject: &NamedNode) -> Value {
+    json!(subject.as_str())
+}
+
+/// Every failed check of `write`, against the store as this transaction sees it.
+fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
+    let graph = GraphName::NamedNode(write.graph.clone());
+    let exists = tx
+        .quads_for_pattern(Some(write.subject.as_ref().into()), Some(rdf::TYPE), None, Some(graph.as_ref()))
+        .next()
+        .is_some();
+    let mut errors = Vec::new();
+    for check in &write.checks {
+        match check {
+            Check::Absent { field } if exists => errors.push(violation(
+                field,
+                FieldCode::Unique,
+                format!("{} already exists", write.subject.as_str()),
+                key_value(&write.subject),
+                json!("unique"),
+            )),
+            Check::Present { field } if !exists => errors.push(violation(
+                field,
+                FieldCode::Reference,
+                format!("{} does not exist", write.subject.as_str()),
+                key_value(&write.subject),
+                json!("an existing instance"),
+            )),
+            Check::Absent { .. } | Check::Present { .. } => {}
+            Check::Unique { class, fields } => {
+                let Some((_, first_predicate, first_value)) = fields.first() else { continue };
+                let clash = tx
+                    .quads_for_pattern(
+                        None,
+                        Some(first_predicate.as_ref()),
+                        Some(first_value.as_ref()),
+                        Some(graph.as_ref()),
+                    )
+                    .filter_map(Result::ok)
+                    .filter_map(|quad| match quad.subject {
+                        NamedOrBlankNode::NamedNode(subject) => Some(subject),
+                        NamedOrBlankNode::BlankNode(_) => None,
+                    })
+                    .filter(|subject| subject != &write.subject)
+                    .find(|subject| {
+                        has_type(tx, subject, class, Some(graph.as_ref()))
+                            && fields.iter().skip(1).all(|(_, predicate, value)| {
+                                let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), graph.clone());
+                                tx.contains(&quad).unwrap_or(false)
+                            })
+                    });
+                if let Some(other) = clash {
+                    let names: Vec<&str> = fields.iter().map(|(name, _, _)| name.as_str()).collect();
+                    let values: Vec<String> = fields.iter().map(|(_, _, value)| term_text(value)).collect();
+                    errors.push(violation(
+                        &fields[0].0,
+                        FieldCode::Unique,
+                        format!("{} = {} is already used by {}", names.join(", "), values.join(", "), other.as_str()),
+                        json!(values),
+                        json!({ "unique": names }),
+                    ));
+                }
+            }
+            Check::Reference { field, target, class } => {
+                if !has_type(tx, target, class, None) {
+                    let kind = class.as_str().rsplit(['#', '/']).next().unwrap_or(class.as_str());
+                    errors.push(violation(
+                        field,
+                        FieldCode::Reference,
+                        format!("{field} points at {}, which is not a stored {kind}", target.as_str()),
+                        json!(target.as_str()),
+                        json!({ "class": class.as_str() }),
+                    ));
+                }
+            }
+            Check::Unreferenced => {
+                let object: TermRef<'_> = write.subject.as_ref().into();
+                let referrer =
+                    tx.quads_for_pattern(None, None, Some(object), None).filter_map(Result::ok).find(|quad| {
+                        matches!(&quad.subject, NamedOrBlankNode::NamedNode(s) if s != &write.subject)
+                            && quad.predicate.as_ref() != rdf::TYPE
+                            && !is_provenance(&quad.graph_name)
+                    });
+                if let Some(quad) = referrer {
+                    errors.push(violation(
+                        "",
+                        FieldCode::Reference,
+                        format!(
+                            "{} is still referenced by {} ({}); remove those references first",
+                            write.subject.as_str(),
+                            quad.subject,
+                            quad.predicate.as_str()
+                        ),
+                        key_value(&write.subject),
+                        json!("not referenced"),
+                    ));
+                }
+            }
+        }
+    }
+    errors
+}
+
+/// Provenance records point at instances without owning them: they never block a delete.
+fn is_provenance(graph: &GraphName) -> bool {
+    matches!(graph, GraphName::NamedNode(g) if g.as_str().contains("/prov/"))
+}
+
+fn term_text(term: &Term) -> String {
+    match term {
+        Term::Literal(literal) => literal.value().to_owned(),
+        Term::NamedNode(node) => node.as_str().to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Compare two stored values the way a user expects: numbers by value, the rest lexically.
+fn compare_terms(a: &Term, b: &Term) -> Ordering {
+    match (a, b) {
+        (Term::Literal(a), Term::Literal(b)) => {
+            let numeric = |l: &oxigraph::model::Literal| {
+                (l.datatype() == xsd::INTEGER || l.datatype() == xsd::DOUBLE)
+                    .then(|| l.value().parse::<f64>().ok())
+                    .flatten()
+            };
+            match (numeric(a), numeric(b)) {
+                (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+                _ => a.value().cmp(b.value()),
+            }
+        }
+        _ => term_text(a).cmp(&term_text(b)),
+    }
+}
+
+impl EmbeddedStore {
+    fn find_now(&self, find: &Find) -> Result<Found, StoreError> {
+        let graph = GraphName::NamedNode(find.graph.clone());
+        let typed = |subject: &NamedNode| {
+            self.engine.contains(&Quad::new(subject.clone(), rdf::TYPE.into_owned(), find.class.clone(), graph.clone()))
+        };
+        let mut subjects: Vec<NamedNode> = Vec::new();
+        match find.filters.split_first() {
+            Some(((predicate, value), rest)) => {
+                for quad in self.engine.quads_for_pattern(
+                    None,
+                    Some(predicate.as_ref()),
+                    Some(value.as_ref()),
+                    Some(graph.as_ref()),
+                ) {
+                    let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject else { continue };
+                    let mut keep = typed(&subject).map_err(engine_error)?;
+                    for (predicate, value) in rest {
+                        if !keep {
+                            break;
+                        }
+                        let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), graph.clone());
+                        keep = self.engine.contains(&quad).map_err(engine_error)?;
+                    }
+                    if keep && subjects.last() != Some(&subject) {
+                        subjects.push(subject);
+                    }
+                }
+                subjects.sort();
+                subjects.dedup();
+            }
+            None => {
+                for quad in self.engine.quads_for_pattern(
+                    None,
+                    Some(rdf::TYPE),
+                    Some(find.class.as_ref().into()),
+                    Some(graph.as_ref()),
+                ) {
+                    if let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject {
+                        subjects.push(subject);
+                    }
+                }
+                subjects.sort();
+            }
+        }
+        let total = subjects.len();
+        if let Some((predicate, descending)) = &find.order {
+            let mut keyed: Vec<(Option<Term>, NamedNode)> = Vec::with_capacity(subjects.len());
+            for subject in subjects {
+                let mut smallest: Option<Term> = None;
+                for quad in self.engine.quads_for_pattern(
+                    Some(subject.as_ref().into()),
+                    Some(predicate.as_ref()),
+                    None,
+                    Some(graph.as_ref()),
+                ) {
+                    let object = quad.map_err(engine_error)?.object;
+                    if smallest.as_ref().is_none_or(|s| compare_terms(&object, s) == Ordering::Less) {
+                        smallest = Some(object);
+                    }
+                }
+                keyed.push((smallest, subject));
+            }
+            // Missing values last, whatever the direction; ties by IRI so pages are stable.
+            keyed.sort_by(|(a, x), (b, y)| {
+                let by_value = match (a, b) {
+                    (Some(a), Some(b)) if *descending => compare_terms(b, a),
+                    (Some(a), Some(b)) => compare_terms(a, b),
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    (None, None) => Ordering::Equal,
+                };
+                by_value.then_with(|| x.cmp(y))
+            });
+            subjects = keyed.into_iter().map(|(_, subject)| subject).collect();
+        }
+        let page = subjects.into_iter().skip(find.offset).take(find.limit).collect();
+        Ok(Found { subjects: page, total })
+    }
+
+    fn select_now(&self, query: &str, bindings: Vec<(String, Term)>) -> Result<Vec<Row>, StoreError> {
+        let mut prepared = SparqlEvaluator::new()
+            .parse_query(query)
+            .map_err(|e| StoreError::Query(format!("{e} (only read-only queries are accepted)")))?;
+        for (name, term) in bindings {
+            let variable = oxigraph::model::Variable::new(&name)
+                .map_err(|e| StoreError::Query(format!("binding `{name}`: {e}")))?;
+            prepared = prepared.substitute_variable(variable, term);
+        }
+        match prepared.on_store(&self.engine).execute().map_err(|e| StoreError::Query(e.to_string()))? {
+            QueryResults::Solutions(solutions) => {
+                let mut rows = Vec::new();
+                for solution in solutions {
+                    let solution = solution.map_err(|e| StoreError::Query(e.to_string()))?;
+                    rows.push(
+                        solution.iter().map(|(variable, term)| (variable.as_str().to_owned(), term.clone())).collect(),
+                    );
+                }
+                Ok(rows)
+            }
+            QueryResults::Boolean(answer) => {
+                let literal = oxigraph::model::Literal::from(answer);
+                Ok(vec![vec![("result".to_owned(), Term::Literal(literal))]])
+            }
+            QueryResults::Graph(_) => {
+                Err(StoreError::Query("CONSTRUCT and DESCRIBE are not supported; use SELECT or ASK".into()))
+            }
+        }
+    }
+}
+
+impl Store for EmbeddedStore {
+    fn write(&self, write: Write) -> StoreFuture<'_, Result<(), WriteError>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.jobs.send(Job { write, reply }).await.map_err(|_| StoreError::Closed)?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        })
+    }
+
+    fn describe(&self, graph: NamedNode, subject: NamedNode) -> StoreFuture<'_, Result<Triples, StoreError>> {
+        let graph = GraphName::NamedNode(graph);
+        let result = self
+            .engine
+            .quads_for_pattern(Some(subject.as_ref().into()), None, None, Some(graph.as_ref()))
+            .map(|quad| quad.map(|q| (q.predicate, q.object)).map_err(engine_error))
+            .collect();
+        Box::pin(std::future::ready(result))
+    }
+
+    fn find(&self, find: Find) -> StoreFuture<'_, Result<Found, StoreError>> {
+        Box::pin(std::future::ready(self.find_now(&find)))
+    }
+
+    fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>> {
+        Box::pin(std::future::ready(self.select_now(&query, bindings)))
+    }
+}

@@ -1,0 +1,263 @@
+//! [`Kg`]: what a capability author writes and reads through — create, get, update, delete of
+//! typed instances, each validated and integrity-checked by the store, and read-only SPARQL.
+
+use std::fmt::Display;
+use std::sync::Arc;
+
+use oxigraph::model::vocab::rdf;
+use oxigraph::model::{NamedNode, Term};
+use serde_json::Value;
+
+use super::embedded::EmbeddedStore;
+use super::mapping;
+use super::store::{Check, Row, Store, StoreError, Triples, Write, WriteError};
+use crate::declare::{Datatype, NodeType, NodeTypeInfo};
+use crate::error::{Error, Result};
+use crate::validate::{FieldCode, FieldError};
+
+/// An instance as stored: its IRI and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored<T> {
+    /// `<kg.base>/<Label>/<key>` (or a generated id for node types without a `key`).
+    pub iri: String,
+    /// The instance.
+    pub value: T,
+}
+
+/// A validated instance, ready to write.
+struct Prepared {
+    json: Value,
+    triples: Triples,
+    checks: Vec<Check>,
+}
+
+/// A handle on the knowledge graph: cheap to clone, shared by every call.
+#[derive(Clone)]
+pub struct Kg {
+    store: Arc<dyn Store>,
+    base: Arc<str>,
+}
+
+impl std::fmt::Debug for Kg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kg").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+/// The default `[kg] base`: instance IRIs are `urn:trails:kg/<Label>/<key>`.
+pub const DEFAULT_BASE: &str = "urn:trails:kg";
+
+pub(crate) fn store_failed(error: StoreError) -> Error {
+    Error::internal(format!("knowledge graph: {error}"))
+}
+
+fn write_failed(error: WriteError) -> Error {
+    match error {
+        WriteError::Rejected(errors) => Error::validation(errors),
+        WriteError::Store(error) => store_failed(error),
+    }
+}
+
+impl Kg {
+    /// A handle on `store`, naming instances under `base` (an absolute IRI without a trailing `/`).
+    pub fn new(store: Arc<dyn Store>, base: impl Into<String>) -> Kg {
+        let base: String = base.into();
+        Kg { store, base: base.trim_end_matches('/').into() }
+    }
+
+    /// An embedded store in a temporary directory (removed with the last handle): for tests.
+    pub fn temporary() -> std::result::Result<Kg, StoreError> {
+        Ok(Kg::new(Arc::new(EmbeddedStore::temporary()?), DEFAULT_BASE))
+    }
+
+    /// The base IRI of instances.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The store behind this handle.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    fn graph(&self, info: &NodeTypeInfo) -> NamedNode {
+        NamedNode::new_unchecked(mapping::graph_iri(&self.base, info.label))
+    }
+
+    /// The IRI of `T`'s instance with key `key`.
+    pub fn iri<T: NodeType>(&self, key: impl Display) -> String {
+        mapping::instance_iri(&self.base, T::INFO.label, &key.to_string())
+    }
+
+    fn key_of(info: &NodeTypeInfo, value: &Value) -> Option<String> {
+        let key = value.get(info.key?)?;
+        Some(key.as_str().map(str::to_owned).unwrap_or_else(|| key.to_string()))
+    }
+
+    /// Validate `value` like tool input, map it to triples and list the checks its references
+    /// and unique groups need.
+    fn prepare<T: NodeType>(&self, value: &T) -> Result<Prepared> {
+        let info = T::INFO;
+        let json = serde_json::to_value(value).map_err(Error::internal)?;
+        let errors = T::validate(&json);
+        if !errors.is_empty() {
+            return Err(Error::validation(errors));
+        }
+        let triples = mapping::triples(info, &json).map_err(Error::validation)?;
+        let mut checks = Vec::new();
+        for predicate in info.all_predicates().into_iter().filter(|p| p.datatype == Datatype::Iri) {
+            let Some(target) = predicate.target() else { continue };
+            let class = NamedNode::new_unchecked(target.iri);
+            let values: Vec<(String, &Value)> = match json.get(predicate.field) {
+                Some(Value::Array(items)) => {
+                    items.iter().enumerate().map(|(i, v)| (format!("{}/{i}", predicate.field), v)).collect()
+                }
+                Some(Value::Null) | None => Vec::new(),
+                Some(value) => vec![(predicate.field.to_owned(), value)],
+            };
+            for (field, value) in values {
+                if let Some(iri) = value.as_str() {
+                    let target = NamedNode::new(iri).map_err(|e| {
+                        Error::validation(vec![FieldError {
+                            field: field.clone(),
+                            code: FieldCode::Reference,
+                            message: format!("{field} is not an IRI the store accepts: {e}"),
+                            value: value.clone(),
+                            constraint: serde_json::json!({ "class": target.iri }),
+                        }])
+                    })?;
+                    checks.push(Check::Reference { field, target, class: class.clone() });
+                }
+            }
+        }
+        let mut class = Some(info);
+        while let Some(node) = class {
+            if !node.unique.is_empty() {
+                let fields: Option<Vec<(String, NamedNode, Term)>> = node
+                    .unique
+                    .iter()
+                    .map(|name| {
+                        let predicate = mapping::predicate(info, name)?;
+                        let value = json.get(*name).filter(|v| !v.is_null())?;
+                        let term = mapping::term(predicate, name, value).ok()?;
+                        Some(((*name).to_owned(), NamedNode::new_unchecked(predicate.iri), term))
+                    })
+                    .collect();
+                // A group with an absent field constrains nothing (as SQL's NULLs).
+                if let Some(fields) = fields {
+                    checks.push(Check::Unique { class: NamedNode::new_unchecked(info.iri), fields });
+                }
+            }
+            class = node.parent;
+        }
+        Ok(Prepared { json, triples, checks })
+    }
+
+    /// Store a new instance. Fails with `-32602` FieldErrors (and changes nothing) when it breaks
+    /// a declared constraint, its key or a `unique` group is taken, or a `Ref` points at nothing.
+    pub async fn create<T: NodeType>(&self, value: T) -> Result<Stored<T>> {
+        let info = T::INFO;
+        let Prepared { json, triples, mut checks } = self.prepare(&value)?;
+        let iri = match Kg::key_of(info, &json) {
+            Some(key) => mapping::instance_iri(&self.base, info.label, &key),
+            None => mapping::instance_iri(&self.base, info.label, &uuid::Uuid::new_v4().to_string()),
+        };
+        checks.push(Check::Absent { field: info.key.unwrap_or_default().to_owned() });
+        let subject = NamedNode::new(&iri).map_err(Error::internal)?;
+        let write = Write { graph: self.graph(info), subject, triples, checks };
+        self.store.write(write).await.map_err(write_failed)?;
+        Ok(Stored { iri, value })
+    }
+
+    /// The instance at `iri`, if there is one of type `T`.
+    pub async fn get_iri<T: NodeType>(&self, iri: &str) -> Result<Option<Stored<T>>> {
+        let info = T::INFO;
+        let Ok(subject) = NamedNode::new(iri) else { return Ok(None) };
+        let triples = self.store.describe(self.graph(info), subject).await.map_err(store_failed)?;
+        let class = NamedNode::new_unchecked(info.iri);
+        if !triples.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && *o == Term::NamedNode(class.clone())) {
+            return Ok(None);
+        }
+        let json = mapping::instance(info, &triples);
+        let value = serde_json::from_value(json)
+            .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
+        Ok(Some(Stored { iri: iri.to_owned(), value }))
+    }
+
+    /// `T`'s instance with key `key`.
+    pub async fn get<T: NodeType>(&self, key: impl Display) -> Result<Option<Stored<T>>> {
+        self.get_iri(&self.iri::<T>(key)).await
+    }
+
+    fn missing(info: &NodeTypeInfo, iri: &str) -> Error {
+        Error::validation(vec![FieldError {
+            field: info.key.unwrap_or_default().to_owned(),
+            code: FieldCode::Reference,
+            message: format!("there is no {} at {iri}", info.label),
+            value: Value::String(iri.to_owned()),
+            constraint: serde_json::json!("an existing instance"),
+        }])
+    }
+
+    /// Change the instance at `iri` with `change`; validated and checked like a create. The key
+    /// cannot change (it is the identity): delete and create instead.
+    pub async fn update_iri<T: NodeType>(&self, iri: &str, change: impl FnOnce(&mut T)) -> Result<Stored<T>> {
+        let info = T::INFO;
+        let Some(Stored { mut value, .. }) = self.get_iri::<T>(iri).await? else {
+            return Err(Kg::missing(info, iri));
+        };
+        let before = serde_json::to_value(&value).map_err(Error::internal)?;
+        change(&mut value);
+        let Prepared { json, triples, mut checks } = self.prepare(&value)?;
+        if let Some(key) = info.key.filter(|k| before.get(*k) != json.get(*k)) {
+            return Err(Error::validation(vec![FieldError {
+                field: key.to_owned(),
+                code: FieldCode::Unique,
+                message: format!("{key} names the instance and cannot change; delete it and create a new one"),
+                value: json.get(key).cloned().unwrap_or_default(),
+                constraint: before.get(key).cloned().unwrap_or_default(),
+            }]));
+        }
+        checks.push(Check::Present { field: info.key.unwrap_or_default().to_owned() });
+        let subject = NamedNode::new(iri).map_err(Error::internal)?;
+        let write = Write { graph: self.graph(info), subject, triples, checks };
+        self.store.write(write).await.map_err(write_failed)?;
+        Ok(Stored { iri: iri.to_owned(), value })
+    }
+
+    /// Change `T`'s instance with key `key` (see [`Kg::update_iri`]).
+    pub async fn update<T: NodeType>(&self, key: impl Display, change: impl FnOnce(&mut T)) -> Result<Stored<T>> {
+        self.update_iri(&self.iri::<T>(key), change).await
+    }
+
+    /// Remove the instance at `iri`. Refused while other instances refer to it.
+    pub async fn delete_iri<T: NodeType>(&self, iri: &str) -> Result<()> {
+        let info = T::INFO;
+        let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
+        let field = info.key.unwrap_or_default().to_owned();
+        let checks = vec![Check::Present { field }, Check::Unreferenced];
+        let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
+        self.store.write(write).await.map_err(write_failed)
+    }
+
+    /// Remove `T`'s instance with key `key`.
+    pub async fn delete<T: NodeType>(&self, key: impl Display) -> Result<()> {
+        self.delete_iri::<T>(&self.iri::<T>(key)).await
+    }
+
+    /// A read-only SPARQL query (SELECT or ASK). `bindings` are substituted as RDF terms by the
+    /// engine, never spliced into the text. Each row maps variable names to terms.
+    pub async fn sparql(&self, query: &str, bindings: &[(&str, Term)]) -> Result<Vec<Row>> {
+        let bindings = bindings.iter().map(|(name, term)| ((*name).to_owned(), term.clone())).collect();
+        self.store.select(query.to_owned(), bindings).await.map_err(|error| match error {
+            StoreError::Query(message) => Error::validation(vec![FieldError {
+                field: "query".into(),
+                code: FieldCode::Type,
+                message,
+                value: Value::String(query.chars().take(200).collect()),
+                constraint: serde_json::json!("a SPARQL 1.1 SELECT or ASK query"),
+            }]),
+            other => store_failed(other),
+        })
+    }
+}

@@ -1,0 +1,175 @@
+//! Instances as RDF (DESIGN §4.5): `<base>/<Label>/<key>` a `<TypeIRI>`, one triple per field value
+//! (typed literals per datatype, IRIs for references, one triple per list item), and back.
+
+use oxigraph::model::vocab::{rdf, xsd};
+use oxigraph::model::{Literal, NamedNode, NamedNodeRef, Term};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde_json::{json, Map, Number, Value};
+
+use super::store::Triples;
+use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
+use crate::validate::{FieldCode, FieldError};
+
+/// What a key may contain unescaped in an IRI path segment (RFC 3986 unreserved).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// `<base>/<Label>/<key>`, the key percent-encoded.
+pub(crate) fn instance_iri(base: &str, label: &str, key: &str) -> String {
+    format!("{base}/{label}/{}", utf8_percent_encode(key, SEGMENT))
+}
+
+/// The named graph a node type's instances live in.
+pub(crate) fn graph_iri(base: &str, label: &str) -> String {
+    format!("{base}/graph/{label}")
+}
+
+/// `rdf:JSON`, for nested shapes.
+const RDF_JSON: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON";
+
+fn rejected(field: &str, message: String, value: &Value, constraint: Value) -> FieldError {
+    FieldError { field: field.to_owned(), code: FieldCode::TypeMismatch, message, value: value.clone(), constraint }
+}
+
+/// One JSON value as the RDF term of `predicate`'s datatype.
+// A large error is fine here: it is built once per rejected value, never on the success path.
+#[allow(clippy::result_large_err)]
+pub(crate) fn term(predicate: &PredicateInfo, field: &str, value: &Value) -> Result<Term, FieldError> {
+    let expected = json!(predicate.datatype.iri());
+    let literal = |lexical: String, datatype| Term::Literal(Literal::new_typed_literal(lexical, datatype));
+    match (predicate.datatype, value) {
+        (Datatype::String, Value::String(s)) => Ok(Term::Literal(Literal::new_simple_literal(s))),
+        (Datatype::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(literal(n.to_string(), xsd::INTEGER)),
+        (Datatype::Double, Value::Number(n)) => Ok(literal(n.to_string(), xsd::DOUBLE)),
+        (Datatype::Boolean, Value::Bool(b)) => Ok(literal(b.to_string(), xsd::BOOLEAN)),
+        (Datatype::DateTime, Value::String(s)) => Ok(literal(s.clone(), xsd::DATE_TIME)),
+        (Datatype::Iri, Value::String(s)) => NamedNode::new(s)
+            .map(Term::NamedNode)
+            .map_err(|e| rejected(field, format!("{field} is not an IRI the store accepts: {e}"), value, expected)),
+        (Datatype::Json, other) => Ok(literal(other.to_string(), NamedNodeRef::new_unchecked(RDF_JSON))),
+        (_, other) => Err(rejected(
+            field,
+            format!("{field} does not fit its RDF datatype {}", predicate.datatype.iri()),
+            other,
+            expected,
+        )),
+    }
+}
+
+/// The triples of an instance (serialised to JSON by serde), `rdf:type` first: one per class
+/// up the `extends` chain, then one per field value.
+pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Triples, Vec<FieldError>> {
+    let mut out = Vec::new();
+    let mut class = Some(info);
+    while let Some(node) = class {
+        out.push((rdf::TYPE.into_owned(), Term::NamedNode(NamedNode::new_unchecked(node.iri))));
+        class = node.parent;
+    }
+    let Some(object) = instance.as_object() else {
+        return Err(vec![rejected(
+            "",
+            "an instance must serialise to a JSON object".into(),
+            instance,
+            json!("object"),
+        )]);
+    };
+    let mut errors = Vec::new();
+    for predicate in info.all_predicates() {
+        let iri = NamedNode::new_unchecked(predicate.iri);
+        match object.get(predicate.field) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) if predicate.many => {
+                let mut seen: Vec<Term> = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    let path = format!("{}/{index}", predicate.field);
+                    match term(predicate, &path, item) {
+                        // RDF holds a set: a repeated item would silently vanish, so refuse it.
+                        Ok(t) if seen.contains(&t) => errors.push(FieldError {
+                            field: path.clone(),
+                            code: FieldCode::TypeMismatch,
+                            message: format!(
+                                "{path} repeats an earlier item; a node type's list is a set in the graph"
+                            ),
+                            value: item.clone(),
+                            constraint: json!("unique items"),
+                        }),
+                        Ok(t) => seen.push(t),
+                        Err(e) => errors.push(e),
+                    }
+                }
+                out.extend(seen.into_iter().map(|t| (iri.clone(), t)));
+            }
+            Some(value) => match term(predicate, predicate.field, value) {
+                Ok(t) => out.push((iri, t)),
+                Err(e) => errors.push(e),
+            },
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// An RDF term back as the JSON value serde reads.
+fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
+    match (predicate.datatype, term) {
+        (Datatype::Iri, Term::NamedNode(n)) => Some(Value::String(n.as_str().to_owned())),
+        (Datatype::String, Term::Literal(l)) => Some(Value::String(l.value().to_owned())),
+        (Datatype::DateTime, Term::Literal(l)) => Some(Value::String(l.value().to_owned())),
+        (Datatype::Integer, Term::Literal(l)) => l
+            .value()
+            .parse::<i64>()
+            .map(Number::from)
+            .or_else(|_| l.value().parse::<u64>().map(Number::from))
+            .ok()
+            .map(Value::Number),
+        (Datatype::Double, Term::Literal(l)) => {
+            l.value().parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number)
+        }
+        // Virtuoso answers booleans as "1"/"0" (DESIGN §4.5).
+        (Datatype::Boolean, Term::Literal(l)) => match l.value() {
+            "true" | "1" => Some(Value::Bool(true)),
+            "false" | "0" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        (Datatype::Json, Term::Literal(l)) => serde_json::from_str(l.value()).ok(),
+        _ => None,
+    }
+}
+
+/// The JSON object of an instance from its triples. List items come back in a stable order (by
+/// their lexical form): RDF keeps no order.
+pub(crate) fn instance(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Value {
+    let mut object = Map::new();
+    for predicate in info.all_predicates() {
+        let mut values: Vec<(String, Value)> = triples
+            .iter()
+            .filter(|(p, _)| p.as_str() == predicate.iri)
+            .filter_map(|(_, o)| json_of(predicate, o).map(|v| (o.to_string(), v)))
+            .collect();
+        if predicate.many {
+            values.sort_by(|a, b| a.0.cmp(&b.0));
+            object.insert(predicate.field.to_owned(), Value::Array(values.into_iter().map(|(_, v)| v).collect()));
+        } else if let Some((_, value)) = values.into_iter().next() {
+            object.insert(predicate.field.to_owned(), value);
+        }
+    }
+    Value::Object(object)
+}
+
+/// The predicate of a field, up the `extends` chain.
+pub(crate) fn predicate<'a>(info: &'a NodeTypeInfo, field: &str) -> Option<&'a PredicateInfo> {
+    info.all_predicates().into_iter().find(|p| p.field == field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_percent_encoded_into_one_segment() {
+        assert_eq!(instance_iri("https://x.org/kg", "Requirement", "REQ-1"), "https://x.org/kg/Requirement/REQ-1");
+        assert_eq!(instance_iri("https://x.org/kg", "Person", "a b/c@d"), "https://x.org/kg/Person/a%20b%2Fc%40d");
+    }
+}

@@ -1,0 +1,18 @@
+//! The knowledge graph: node types *are* the graph. Every instance a capability writes goes
+//! through [`Kg`] — validated by the same generated validator as tool input, then checked for
+//! its key, `unique` groups and `Ref` targets by the store, atomically with the write — and is
+//! stored as RDF (`mapping`). The [`Store`] trait has an embedded implementation
+//! ([`EmbeddedStore`]: oxigraph in memory for reads, SQLite as the durable source of truth).
+//! Authors read with `T::objects(ctx)` ([`Query`]) and read-only SPARQL ([`Kg::sparql`]).
+
+mod embedded;
+mod handle;
+mod mapping;
+mod query;
+mod store;
+
+pub use embedded::{EmbeddedStore, Synchronous};
+pub use handle::{Kg, Stored, DEFAULT_BASE};
+pub use oxigraph::model::{Literal, NamedNode, Term};
+pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
+pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};

@@ -1,0 +1,163 @@
+//! The typed query API: `Requirement::objects(ctx).where_eq(Requirement::FIELDS.status, "proposed")
+//! .order_by(Requirement::FIELDS.priority).limit(20).page().await`. Fields are generated typed
+//! handles, so a misspelt field or a value of the wrong type fails the build.
+
+use std::marker::PhantomData;
+
+use oxigraph::model::NamedNode;
+use serde::Serialize;
+
+use super::handle::{store_failed, Kg, Stored};
+use super::mapping;
+use super::store::Find;
+use crate::declare::{NodeType, PredicateInfo};
+use crate::error::{Error, Result};
+use crate::server::Ctx;
+
+/// Page size when none is asked for.
+pub const DEFAULT_LIMIT: usize = 100;
+/// Largest page served; larger limits are clamped.
+pub const MAX_LIMIT: usize = 1000;
+
+/// A typed handle on field `V` of node type `T` (generated: `T::FIELDS.<name>`).
+pub struct Field<T, V> {
+    predicate: &'static PredicateInfo,
+    types: PhantomData<fn() -> (T, V)>,
+}
+
+impl<T, V> Clone for Field<T, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, V> Copy for Field<T, V> {}
+
+impl<T, V> Field<T, V> {
+    /// Used by `#[node_type]`; not a public API.
+    #[doc(hidden)]
+    pub const fn __new(predicate: &'static PredicateInfo) -> Self {
+        Field { predicate, types: PhantomData }
+    }
+
+    /// The field's name.
+    pub fn name(&self) -> &'static str {
+        self.predicate.field
+    }
+
+    /// The field's RDF predicate.
+    pub fn predicate(&self) -> &'static PredicateInfo {
+        self.predicate
+    }
+}
+
+impl<T, V> std::fmt::Debug for Field<T, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Field({})", self.predicate.field)
+    }
+}
+
+/// One page of instances and how many match in all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The instances, in order.
+    pub items: Vec<Stored<T>>,
+    /// How many instances match the filters, over all pages.
+    pub total: usize,
+}
+
+/// A query over `T`'s instances (see the module docs).
+pub struct Query<T> {
+    kg: Result<Kg>,
+    filters: Vec<(&'static PredicateInfo, serde_json::Value)>,
+    order: Option<(&'static PredicateInfo, bool)>,
+    limit: usize,
+    offset: usize,
+    error: Option<Error>,
+    node: PhantomData<fn() -> T>,
+}
+
+impl<T: NodeType> Query<T> {
+    /// Every instance of `T` in `ctx`'s knowledge graph (generated as `T::objects(ctx)`).
+    pub fn new(ctx: &Ctx) -> Query<T> {
+        Query::on(ctx.kg().cloned())
+    }
+
+    /// Every instance of `T` in `kg`.
+    pub fn on(kg: Result<Kg>) -> Query<T> {
+        Query { kg, filters: Vec::new(), order: None, limit: DEFAULT_LIMIT, offset: 0, error: None, node: PhantomData }
+    }
+
+    /// Keep instances whose `field` equals `value` (for a list field: contains it).
+    pub fn where_eq<V: Serialize>(mut self, field: Field<T, V>, value: impl Into<V>) -> Self {
+        match serde_json::to_value(value.into()) {
+            Ok(json) => self.filters.push((field.predicate, json)),
+            Err(error) => self.error = Some(Error::internal(error)),
+        }
+        self
+    }
+
+    /// Order by `field`, smallest first (numbers by value, text lexically; absent values last).
+    pub fn order_by<V>(mut self, field: Field<T, V>) -> Self {
+        self.order = Some((field.predicate, false));
+        self
+    }
+
+    /// Order by `field`, largest first.
+    pub fn order_by_desc<V>(mut self, field: Field<T, V>) -> Self {
+        self.order = Some((field.predicate, true));
+        self
+    }
+
+    /// At most `limit` instances (default 100, clamped to 1000).
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit.min(MAX_LIMIT);
+        self
+    }
+
+    /// Skip the first `offset` instances.
+    pub fn offset(mut self, offset: usize) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// The page and the total.
+    pub async fn page(self) -> Result<Page<T>> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        let kg = self.kg?;
+        let info = T::INFO;
+        let mut filters = Vec::with_capacity(self.filters.len());
+        for (predicate, value) in &self.filters {
+            let term = mapping::term(predicate, predicate.field, value).map_err(|e| Error::validation(vec![e]))?;
+            filters.push((NamedNode::new_unchecked(predicate.iri), term));
+        }
+        let find = Find {
+            graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), info.label)),
+            class: NamedNode::new_unchecked(info.iri),
+            filters,
+            order: self.order.map(|(p, descending)| (NamedNode::new_unchecked(p.iri), descending)),
+            limit: self.limit,
+            offset: self.offset,
+        };
+        let found = kg.store().find(find).await.map_err(store_failed)?;
+        let mut items = Vec::with_capacity(found.subjects.len());
+        for subject in found.subjects {
+            // An instance deleted between the two reads is simply not in the page.
+            if let Some(stored) = kg.get_iri::<T>(subject.as_str()).await? {
+                items.push(stored);
+            }
+        }
+        Ok(Page { items, total: found.total })
+    }
+
+    /// The page's instances.
+    pub async fn all(self) -> Result<Vec<Stored<T>>> {
+        Ok(self.page().await?.items)
+    }
+
+    /// How many instances match (ignores limit and offset).
+    pub async fn count(self) -> Result<usize> {
+        Ok(self.limit(0).offset(0).page().await?.total)
+    }
+}

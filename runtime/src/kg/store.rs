@@ -1,0 +1,153 @@
+//! The `Store` trait: what any backend (the embedded one, a remote SPARQL endpoint) must do. A
+//! write is one subject's new triples plus the integrity checks that must hold for it, applied
+//! atomically: either every check passes and the write is durable, or nothing changes.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use oxigraph::model::{NamedNode, Term};
+
+use crate::validate::FieldError;
+
+/// An instance's (predicate, object) pairs.
+pub type Triples = Vec<(NamedNode, Term)>;
+
+/// One solution of a SPARQL SELECT: (variable, value) for each bound variable.
+pub type Row = Vec<(String, Term)>;
+
+/// The future a store operation returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One atomic change to one instance.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// The named graph the instance lives in.
+    pub graph: NamedNode,
+    /// The instance.
+    pub subject: NamedNode,
+    /// The instance's triples after the write (`rdf:type` included); empty deletes it. Every
+    /// triple the subject had before is replaced.
+    pub triples: Triples,
+    /// What must hold, checked against the store as it is when the write applies.
+    pub checks: Vec<Check>,
+}
+
+/// An integrity condition of a write.
+#[derive(Debug, Clone)]
+pub enum Check {
+    /// The instance must not exist yet (a create). `field` names the key field for the error.
+    Absent {
+        /// The key field (or empty when the IRI was generated).
+        field: String,
+    },
+    /// The instance must exist (an update or delete).
+    Present {
+        /// The key field (or empty).
+        field: String,
+    },
+    /// No *other* instance of `class` may have these values for these predicates together.
+    Unique {
+        /// The node type's class.
+        class: NamedNode,
+        /// (field name, predicate, value) for each field of the group.
+        fields: Vec<(String, NamedNode, Term)>,
+    },
+    /// `target` must be an instance of `class` (a `Ref<T>` value).
+    Reference {
+        /// The field path (`owner`, `reviewers/2`).
+        field: String,
+        /// The referenced IRI.
+        target: NamedNode,
+        /// The class `T`'s instances have.
+        class: NamedNode,
+    },
+    /// No instance may point at the subject (a delete would leave dangling references).
+    Unreferenced,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite (the embedded store's source of truth).
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The in-memory RDF engine.
+    #[error("RDF engine: {0}")]
+    Engine(String),
+    /// The data directory.
+    #[error("{what} {path}: {source}", path = path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Where.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Stored data that does not parse (a corrupted file, or a change outside Trails).
+    #[error("stored data is not valid RDF: {0}")]
+    Corrupt(String),
+    /// A SPARQL query that does not parse or cannot run.
+    #[error("SPARQL: {0}")]
+    Query(String),
+    /// The store's writer is gone (the process is shutting down).
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// Why a write did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// An integrity check failed: nothing was written.
+    #[error("the write breaks {} integrity rule(s)", .0.len())]
+    Rejected(Vec<FieldError>),
+    /// The store failed: nothing was acknowledged.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A page of a node type's instances.
+#[derive(Debug, Clone)]
+pub struct Find {
+    /// The graph of the node type.
+    pub graph: NamedNode,
+    /// Its class.
+    pub class: NamedNode,
+    /// Every (predicate, value) must be present.
+    pub filters: Vec<(NamedNode, Term)>,
+    /// Order by this predicate's (smallest) value, then by IRI; `true`: descending.
+    pub order: Option<(NamedNode, bool)>,
+    /// At most this many.
+    pub limit: usize,
+    /// Skip this many.
+    pub offset: usize,
+}
+
+/// What [`Find`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The page, in order.
+    pub subjects: Vec<NamedNode>,
+    /// How many match in all.
+    pub total: usize,
+}
+
+/// A knowledge-graph backend.
+pub trait Store: Send + Sync + 'static {
+    /// Apply `write` atomically with its checks; durable when it returns `Ok`.
+    fn write(&self, write: Write) -> StoreFuture<'_, Result<(), WriteError>>;
+
+    /// Every (predicate, object) of `subject` in `graph`.
+    fn describe(
+        &self,
+        graph: NamedNode,
+        subject: NamedNode,
+    ) -> StoreFuture<'_, Result<Vec<(NamedNode, Term)>, StoreError>>;
+
+    /// A page of instances.
+    fn find(&self, find: Find) -> StoreFuture<'_, Result<Found, StoreError>>;
+
+    /// A read-only SPARQL SELECT with `bindings` substituted as RDF terms (never spliced as text).
+    fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>>;
+}

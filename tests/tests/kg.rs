@@ -1,0 +1,285 @@
+//! The knowledge graph through the typed API, on the embedded store: identity, exact round
+//! trips, validated writes, key / unique / reference integrity (atomic, also under races),
+//! queries, read-only SPARQL, and durability across a reopen.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use trails::kg::{EmbeddedStore, Kg, Literal, Synchronous, Term};
+use trails::{node_type, Ctx, DateTime, Error, FieldCode, Ref};
+
+/// A team.
+#[node_type(label = "Team", iri = "https://example.org/t#Team", key = "slug")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Team {
+    #[predicate(pattern = r"^[a-z]+$", max_length = 20)]
+    pub slug: String,
+    #[predicate(max_length = 80)]
+    pub name: String,
+}
+
+/// A person, unique by e-mail and by (team, badge) together.
+#[node_type(label = "Member", iri = "https://example.org/t#Member", key = "handle", unique = ["team", "badge"])]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    #[predicate(min_length = 1, max_length = 40)]
+    pub handle: String,
+    pub team: Ref<Team>,
+    #[predicate(min_value = 1, max_value = 9999)]
+    pub badge: i64,
+    #[predicate(max_count = 5, max_length = 20)]
+    pub skills: Vec<String>,
+    pub score: Option<f64>,
+    pub active: bool,
+    pub joined: Option<DateTime>,
+    pub mentor: Option<Ref<Member>>,
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
+}
+
+fn team(slug: &str) -> Team {
+    Team { slug: slug.into(), name: format!("Team {slug}") }
+}
+
+fn member(kg: &Kg, handle: &str, team: &str, badge: i64) -> Member {
+    Member {
+        handle: handle.into(),
+        team: Ref::new(kg.iri::<Team>(team)),
+        badge,
+        skills: vec!["rust".into(), "rdf".into()],
+        score: Some(0.5),
+        active: true,
+        joined: Some("2026-01-31T12:00:00Z".parse().unwrap()),
+        mentor: None,
+    }
+}
+
+fn codes(error: Error) -> Vec<(String, FieldCode)> {
+    match error {
+        Error::Validation { errors, .. } => errors.into_iter().map(|e| (e.field, e.code)).collect(),
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}
+
+#[test]
+fn instances_round_trip_exactly_under_their_key_iri() {
+    let kg = Kg::temporary().unwrap();
+    block_on(async {
+        let stored = kg.create(team("core")).await.unwrap();
+        assert_eq!(stored.iri, "urn:trails:kg/Team/core");
+        let alice = member(&kg, "alice smith", "core", 7);
+        let created = kg.create(alice.clone()).await.unwrap();
+        assert_eq!(created.iri, "urn:trails:kg/Member/alice%20smith");
+        let read = kg.get::<Member>("alice smith").await.unwrap().unwrap();
+        // Lists are sets in RDF: they come back in lexical order.
+        let mut expected = alice.clone();
+        expected.skills.sort();
+        assert_eq!(read.value, expected);
+        assert!(kg.get::<Member>("nobody").await.unwrap().is_none());
+        assert!(kg.get::<Team>("alice smith").await.unwrap().is_none(), "an IRI of another type is not a Team");
+    });
+}
+
+#[test]
+fn bad_writes_are_field_errors_and_change_nothing() {
+    let kg = Kg::temporary().unwrap();
+    block_on(async {
+        kg.create(team("core")).await.unwrap();
+        kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
+
+        // The generated validator runs on every write, as on tool input.
+        let invalid = Team { slug: "Not Valid".into(), name: "x".into() };
+        assert_eq!(codes(kg.create(invalid).await.unwrap_err()), [("slug".to_owned(), FieldCode::Pattern)]);
+        // Duplicate key.
+        assert_eq!(codes(kg.create(team("core")).await.unwrap_err()), [("slug".to_owned(), FieldCode::Unique)]);
+        // Compound unique (team, badge).
+        let twin = member(&kg, "bob", "core", 7);
+        assert_eq!(codes(kg.create(twin).await.unwrap_err()), [("team".to_owned(), FieldCode::Unique)]);
+        // Dangling reference and reference to the wrong type.
+        let dangling = member(&kg, "carol", "nowhere", 8);
+        assert_eq!(codes(kg.create(dangling).await.unwrap_err()), [("team".to_owned(), FieldCode::Reference)]);
+        let mut wrong_type = member(&kg, "dave", "core", 9);
+        wrong_type.mentor = Some(Ref::new(kg.iri::<Team>("core")));
+        assert_eq!(codes(kg.create(wrong_type).await.unwrap_err()), [("mentor".to_owned(), FieldCode::Reference)]);
+        // A repeated list item would vanish in RDF: refused.
+        let mut repeated = member(&kg, "erin", "core", 10);
+        repeated.skills = vec!["rust".into(), "rust".into()];
+        assert_eq!(codes(kg.create(repeated).await.unwrap_err()), [("skills/1".to_owned(), FieldCode::TypeMismatch)]);
+
+        for handle in ["bob", "carol", "dave", "erin"] {
+            assert!(kg.get::<Member>(handle).await.unwrap().is_none(), "{handle} was not written");
+        }
+        assert_eq!(Member::objects(&Ctx::local().with_kg(kg.clone())).count().await.unwrap(), 1);
+    });
+}
+
+#[test]
+fn updates_are_partial_checked_and_keep_the_key() {
+    let kg = Kg::temporary().unwrap();
+    block_on(async {
+        kg.create(team("core")).await.unwrap();
+        kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
+        kg.create(member(&kg, "bob", "core", 8)).await.unwrap();
+        let updated = kg.update::<Member>("alice", |m| m.score = Some(0.9)).await.unwrap();
+        assert_eq!(updated.value.score, Some(0.9));
+        assert_eq!(kg.get::<Member>("alice").await.unwrap().unwrap().value.badge, 7);
+        assert_eq!(
+            codes(kg.update::<Member>("alice", |m| m.badge = 8).await.unwrap_err()),
+            [("team".to_owned(), FieldCode::Unique)]
+        );
+        assert_eq!(
+            codes(kg.update::<Member>("alice", |m| m.handle = "al".into()).await.unwrap_err()),
+            [("handle".to_owned(), FieldCode::Unique)]
+        );
+        assert_eq!(
+            codes(kg.update::<Member>("zoe", |m| m.badge = 1).await.unwrap_err()),
+            [("handle".to_owned(), FieldCode::Reference)]
+        );
+        assert_eq!(
+            kg.get::<Member>("alice").await.unwrap().unwrap().value.score,
+            Some(0.9),
+            "failed updates changed nothing"
+        );
+    });
+}
+
+#[test]
+fn deletes_refuse_to_leave_dangling_references() {
+    let kg = Kg::temporary().unwrap();
+    block_on(async {
+        kg.create(team("core")).await.unwrap();
+        kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
+        assert_eq!(codes(kg.delete::<Team>("core").await.unwrap_err()), [(String::new(), FieldCode::Reference)]);
+        kg.delete::<Member>("alice").await.unwrap();
+        kg.delete::<Team>("core").await.unwrap();
+        assert!(kg.get::<Team>("core").await.unwrap().is_none());
+        assert_eq!(codes(kg.delete::<Team>("core").await.unwrap_err()), [("slug".to_owned(), FieldCode::Reference)]);
+    });
+}
+
+#[test]
+fn queries_filter_order_page_and_count() {
+    let kg = Kg::temporary().unwrap();
+    let ctx = Ctx::local().with_kg(kg.clone());
+    block_on(async {
+        kg.create(team("core")).await.unwrap();
+        kg.create(team("web")).await.unwrap();
+        for badge in 1..=25 {
+            let team = if badge % 5 == 0 { "web" } else { "core" };
+            let mut m = member(&kg, &format!("m{badge:02}"), team, badge);
+            m.active = badge % 2 == 0;
+            m.score = (badge % 3 != 0).then_some(badge as f64 / 10.0);
+            kg.create(m).await.unwrap();
+        }
+        let f = Member::FIELDS;
+        let web = Member::objects(&ctx)
+            .where_eq(f.team, Ref::new(kg.iri::<Team>("web")))
+            .order_by(f.badge)
+            .all()
+            .await
+            .unwrap();
+        assert_eq!(web.iter().map(|m| m.value.badge).collect::<Vec<_>>(), [5, 10, 15, 20, 25]);
+        let active_core = Member::objects(&ctx)
+            .where_eq(f.team, Ref::new(kg.iri::<Team>("core")))
+            .where_eq(f.active, true)
+            .order_by_desc(f.badge)
+            .limit(3)
+            .page()
+            .await
+            .unwrap();
+        assert_eq!(active_core.total, 10); // even badges not divisible by 5
+        assert_eq!(active_core.items.iter().map(|m| m.value.badge).collect::<Vec<_>>(), [24, 22, 18]);
+        // Numbers order by value (2.0 after 1.9), absent values last.
+        let by_score = Member::objects(&ctx).order_by(f.score).limit(1000).all().await.unwrap();
+        let scores: Vec<Option<f64>> = by_score.iter().map(|m| m.value.score).collect();
+        assert_eq!(scores.iter().filter(|s| s.is_none()).count(), 8);
+        assert!(scores.windows(2).all(|w| match (w[0], w[1]) {
+            (Some(a), Some(b)) => a <= b,
+            (Some(_), None) | (None, None) => true,
+            (None, Some(_)) => false,
+        }));
+        // Paging covers everything once, in a stable order.
+        let mut seen = Vec::new();
+        for offset in (0..25).step_by(10) {
+            let page = Member::objects(&ctx).order_by(f.handle).offset(offset).limit(10).page().await.unwrap();
+            assert_eq!(page.total, 25);
+            seen.extend(page.items.into_iter().map(|m| m.value.handle));
+        }
+        let expected: Vec<String> = (1..=25).map(|b| format!("m{b:02}")).collect();
+        assert_eq!(seen, expected);
+        // A list field filter means "contains".
+        assert_eq!(Member::objects(&ctx).where_eq(f.skills, "rdf").count().await.unwrap(), 25);
+        assert_eq!(Member::objects(&ctx).where_eq(f.skills, "cobol").count().await.unwrap(), 0);
+    });
+}
+
+#[test]
+fn sparql_is_read_only_and_binds_values_as_terms() {
+    let kg = Kg::temporary().unwrap();
+    block_on(async {
+        kg.create(team("core")).await.unwrap();
+        kg.create(team("web")).await.unwrap();
+        let query = "SELECT ?team ?name WHERE { GRAPH ?g { ?team <https://example.org/t#name> ?name } }";
+        let rows = kg.sparql(query, &[("name", Term::Literal(Literal::new_simple_literal("Team web")))]).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].iter().find(|(v, _)| v == "team").unwrap().1.to_string(), "<urn:trails:kg/Team/web>");
+        // A value that looks like SPARQL is just a value.
+        let injection = Term::Literal(Literal::new_simple_literal("x\" } ?a ?b ?c { \""));
+        assert!(kg.sparql(query, &[("name", injection)]).await.unwrap().is_empty());
+        let update = kg.sparql("DELETE WHERE { ?s ?p ?o }", &[]).await.unwrap_err();
+        assert_eq!(codes(update), [("query".to_owned(), FieldCode::Type)]);
+        assert!(kg.get::<Team>("core").await.unwrap().is_some());
+    });
+}
+
+#[test]
+fn concurrent_writers_racing_for_one_unique_value_exactly_one_wins() {
+    let kg = Kg::temporary().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        kg.create(team("core")).await.unwrap();
+        for round in 0..20 {
+            let racers: Vec<_> = (0..8)
+                .map(|i| {
+                    let kg = kg.clone();
+                    // Same (team, badge) group, different keys: only the group can clash.
+                    tokio::spawn(
+                        async move { kg.create(member(&kg, &format!("r{round}-{i}"), "core", 100 + round)).await },
+                    )
+                })
+                .collect();
+            let mut wins = 0;
+            for racer in racers {
+                match racer.await.unwrap() {
+                    Ok(_) => wins += 1,
+                    Err(error) => assert_eq!(codes(error), [("team".to_owned(), FieldCode::Unique)]),
+                }
+            }
+            assert_eq!(wins, 1, "round {round}");
+        }
+    });
+}
+
+#[test]
+fn acknowledged_writes_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let open =
+        || Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Full).unwrap()), "https://example.org/kg");
+    {
+        let kg = open();
+        block_on(async {
+            kg.create(team("core")).await.unwrap();
+            kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
+            kg.update::<Member>("alice", |m| m.active = false).await.unwrap();
+        });
+    }
+    let kg = open();
+    block_on(async {
+        let alice = kg.get::<Member>("alice").await.unwrap().unwrap();
+        assert_eq!(alice.iri, "https://example.org/kg/Member/alice");
+        assert!(!alice.value.active);
+        assert_eq!(json!(alice.value.team), json!("https://example.org/kg/Team/core"));
+    });
+}
