@@ -25,14 +25,19 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
             None => diags.error_at(*span, format!("`key` names `{key}`, which is not a field of `{}`", decl.ident)),
             Some(field) => {
                 let scalar_ok = matches!(field.ty.scalar, Scalar::String | Scalar::Int(_));
-                if field.ty.optional || field.ty.array || !scalar_ok {
+                let problem = if field.ty.optional {
+                    Some(format!("`{key}` is optional: remove `Option<…>`"))
+                } else if field.ty.array {
+                    Some(format!("`{key}` is a list"))
+                } else if !scalar_ok {
+                    Some(format!("`{key}` is {}", field.ty.scalar.describe()))
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
                     diags.error_at(
                         *span,
-                        format!(
-                            "`key` must name a required `String` or integer field (it becomes the instance IRI), but `{key}` is {}{}",
-                            if field.ty.optional { "optional " } else if field.ty.array { "a list of " } else { "" },
-                            field.ty.scalar.describe()
-                        ),
+                        format!("`key` must name a required `String` or integer field (its value becomes the instance IRI), but {problem}"),
                     );
                 }
             }
