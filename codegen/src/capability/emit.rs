@@ -163,6 +163,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
     let handler = &decl.handler;
     let name = &decl.name;
     let id = &decl.id;
+    let version = &decl.version;
     let descriptor = descriptor(decl).to_tokens();
     let canonical = canonical(decl).to_tokens();
     let return_type = &decl.return_type;
@@ -253,6 +254,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
             static #entry: ::trails::__private::ToolEntry = ::trails::__private::ToolEntry::__new(
                 #name,
                 #id,
+                #version,
                 ::trails::__private::ToolKind::#kind,
                 ::trails::__private::Scope::#scope,
                 #description,

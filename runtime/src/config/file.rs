@@ -36,6 +36,10 @@ pub struct KgConfig {
     pub base: Option<String>,
     /// `full` (default: fsync per commit) or `normal` (survives a crash, not a power loss).
     pub synchronous: Option<crate::kg::Synchronous>,
+    /// Provenance activities kept at most (default 100000; the oldest go first).
+    pub provenance_keep: Option<usize>,
+    /// Provenance activities older than this many days are dropped (default 90).
+    pub provenance_max_age_days: Option<u32>,
 }
 
 /// `[project]`

@@ -110,6 +110,10 @@ pub struct Settings {
     pub kg_base: String,
     /// How hard the embedded store syncs a commit.
     pub kg_synchronous: crate::kg::Synchronous,
+    /// Provenance activities kept at most.
+    pub provenance_keep: usize,
+    /// Provenance older than this is dropped.
+    pub provenance_max_age: chrono::Duration,
 }
 
 /// Where the embedded store lives when neither `[kg] path` nor `TRAILS_KG_PATH` says.
@@ -221,6 +225,8 @@ impl Settings {
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_KG_PATH)),
             kg_base,
             kg_synchronous: config.kg.synchronous.unwrap_or_default(),
+            provenance_keep: config.kg.provenance_keep.unwrap_or(100_000),
+            provenance_max_age: chrono::Duration::days(i64::from(config.kg.provenance_max_age_days.unwrap_or(90))),
         })
     }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::embedded::EmbeddedStore;
 use super::mapping;
+use super::provenance::{self, Call, Role, Touched};
 use super::store::{Check, Row, Store, StoreError, Triples, Write, WriteError};
 use crate::declare::{Datatype, NodeType, NodeTypeInfo};
 use crate::error::{Error, Result};
@@ -36,6 +37,8 @@ struct Prepared {
 pub struct Kg {
     store: Arc<dyn Store>,
     base: Arc<str>,
+    /// What this call touched, for its provenance activity (set by the dispatcher).
+    touched: Option<Arc<Touched>>,
 }
 
 impl std::fmt::Debug for Kg {
@@ -62,7 +65,19 @@ impl Kg {
     /// A handle on `store`, naming instances under `base` (an absolute IRI without a trailing `/`).
     pub fn new(store: Arc<dyn Store>, base: impl Into<String>) -> Kg {
         let base: String = base.into();
-        Kg { store, base: base.trim_end_matches('/').into() }
+        Kg { store, base: base.trim_end_matches('/').into(), touched: None }
+    }
+
+    /// A handle for one call that records what it touches.
+    pub(crate) fn recording(&self) -> (Kg, Arc<Touched>) {
+        let touched = Arc::new(Touched::default());
+        (Kg { touched: Some(touched.clone()), ..self.clone() }, touched)
+    }
+
+    fn touch(&self, role: Role, iri: &str) {
+        if let Some(touched) = &self.touched {
+            touched.record(role, iri);
+        }
     }
 
     /// An embedded store in a temporary directory (removed with the last handle): for tests.
@@ -166,6 +181,7 @@ impl Kg {
         let subject = NamedNode::new(&iri).map_err(Error::internal)?;
         let write = Write { graph: self.graph(info), subject, triples, checks };
         self.store.write(write).await.map_err(write_failed)?;
+        self.touch(Role::Generated, &iri);
         Ok(Stored { iri, value })
     }
 
@@ -181,6 +197,7 @@ impl Kg {
         let json = mapping::instance(info, &triples);
         let value = serde_json::from_value(json)
             .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
+        self.touch(Role::Used, iri);
         Ok(Some(Stored { iri: iri.to_owned(), value }))
     }
 
@@ -222,6 +239,7 @@ impl Kg {
         let subject = NamedNode::new(iri).map_err(Error::internal)?;
         let write = Write { graph: self.graph(info), subject, triples, checks };
         self.store.write(write).await.map_err(write_failed)?;
+        self.touch(Role::Generated, iri);
         Ok(Stored { iri: iri.to_owned(), value })
     }
 
@@ -237,12 +255,64 @@ impl Kg {
         let field = info.key.unwrap_or_default().to_owned();
         let checks = vec![Check::Present { field }, Check::Unreferenced];
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
-        self.store.write(write).await.map_err(write_failed)
+        self.store.write(write).await.map_err(write_failed)?;
+        self.touch(Role::Invalidated, iri);
+        Ok(())
     }
 
     /// Remove `T`'s instance with key `key`.
     pub async fn delete<T: NodeType>(&self, key: impl Display) -> Result<()> {
         self.delete_iri::<T>(&self.iri::<T>(key)).await
+    }
+
+    /// Write the provenance activity of a finished call (see `provenance`).
+    pub(crate) async fn record_activity(
+        &self,
+        call: &Call<'_>,
+        touched: &Touched,
+    ) -> std::result::Result<(), StoreError> {
+        let write = provenance::activity(&self.base, call, touched)?;
+        self.store.write(write).await.map_err(|error| match error {
+            WriteError::Store(error) => error,
+            WriteError::Rejected(errors) => StoreError::Engine(format!("provenance write rejected: {errors:?}")),
+        })
+    }
+
+    /// Drop activities beyond the newest `keep` and those older than `max_age`; how many went.
+    pub(crate) async fn prune_provenance(
+        &self,
+        keep: usize,
+        max_age: chrono::Duration,
+    ) -> std::result::Result<usize, StoreError> {
+        let query = format!(
+            "SELECT ?a ?t WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}startedAtTime> ?t }} }}",
+            PROV = provenance::PROV
+        );
+        let rows = self.store.select(query, Vec::new()).await?;
+        let activities = rows
+            .into_iter()
+            .filter_map(|row| {
+                let iri = row.iter().find(|(v, _)| v == "a").and_then(|(_, t)| match t {
+                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
+                    _ => None,
+                })?;
+                let started = row.iter().find(|(v, _)| v == "t").and_then(|(_, t)| match t {
+                    Term::Literal(l) => Some(l.value().to_owned()),
+                    _ => None,
+                })?;
+                Some((iri, started))
+            })
+            .collect();
+        let doomed = provenance::to_prune(activities, keep, chrono::Utc::now() - max_age);
+        for iri in &doomed {
+            let node = NamedNode::new_unchecked(iri.as_str());
+            let write = Write { graph: node.clone(), subject: node, triples: Vec::new(), checks: Vec::new() };
+            self.store.write(write).await.map_err(|error| match error {
+                WriteError::Store(error) => error,
+                WriteError::Rejected(_) => StoreError::Engine("a provenance prune was rejected".into()),
+            })?;
+        }
+        Ok(doomed.len())
     }
 
     /// A read-only SPARQL query (SELECT or ASK). `bindings` are substituted as RDF terms by the

@@ -3,11 +3,13 @@
 //! its key, `unique` groups and `Ref` targets by the store, atomically with the write — and is
 //! stored as RDF (`mapping`). The [`Store`] trait has an embedded implementation
 //! ([`EmbeddedStore`]: oxigraph in memory for reads, SQLite as the durable source of truth).
-//! Authors read with `T::objects(ctx)` ([`Query`]) and read-only SPARQL ([`Kg::sparql`]).
+//! Authors read with `T::objects(ctx)` ([`Query`]) and read-only SPARQL ([`Kg::sparql`]). Every
+//! call leaves a PROV-O activity (`provenance`), written by the dispatcher, never by hand.
 
 mod embedded;
 mod handle;
 mod mapping;
+pub(crate) mod provenance;
 mod query;
 mod store;
 

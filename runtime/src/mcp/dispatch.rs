@@ -15,7 +15,8 @@ use super::errors;
 use crate::auth::Caller;
 use crate::config::ValidationErrors;
 use crate::error::Error;
-use crate::registry::call_tool;
+use crate::kg::provenance::Call;
+use crate::registry::{call_tool, ToolKind};
 use crate::server::{Control, Ctx, Lookup, Shared};
 
 /// Call tool `name` with `arguments` as `caller`.
@@ -45,23 +46,55 @@ pub(crate) async fn call(
     if let Some(state) = &shared.state {
         ctx = ctx.with_state(state.clone());
     }
-    if let Some(kg) = &shared.kg {
+    // The call's own handle records what it touches, for its provenance activity.
+    let recording = shared.kg.as_ref().map(|kg| kg.recording());
+    if let Some((kg, _)) = &recording {
         ctx = ctx.with_kg(kg.clone());
     }
+    let started = chrono::Utc::now();
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     // A panicking handler (or validator) fails its own call only.
     let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
-    let _in_span = span.enter(); // no await below: safe to hold
+    let result = answer(outcome, settings.validation_errors, &trace_id, &span);
+    if let Some((kg, touched)) = recording {
+        let error_code = match &result {
+            Err(error) => Some(error.code.0),
+            Ok(result) if result.is_error == Some(true) => Some(rmcp::model::ErrorCode::INVALID_PARAMS.0),
+            Ok(_) => None,
+        };
+        let call = Call {
+            trace_id: &trace_id,
+            capability: tool.entry.id(),
+            version: tool.entry.version(),
+            meta: tool.entry.kind() == ToolKind::Meta,
+            caller: caller.name.as_deref(),
+            started,
+            ended: chrono::Utc::now(),
+            error_code,
+        };
+        shared.record_activity(&kg, &call, &touched).await;
+    }
+    result
+}
+
+/// The handler's outcome on the wire.
+fn answer(
+    outcome: std::thread::Result<Result<crate::declare::Output, Error>>,
+    validation_errors: ValidationErrors,
+    trace_id: &str,
+    span: &tracing::Span,
+) -> Result<CallToolResult, ErrorData> {
+    let _in_span = span.enter(); // no await in here: safe to hold
     match outcome {
         Ok(Ok(output)) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
             result.structured_content = output.structured;
             Ok(result)
         }
-        Ok(Err(Error::Validation { errors, total })) if settings.validation_errors == ValidationErrors::ToolResult => {
+        Ok(Err(Error::Validation { errors, total })) if validation_errors == ValidationErrors::ToolResult => {
             Ok(errors::validation_result(&errors, total))
         }
-        Ok(Err(error)) => Err(errors::from_error(error, &trace_id)),
+        Ok(Err(error)) => Err(errors::from_error(error, trace_id)),
         Err(panic) => {
             let detail = panic
                 .downcast_ref::<&str>()
@@ -69,7 +102,7 @@ pub(crate) async fn call(
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic".to_owned());
             tracing::error!(%detail, "handler panicked");
-            Err(errors::internal(&trace_id))
+            Err(errors::internal(trace_id))
         }
     }
 }

@@ -43,6 +43,7 @@ impl ToolKind {
 pub struct ToolEntry {
     pub(crate) name: &'static str,
     pub(crate) id: &'static str,
+    pub(crate) version: &'static str,
     pub(crate) kind: ToolKind,
     pub(crate) scope: Scope,
     pub(crate) description: &'static str,
@@ -60,6 +61,7 @@ impl ToolEntry {
     pub const fn __new(
         name: &'static str,
         id: &'static str,
+        version: &'static str,
         kind: ToolKind,
         scope: Scope,
         description: &'static str,
@@ -69,7 +71,7 @@ impl ToolEntry {
         call: CallFn,
         source: &'static str,
     ) -> ToolEntry {
-        ToolEntry { name, id, kind, scope, description, descriptor, canonical, validate, call, source }
+        ToolEntry { name, id, version, kind, scope, description, descriptor, canonical, validate, call, source }
     }
 
     /// The MCP tool name (`research.search`, `trails_meta_gen_shape`).
@@ -80,6 +82,11 @@ impl ToolEntry {
     /// The canonical capability id (`research.search`, `trails.meta.gen.shape`).
     pub fn id(&self) -> &'static str {
         self.id
+    }
+
+    /// The capability's SemVer version.
+    pub fn version(&self) -> &'static str {
+        self.version
     }
 
     /// Which attribute declared it.

@@ -162,6 +162,7 @@ mod tests {
         ToolEntry::__new(
             name,
             name,
+            "1.0.0",
             ToolKind::Runtime,
             Scope::Runtime,
             "fake",

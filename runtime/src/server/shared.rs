@@ -1,6 +1,10 @@
 //! Everything one process serves, built once and shared by every connection and transport.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use crate::config::Settings;
+use crate::kg::provenance::{Call, Touched};
 use crate::kg::Kg;
 use crate::registry::Registry;
 
@@ -20,7 +24,13 @@ pub(crate) struct Shared {
     pub(crate) notifier: Notifier,
     /// The knowledge graph every call gets (`None`: the app declares no node type).
     pub(crate) kg: Option<Kg>,
+    /// Calls since provenance was last pruned, and how many activities pruning dropped.
+    pub(crate) provenance_calls: AtomicUsize,
+    pub(crate) provenance_pruned: AtomicU64,
 }
+
+/// Prune provenance every this many calls.
+const PRUNE_EVERY: usize = 100;
 
 impl Shared {
     pub(crate) fn new(
@@ -33,7 +43,39 @@ impl Shared {
     ) -> Result<Shared, BadDescriptor> {
         let catalog = Catalog::new(registry, settings.production)?;
         let manifest = crate::projection::manifest(registry);
-        Ok(Shared { catalog, settings, state, name, version, manifest, notifier: Notifier::default(), kg })
+        Ok(Shared {
+            catalog,
+            settings,
+            state,
+            name,
+            version,
+            manifest,
+            notifier: Notifier::default(),
+            kg,
+            provenance_calls: AtomicUsize::new(0),
+            provenance_pruned: AtomicU64::new(0),
+        })
+    }
+
+    /// Record the activity of a finished call (durable before the call answers), and now and
+    /// then prune old ones in the background. A failure is logged: it never fails the call.
+    pub(crate) async fn record_activity(self: &Arc<Self>, kg: &Kg, call: &Call<'_>, touched: &Touched) {
+        if let Err(error) = kg.record_activity(call, touched).await {
+            tracing::error!(%error, trace_id = call.trace_id, "could not record provenance");
+        }
+        if self.provenance_calls.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY {
+            self.provenance_calls.store(0, Ordering::Relaxed);
+            let (shared, kg) = (self.clone(), kg.clone());
+            tokio::spawn(async move {
+                let (keep, max_age) = (shared.settings.provenance_keep, shared.settings.provenance_max_age);
+                match kg.prune_provenance(keep, max_age).await {
+                    Ok(dropped) => {
+                        shared.provenance_pruned.fetch_add(dropped as u64, Ordering::Relaxed);
+                    }
+                    Err(error) => tracing::error!(%error, "pruning provenance failed"),
+                }
+            });
+        }
     }
 
     /// Enable or disable a tool at run time and tell every connected session.

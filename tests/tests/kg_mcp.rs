@@ -1,0 +1,234 @@
+//! The knowledge graph behind MCP: a `tools/call` that would write a shape-violating instance
+//! fails with the same `-32602` as the typed API; every call leaves one PROV-O activity; and a
+//! requirement created over MCP survives `kill -9` of the server, with its activity.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use requirements::model::Requirement;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::{json, Value};
+use trails::kg::{EmbeddedStore, Kg, Synchronous, Term};
+use trails::{Config, Error, Settings};
+
+const PROV: &str = "http://www.w3.org/ns/prov#";
+
+async fn serve(kg: Kg) -> SocketAddr {
+    serve_with(kg, "").await
+}
+
+async fn serve_with(kg: Kg, extra_toml: &str) -> SocketAddr {
+    trails_tests::link();
+    let toml = format!("[mcp]\nscopes = [\"dev\"]\n{extra_toml}");
+    let settings = Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap();
+    let server = trails::App::new().kg(kg).build(settings).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http(listener).await });
+    addr
+}
+
+async fn connect(addr: SocketAddr) -> RunningService<RoleClient, ()> {
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
+    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("client connects")
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, ErrorData> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    match client.call_tool(params).await {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(error)) => Err(error),
+        Err(other) => panic!("transport failure calling {tool}: {other}"),
+    }
+}
+
+fn requirement(id: &str, owner: Option<&str>) -> Value {
+    let mut value =
+        json!({"req_id": id, "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": ["auth"]});
+    if let Some(owner) = owner {
+        value["owner"] = json!(owner);
+    }
+    value
+}
+
+/// The activities whose `prov:generated` is `iri`, as (capability, outcome).
+async fn activities_generating(kg: &Kg, iri: &str) -> Vec<(String, String)> {
+    let query = format!(
+        "SELECT ?a ?capability ?outcome ?entity WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}generated> ?entity ;
+           <https://w3id.org/trails/capability#capability> ?capability ; <https://w3id.org/trails/capability#outcome> ?outcome }} }}"
+    );
+    let rows =
+        kg.sparql(&query, &[("entity", Term::NamedNode(trails::kg::NamedNode::new(iri).unwrap()))]).await.unwrap();
+    let text = |row: &[(String, Term)], name: &str| match &row.iter().find(|(v, _)| v == name).unwrap().1 {
+        Term::Literal(l) => l.value().to_owned(),
+        other => other.to_string(),
+    };
+    rows.iter().map(|row| (text(row, "capability"), text(row, "outcome"))).collect()
+}
+
+#[tokio::test]
+async fn a_shape_violating_write_over_mcp_fails_with_the_same_field_errors_as_the_typed_api() {
+    let kg = Kg::temporary().unwrap();
+    let addr = serve(kg.clone()).await;
+    let client = connect(addr).await;
+    call(&client, "requirements.create", requirement("REQ-1", None)).await.unwrap();
+    let dangling = "urn:trails:kg/Person/nobody%40example.org";
+    for (arguments, what) in
+        [(requirement("REQ-1", None), "a duplicate key"), (requirement("REQ-2", Some(dangling)), "a dangling owner")]
+    {
+        let over_mcp = call(&client, "requirements.create", arguments.clone()).await.unwrap_err();
+        assert_eq!(over_mcp.code.0, -32602, "{what}");
+        let typed: Requirement = serde_json::from_value(arguments).unwrap();
+        let Err(Error::Validation { errors, total }) = kg.create(typed).await else { panic!("{what} is refused") };
+        assert_eq!(over_mcp.message, format!("validation failed on {total} field(s)"), "{what}");
+        assert_eq!(over_mcp.data.unwrap()["fields"], serde_json::to_value(&errors).unwrap(), "{what}");
+    }
+    let stored =
+        requirements::model::Requirement::objects(&trails::Ctx::local().with_kg(kg.clone())).count().await.unwrap();
+    assert_eq!(stored, 1, "the refused writes changed nothing");
+}
+
+#[tokio::test]
+async fn every_call_leaves_one_provenance_activity() {
+    let kg = Kg::temporary().unwrap();
+    let addr = serve(kg.clone()).await;
+    let client = connect(addr).await;
+    call(&client, "requirements.create", requirement("REQ-7", None)).await.unwrap();
+    call(&client, "requirements.search", json!({"text": "sign"})).await.unwrap();
+    call(&client, "requirements.create", requirement("REQ-7", None)).await.unwrap_err();
+    call(&client, "trails_meta_ping", json!({})).await.unwrap();
+
+    let iri = "urn:trails:kg/Requirement/REQ-7";
+    assert_eq!(activities_generating(&kg, iri).await, [("requirements.create".to_owned(), "success".to_owned())]);
+    let all = kg
+        .sparql(
+            &format!(
+                "SELECT ?a ?capability ?outcome WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> ;
+                   <https://w3id.org/trails/capability#capability> ?capability ;
+                   <https://w3id.org/trails/capability#outcome> ?outcome }} }}"
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    let mut seen: Vec<(String, String)> = all
+        .iter()
+        .map(|row| {
+            let get = |name: &str| match &row.iter().find(|(v, _)| v == name).unwrap().1 {
+                Term::Literal(l) => l.value().to_owned(),
+                other => other.to_string(),
+            };
+            (get("capability"), get("outcome"))
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("requirements.create".to_owned(), "error".to_owned()),
+            ("requirements.create".to_owned(), "success".to_owned()),
+            ("requirements.search".to_owned(), "success".to_owned()),
+            ("trails.meta.ping".to_owned(), "success".to_owned()),
+        ]
+    );
+    // The search read the requirement; the meta call is typed as such.
+    let used = kg
+        .sparql(
+            &format!("ASK {{ GRAPH ?a {{ ?a <{PROV}used> <{iri}> ; <https://w3id.org/trails/capability#capability> \"requirements.search\" }} }}"),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(used[0][0].1.to_string(), "\"true\"^^<http://www.w3.org/2001/XMLSchema#boolean>");
+    let meta =
+        kg.sparql("ASK { GRAPH ?a { ?a a <https://w3id.org/trails/capability#MetaActivity> } }", &[]).await.unwrap();
+    assert_eq!(meta[0][0].1.to_string(), "\"true\"^^<http://www.w3.org/2001/XMLSchema#boolean>");
+}
+
+async fn activity_count(kg: &Kg) -> usize {
+    kg.sparql(&format!("SELECT ?a WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}"), &[]).await.unwrap().len()
+}
+
+#[tokio::test]
+async fn provenance_retention_is_bounded() {
+    let kg = Kg::temporary().unwrap();
+    let addr = serve_with(kg.clone(), "[kg]\nprovenance_keep = 10").await;
+    let client = connect(addr).await;
+    for _ in 0..120 {
+        call(&client, "trails_meta_ping", json!({})).await.unwrap();
+    }
+    // Pruning runs in the background after every 100th call: wait for it, bounded.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let count = activity_count(&kg).await;
+        if count <= 10 + 20 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{count} activities are kept; at most 30 expected");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_example(dir: &std::path::Path) -> (Child, SocketAddr) {
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["serve", "--http", &addr.to_string()])
+        .env("TRAILS_KG_PATH", dir)
+        .env("TRAILS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    (Child(child), addr)
+}
+
+#[tokio::test]
+async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, addr) = start_example(dir.path());
+    let client = connect(addr).await;
+    call(&client, "requirements.create", requirement("REQ-42", None)).await.unwrap();
+    server.0.kill().unwrap(); // SIGKILL: no shutdown code runs
+    server.0.wait().unwrap();
+    drop(client);
+
+    let kg = Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Full).unwrap()), trails::kg::DEFAULT_BASE);
+    let stored = kg.get::<Requirement>("REQ-42").await.unwrap().expect("the acknowledged requirement is there");
+    assert_eq!(stored.value.title, "Single sign-on");
+    assert_eq!(
+        activities_generating(&kg, &stored.iri).await,
+        [("requirements.create".to_owned(), "success".to_owned())],
+        "with its provenance activity"
+    );
+    drop(kg);
+
+    // And the restarted server serves it.
+    let (_server, addr) = start_example(dir.path());
+    let client = connect(addr).await;
+    let found = call(&client, "requirements.search", json!({"text": "sign"})).await.unwrap();
+    assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-42");
+}
