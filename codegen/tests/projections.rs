@@ -259,3 +259,11 @@ fn flags_that_would_be_ignored_are_refused() {
         preview::errors("shape", quote!(rename_all = "lowercase"), "#[derive(Serialize, Deserialize)] enum E { A }");
     assert!(errors[0].contains("remove your `Serialize`/`Deserialize` derives"), "{}", errors[0]);
 }
+
+#[test]
+fn node_type_labels_the_store_uses_are_reserved_and_unique_needs_scalars() {
+    let errors = preview::errors("node_type", quote!(label = "prov"), "struct P { name: String }");
+    assert!(errors[0].contains("label `prov` is reserved"), "{}", errors[0]);
+    let errors = preview::errors("node_type", quote!(unique = ["tags"]), "struct P { tags: Vec<String> }");
+    assert!(errors[0].contains("`tags` is a list"), "{}", errors[0]);
+}

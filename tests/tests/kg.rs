@@ -283,3 +283,37 @@ fn acknowledged_writes_survive_a_reopen() {
         assert_eq!(json!(alice.value.team), json!("https://example.org/kg/Team/core"));
     });
 }
+
+#[test]
+fn concurrent_updates_are_not_lost() {
+    let kg = Kg::temporary().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        kg.create(team("core")).await.unwrap();
+        let mut alice = member(&kg, "alice", "core", 7);
+        alice.score = Some(0.0);
+        kg.create(alice).await.unwrap();
+        // Each update reads, changes and writes back; a write over a concurrent one re-runs.
+        let updates: Vec<_> = (0..trails::kg::UPDATE_ATTEMPTS)
+            .map(|_| {
+                let kg = kg.clone();
+                tokio::spawn(async move { kg.update::<Member>("alice", |m| m.score = m.score.map(|s| s + 1.0)).await })
+            })
+            .collect();
+        for update in updates {
+            update.await.unwrap().unwrap();
+        }
+        let score = kg.get::<Member>("alice").await.unwrap().unwrap().value.score;
+        assert_eq!(score, Some(trails::kg::UPDATE_ATTEMPTS as f64), "every increment landed");
+    });
+}
+
+#[test]
+fn a_data_directory_serves_one_store_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = EmbeddedStore::open(dir.path(), Synchronous::Full).unwrap();
+    let second = EmbeddedStore::open(dir.path(), Synchronous::Full).err().expect("a second open is refused");
+    assert!(second.to_string().contains("in use by another store"), "{second}");
+    drop(first);
+    EmbeddedStore::open(dir.path(), Synchronous::Full).expect("free again once the first closed");
+}

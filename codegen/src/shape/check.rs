@@ -11,6 +11,14 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
     let Some(node) = &decl.node_type else { return };
     let valid_label = node.label.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && node.label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    // The store names its own graphs `<base>/graph/…`, activities `<base>/prov/…` and callers
+    // `<base>/agent/…`: a node type with one of those labels would share their IRIs.
+    if ["graph", "prov", "agent"].contains(&node.label.as_str()) {
+        diags.error_at(
+            node.label_span,
+            format!("label `{}` is reserved by the knowledge graph (graph, prov, agent); choose another", node.label),
+        );
+    }
     if !valid_label {
         diags.error_at(
             node.label_span,
@@ -46,8 +54,15 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
     // With `extends`, a name may be inherited: `emit` checks those at compile time instead.
     if let (ShapeBody::Object(object), None) = (&decl.body, &decl.extends) {
         for (name, span) in &node.unique {
-            if !object.fields.iter().any(|f| &f.name == name) {
-                diags.error_at(*span, format!("`unique` names `{name}`, which is not a field of `{}`", decl.ident));
+            match object.fields.iter().find(|f| &f.name == name) {
+                None => {
+                    diags.error_at(*span, format!("`unique` names `{name}`, which is not a field of `{}`", decl.ident))
+                }
+                Some(field) if field.ty.array => diags.error_at(
+                    *span,
+                    format!("`unique` needs single-valued fields, but `{name}` is a list; name scalar fields only"),
+                ),
+                Some(_) => {}
             }
         }
     }

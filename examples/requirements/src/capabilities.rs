@@ -21,11 +21,11 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
     let updated = ctx
         .kg()?
         .update::<Requirement>(&change.req_id, |existing| {
-            if let Some(title) = change.title {
-                existing.title = title;
+            if let Some(title) = &change.title {
+                existing.title.clone_from(title);
             }
-            if let Some(status) = change.status {
-                existing.status = status;
+            if let Some(status) = &change.status {
+                existing.status.clone_from(status);
             }
             if let Some(priority) = change.priority {
                 existing.priority = priority;
@@ -41,11 +41,11 @@ const SEARCH: &str = "PREFIX req: <https://example.org/req#>
 SELECT ?r ?priority ?status ?text WHERE {
   GRAPH ?g { ?r a req:Requirement ; req:title ?title ; req:priority ?priority ; req:status ?status }
   FILTER(CONTAINS(LCASE(?title), LCASE(?text)))
-} ORDER BY ?priority ?r";
+} ORDER BY ?priority ?r LIMIT 100";
 const SEARCH_ALL: &str = "PREFIX req: <https://example.org/req#>
 SELECT ?r ?priority ?status WHERE {
   GRAPH ?g { ?r a req:Requirement ; req:priority ?priority ; req:status ?status }
-} ORDER BY ?priority ?r";
+} ORDER BY ?priority ?r LIMIT 100";
 
 /// Find requirements by title text and status, highest priority first.
 #[capability(
@@ -90,7 +90,7 @@ pub async fn link(
     /// IRI of the new owner, as returned by `people.create`.
     owner: Ref<Person>,
 ) -> Result<Requirement> {
-    let linked = ctx.kg()?.update::<Requirement>(&req_id, |r| r.owner = Some(owner)).await?;
+    let linked = ctx.kg()?.update::<Requirement>(&req_id, |r| r.owner = Some(owner.clone())).await?;
     Ok(linked.value)
 }
 

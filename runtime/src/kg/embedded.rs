@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use oxigraph::model::vocab::{rdf, xsd};
 use oxigraph::model::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad, Term, TermRef};
@@ -18,6 +19,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
 use crate::validate::{FieldCode, FieldError};
+
+/// Rebuild the engine from SQLite after this many quads were removed from it.
+const REBUILD_AFTER_REMOVALS: usize = 200_000;
 
 /// Most writes committed together (one fsync).
 const MAX_BATCH: usize = 256;
@@ -51,9 +55,15 @@ struct Job {
 
 /// The embedded knowledge-graph store.
 pub struct EmbeddedStore {
-    engine: Engine,
+    /// The current engine. The writer swaps in a fresh one now and then: oxigraph's in-memory
+    /// engine never frees removed quads, so without a rebuild memory would follow the write
+    /// history instead of the live data. Readers clone the handle (an `Arc`) and keep their
+    /// snapshot.
+    engine: Arc<RwLock<Engine>>,
     jobs: mpsc::Sender<Job>,
     path: PathBuf,
+    /// An exclusive lock on `kg.lock`, held while the store is open.
+    _lock: std::fs::File,
     _temporary: Option<tempfile::TempDir>,
 }
 
@@ -88,6 +98,13 @@ impl EmbeddedStore {
             path: dir.to_owned(),
             source,
         })?;
+        let lock_path = dir.join("kg.lock");
+        let lock = std::fs::File::create(&lock_path).map_err(|source| StoreError::Io {
+            what: "cannot create",
+            path: lock_path,
+            source,
+        })?;
+        lock.try_lock().map_err(|_| StoreError::Locked { path: dir.to_owned() })?;
         let path = dir.join("kg.sqlite3");
         let conn = Connection::open(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -99,8 +116,7 @@ impl EmbeddedStore {
              ) WITHOUT ROWID;
              CREATE INDEX IF NOT EXISTS quad_by_graph_subject ON quad (g, s);",
         )?;
-        let engine = Engine::new().map_err(engine_error)?;
-        load(&conn, &engine)?;
+        let engine = Arc::new(RwLock::new(fresh_engine(&conn)?));
         let (jobs, queue) = mpsc::channel(QUEUE);
         let writer_engine = engine.clone();
         std::thread::Builder::new()
@@ -111,7 +127,7 @@ impl EmbeddedStore {
                 path: path.clone(),
                 source,
             })?;
-        Ok(EmbeddedStore { engine, jobs, path, _temporary: temporary })
+        Ok(EmbeddedStore { engine, jobs, path, _lock: lock, _temporary: temporary })
     }
 
     /// The SQLite file.
@@ -121,13 +137,25 @@ impl EmbeddedStore {
 
     /// How many quads the engine holds (a full scan).
     pub fn len(&self) -> Result<usize, StoreError> {
-        self.engine.len().map_err(engine_error)
+        self.engine().len().map_err(engine_error)
     }
 
     /// Whether the engine holds nothing.
     pub fn is_empty(&self) -> Result<bool, StoreError> {
-        self.engine.is_empty().map_err(engine_error)
+        self.engine().is_empty().map_err(engine_error)
     }
+
+    /// The current engine (a snapshot handle).
+    fn engine(&self) -> Engine {
+        self.engine.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// A new engine holding exactly what SQLite holds.
+fn fresh_engine(conn: &Connection) -> Result<Engine, StoreError> {
+    let engine = Engine::new().map_err(engine_error)?;
+    load(conn, &engine)?;
+    Ok(engine)
 }
 
 /// Every quad of SQLite into the (empty) engine.
@@ -155,7 +183,9 @@ fn parse_quad(s: &str, p: &str, o: &str, g: &str) -> Result<Quad, StoreError> {
     Ok(Quad::new(subject, predicate, object, graph))
 }
 
-fn write_loop(mut conn: Connection, engine: Engine, mut queue: mpsc::Receiver<Job>) {
+fn write_loop(mut conn: Connection, shared: Arc<RwLock<Engine>>, mut queue: mpsc::Receiver<Job>) {
+    let mut engine = shared.read().unwrap_or_else(|p| p.into_inner()).clone();
+    let mut removed = 0;
     while let Some(first) = queue.blocking_recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -164,22 +194,40 @@ fn write_loop(mut conn: Connection, engine: Engine, mut queue: mpsc::Receiver<Jo
                 Err(_) => break,
             }
         }
-        commit_batch(&mut conn, &engine, batch);
+        let (engine_committed, removed_now) = commit_batch(&mut conn, &engine, batch);
+        removed += removed_now;
+        if !engine_committed || removed >= REBUILD_AFTER_REMOVALS {
+            // Build the replacement off to the side: readers keep the old one until the swap.
+            match fresh_engine(&conn) {
+                Ok(fresh) => {
+                    *shared.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+                    engine = fresh;
+                    removed = 0;
+                }
+                Err(error) => tracing::error!(%error, "rebuilding the RDF engine from SQLite failed"),
+            }
+        }
     }
 }
 
-fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) {
-    let mut verdicts: Vec<Result<(), Vec<FieldError>>> = Vec::with_capacity(batch.len());
+/// Commit one batch; (whether the engine took it, how many quads it removed from the engine).
+fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (bool, usize) {
+    let mut removed = 0;
+    let mut verdicts: Vec<Result<(), WriteError>> = Vec::with_capacity(batch.len());
     let outcome = (|| -> Result<bool, StoreError> {
         let mut tx = engine.start_transaction().map_err(engine_error)?;
         let sql = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for job in &batch {
+            if !unchanged(&tx, &job.write) {
+                verdicts.push(Err(WriteError::Conflict));
+                continue;
+            }
             let violations = check(&tx, &job.write);
             if violations.is_empty() {
-                apply(&mut tx, &sql, &job.write)?;
+                removed += apply(&mut tx, &sql, &job.write)?;
                 verdicts.push(Ok(()));
             } else {
-                verdicts.push(Err(violations));
+                verdicts.push(Err(WriteError::Rejected(violations)));
             }
         }
         sql.commit()?;
@@ -189,15 +237,12 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) {
     match outcome {
         Ok(engine_committed) => {
             if !engine_committed {
-                tracing::error!("the RDF engine did not take a committed batch; rebuilding it from SQLite");
-                let rebuilt = engine.clear().map_err(engine_error).and_then(|()| load(conn, engine));
-                if let Err(error) = rebuilt {
-                    tracing::error!(%error, "rebuilding the RDF engine failed");
-                }
+                tracing::error!("the RDF engine did not take a committed batch; it is rebuilt from SQLite");
             }
             for (job, verdict) in batch.into_iter().zip(verdicts) {
-                let _ = job.reply.send(verdict.map_err(WriteError::Rejected));
+                let _ = job.reply.send(verdict);
             }
+            (engine_committed, removed)
         }
         Err(error) => {
             tracing::error!(%error, "a write batch failed; nothing of it was written");
@@ -205,11 +250,13 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) {
             for job in batch {
                 let _ = job.reply.send(Err(WriteError::Store(StoreError::Engine(detail.clone()))));
             }
+            (true, 0)
         }
     }
 }
 
-fn apply(tx: &mut Transaction<'_>, sql: &rusqlite::Transaction<'_>, write: &Write) -> Result<(), StoreError> {
+/// Replace the subject's triples; how many quads were removed.
+fn apply(tx: &mut Transaction<'_>, sql: &rusqlite::Transaction<'_>, write: &Write) -> Result<usize, StoreError> {
     let graph = GraphName::NamedNode(write.graph.clone());
     let old: Vec<Quad> = tx
         .quads_for_pattern(Some(write.subject.as_ref().into()), None, None, Some(graph.as_ref()))
@@ -233,7 +280,7 @@ fn apply(tx: &mut Transaction<'_>, sql: &rusqlite::Transaction<'_>, write: &Writ
         ])?;
         tx.insert(&quad);
     }
-    Ok(())
+    Ok(old.len())
 }
 
 fn has_type(tx: &Transaction<'_>, subject: &NamedNode, class: &NamedNode, graph: Option<GraphNameRef<'_>>) -> bool {
@@ -248,6 +295,26 @@ fn violation(field: &str, code: FieldCode, message: String, value: Value, constr
 
 fn key_value(subject: &NamedNode) -> Value {
     json!(subject.as_str())
+}
+
+/// Whether the subject still has exactly the triples an update read (true without that check).
+fn unchanged(tx: &Transaction<'_>, write: &Write) -> bool {
+    let Some(before) = write.checks.iter().find_map(|c| match c {
+        Check::Unchanged { before } => Some(before),
+        _ => None,
+    }) else {
+        return true;
+    };
+    let graph = GraphName::NamedNode(write.graph.clone());
+    let mut now: Vec<(NamedNode, Term)> = tx
+        .quads_for_pattern(Some(write.subject.as_ref().into()), None, None, Some(graph.as_ref()))
+        .filter_map(Result::ok)
+        .map(|quad| (quad.predicate, quad.object))
+        .collect();
+    let mut before = before.clone();
+    now.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.to_string().cmp(&b.1.to_string())));
+    before.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.to_string().cmp(&b.1.to_string())));
+    now == before
 }
 
 /// Every failed check of `write`, against the store as this transaction sees it.
@@ -274,7 +341,7 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
                 key_value(&write.subject),
                 json!("an existing instance"),
             )),
-            Check::Absent { .. } | Check::Present { .. } => {}
+            Check::Absent { .. } | Check::Present { .. } | Check::Unchanged { .. } => {}
             Check::Unique { class, fields } => {
                 let Some((_, first_predicate, first_value)) = fields.first() else { continue };
                 let clash = tx
@@ -321,13 +388,13 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
                     ));
                 }
             }
-            Check::Unreferenced => {
+            Check::Unreferenced { ignore_graphs } => {
                 let object: TermRef<'_> = write.subject.as_ref().into();
                 let referrer =
                     tx.quads_for_pattern(None, None, Some(object), None).filter_map(Result::ok).find(|quad| {
                         matches!(&quad.subject, NamedOrBlankNode::NamedNode(s) if s != &write.subject)
                             && quad.predicate.as_ref() != rdf::TYPE
-                            && !is_provenance(&quad.graph_name)
+                            && !in_graphs(&quad.graph_name, ignore_graphs)
                     });
                 if let Some(quad) = referrer {
                     errors.push(violation(
@@ -349,9 +416,9 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
     errors
 }
 
-/// Provenance records point at instances without owning them: they never block a delete.
-fn is_provenance(graph: &GraphName) -> bool {
-    matches!(graph, GraphName::NamedNode(g) if g.as_str().contains("/prov/"))
+/// Whether `graph` is under the IRI prefix `prefix`.
+fn in_graphs(graph: &GraphName, prefix: &NamedNode) -> bool {
+    matches!(graph, GraphName::NamedNode(g) if g.as_str().starts_with(prefix.as_str()))
 }
 
 fn term_text(term: &Term) -> String {
@@ -362,39 +429,63 @@ fn term_text(term: &Term) -> String {
     }
 }
 
-/// Compare two stored values the way a user expects: numbers by value, the rest lexically.
-fn compare_terms(a: &Term, b: &Term) -> Ordering {
-    match (a, b) {
-        (Term::Literal(a), Term::Literal(b)) => {
-            let numeric = |l: &oxigraph::model::Literal| {
-                (l.datatype() == xsd::INTEGER || l.datatype() == xsd::DOUBLE)
-                    .then(|| l.value().parse::<f64>().ok())
-                    .flatten()
-            };
-            match (numeric(a), numeric(b)) {
-                (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-                _ => a.value().cmp(b.value()),
+/// A stored value as something with a total order: numbers by value (integers exactly),
+/// date-times as instants, the rest by text; different kinds by kind, so the order is total even
+/// over mixed data (a sort never sees an inconsistent comparator).
+#[derive(PartialEq, PartialOrd)]
+enum SortKey {
+    Integer(i128),
+    Number(f64),
+    Instant(chrono::DateTime<chrono::Utc>),
+    Text(String),
+}
+
+fn sort_key(term: &Term) -> SortKey {
+    if let Term::Literal(literal) = term {
+        let value = literal.value();
+        let datatype = literal.datatype();
+        if datatype == xsd::INTEGER {
+            if let Ok(n) = value.parse::<i128>() {
+                return SortKey::Integer(n);
+            }
+        } else if datatype == xsd::DOUBLE {
+            if let Ok(n) = value.parse::<f64>() {
+                if !n.is_nan() {
+                    return SortKey::Number(n);
+                }
+            }
+        } else if datatype == xsd::DATE_TIME {
+            if let Ok(at) = chrono::DateTime::parse_from_rfc3339(value) {
+                return SortKey::Instant(at.with_timezone(&chrono::Utc));
             }
         }
-        _ => term_text(a).cmp(&term_text(b)),
+    }
+    SortKey::Text(term_text(term))
+}
+
+/// Compare two stored values the way a user expects (see [`SortKey`]).
+fn compare_terms(a: &Term, b: &Term) -> Ordering {
+    let (a, b) = (sort_key(a), sort_key(b));
+    match (&a, &b) {
+        (SortKey::Integer(x), SortKey::Number(y)) => (*x as f64).partial_cmp(y).unwrap_or(Ordering::Equal),
+        (SortKey::Number(x), SortKey::Integer(y)) => x.partial_cmp(&(*y as f64)).unwrap_or(Ordering::Equal),
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
     }
 }
 
 impl EmbeddedStore {
     fn find_now(&self, find: &Find) -> Result<Found, StoreError> {
         let graph = GraphName::NamedNode(find.graph.clone());
+        let engine = self.engine();
         let typed = |subject: &NamedNode| {
-            self.engine.contains(&Quad::new(subject.clone(), rdf::TYPE.into_owned(), find.class.clone(), graph.clone()))
+            engine.contains(&Quad::new(subject.clone(), rdf::TYPE.into_owned(), find.class.clone(), graph.clone()))
         };
         let mut subjects: Vec<NamedNode> = Vec::new();
         match find.filters.split_first() {
             Some(((predicate, value), rest)) => {
-                for quad in self.engine.quads_for_pattern(
-                    None,
-                    Some(predicate.as_ref()),
-                    Some(value.as_ref()),
-                    Some(graph.as_ref()),
-                ) {
+                for quad in
+                    engine.quads_for_pattern(None, Some(predicate.as_ref()), Some(value.as_ref()), Some(graph.as_ref()))
+                {
                     let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject else { continue };
                     let mut keep = typed(&subject).map_err(engine_error)?;
                     for (predicate, value) in rest {
@@ -402,7 +493,7 @@ impl EmbeddedStore {
                             break;
                         }
                         let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), graph.clone());
-                        keep = self.engine.contains(&quad).map_err(engine_error)?;
+                        keep = engine.contains(&quad).map_err(engine_error)?;
                     }
                     if keep && subjects.last() != Some(&subject) {
                         subjects.push(subject);
@@ -412,7 +503,7 @@ impl EmbeddedStore {
                 subjects.dedup();
             }
             None => {
-                for quad in self.engine.quads_for_pattern(
+                for quad in engine.quads_for_pattern(
                     None,
                     Some(rdf::TYPE),
                     Some(find.class.as_ref().into()),
@@ -430,7 +521,7 @@ impl EmbeddedStore {
             let mut keyed: Vec<(Option<Term>, NamedNode)> = Vec::with_capacity(subjects.len());
             for subject in subjects {
                 let mut smallest: Option<Term> = None;
-                for quad in self.engine.quads_for_pattern(
+                for quad in engine.quads_for_pattern(
                     Some(subject.as_ref().into()),
                     Some(predicate.as_ref()),
                     None,
@@ -469,7 +560,7 @@ impl EmbeddedStore {
                 .map_err(|e| StoreError::Query(format!("binding `{name}`: {e}")))?;
             prepared = prepared.substitute_variable(variable, term);
         }
-        match prepared.on_store(&self.engine).execute().map_err(|e| StoreError::Query(e.to_string()))? {
+        match prepared.on_store(&self.engine()).execute().map_err(|e| StoreError::Query(e.to_string()))? {
             QueryResults::Solutions(solutions) => {
                 let mut rows = Vec::new();
                 for solution in solutions {
@@ -503,7 +594,7 @@ impl Store for EmbeddedStore {
     fn describe(&self, graph: NamedNode, subject: NamedNode) -> StoreFuture<'_, Result<Triples, StoreError>> {
         let graph = GraphName::NamedNode(graph);
         let result = self
-            .engine
+            .engine()
             .quads_for_pattern(Some(subject.as_ref().into()), None, None, Some(graph.as_ref()))
             .map(|quad| quad.map(|q| (q.predicate, q.object)).map_err(engine_error))
             .collect();

@@ -57,9 +57,13 @@ pub(crate) fn store_failed(error: StoreError) -> Error {
 fn write_failed(error: WriteError) -> Error {
     match error {
         WriteError::Rejected(errors) => Error::validation(errors),
+        WriteError::Conflict => Error::internal("a write conflicted with a concurrent one"),
         WriteError::Store(error) => store_failed(error),
     }
 }
+
+/// How often an update re-reads and re-applies its change after a concurrent one.
+pub const UPDATE_ATTEMPTS: usize = 8;
 
 impl Kg {
     /// A handle on `store`, naming instances under `base` (an absolute IRI without a trailing `/`).
@@ -90,8 +94,9 @@ impl Kg {
         &self.base
     }
 
-    /// The store behind this handle.
-    pub fn store(&self) -> &Arc<dyn Store> {
+    /// The store behind this handle. Crate-private: capability code writes only through the
+    /// typed, validated API, and never writes provenance.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
@@ -148,19 +153,25 @@ impl Kg {
         let mut class = Some(info);
         while let Some(node) = class {
             if !node.unique.is_empty() {
-                let fields: Option<Vec<(String, NamedNode, Term)>> = node
-                    .unique
-                    .iter()
-                    .map(|name| {
-                        let predicate = mapping::predicate(info, name)?;
-                        let value = json.get(*name).filter(|v| !v.is_null())?;
-                        let term = mapping::term(predicate, name, value).ok()?;
-                        Some(((*name).to_owned(), NamedNode::new_unchecked(predicate.iri), term))
-                    })
-                    .collect();
-                // A group with an absent field constrains nothing (as SQL's NULLs).
-                if let Some(fields) = fields {
-                    checks.push(Check::Unique { class: NamedNode::new_unchecked(info.iri), fields });
+                let mut fields = Vec::with_capacity(node.unique.len());
+                for name in node.unique {
+                    let Some(predicate) = mapping::predicate(info, name) else {
+                        return Err(Error::internal(format!(
+                            "unique field `{name}` of {} has no predicate",
+                            node.label
+                        )));
+                    };
+                    // An absent field constrains nothing (as SQL's NULLs): the group is skipped.
+                    let Some(value) = json.get(*name).filter(|v| !v.is_null()) else {
+                        fields.clear();
+                        break;
+                    };
+                    let term = mapping::term(predicate, name, value).map_err(|e| Error::validation(vec![e]))?;
+                    fields.push(((*name).to_owned(), NamedNode::new_unchecked(predicate.iri), term));
+                }
+                if !fields.is_empty() {
+                    // The declaring type's class: instances of its subtypes (other graphs) count too.
+                    checks.push(Check::Unique { class: NamedNode::new_unchecked(node.iri), fields });
                 }
             }
             class = node.parent;
@@ -217,34 +228,52 @@ impl Kg {
     }
 
     /// Change the instance at `iri` with `change`; validated and checked like a create. The key
-    /// cannot change (it is the identity): delete and create instead.
-    pub async fn update_iri<T: NodeType>(&self, iri: &str, change: impl FnOnce(&mut T)) -> Result<Stored<T>> {
+    /// cannot change (it is the identity): delete and create instead. The write applies only if
+    /// the instance is still as it was read; after a concurrent change, `change` runs again on the
+    /// fresh value (at most [`UPDATE_ATTEMPTS`] times), so no update is silently lost.
+    pub async fn update_iri<T: NodeType>(&self, iri: &str, mut change: impl FnMut(&mut T)) -> Result<Stored<T>> {
         let info = T::INFO;
-        let Some(Stored { mut value, .. }) = self.get_iri::<T>(iri).await? else {
-            return Err(Kg::missing(info, iri));
-        };
-        let before = serde_json::to_value(&value).map_err(Error::internal)?;
-        change(&mut value);
-        let Prepared { json, triples, mut checks } = self.prepare(&value)?;
-        if let Some(key) = info.key.filter(|k| before.get(*k) != json.get(*k)) {
-            return Err(Error::validation(vec![FieldError {
-                field: key.to_owned(),
-                code: FieldCode::Unique,
-                message: format!("{key} names the instance and cannot change; delete it and create a new one"),
-                value: json.get(key).cloned().unwrap_or_default(),
-                constraint: before.get(key).cloned().unwrap_or_default(),
-            }]));
+        let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
+        for _ in 0..UPDATE_ATTEMPTS {
+            let before = self.store.describe(self.graph(info), subject.clone()).await.map_err(store_failed)?;
+            let class = Term::NamedNode(NamedNode::new_unchecked(info.iri));
+            if !before.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && *o == class) {
+                return Err(Kg::missing(info, iri));
+            }
+            let current = mapping::instance(info, &before);
+            let mut value: T = serde_json::from_value(current.clone())
+                .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
+            change(&mut value);
+            let Prepared { json, triples, mut checks } = self.prepare(&value)?;
+            if let Some(key) = info.key.filter(|k| current.get(*k) != json.get(*k)) {
+                return Err(Error::validation(vec![FieldError {
+                    field: key.to_owned(),
+                    code: FieldCode::Unique,
+                    message: format!("{key} names the instance and cannot change; delete it and create a new one"),
+                    value: json.get(key).cloned().unwrap_or_default(),
+                    constraint: current.get(key).cloned().unwrap_or_default(),
+                }]));
+            }
+            checks.push(Check::Present { field: info.key.unwrap_or_default().to_owned() });
+            checks.push(Check::Unchanged { before });
+            let write = Write { graph: self.graph(info), subject: subject.clone(), triples, checks };
+            match self.store.write(write).await {
+                Ok(()) => {
+                    self.touch(Role::Used, iri);
+                    self.touch(Role::Generated, iri);
+                    return Ok(Stored { iri: iri.to_owned(), value });
+                }
+                Err(WriteError::Conflict) => continue,
+                Err(error) => return Err(write_failed(error)),
+            }
         }
-        checks.push(Check::Present { field: info.key.unwrap_or_default().to_owned() });
-        let subject = NamedNode::new(iri).map_err(Error::internal)?;
-        let write = Write { graph: self.graph(info), subject, triples, checks };
-        self.store.write(write).await.map_err(write_failed)?;
-        self.touch(Role::Generated, iri);
-        Ok(Stored { iri: iri.to_owned(), value })
+        Err(Error::internal(format!(
+            "{iri} kept changing concurrently; the update gave up after {UPDATE_ATTEMPTS} attempts"
+        )))
     }
 
     /// Change `T`'s instance with key `key` (see [`Kg::update_iri`]).
-    pub async fn update<T: NodeType>(&self, key: impl Display, change: impl FnOnce(&mut T)) -> Result<Stored<T>> {
+    pub async fn update<T: NodeType>(&self, key: impl Display, change: impl FnMut(&mut T)) -> Result<Stored<T>> {
         self.update_iri(&self.iri::<T>(key), change).await
     }
 
@@ -253,7 +282,8 @@ impl Kg {
         let info = T::INFO;
         let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
         let field = info.key.unwrap_or_default().to_owned();
-        let checks = vec![Check::Present { field }, Check::Unreferenced];
+        let provenance = NamedNode::new_unchecked(format!("{}/prov/", self.base));
+        let checks = vec![Check::Present { field }, Check::Unreferenced { ignore_graphs: provenance }];
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
         self.store.write(write).await.map_err(write_failed)?;
         self.touch(Role::Invalidated, iri);
@@ -275,6 +305,7 @@ impl Kg {
         self.store.write(write).await.map_err(|error| match error {
             WriteError::Store(error) => error,
             WriteError::Rejected(errors) => StoreError::Engine(format!("provenance write rejected: {errors:?}")),
+            WriteError::Conflict => StoreError::Engine("provenance write conflicted".into()),
         })
     }
 
@@ -309,7 +340,9 @@ impl Kg {
             let write = Write { graph: node.clone(), subject: node, triples: Vec::new(), checks: Vec::new() };
             self.store.write(write).await.map_err(|error| match error {
                 WriteError::Store(error) => error,
-                WriteError::Rejected(_) => StoreError::Engine("a provenance prune was rejected".into()),
+                WriteError::Rejected(_) | WriteError::Conflict => {
+                    StoreError::Engine("a provenance prune was rejected".into())
+                }
             })?;
         }
         Ok(doomed.len())

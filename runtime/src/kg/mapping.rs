@@ -13,9 +13,14 @@ use crate::validate::{FieldCode, FieldError};
 /// What a key may contain unescaped in an IRI path segment (RFC 3986 unreserved).
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-/// `<base>/<Label>/<key>`, the key percent-encoded.
+/// `<base>/<Label>/<key>`, the key percent-encoded. `.` and `..` are encoded too: IRI
+/// normalisation (RFC 3986 dot segments) would otherwise collapse them into another IRI.
 pub(crate) fn instance_iri(base: &str, label: &str, key: &str) -> String {
-    format!("{base}/{label}/{}", utf8_percent_encode(key, SEGMENT))
+    match key {
+        "." => format!("{base}/{label}/%2E"),
+        ".." => format!("{base}/{label}/%2E%2E"),
+        _ => format!("{base}/{label}/{}", utf8_percent_encode(key, SEGMENT)),
+    }
 }
 
 /// The named graph a node type's instances live in.
@@ -171,5 +176,7 @@ mod tests {
     fn keys_are_percent_encoded_into_one_segment() {
         assert_eq!(instance_iri("https://x.org/kg", "Requirement", "REQ-1"), "https://x.org/kg/Requirement/REQ-1");
         assert_eq!(instance_iri("https://x.org/kg", "Person", "a b/c@d"), "https://x.org/kg/Person/a%20b%2Fc%40d");
+        assert_eq!(instance_iri("https://x.org/kg", "Note", ".."), "https://x.org/kg/Note/%2E%2E");
+        assert_eq!(instance_iri("https://x.org/kg", "Note", "v1.2"), "https://x.org/kg/Note/v1.2");
     }
 }

@@ -14,7 +14,7 @@ mod query;
 mod store;
 
 pub use embedded::{EmbeddedStore, Synchronous};
-pub use handle::{Kg, Stored, DEFAULT_BASE};
+pub use handle::{Kg, Stored, DEFAULT_BASE, UPDATE_ATTEMPTS};
 pub use oxigraph::model::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
 pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};

@@ -45,7 +45,8 @@ pub enum Check {
         /// The key field (or empty).
         field: String,
     },
-    /// No *other* instance of `class` may have these values for these predicates together.
+    /// No *other* instance of `class` (in any graph: subtypes live in their own) may have these
+    /// values for these predicates together.
     Unique {
         /// The node type's class.
         class: NamedNode,
@@ -61,8 +62,18 @@ pub enum Check {
         /// The class `T`'s instances have.
         class: NamedNode,
     },
+    /// The subject's triples must still be exactly these (an update's read-modify-write: a
+    /// concurrent change in between makes the write a [`WriteError::Conflict`]).
+    Unchanged {
+        /// The triples the update started from.
+        before: Triples,
+    },
     /// No instance may point at the subject (a delete would leave dangling references).
-    Unreferenced,
+    /// References from graphs under `ignore_graphs` (provenance: records, not owners) do not count.
+    Unreferenced {
+        /// A graph IRI prefix whose references are ignored.
+        ignore_graphs: NamedNode,
+    },
 }
 
 /// Why a store operation failed.
@@ -91,6 +102,13 @@ pub enum StoreError {
     /// A SPARQL query that does not parse or cannot run.
     #[error("SPARQL: {0}")]
     Query(String),
+    /// Another store (in this or another process) has the data directory open: two engines on
+    /// one SQLite file would each check integrity against their own view.
+    #[error("{} is in use by another store (another server on the same `[kg] path`?); give each server its own", path.display())]
+    Locked {
+        /// The data directory.
+        path: std::path::PathBuf,
+    },
     /// The store's writer is gone (the process is shutting down).
     #[error("the store is closed")]
     Closed,
@@ -102,6 +120,9 @@ pub enum WriteError {
     /// An integrity check failed: nothing was written.
     #[error("the write breaks {} integrity rule(s)", .0.len())]
     Rejected(Vec<FieldError>),
+    /// The instance changed since it was read (see [`Check::Unchanged`]): nothing was written.
+    #[error("the instance changed concurrently")]
+    Conflict,
     /// The store failed: nothing was acknowledged.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -1,0 +1,191 @@
+//! The knowledge-graph store benchmark: `cargo run --release -p trails-bench --bin kg-bench`.
+//!
+//! Measures, in one run, on the embedded store (SQLite `synchronous = FULL` unless said):
+//! - durable writes/s, one writer and 8 concurrent writers (group commit), against the same
+//!   number of raw SQLite `INSERT` + `COMMIT`s (one fsync each) as the baseline;
+//! - equality-query latency (p50/p99) over 100,000 instances for result sizes 10, 100 and 1000,
+//!   showing that cost follows the result, not the store;
+//! - start-up (rebuilding the in-memory engine from SQLite) at ~100k and ~1M triples.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use trails::kg::{EmbeddedStore, Kg, Synchronous};
+use trails::{node_type, Ctx};
+
+/// A benchmark record: `bucket10` has 10,000 distinct values (10 instances each over 100k),
+/// `bucket100` 1,000 and `bucket1000` 100.
+#[node_type(label = "Item", iri = "https://example.org/bench#Item", key = "id")]
+pub struct Item {
+    pub id: String,
+    pub bucket10: i64,
+    pub bucket100: i64,
+    pub bucket1000: i64,
+    pub title: String,
+    pub tags: Vec<String>,
+}
+
+fn item(n: i64) -> Item {
+    Item {
+        id: format!("item-{n}"),
+        bucket10: n % 10_000,
+        bucket100: n % 1_000,
+        bucket1000: n % 100,
+        title: format!("Item number {n}"),
+        tags: vec![format!("t{}", n % 7), format!("u{}", n % 11)],
+    }
+}
+
+const TRIPLES_PER_ITEM: usize = 8; // rdf:type + 5 fields + 2 tags
+
+fn open(dir: &std::path::Path, sync: Synchronous) -> Kg {
+    Kg::new(Arc::new(EmbeddedStore::open(dir, sync).expect("store opens")), "https://example.org/bench")
+}
+
+async fn write_items(kg: &Kg, from: i64, count: i64, writers: i64) -> Duration {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..writers)
+        .map(|lane| {
+            let kg = kg.clone();
+            tokio::spawn(async move {
+                let mut n = from + lane;
+                while n < from + count {
+                    kg.create(item(n)).await.expect("write");
+                    n += writers;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    started.elapsed()
+}
+
+fn raw_sqlite_commits(dir: &std::path::Path, count: usize) -> Duration {
+    let conn = rusqlite::Connection::open(dir.join("raw.sqlite3")).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    conn.pragma_update(None, "synchronous", "FULL").unwrap();
+    conn.execute_batch("CREATE TABLE t (s TEXT, p TEXT, o TEXT, g TEXT, PRIMARY KEY (s, p, o, g)) WITHOUT ROWID")
+        .unwrap();
+    let started = Instant::now();
+    for n in 0..count {
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        for t in 0..TRIPLES_PER_ITEM {
+            conn.execute(
+                "INSERT INTO t VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![n.to_string(), t.to_string(), "o", "g"],
+            )
+            .unwrap();
+        }
+        conn.execute_batch("COMMIT").unwrap();
+    }
+    started.elapsed()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    println!("# Trails KG store benchmark (embedded: SQLite WAL + in-memory oxigraph)\n");
+
+    // Durable writes.
+    let writes = 1000;
+    let raw = raw_sqlite_commits(dir.path(), writes as usize);
+    let kg = open(&dir.path().join("durable"), Synchronous::Full);
+    let single = runtime.block_on(write_items(&kg, 0, writes, 1));
+    let concurrent = runtime.block_on(write_items(&kg, writes, writes * 4, 8));
+    let rate = |n: i64, d: Duration| n as f64 / d.as_secs_f64();
+    println!("| durable writes (synchronous = FULL) | writes/s | ratio to raw SQLite |");
+    println!("|---|---:|---:|");
+    let raw_rate = rate(writes, raw);
+    println!("| raw SQLite INSERT ×{TRIPLES_PER_ITEM} + COMMIT, one at a time (baseline) | {raw_rate:.0} | 1.00× |");
+    let single_rate = rate(writes, single);
+    println!("| Trails `create`, 1 writer | {single_rate:.0} | {:.2}× |", single_rate / raw_rate);
+    let concurrent_rate = rate(writes * 4, concurrent);
+    println!(
+        "| Trails `create`, 8 concurrent writers (group commit) | {concurrent_rate:.0} | {:.2}× |\n",
+        concurrent_rate / raw_rate
+    );
+    drop(kg);
+
+    // Load 100k instances (synchronous = NORMAL to load fast; reads do not depend on it).
+    let data = dir.path().join("query");
+    let kg = open(&data, Synchronous::Normal);
+    let instances = 100_000;
+    let load = runtime.block_on(write_items(&kg, 0, instances, 16));
+    println!(
+        "loaded {instances} instances (~{} triples) in {:.1} s ({:.0} writes/s, synchronous = NORMAL)\n",
+        instances as usize * TRIPLES_PER_ITEM,
+        load.as_secs_f64(),
+        rate(instances, load)
+    );
+    let ctx = Ctx::local().with_kg(kg.clone());
+    println!("| equality query over {instances} instances | results | p50 µs | p99 µs |");
+    println!("|---|---:|---:|---:|");
+    let f = Item::FIELDS;
+    for (label, results) in [("bucket10", 10usize), ("bucket100", 100), ("bucket1000", 1000)] {
+        let mut samples = Vec::new();
+        for round in 0..200i64 {
+            let query = Item::objects(&ctx).limit(1000);
+            let query = match label {
+                "bucket10" => query.where_eq(f.bucket10, round % 10_000),
+                "bucket100" => query.where_eq(f.bucket100, round % 1_000),
+                _ => query.where_eq(f.bucket1000, round % 100),
+            };
+            let started = Instant::now();
+            let page = runtime.block_on(query.page()).unwrap();
+            samples.push(started.elapsed());
+            assert_eq!(page.items.len(), results);
+        }
+        samples.sort();
+        let (p50, p99) = (percentile(&samples, 0.5), percentile(&samples, 0.99));
+        println!("| `where_eq({label})`, full instances | {results} | {} | {} |", p50.as_micros(), p99.as_micros());
+        let mut counts = Vec::new();
+        for round in 0..200i64 {
+            let query = match label {
+                "bucket10" => Item::objects(&ctx).where_eq(f.bucket10, round % 10_000),
+                "bucket100" => Item::objects(&ctx).where_eq(f.bucket100, round % 1_000),
+                _ => Item::objects(&ctx).where_eq(f.bucket1000, round % 100),
+            };
+            let started = Instant::now();
+            assert_eq!(runtime.block_on(query.count()).unwrap(), results);
+            counts.push(started.elapsed());
+        }
+        counts.sort();
+        println!(
+            "| `where_eq({label}).count()` | {results} | {} | {} |",
+            percentile(&counts, 0.5).as_micros(),
+            percentile(&counts, 0.99).as_micros()
+        );
+    }
+    drop(ctx);
+    drop(kg);
+
+    // Start-up: rebuild the engine from SQLite.
+    println!("\n| start-up (rebuild from SQLite) | triples | ms |");
+    println!("|---|---:|---:|");
+    let reopen = |path: &std::path::Path| {
+        let started = Instant::now();
+        let kg = open(path, Synchronous::Normal);
+        (started.elapsed(), kg)
+    };
+    let small = dir.path().join("startup-100k");
+    let kg = open(&small, Synchronous::Normal);
+    runtime.block_on(write_items(&kg, 0, 100_000 / TRIPLES_PER_ITEM as i64, 16));
+    drop(kg);
+    let (took, _kg) = reopen(&small);
+    println!("| ~100k triples | {} | {} |", 100_000 / TRIPLES_PER_ITEM * TRIPLES_PER_ITEM, took.as_millis());
+    let (took, _kg) = reopen(&data);
+    println!("| ~800k triples (the query set) | {} | {} |", instances as usize * TRIPLES_PER_ITEM, took.as_millis());
+    let large = data; // grow the query set to ~1M triples
+    let kg = open(&large, Synchronous::Normal);
+    let extra = 1_000_000 / TRIPLES_PER_ITEM as i64 - instances;
+    runtime.block_on(write_items(&kg, instances, extra, 16));
+    drop(kg);
+    let (took, _kg) = reopen(&large);
+    println!("| ~1M triples | {} | {} |", (instances + extra) as usize * TRIPLES_PER_ITEM, took.as_millis());
+}
