@@ -177,15 +177,18 @@ fn main() {
     let kg = open(&small, Synchronous::Normal);
     runtime.block_on(write_items(&kg, 0, 100_000 / TRIPLES_PER_ITEM as i64, 16));
     drop(kg);
-    let (took, _kg) = reopen(&small);
+    let (took, kg) = reopen(&small);
+    drop(kg);
     println!("| ~100k triples | {} | {} |", 100_000 / TRIPLES_PER_ITEM * TRIPLES_PER_ITEM, took.as_millis());
-    let (took, _kg) = reopen(&data);
+    let (took, kg) = reopen(&data);
+    drop(kg); // one store per directory: close it before growing the set below
     println!("| ~800k triples (the query set) | {} | {} |", instances as usize * TRIPLES_PER_ITEM, took.as_millis());
     let large = data; // grow the query set to ~1M triples
     let kg = open(&large, Synchronous::Normal);
     let extra = 1_000_000 / TRIPLES_PER_ITEM as i64 - instances;
     runtime.block_on(write_items(&kg, instances, extra, 16));
     drop(kg);
-    let (took, _kg) = reopen(&large);
+    let (took, kg) = reopen(&large);
+    drop(kg);
     println!("| ~1M triples | {} | {} |", (instances + extra) as usize * TRIPLES_PER_ITEM, took.as_millis());
 }
