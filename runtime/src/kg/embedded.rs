@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, RwLock};
 
 use oxigraph::model::vocab::{rdf, xsd};
@@ -62,6 +63,8 @@ pub struct EmbeddedStore {
     engine: Arc<RwLock<Engine>>,
     jobs: mpsc::Sender<Job>,
     path: PathBuf,
+    /// How often the engine was rebuilt from SQLite (for stats).
+    rebuilds: Arc<AtomicUsize>,
     /// An exclusive lock on `kg.lock`, held while the store is open.
     _lock: std::fs::File,
     _temporary: Option<tempfile::TempDir>,
@@ -74,7 +77,7 @@ fn engine_error(error: impl std::fmt::Display) -> StoreError {
 impl EmbeddedStore {
     /// Open (creating it on first use) the store in `dir`, and rebuild the engine from it.
     pub fn open(dir: &Path, synchronous: Synchronous) -> Result<EmbeddedStore, StoreError> {
-        EmbeddedStore::open_with(dir, synchronous, None)
+        EmbeddedStore::open_with(dir, synchronous, None, REBUILD_AFTER_REMOVALS)
     }
 
     /// A store in a fresh temporary directory, removed when the store is dropped (for tests).
@@ -85,13 +88,14 @@ impl EmbeddedStore {
             source,
         })?;
         let path = dir.path().to_owned();
-        EmbeddedStore::open_with(&path, Synchronous::Normal, Some(dir))
+        EmbeddedStore::open_with(&path, Synchronous::Normal, Some(dir), REBUILD_AFTER_REMOVALS)
     }
 
     fn open_with(
         dir: &Path,
         synchronous: Synchronous,
         temporary: Option<tempfile::TempDir>,
+        rebuild_after: usize,
     ) -> Result<EmbeddedStore, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
             what: "cannot create the data directory",
@@ -119,15 +123,17 @@ impl EmbeddedStore {
         let engine = Arc::new(RwLock::new(fresh_engine(&conn)?));
         let (jobs, queue) = mpsc::channel(QUEUE);
         let writer_engine = engine.clone();
+        let rebuilds = Arc::new(AtomicUsize::new(0));
+        let writer_rebuilds = rebuilds.clone();
         std::thread::Builder::new()
             .name("trails-kg-writer".into())
-            .spawn(move || write_loop(conn, writer_engine, queue))
+            .spawn(move || write_loop(conn, writer_engine, queue, rebuild_after, writer_rebuilds))
             .map_err(|source| StoreError::Io {
                 what: "cannot start the writer thread for",
                 path: path.clone(),
                 source,
             })?;
-        Ok(EmbeddedStore { engine, jobs, path, _lock: lock, _temporary: temporary })
+        Ok(EmbeddedStore { engine, jobs, path, rebuilds, _lock: lock, _temporary: temporary })
     }
 
     /// The SQLite file.
@@ -143,6 +149,11 @@ impl EmbeddedStore {
     /// Whether the engine holds nothing.
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         self.engine().is_empty().map_err(engine_error)
+    }
+
+    /// How many times the in-memory engine was rebuilt from SQLite.
+    pub fn engine_rebuilds(&self) -> usize {
+        self.rebuilds.load(AtomicOrdering::Relaxed)
     }
 
     /// The current engine (a snapshot handle).
@@ -183,7 +194,13 @@ fn parse_quad(s: &str, p: &str, o: &str, g: &str) -> Result<Quad, StoreError> {
     Ok(Quad::new(subject, predicate, object, graph))
 }
 
-fn write_loop(mut conn: Connection, shared: Arc<RwLock<Engine>>, mut queue: mpsc::Receiver<Job>) {
+fn write_loop(
+    mut conn: Connection,
+    shared: Arc<RwLock<Engine>>,
+    mut queue: mpsc::Receiver<Job>,
+    rebuild_after: usize,
+    rebuilds: Arc<AtomicUsize>,
+) {
     let mut engine = shared.read().unwrap_or_else(|p| p.into_inner()).clone();
     let mut removed = 0;
     while let Some(first) = queue.blocking_recv() {
@@ -196,13 +213,14 @@ fn write_loop(mut conn: Connection, shared: Arc<RwLock<Engine>>, mut queue: mpsc
         }
         let (engine_committed, removed_now) = commit_batch(&mut conn, &engine, batch);
         removed += removed_now;
-        if !engine_committed || removed >= REBUILD_AFTER_REMOVALS {
+        if !engine_committed || removed >= rebuild_after {
             // Build the replacement off to the side: readers keep the old one until the swap.
             match fresh_engine(&conn) {
                 Ok(fresh) => {
                     *shared.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
                     engine = fresh;
                     removed = 0;
+                    rebuilds.fetch_add(1, AtomicOrdering::Relaxed);
                 }
                 Err(error) => tracing::error!(%error, "rebuilding the RDF engine from SQLite failed"),
             }
@@ -216,7 +234,7 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (boo
     let mut verdicts: Vec<Result<(), WriteError>> = Vec::with_capacity(batch.len());
     let outcome = (|| -> Result<bool, StoreError> {
         let mut tx = engine.start_transaction().map_err(engine_error)?;
-        let sql = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut sql = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for job in &batch {
             if !unchanged(&tx, &job.write) {
                 verdicts.push(Err(WriteError::Conflict));
@@ -224,8 +242,14 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (boo
             }
             let violations = check(&tx, &job.write);
             if violations.is_empty() {
-                removed += apply(&mut tx, &sql, &job.write)?;
-                verdicts.push(Ok(()));
+                match apply(&mut tx, &mut sql, &job.write) {
+                    Ok(count) => {
+                        removed += count;
+                        verdicts.push(Ok(()));
+                    }
+                    // This write alone is undone; the batch goes on.
+                    Err(error) => verdicts.push(Err(WriteError::Store(error))),
+                }
             } else {
                 verdicts.push(Err(WriteError::Rejected(violations)));
             }
@@ -255,30 +279,40 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (boo
     }
 }
 
-/// Replace the subject's triples; how many quads were removed.
-fn apply(tx: &mut Transaction<'_>, sql: &rusqlite::Transaction<'_>, write: &Write) -> Result<usize, StoreError> {
+/// Replace the subject's triples; how many quads were removed. SQLite first, inside a
+/// savepoint: if it fails, only this write is undone (and the engine was not touched yet), so the
+/// other writes of the batch still commit.
+fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &Write) -> Result<usize, StoreError> {
     let graph = GraphName::NamedNode(write.graph.clone());
     let old: Vec<Quad> = tx
         .quads_for_pattern(Some(write.subject.as_ref().into()), None, None, Some(graph.as_ref()))
         .collect::<Result<_, _>>()
         .map_err(engine_error)?;
+    {
+        let savepoint = sql.savepoint()?;
+        savepoint.execute(
+            "DELETE FROM quad WHERE g = ?1 AND s = ?2",
+            params![write.graph.to_string(), write.subject.to_string()],
+        )?;
+        {
+            let mut insert =
+                savepoint.prepare_cached("INSERT OR IGNORE INTO quad (s, p, o, g) VALUES (?1, ?2, ?3, ?4)")?;
+            for (predicate, object) in &write.triples {
+                insert.execute(params![
+                    write.subject.to_string(),
+                    predicate.to_string(),
+                    object.to_string(),
+                    write.graph.to_string()
+                ])?;
+            }
+        }
+        savepoint.commit()?;
+    }
     for quad in &old {
         tx.remove(quad);
     }
-    sql.execute(
-        "DELETE FROM quad WHERE g = ?1 AND s = ?2",
-        params![write.graph.to_string(), write.subject.to_string()],
-    )?;
-    let mut insert = sql.prepare_cached("INSERT OR IGNORE INTO quad (s, p, o, g) VALUES (?1, ?2, ?3, ?4)")?;
     for (predicate, object) in &write.triples {
-        let quad = Quad::new(write.subject.clone(), predicate.clone(), object.clone(), graph.clone());
-        insert.execute(params![
-            write.subject.to_string(),
-            predicate.to_string(),
-            object.to_string(),
-            write.graph.to_string()
-        ])?;
-        tx.insert(&quad);
+        tx.insert(&Quad::new(write.subject.clone(), predicate.clone(), object.clone(), graph.clone()));
     }
     Ok(old.len())
 }
@@ -607,5 +641,35 @@ impl Store for EmbeddedStore {
 
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>> {
         Box::pin(std::future::ready(self.select_now(&query, bindings)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(iri: &str) -> NamedNode {
+        NamedNode::new(iri).unwrap()
+    }
+
+    #[test]
+    fn the_engine_is_rebuilt_after_enough_removals_and_keeps_the_live_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open_with(dir.path(), Synchronous::Normal, None, 20).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (graph, subject) = (node("urn:g"), node("urn:s"));
+        for round in 0..10 {
+            let triples = (0..5)
+                .map(|i| (node(&format!("urn:p{i}")), Term::Literal(oxigraph::model::Literal::from(round as i64))))
+                .collect();
+            let write = Write { graph: graph.clone(), subject: subject.clone(), triples, checks: Vec::new() };
+            runtime.block_on(store.write(write)).unwrap();
+        }
+        // 9 replacements removed 45 quads: at least two rebuilds past 20 each.
+        assert!(store.engine_rebuilds() >= 2, "{} rebuilds", store.engine_rebuilds());
+        let now = runtime.block_on(store.describe(graph, subject)).unwrap();
+        assert_eq!(now.len(), 5, "the rebuilt engine holds the live triples only");
+        assert!(now.iter().all(|(_, o)| o.to_string().starts_with("\"9\"")), "{now:?}");
+        assert_eq!(store.len().unwrap(), 5);
     }
 }
