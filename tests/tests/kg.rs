@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use trails::kg::{EmbeddedStore, Kg, Literal, Synchronous, Term};
+use trails::kg::{EmbeddedStore, Kg, Literal, RemoteStore, Synchronous, Term};
 use trails::{node_type, Ctx, DateTime, Error, FieldCode, Ref};
 
 /// A team.
@@ -35,6 +35,82 @@ pub struct Member {
     pub mentor: Option<Ref<Member>>,
 }
 
+/// An Oxigraph server (the PyPI `oxigraph` CLI) on a free loopback port, in memory, stopped on
+/// drop. `cargo xtask test` installs it; plain `cargo test` reports these runs as ignored.
+struct OxigraphServer {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl OxigraphServer {
+    fn start() -> OxigraphServer {
+        let binary = std::env::var_os("TRAILS_OXIGRAPH").map(std::path::PathBuf::from).unwrap_or_else(|| {
+            let venv = std::env::var_os("TRAILS_PYENV").map(std::path::PathBuf::from).unwrap_or_else(|| {
+                std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/trails-pyenv")
+            });
+            venv.join("bin/oxigraph")
+        });
+        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let child = std::process::Command::new(&binary)
+            .args(["serve", "--bind", &addr.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
+            });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(std::time::Instant::now() < deadline, "Oxigraph server did not start on {addr}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        OxigraphServer { child, addr }
+    }
+
+    fn kg(&self) -> Kg {
+        let store =
+            RemoteStore::new(format!("http://{}/query", self.addr), format!("http://{}/update", self.addr), None);
+        Kg::new(Arc::new(store), trails::kg::DEFAULT_BASE)
+    }
+}
+
+impl Drop for OxigraphServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every store-independent test, once per store: the conformance suite.
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $(#[test] fn $name() { super::$name(trails::kg::Kg::temporary().unwrap()) })*
+        }
+        mod oxigraph_server {
+            $(
+                #[test]
+                #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs these"]
+                fn $name() {
+                    let server = super::OxigraphServer::start();
+                    super::$name(server.kg())
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    instances_round_trip_exactly_under_their_key_iri,
+    bad_writes_are_field_errors_and_change_nothing,
+    updates_are_partial_checked_and_keep_the_key,
+    deletes_refuse_to_leave_dangling_references,
+    queries_filter_order_page_and_count,
+    sparql_is_read_only_and_binds_values_as_terms,
+    concurrent_writers_racing_for_one_unique_value_exactly_one_wins,
+    concurrent_updates_are_not_lost,
+);
+
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
 }
@@ -63,9 +139,7 @@ fn codes(error: Error) -> Vec<(String, FieldCode)> {
     }
 }
 
-#[test]
-fn instances_round_trip_exactly_under_their_key_iri() {
-    let kg = Kg::temporary().unwrap();
+fn instances_round_trip_exactly_under_their_key_iri(kg: Kg) {
     block_on(async {
         let stored = kg.create(team("core")).await.unwrap();
         assert_eq!(stored.iri, "urn:trails:kg/Team/core");
@@ -82,9 +156,7 @@ fn instances_round_trip_exactly_under_their_key_iri() {
     });
 }
 
-#[test]
-fn bad_writes_are_field_errors_and_change_nothing() {
-    let kg = Kg::temporary().unwrap();
+fn bad_writes_are_field_errors_and_change_nothing(kg: Kg) {
     block_on(async {
         kg.create(team("core")).await.unwrap();
         kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
@@ -115,9 +187,7 @@ fn bad_writes_are_field_errors_and_change_nothing() {
     });
 }
 
-#[test]
-fn updates_are_partial_checked_and_keep_the_key() {
-    let kg = Kg::temporary().unwrap();
+fn updates_are_partial_checked_and_keep_the_key(kg: Kg) {
     block_on(async {
         kg.create(team("core")).await.unwrap();
         kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
@@ -145,9 +215,7 @@ fn updates_are_partial_checked_and_keep_the_key() {
     });
 }
 
-#[test]
-fn deletes_refuse_to_leave_dangling_references() {
-    let kg = Kg::temporary().unwrap();
+fn deletes_refuse_to_leave_dangling_references(kg: Kg) {
     block_on(async {
         kg.create(team("core")).await.unwrap();
         kg.create(member(&kg, "alice", "core", 7)).await.unwrap();
@@ -159,9 +227,7 @@ fn deletes_refuse_to_leave_dangling_references() {
     });
 }
 
-#[test]
-fn queries_filter_order_page_and_count() {
-    let kg = Kg::temporary().unwrap();
+fn queries_filter_order_page_and_count(kg: Kg) {
     let ctx = Ctx::local().with_kg(kg.clone());
     block_on(async {
         kg.create(team("core")).await.unwrap();
@@ -215,9 +281,7 @@ fn queries_filter_order_page_and_count() {
     });
 }
 
-#[test]
-fn sparql_is_read_only_and_binds_values_as_terms() {
-    let kg = Kg::temporary().unwrap();
+fn sparql_is_read_only_and_binds_values_as_terms(kg: Kg) {
     block_on(async {
         kg.create(team("core")).await.unwrap();
         kg.create(team("web")).await.unwrap();
@@ -234,9 +298,7 @@ fn sparql_is_read_only_and_binds_values_as_terms() {
     });
 }
 
-#[test]
-fn concurrent_writers_racing_for_one_unique_value_exactly_one_wins() {
-    let kg = Kg::temporary().unwrap();
+fn concurrent_writers_racing_for_one_unique_value_exactly_one_wins(kg: Kg) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         kg.create(team("core")).await.unwrap();
@@ -284,9 +346,7 @@ fn acknowledged_writes_survive_a_reopen() {
     });
 }
 
-#[test]
-fn concurrent_updates_are_not_lost() {
-    let kg = Kg::temporary().unwrap();
+fn concurrent_updates_are_not_lost(kg: Kg) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         kg.create(team("core")).await.unwrap();

@@ -11,10 +11,12 @@ mod handle;
 mod mapping;
 pub(crate) mod provenance;
 mod query;
+mod remote;
 mod store;
 
 pub use embedded::{EmbeddedStore, Synchronous};
 pub use handle::{Kg, Stored, DEFAULT_BASE, UPDATE_ATTEMPTS};
 pub use oxigraph::model::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
+pub use remote::RemoteStore;
 pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};

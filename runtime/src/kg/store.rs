@@ -99,6 +99,9 @@ pub enum StoreError {
     /// Stored data that does not parse (a corrupted file, or a change outside Trails).
     #[error("stored data is not valid RDF: {0}")]
     Corrupt(String),
+    /// A remote endpoint failed or answered an error (the message never holds credentials).
+    #[error("remote store: {0}")]
+    Remote(String),
     /// A SPARQL query that does not parse or cannot run.
     #[error("SPARQL: {0}")]
     Query(String),
