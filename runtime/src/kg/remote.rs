@@ -19,6 +19,8 @@ use crate::validate::{FieldCode, FieldError};
 
 /// The revision marker of every written instance.
 const REVISION: &str = "https://w3id.org/trails/capability#revision";
+/// What a write receipt records: the subject it was for.
+const RECEIPT: &str = "https://w3id.org/trails/capability#receiptFor";
 
 /// A SPARQL 1.1 Protocol endpoint.
 pub struct RemoteStore {
@@ -146,17 +148,25 @@ impl RemoteStore {
     async fn write_now(&self, write: Write) -> Result<(), WriteError> {
         let (g, s) = (write.graph.to_string(), write.subject.to_string());
         let revision = Literal::new_simple_literal(uuid::Uuid::new_v4().to_string());
-        let mut update = format!("DELETE {{ GRAPH {g} {{ {s} ?p ?o }} }}\n");
+        // The receipt: written by the same operation into a side graph, so "did it apply?" has an
+        // answer even after a later write replaced this one (the instance's own revision triple
+        // would be gone then). The object is a literal, so it never counts as a reference.
+        let receipts = NamedNode::new_unchecked(format!("{}/receipts", write.graph.as_str()));
+        let receipt = NamedNode::new_unchecked(format!("urn:uuid:{}", revision.value()));
+        let mut update = format!("DELETE {{ GRAPH {g} {{ {s} ?p ?o }} }}\nINSERT {{\n");
+        let _ = writeln!(
+            update,
+            "  GRAPH {receipts} {{ {receipt} <{RECEIPT}> {} }}",
+            Literal::new_simple_literal(write.subject.as_str())
+        );
         if !write.triples.is_empty() {
-            update.push_str("INSERT { GRAPH ");
-            update.push_str(&g);
-            update.push_str(" {\n");
+            let _ = writeln!(update, "  GRAPH {g} {{");
             for (predicate, object) in &write.triples {
-                let _ = writeln!(update, "  {s} {predicate} {object} .");
+                let _ = writeln!(update, "    {s} {predicate} {object} .");
             }
-            let _ = writeln!(update, "  {s} <{REVISION}> {revision} .\n}} }}");
+            let _ = writeln!(update, "    {s} <{REVISION}> {revision} .\n  }}");
         }
-        update.push_str("WHERE {\n");
+        update.push_str("}\nWHERE {\n");
         let _ = writeln!(update, "  OPTIONAL {{ GRAPH {g} {{ {s} ?p ?o }} }}");
         for (n, check) in write.checks.iter().enumerate() {
             if let Some(condition) = condition(check, n, &write.graph, &write.subject) {
@@ -164,16 +174,14 @@ impl RemoteStore {
             }
         }
         update.push('}');
-        let exists = format!("ASK {{ GRAPH {g} {{ {s} ?p ?o }} }}");
-        // A delete leaves no marker: "gone afterwards" proves it applied only if it was there.
-        let deleting_something = write.triples.is_empty() && self.ask(&exists).await?;
         self.update(&update).await?;
-        let applied = if write.triples.is_empty() {
-            deleting_something && !self.ask(&exists).await?
-        } else {
-            self.ask(&format!("ASK {{ GRAPH {g} {{ {s} <{REVISION}> {revision} }} }}")).await?
-        };
+        let receipt_pattern = format!("GRAPH {receipts} {{ {receipt} <{RECEIPT}> ?x }}");
+        let applied = self.ask(&format!("ASK {{ {receipt_pattern} }}")).await?;
         if applied {
+            // Best effort: a receipt left behind by a crash here is a few bytes, never read again.
+            if let Err(error) = self.update(&format!("DELETE WHERE {{ {receipt_pattern} }}")).await {
+                tracing::debug!(%error, "could not remove a write receipt");
+            }
             return Ok(());
         }
         // Not applied: ask each check alone, to say which failed.
