@@ -79,8 +79,8 @@ mod validate;
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use cli::{App, BuildError};
 pub use config::{
-    CapabilityConfig, Config, ConfigError, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, Settings,
-    TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    CapabilityConfig, Config, ConfigError, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, RemoteKg,
+    Settings, TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
 pub use declare::{
     Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape,

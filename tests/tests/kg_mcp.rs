@@ -232,3 +232,43 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
     let found = call(&client, "requirements.search", json!({"text": "sign"})).await.unwrap();
     assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-42");
 }
+
+#[tokio::test]
+#[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs this"]
+async fn a_server_configured_with_a_remote_endpoint_writes_there() {
+    let venv = std::env::var_os("TRAILS_PYENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/trails-pyenv"));
+    let binary = std::env::var_os("TRAILS_OXIGRAPH").map(std::path::PathBuf::from).unwrap_or(venv.join("bin/oxigraph"));
+    let endpoint = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let oxigraph = Child(
+        Command::new(binary)
+            .args(["serve", "--bind", &endpoint.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(endpoint).is_err() {
+        assert!(Instant::now() < deadline, "Oxigraph server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The app picks the remote store from configuration alone.
+    trails_tests::link();
+    let toml = format!("[kg]\nquery_url = \"http://{endpoint}/query\"\nupdate_url = \"http://{endpoint}/update\"");
+    let settings = Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap();
+    let server = trails::App::new().build(settings).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http(listener).await });
+    let client = connect(addr).await;
+    call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap();
+
+    let remote =
+        trails::kg::RemoteStore::new(format!("http://{endpoint}/query"), format!("http://{endpoint}/update"), None);
+    let kg = Kg::new(Arc::new(remote), trails::kg::DEFAULT_BASE);
+    assert!(kg.get::<Requirement>("REQ-5").await.unwrap().is_some(), "the requirement is in the remote store");
+    assert_eq!(activities_generating(&kg, "urn:trails:kg/Requirement/REQ-5").await.len(), 1, "with its activity");
+    drop(oxigraph);
+}

@@ -12,7 +12,7 @@ use clap::Parser;
 use super::command::{Cli, Command};
 use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
-use crate::kg::{EmbeddedStore, Kg, StoreError};
+use crate::kg::{EmbeddedStore, Kg, RemoteStore, StoreError};
 use crate::registry::{Registry, RegistryError};
 use crate::server::{AppState, BadDescriptor, Catalog, ServeError, Server, Shared};
 
@@ -78,10 +78,16 @@ impl App {
         // path fails the start, not the first call.
         let kg = match self.kg {
             Some(kg) => Some(kg),
-            None if registry.node_types().next().is_some() => {
-                let store = EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?;
-                Some(Kg::new(Arc::new(store), settings.kg_base.clone()))
-            }
+            None if registry.node_types().next().is_some() => match &settings.kg_remote {
+                Some(remote) => {
+                    let store = RemoteStore::new(&remote.query_url, &remote.update_url, remote.credentials.clone());
+                    Some(Kg::new(Arc::new(store), settings.kg_base.clone()))
+                }
+                None => {
+                    let store = EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?;
+                    Some(Kg::new(Arc::new(store), settings.kg_base.clone()))
+                }
+            },
             None => None,
         };
         let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg)?;

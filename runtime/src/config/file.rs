@@ -36,6 +36,15 @@ pub struct KgConfig {
     pub base: Option<String>,
     /// `full` (default: fsync per commit) or `normal` (survives a crash, not a power loss).
     pub synchronous: Option<crate::kg::Synchronous>,
+    /// SPARQL 1.1 query URL of a remote store; setting it serves the knowledge graph from that
+    /// endpoint instead of the embedded store (`TRAILS_KG_QUERY_URL`).
+    pub query_url: Option<String>,
+    /// SPARQL 1.1 update URL of the remote store (default: `query_url`; `TRAILS_KG_UPDATE_URL`).
+    pub update_url: Option<String>,
+    /// User for the remote store's updates (`TRAILS_KG_USER`).
+    pub user: Option<String>,
+    /// Password for the remote store (`TRAILS_KG_PASSWORD` is preferred: keep it out of files).
+    pub password: Option<String>,
     /// Provenance activities kept at most (default 100000; the oldest go first).
     pub provenance_keep: Option<usize>,
     /// Provenance activities older than this many days are dropped (default 90).

@@ -110,10 +110,34 @@ pub struct Settings {
     pub kg_base: String,
     /// How hard the embedded store syncs a commit.
     pub kg_synchronous: crate::kg::Synchronous,
+    /// A remote store to serve instead of the embedded one.
+    pub kg_remote: Option<RemoteKg>,
     /// Provenance activities kept at most.
     pub provenance_keep: usize,
     /// Provenance older than this is dropped.
     pub provenance_max_age: chrono::Duration,
+}
+
+/// A remote SPARQL 1.1 store's endpoints and credentials.
+#[derive(Clone)]
+pub struct RemoteKg {
+    /// The query URL.
+    pub query_url: String,
+    /// The update URL.
+    pub update_url: String,
+    /// User and password for updates, if the endpoint needs them.
+    pub credentials: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for RemoteKg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The password never reaches a log.
+        f.debug_struct("RemoteKg")
+            .field("query_url", &self.query_url)
+            .field("update_url", &self.update_url)
+            .field("user", &self.credentials.as_ref().map(|(user, _)| user))
+            .finish()
+    }
 }
 
 /// Where the embedded store lives when neither `[kg] path` nor `TRAILS_KG_PATH` says.
@@ -205,6 +229,35 @@ impl Settings {
         if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
         }
+        let query_url = env("TRAILS_KG_QUERY_URL").or(config.kg.query_url);
+        let kg_remote = match query_url {
+            None => None,
+            Some(query_url) => {
+                let update_url =
+                    env("TRAILS_KG_UPDATE_URL").or(config.kg.update_url).unwrap_or_else(|| query_url.clone());
+                for (key, url) in [("[kg] query_url", &query_url), ("[kg] update_url", &update_url)] {
+                    // The client has no TLS yet: refuse https here rather than fail on every call.
+                    if !url.starts_with("http://") || url.parse::<axum::http::Uri>().is_err() {
+                        let expected = "an http:// URL (HTTPS to a remote store is not supported yet)";
+                        return Err(ConfigError::Value { key, value: url.clone(), expected });
+                    }
+                }
+                let user = env("TRAILS_KG_USER").or(config.kg.user);
+                let password = env("TRAILS_KG_PASSWORD").or(config.kg.password);
+                let credentials = match (user, password) {
+                    (Some(user), Some(password)) => Some((user, password)),
+                    (None, None) => None,
+                    _ => {
+                        return Err(ConfigError::Value {
+                            key: "[kg] user / password",
+                            value: "one of the two".into(),
+                            expected: "both (TRAILS_KG_USER and TRAILS_KG_PASSWORD) or neither",
+                        })
+                    }
+                };
+                Some(RemoteKg { query_url, update_url, credentials })
+            }
+        };
         Ok(Settings {
             production,
             process_scopes,
@@ -225,6 +278,7 @@ impl Settings {
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_KG_PATH)),
             kg_base,
             kg_synchronous: config.kg.synchronous.unwrap_or_default(),
+            kg_remote,
             provenance_keep: config.kg.provenance_keep.unwrap_or(100_000),
             provenance_max_age: chrono::Duration::days(i64::from(config.kg.provenance_max_age_days.unwrap_or(90))),
         })
