@@ -85,7 +85,8 @@ fn duplicates_and_dangling_references_are_field_errors() {
         panic!("duplicate id must be a validation error")
     };
     assert_eq!((errors[0].field.as_str(), errors[0].code), ("req_id", FieldCode::Unique));
-    assert_eq!(errors[0].message, "urn:trails:kg/Requirement/REQ-7 already exists");
+    assert_eq!(errors[0].message, "req_id REQ-7 is already taken (urn:trails:kg/Requirement/REQ-7)");
+    assert_eq!(errors[0].value, "REQ-7", "the error echoes what was sent");
     let Error::Validation { errors, .. } = app
         .call("requirements.link", json!({"req_id": "REQ-7", "owner": "https://example.org/people/nobody@x.org"}))
         .unwrap_err()

@@ -361,20 +361,8 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for check in &write.checks {
         match check {
-            Check::Absent { field } if exists => errors.push(violation(
-                field,
-                FieldCode::Unique,
-                format!("{} already exists", write.subject.as_str()),
-                key_value(&write.subject),
-                json!("unique"),
-            )),
-            Check::Present { field } if !exists => errors.push(violation(
-                field,
-                FieldCode::Reference,
-                format!("{} does not exist", write.subject.as_str()),
-                key_value(&write.subject),
-                json!("an existing instance"),
-            )),
+            Check::Absent { .. } if exists => errors.extend(check.identity_violation(&write.subject)),
+            Check::Present { .. } if !exists => errors.extend(check.identity_violation(&write.subject)),
             Check::Absent { .. } | Check::Present { .. } | Check::Unchanged { .. } => {}
             Check::Unique { class, fields } => {
                 let Some((_, first_predicate, first_value)) = fields.first() else { continue };

@@ -25,6 +25,13 @@ pub struct Stored<T> {
     pub value: T,
 }
 
+/// The value as the store will give it back (list items in their stored order), so what a
+/// write returns is what a read returns.
+fn stored_form<T: NodeType>(info: &NodeTypeInfo, triples: &Triples, iri: &str) -> Result<T> {
+    serde_json::from_value(mapping::instance(info, triples))
+        .map_err(|e| Error::internal(format!("{} at {iri} does not read back: {e}", info.label)))
+}
+
 /// A validated instance, ready to write.
 struct Prepared {
     json: Value,
@@ -188,12 +195,14 @@ impl Kg {
             Some(key) => mapping::instance_iri(&self.base, info.label, &key),
             None => mapping::instance_iri(&self.base, info.label, &uuid::Uuid::new_v4().to_string()),
         };
-        checks.push(Check::Absent { field: info.key.unwrap_or_default().to_owned() });
+        let key = Kg::key_of(info, &json).map(Value::String).unwrap_or_else(|| Value::String(iri.clone()));
+        checks.push(Check::Absent { field: info.key.unwrap_or_default().to_owned(), value: key });
         let subject = NamedNode::new(&iri).map_err(Error::internal)?;
+        let stored = stored_form::<T>(info, &triples, &iri)?;
         let write = Write { graph: self.graph(info), subject, triples, checks };
         self.store.write(write).await.map_err(write_failed)?;
         self.touch(Role::Generated, &iri);
-        Ok(Stored { iri, value })
+        Ok(Stored { iri, value: stored })
     }
 
     /// The instance at `iri`, if there is one of type `T`.
@@ -254,14 +263,17 @@ impl Kg {
                     constraint: current.get(key).cloned().unwrap_or_default(),
                 }]));
             }
-            checks.push(Check::Present { field: info.key.unwrap_or_default().to_owned() });
+            let key =
+                current.get(info.key.unwrap_or_default()).cloned().unwrap_or_else(|| Value::String(iri.to_owned()));
+            checks.push(Check::Present { field: info.key.unwrap_or_default().to_owned(), value: key });
             checks.push(Check::Unchanged { before });
+            let stored = stored_form::<T>(info, &triples, iri)?;
             let write = Write { graph: self.graph(info), subject: subject.clone(), triples, checks };
             match self.store.write(write).await {
                 Ok(()) => {
                     self.touch(Role::Used, iri);
                     self.touch(Role::Generated, iri);
-                    return Ok(Stored { iri: iri.to_owned(), value });
+                    return Ok(Stored { iri: iri.to_owned(), value: stored });
                 }
                 Err(WriteError::Conflict) => continue,
                 Err(error) => return Err(write_failed(error)),
@@ -283,7 +295,8 @@ impl Kg {
         let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
         let field = info.key.unwrap_or_default().to_owned();
         let provenance = NamedNode::new_unchecked(format!("{}/prov/", self.base));
-        let checks = vec![Check::Present { field }, Check::Unreferenced { ignore_graphs: provenance }];
+        let value = Value::String(iri.to_owned());
+        let checks = vec![Check::Present { field, value }, Check::Unreferenced { ignore_graphs: provenance }];
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
         self.store.write(write).await.map_err(write_failed)?;
         self.touch(Role::Invalidated, iri);

@@ -193,20 +193,9 @@ impl RemoteStore {
             }
             let subject = json!(write.subject.as_str());
             errors.push(match check {
-                Check::Absent { field } => violation(
-                    field,
-                    FieldCode::Unique,
-                    format!("{} already exists", write.subject.as_str()),
-                    subject,
-                    json!("unique"),
-                ),
-                Check::Present { field } => violation(
-                    field,
-                    FieldCode::Reference,
-                    format!("{} does not exist", write.subject.as_str()),
-                    subject,
-                    json!("an existing instance"),
-                ),
+                Check::Absent { .. } | Check::Present { .. } => {
+                    check.identity_violation(&write.subject).expect("an identity check")
+                }
                 Check::Unique { fields, .. } => {
                     let names: Vec<&str> = fields.iter().map(|(name, _, _)| name.as_str()).collect();
                     let values: Vec<String> = fields.iter().map(|(_, _, v)| term_text(v)).collect();

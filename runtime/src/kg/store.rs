@@ -39,11 +39,15 @@ pub enum Check {
     Absent {
         /// The key field (or empty when the IRI was generated).
         field: String,
+        /// The key value as sent (echoed in the error).
+        value: serde_json::Value,
     },
     /// The instance must exist (an update or delete).
     Present {
         /// The key field (or empty).
         field: String,
+        /// The key value as sent (echoed in the error).
+        value: serde_json::Value,
     },
     /// No *other* instance of `class` (in any graph: subtypes live in their own) may have these
     /// values for these predicates together.
@@ -174,4 +178,58 @@ pub trait Store: Send + Sync + 'static {
 
     /// A read-only SPARQL SELECT with `bindings` substituted as RDF terms (never spliced as text).
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>>;
+}
+
+impl Check {
+    /// The error of a failed `Absent` or `Present` check, spelled once for every backend.
+    pub(crate) fn identity_violation(&self, subject: &NamedNode) -> Option<FieldError> {
+        let by_iri = |value: &serde_json::Value| value.as_str() == Some(subject.as_str());
+        let (field, value, code, message, constraint) = match self {
+            Check::Absent { field, value } if by_iri(value) => (
+                field,
+                value,
+                crate::validate::FieldCode::Unique,
+                format!("{} already exists", subject.as_str()),
+                "unique",
+            ),
+            Check::Absent { field, value } => (
+                field,
+                value,
+                crate::validate::FieldCode::Unique,
+                format!("{} is already taken ({})", shown(field, value), subject.as_str()),
+                "unique",
+            ),
+            Check::Present { field, value } if by_iri(value) => (
+                field,
+                value,
+                crate::validate::FieldCode::Reference,
+                format!("there is nothing at {}", subject.as_str()),
+                "an existing instance",
+            ),
+            Check::Present { field, value } => (
+                field,
+                value,
+                crate::validate::FieldCode::Reference,
+                format!("there is nothing with {} ({})", shown(field, value), subject.as_str()),
+                "an existing instance",
+            ),
+            _ => return None,
+        };
+        Some(FieldError {
+            field: field.clone(),
+            code,
+            message,
+            value: crate::validate::echo(value),
+            constraint: serde_json::Value::String(constraint.to_owned()),
+        })
+    }
+}
+
+fn shown(field: &str, value: &serde_json::Value) -> String {
+    let value = value.as_str().map(str::to_owned).unwrap_or_else(|| value.to_string());
+    if field.is_empty() {
+        value
+    } else {
+        format!("{field} {value}")
+    }
 }

@@ -10,6 +10,7 @@ mod interpret;
 mod report;
 mod rules;
 
+pub(crate) use field_error::echo;
 pub use field_error::{FieldCode, FieldError};
 pub(crate) use interpret::run;
 pub use interpret::{validate_item, validate_object};
