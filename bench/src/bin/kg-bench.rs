@@ -83,6 +83,115 @@ fn raw_sqlite_commits(dir: &std::path::Path, count: usize) -> Duration {
     started.elapsed()
 }
 
+fn query_rounds(runtime: &tokio::runtime::Runtime, kg: &Kg, store: &str) {
+    let ctx = Ctx::local().with_kg(kg.clone());
+    let f = Item::FIELDS;
+    for (label, results) in [("bucket10", 10usize), ("bucket100", 100), ("bucket1000", 1000)] {
+        let query = |round: i64| {
+            let query = Item::objects(&ctx).limit(1000);
+            match label {
+                "bucket10" => query.where_eq(f.bucket10, round % 10_000),
+                "bucket100" => query.where_eq(f.bucket100, round % 1_000),
+                _ => query.where_eq(f.bucket1000, round % 100),
+            }
+        };
+        let rounds = if store == "embedded" { 200 } else { 30 };
+        let mut pages = Vec::new();
+        let mut counts = Vec::new();
+        for round in 0..rounds {
+            let started = Instant::now();
+            let page = runtime.block_on(query(round).page()).unwrap();
+            pages.push(started.elapsed());
+            assert_eq!(page.items.len(), results);
+            let started = Instant::now();
+            assert_eq!(runtime.block_on(query(round).count()).unwrap(), results);
+            counts.push(started.elapsed());
+        }
+        pages.sort();
+        counts.sort();
+        let us = |d: Duration| d.as_micros();
+        println!(
+            "| `where_eq({label})`, full instances | {store} | {results} | {} | {} |",
+            us(percentile(&pages, 0.5)),
+            us(percentile(&pages, 0.99))
+        );
+        println!(
+            "| `where_eq({label}).count()` | {store} | {results} | {} | {} |",
+            us(percentile(&counts, 0.5)),
+            us(percentile(&counts, 0.99))
+        );
+    }
+}
+
+/// An Oxigraph server (the `cargo xtask test` venv's CLI) loaded with the embedded store's quads.
+struct OxigraphServer {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl OxigraphServer {
+    fn kg(&self) -> Kg {
+        let store = trails::kg::RemoteStore::new(
+            format!("http://{}/query", self.addr),
+            format!("http://{}/update", self.addr),
+            None,
+        );
+        Kg::new(Arc::new(store), "https://example.org/bench")
+    }
+}
+
+impl Drop for OxigraphServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn oxigraph_server(runtime: &tokio::runtime::Runtime, data: &std::path::Path) -> Option<OxigraphServer> {
+    let venv = std::env::var_os("TRAILS_PYENV").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/trails-pyenv")
+    });
+    let binary = venv.join("bin/oxigraph");
+    if !binary.exists() {
+        return None;
+    }
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = std::process::Command::new(binary)
+        .args(["serve", "--bind", &addr.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let server = OxigraphServer { child, addr };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "Oxigraph server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The same quads, through the Graph Store Protocol (one bulk POST).
+    let conn = rusqlite::Connection::open(data.join("kg.sqlite3")).unwrap();
+    let mut statement = conn.prepare("SELECT s, p, o, g FROM quad").unwrap();
+    let mut nquads = String::new();
+    let rows = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+        })
+        .unwrap();
+    for row in rows {
+        let (s, p, o, g) = row.unwrap();
+        nquads.push_str(&format!("{s} {p} {o} {g} .\n"));
+    }
+    let url = format!("http://{addr}/store");
+    let response = runtime
+        .block_on(reqwest::Client::new().post(&url).header("content-type", "application/n-quads").body(nquads).send())
+        .ok()?;
+    if !response.status().is_success() {
+        eprintln!("loading Oxigraph server answered {}", response.status());
+        return None;
+    }
+    Some(server)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -123,47 +232,17 @@ fn main() {
         load.as_secs_f64(),
         rate(instances, load)
     );
-    let ctx = Ctx::local().with_kg(kg.clone());
-    println!("| equality query over {instances} instances | results | p50 µs | p99 µs |");
-    println!("|---|---:|---:|---:|");
-    let f = Item::FIELDS;
-    for (label, results) in [("bucket10", 10usize), ("bucket100", 100), ("bucket1000", 1000)] {
-        let mut samples = Vec::new();
-        for round in 0..200i64 {
-            let query = Item::objects(&ctx).limit(1000);
-            let query = match label {
-                "bucket10" => query.where_eq(f.bucket10, round % 10_000),
-                "bucket100" => query.where_eq(f.bucket100, round % 1_000),
-                _ => query.where_eq(f.bucket1000, round % 100),
-            };
-            let started = Instant::now();
-            let page = runtime.block_on(query.page()).unwrap();
-            samples.push(started.elapsed());
-            assert_eq!(page.items.len(), results);
-        }
-        samples.sort();
-        let (p50, p99) = (percentile(&samples, 0.5), percentile(&samples, 0.99));
-        println!("| `where_eq({label})`, full instances | {results} | {} | {} |", p50.as_micros(), p99.as_micros());
-        let mut counts = Vec::new();
-        for round in 0..200i64 {
-            let query = match label {
-                "bucket10" => Item::objects(&ctx).where_eq(f.bucket10, round % 10_000),
-                "bucket100" => Item::objects(&ctx).where_eq(f.bucket100, round % 1_000),
-                _ => Item::objects(&ctx).where_eq(f.bucket1000, round % 100),
-            };
-            let started = Instant::now();
-            assert_eq!(runtime.block_on(query.count()).unwrap(), results);
-            counts.push(started.elapsed());
-        }
-        counts.sort();
-        println!(
-            "| `where_eq({label}).count()` | {results} | {} | {} |",
-            percentile(&counts, 0.5).as_micros(),
-            percentile(&counts, 0.99).as_micros()
-        );
-    }
-    drop(ctx);
+    println!("| equality query over {instances} instances | store | results | p50 µs | p99 µs |");
+    println!("|---|---|---:|---:|---:|");
+    query_rounds(&runtime, &kg, "embedded");
     drop(kg);
+    match oxigraph_server(&runtime, &data) {
+        Some(server) => {
+            query_rounds(&runtime, &server.kg(), "Oxigraph server");
+            drop(server);
+        }
+        None => println!("| (Oxigraph server: not installed; `cargo xtask test` installs it) | | | | |"),
+    }
 
     // Start-up: rebuild the engine from SQLite.
     println!("\n| start-up (rebuild from SQLite) | triples | ms |");
