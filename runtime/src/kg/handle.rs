@@ -221,6 +221,26 @@ impl Kg {
         Ok(Some(Stored { iri: iri.to_owned(), value }))
     }
 
+    /// The instances at `subjects` that are `T`s, in order (one store request for the page).
+    pub(crate) async fn get_many<T: NodeType>(&self, subjects: Vec<NamedNode>) -> Result<Vec<Stored<T>>> {
+        let info = T::INFO;
+        let described = self.store.describe_many(self.graph(info), subjects.clone()).await.map_err(store_failed)?;
+        let class = Term::NamedNode(NamedNode::new_unchecked(info.iri));
+        let mut items = Vec::with_capacity(subjects.len());
+        for (subject, triples) in subjects.into_iter().zip(described) {
+            // An instance deleted between the two reads is simply not in the page.
+            if !triples.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && *o == class) {
+                continue;
+            }
+            let iri = subject.as_str();
+            let value = serde_json::from_value(mapping::instance(info, &triples))
+                .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
+            self.touch(Role::Used, iri);
+            items.push(Stored { iri: iri.to_owned(), value });
+        }
+        Ok(items)
+    }
+
     /// `T`'s instance with key `key`.
     pub async fn get<T: NodeType>(&self, key: impl Display) -> Result<Option<Stored<T>>> {
         self.get_iri(&self.iri::<T>(key)).await

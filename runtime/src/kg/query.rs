@@ -141,13 +141,7 @@ impl<T: NodeType> Query<T> {
             offset: self.offset,
         };
         let found = kg.store().find(find).await.map_err(store_failed)?;
-        let mut items = Vec::with_capacity(found.subjects.len());
-        for subject in found.subjects {
-            // An instance deleted between the two reads is simply not in the page.
-            if let Some(stored) = kg.get_iri::<T>(subject.as_str()).await? {
-                items.push(stored);
-            }
-        }
+        let items = kg.get_many::<T>(found.subjects).await?;
         Ok(Page { items, total: found.total })
     }
 

@@ -316,6 +316,40 @@ impl Store for RemoteStore {
         })
     }
 
+    fn describe_many(
+        &self,
+        graph: NamedNode,
+        subjects: Vec<NamedNode>,
+    ) -> StoreFuture<'_, Result<Vec<Triples>, StoreError>> {
+        Box::pin(async move {
+            if subjects.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut values = String::new();
+            for subject in &subjects {
+                let _ = write!(values, " {subject}");
+            }
+            let query = format!("SELECT ?s ?p ?o WHERE {{ VALUES ?s {{{values} }} GRAPH {graph} {{ ?s ?p ?o }} }}");
+            let mut all: Vec<Triples> = vec![Vec::new(); subjects.len()];
+            let index: std::collections::HashMap<&NamedNode, usize> =
+                subjects.iter().enumerate().map(|(i, s)| (s, i)).collect();
+            for row in self.solutions(&query).await? {
+                let named = |name: &str| {
+                    row.iter().find(|(v, _)| v == name).and_then(|(_, t)| match t {
+                        Term::NamedNode(n) => Some(n.clone()),
+                        _ => None,
+                    })
+                };
+                let (Some(s), Some(p)) = (named("s"), named("p")) else { continue };
+                let Some((_, o)) = row.iter().find(|(v, _)| v == "o") else { continue };
+                if let Some(&at) = index.get(&s) {
+                    all[at].push((p, o.clone()));
+                }
+            }
+            Ok(all)
+        })
+    }
+
     fn find(&self, find: Find) -> StoreFuture<'_, Result<Found, StoreError>> {
         Box::pin(self.find_now(find))
     }

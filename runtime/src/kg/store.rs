@@ -173,6 +173,23 @@ pub trait Store: Send + Sync + 'static {
         subject: NamedNode,
     ) -> StoreFuture<'_, Result<Vec<(NamedNode, Term)>, StoreError>>;
 
+    /// Every (predicate, object) of each of `subjects` in `graph`, in the order given (a page of
+    /// instances). The default asks [`Store::describe`] per subject; remote stores answer in one
+    /// request.
+    fn describe_many(
+        &self,
+        graph: NamedNode,
+        subjects: Vec<NamedNode>,
+    ) -> StoreFuture<'_, Result<Vec<Triples>, StoreError>> {
+        Box::pin(async move {
+            let mut all = Vec::with_capacity(subjects.len());
+            for subject in subjects {
+                all.push(self.describe(graph.clone(), subject).await?);
+            }
+            Ok(all)
+        })
+    }
+
     /// A page of instances.
     fn find(&self, find: Find) -> StoreFuture<'_, Result<Found, StoreError>>;
 
