@@ -4,6 +4,7 @@
 //! capability so every `_meta.trails` key appears in a golden.
 
 pub mod golden;
+pub mod servers;
 
 use trails::{capability, meta_capability, node_type, shape, Ctx, DateTime, Ref, Result};
 

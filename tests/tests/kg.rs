@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use trails::kg::{EmbeddedStore, Kg, Literal, RemoteStore, Synchronous, Term};
+use trails::kg::{EmbeddedStore, Kg, Literal, Synchronous, Term};
 use trails::{node_type, Ctx, DateTime, Error, FieldCode, Ref};
 
 /// A team.
@@ -35,52 +35,6 @@ pub struct Member {
     pub mentor: Option<Ref<Member>>,
 }
 
-/// An Oxigraph server (the PyPI `oxigraph` CLI) on a free loopback port, in memory, stopped on
-/// drop. `cargo xtask test` installs it; plain `cargo test` reports these runs as ignored.
-struct OxigraphServer {
-    child: std::process::Child,
-    addr: std::net::SocketAddr,
-}
-
-impl OxigraphServer {
-    fn start() -> OxigraphServer {
-        let binary = std::env::var_os("TRAILS_OXIGRAPH").map(std::path::PathBuf::from).unwrap_or_else(|| {
-            let venv = std::env::var_os("TRAILS_PYENV").map(std::path::PathBuf::from).unwrap_or_else(|| {
-                std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/trails-pyenv")
-            });
-            venv.join("bin/oxigraph")
-        });
-        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let child = std::process::Command::new(&binary)
-            .args(["serve", "--bind", &addr.to_string()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
-            });
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(std::time::Instant::now() < deadline, "Oxigraph server did not start on {addr}");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        OxigraphServer { child, addr }
-    }
-
-    fn kg(&self) -> Kg {
-        let store =
-            RemoteStore::new(format!("http://{}/query", self.addr), format!("http://{}/update", self.addr), None);
-        Kg::new(Arc::new(store), trails::kg::DEFAULT_BASE)
-    }
-}
-
-impl Drop for OxigraphServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every store-independent test, once per store: the conformance suite.
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
@@ -92,7 +46,7 @@ macro_rules! conformance {
                 #[test]
                 #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs these"]
                 fn $name() {
-                    let server = super::OxigraphServer::start();
+                    let server = trails_tests::servers::OxigraphServer::start();
                     super::$name(server.kg())
                 }
             )*
@@ -101,6 +55,7 @@ macro_rules! conformance {
 }
 
 conformance!(
+    a_parents_unique_group_holds_across_its_subtypes,
     instances_round_trip_exactly_under_their_key_iri,
     bad_writes_are_field_errors_and_change_nothing,
     updates_are_partial_checked_and_keep_the_key,
@@ -110,6 +65,29 @@ conformance!(
     concurrent_writers_racing_for_one_unique_value_exactly_one_wins,
     concurrent_updates_are_not_lost,
 );
+
+/// An account; its e-mail is unique across every kind of account.
+#[node_type(label = "Account", iri = "https://example.org/t#Account", key = "login", unique = ["email"])]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    pub login: String,
+    pub email: String,
+}
+
+/// An administrator account.
+#[node_type(label = "Admin", iri = "https://example.org/t#Admin", extends = Account)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admin {
+    pub account: Account,
+    pub level: i64,
+}
+
+/// A guest account.
+#[node_type(label = "Guest", iri = "https://example.org/t#Guest", extends = Account)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guest {
+    pub account: Account,
+}
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
@@ -376,4 +354,19 @@ fn a_data_directory_serves_one_store_at_a_time() {
     assert!(second.to_string().contains("in use by another store"), "{second}");
     drop(first);
     EmbeddedStore::open(dir.path(), Synchronous::Full).expect("free again once the first closed");
+}
+
+fn a_parents_unique_group_holds_across_its_subtypes(kg: Kg) {
+    block_on(async {
+        let account = |login: &str| Account { login: login.into(), email: "root@example.org".into() };
+        let admin = kg.create(Admin { account: account("root"), level: 9 }).await.unwrap();
+        let read = kg.get_iri::<Admin>(&admin.iri).await.unwrap().unwrap();
+        assert_eq!(read.value.account.email, "root@example.org", "inherited fields round-trip");
+        // Guests live in another graph, but the group is the parent's.
+        let twin = kg.create(Guest { account: account("guest") }).await.unwrap_err();
+        assert_eq!(codes(twin), [("email".to_owned(), FieldCode::Unique)]);
+        kg.create(Guest { account: Account { login: "guest".into(), email: "guest@example.org".into() } })
+            .await
+            .unwrap();
+    });
 }

@@ -62,6 +62,14 @@ fn requirement(id: &str, owner: Option<&str>) -> Value {
     value
 }
 
+/// The value bound to `name` in `row`, as text.
+fn text(row: &[(String, Term)], name: &str) -> String {
+    match &row.iter().find(|(v, _)| v == name).unwrap().1 {
+        Term::Literal(l) => l.value().to_owned(),
+        other => other.to_string(),
+    }
+}
+
 /// The activities whose `prov:generated` is `iri`, as (capability, outcome).
 async fn activities_generating(kg: &Kg, iri: &str) -> Vec<(String, String)> {
     let query = format!(
@@ -70,10 +78,6 @@ async fn activities_generating(kg: &Kg, iri: &str) -> Vec<(String, String)> {
     );
     let rows =
         kg.sparql(&query, &[("entity", Term::NamedNode(trails::kg::NamedNode::new(iri).unwrap()))]).await.unwrap();
-    let text = |row: &[(String, Term)], name: &str| match &row.iter().find(|(v, _)| v == name).unwrap().1 {
-        Term::Literal(l) => l.value().to_owned(),
-        other => other.to_string(),
-    };
     rows.iter().map(|row| (text(row, "capability"), text(row, "outcome"))).collect()
 }
 
@@ -122,16 +126,8 @@ async fn every_call_leaves_one_provenance_activity() {
         )
         .await
         .unwrap();
-    let mut seen: Vec<(String, String)> = all
-        .iter()
-        .map(|row| {
-            let get = |name: &str| match &row.iter().find(|(v, _)| v == name).unwrap().1 {
-                Term::Literal(l) => l.value().to_owned(),
-                other => other.to_string(),
-            };
-            (get("capability"), get("outcome"))
-        })
-        .collect();
+    let mut seen: Vec<(String, String)> =
+        all.iter().map(|row| (text(row, "capability"), text(row, "outcome"))).collect();
     seen.sort();
     assert_eq!(
         seen,
@@ -236,27 +232,10 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
 #[tokio::test]
 #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs this"]
 async fn a_server_configured_with_a_remote_endpoint_writes_there() {
-    let venv = std::env::var_os("TRAILS_PYENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/trails-pyenv"));
-    let binary = std::env::var_os("TRAILS_OXIGRAPH").map(std::path::PathBuf::from).unwrap_or(venv.join("bin/oxigraph"));
-    let endpoint = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let oxigraph = Child(
-        Command::new(binary)
-            .args(["serve", "--bind", &endpoint.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(endpoint).is_err() {
-        assert!(Instant::now() < deadline, "Oxigraph server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let oxigraph = trails_tests::servers::OxigraphServer::start();
     // The app picks the remote store from configuration alone.
     trails_tests::link();
-    let toml = format!("[kg]\nquery_url = \"http://{endpoint}/query\"\nupdate_url = \"http://{endpoint}/update\"");
+    let toml = format!("[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"", oxigraph.query_url(), oxigraph.update_url());
     let settings = Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap();
     let server = trails::App::new().build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -265,10 +244,7 @@ async fn a_server_configured_with_a_remote_endpoint_writes_there() {
     let client = connect(addr).await;
     call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap();
 
-    let remote =
-        trails::kg::RemoteStore::new(format!("http://{endpoint}/query"), format!("http://{endpoint}/update"), None);
-    let kg = Kg::new(Arc::new(remote), trails::kg::DEFAULT_BASE);
+    let kg = oxigraph.kg();
     assert!(kg.get::<Requirement>("REQ-5").await.unwrap().is_some(), "the requirement is in the remote store");
     assert_eq!(activities_generating(&kg, "urn:trails:kg/Requirement/REQ-5").await.len(), 1, "with its activity");
-    drop(oxigraph);
 }

@@ -7,7 +7,7 @@
 //!   not (Oxigraph server from PyPI, into the cached virtualenv the interop test also uses), then
 //!   runs every test, including those plain `cargo test` reports as ignored for lack of it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use trails::Registry;
@@ -29,20 +29,12 @@ fn main() -> ExitCode {
 /// The pinned Oxigraph server (its CLI ships in this PyPI wheel).
 const OXIGRAPH: &str = "oxigraph==0.5.13";
 
-/// `TRAILS_PYENV`, or the cache directory shared with the interop test (outside the clone).
-fn venv() -> PathBuf {
-    match std::env::var_os("TRAILS_PYENV") {
-        Some(path) => PathBuf::from(path),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/trails-pyenv"),
-    }
-}
-
 fn run(command: &mut Command) -> bool {
     command.status().map(|status| status.success()).unwrap_or(false)
 }
 
 fn test() -> ExitCode {
-    let venv = venv();
+    let venv = trails_tests::servers::venv();
     if !venv.join("bin/python").exists() && !run(Command::new("python3").args(["-m", "venv"]).arg(&venv)) {
         eprintln!("error: `python3 -m venv {}` failed", venv.display());
         return ExitCode::FAILURE;

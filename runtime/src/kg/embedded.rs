@@ -15,11 +15,10 @@ use oxigraph::model::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::{Store as Engine, Transaction};
 use rusqlite::{params, Connection, TransactionBehavior};
-use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
-use crate::validate::{FieldCode, FieldError};
+use super::store::{term_text, Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
+use crate::validate::FieldError;
 
 /// Rebuild the engine from SQLite after this many quads were removed from it.
 const REBUILD_AFTER_REMOVALS: usize = 200_000;
@@ -323,14 +322,6 @@ fn has_type(tx: &Transaction<'_>, subject: &NamedNode, class: &NamedNode, graph:
         .is_some()
 }
 
-fn violation(field: &str, code: FieldCode, message: String, value: Value, constraint: Value) -> FieldError {
-    FieldError { field: field.to_owned(), code, message, value, constraint }
-}
-
-fn key_value(subject: &NamedNode) -> Value {
-    json!(subject.as_str())
-}
-
 /// Whether the subject still has exactly the triples an update read (true without that check).
 fn unchanged(tx: &Transaction<'_>, write: &Write) -> bool {
     let Some(before) = write.checks.iter().find_map(|c| match c {
@@ -361,53 +352,35 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for check in &write.checks {
         match check {
-            Check::Absent { .. } if exists => errors.extend(check.identity_violation(&write.subject)),
-            Check::Present { .. } if !exists => errors.extend(check.identity_violation(&write.subject)),
+            Check::Absent { .. } if exists => errors.extend(check.violation(&write.subject, None)),
+            Check::Present { .. } if !exists => errors.extend(check.violation(&write.subject, None)),
             Check::Absent { .. } | Check::Present { .. } | Check::Unchanged { .. } => {}
             Check::Unique { class, fields } => {
                 let Some((_, first_predicate, first_value)) = fields.first() else { continue };
+                // Any graph: a parent's group holds across its subtypes, which live in their own.
                 let clash = tx
-                    .quads_for_pattern(
-                        None,
-                        Some(first_predicate.as_ref()),
-                        Some(first_value.as_ref()),
-                        Some(graph.as_ref()),
-                    )
+                    .quads_for_pattern(None, Some(first_predicate.as_ref()), Some(first_value.as_ref()), None)
                     .filter_map(Result::ok)
-                    .filter_map(|quad| match quad.subject {
-                        NamedOrBlankNode::NamedNode(subject) => Some(subject),
-                        NamedOrBlankNode::BlankNode(_) => None,
+                    .filter_map(|quad| match (quad.subject, quad.graph_name) {
+                        (NamedOrBlankNode::NamedNode(subject), GraphName::NamedNode(g)) => Some((subject, g)),
+                        _ => None,
                     })
-                    .filter(|subject| subject != &write.subject)
-                    .find(|subject| {
-                        has_type(tx, subject, class, Some(graph.as_ref()))
+                    .find(|(subject, g)| {
+                        let g = GraphName::NamedNode(g.clone());
+                        subject != &write.subject
+                            && has_type(tx, subject, class, Some(g.as_ref()))
                             && fields.iter().skip(1).all(|(_, predicate, value)| {
-                                let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), graph.clone());
+                                let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), g.clone());
                                 tx.contains(&quad).unwrap_or(false)
                             })
                     });
-                if let Some(other) = clash {
-                    let names: Vec<&str> = fields.iter().map(|(name, _, _)| name.as_str()).collect();
-                    let values: Vec<String> = fields.iter().map(|(_, _, value)| term_text(value)).collect();
-                    errors.push(violation(
-                        &fields[0].0,
-                        FieldCode::Unique,
-                        format!("{} = {} is already used by {}", names.join(", "), values.join(", "), other.as_str()),
-                        json!(values),
-                        json!({ "unique": names }),
-                    ));
+                if let Some((other, _)) = clash {
+                    errors.extend(check.violation(&write.subject, Some(other.as_str())));
                 }
             }
-            Check::Reference { field, target, class } => {
+            Check::Reference { target, class, .. } => {
                 if !has_type(tx, target, class, None) {
-                    let kind = class.as_str().rsplit(['#', '/']).next().unwrap_or(class.as_str());
-                    errors.push(violation(
-                        field,
-                        FieldCode::Reference,
-                        format!("{field} points at {}, which is not a stored {kind}", target.as_str()),
-                        json!(target.as_str()),
-                        json!({ "class": class.as_str() }),
-                    ));
+                    errors.extend(check.violation(&write.subject, None));
                 }
             }
             Check::Unreferenced { ignore_graphs } => {
@@ -419,18 +392,8 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
                             && !in_graphs(&quad.graph_name, ignore_graphs)
                     });
                 if let Some(quad) = referrer {
-                    errors.push(violation(
-                        "",
-                        FieldCode::Reference,
-                        format!(
-                            "{} is still referenced by {} ({}); remove those references first",
-                            write.subject.as_str(),
-                            quad.subject,
-                            quad.predicate.as_str()
-                        ),
-                        key_value(&write.subject),
-                        json!("not referenced"),
-                    ));
+                    let culprit = format!("{} ({})", quad.subject, quad.predicate.as_str());
+                    errors.extend(check.violation(&write.subject, Some(&culprit)));
                 }
             }
         }
@@ -441,14 +404,6 @@ fn check(tx: &Transaction<'_>, write: &Write) -> Vec<FieldError> {
 /// Whether `graph` is under the IRI prefix `prefix`.
 fn in_graphs(graph: &GraphName, prefix: &NamedNode) -> bool {
     matches!(graph, GraphName::NamedNode(g) if g.as_str().starts_with(prefix.as_str()))
-}
-
-fn term_text(term: &Term) -> String {
-    match term {
-        Term::Literal(literal) => literal.value().to_owned(),
-        Term::NamedNode(node) => node.as_str().to_owned(),
-        other => other.to_string(),
-    }
 }
 
 /// A stored value as something with a total order: numbers by value (integers exactly),

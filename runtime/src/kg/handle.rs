@@ -25,6 +25,11 @@ pub struct Stored<T> {
     pub value: T,
 }
 
+/// Whether these are the triples of an instance of `info`'s class.
+fn is_a(info: &NodeTypeInfo, triples: &Triples) -> bool {
+    triples.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && matches!(o, Term::NamedNode(c) if c.as_str() == info.iri))
+}
+
 /// The value as the store will give it back (list items in their stored order), so what a
 /// write returns is what a read returns.
 fn stored_form<T: NodeType>(info: &NodeTypeInfo, triples: &Triples, iri: &str) -> Result<T> {
@@ -207,34 +212,22 @@ impl Kg {
 
     /// The instance at `iri`, if there is one of type `T`.
     pub async fn get_iri<T: NodeType>(&self, iri: &str) -> Result<Option<Stored<T>>> {
-        let info = T::INFO;
         let Ok(subject) = NamedNode::new(iri) else { return Ok(None) };
-        let triples = self.store.describe(self.graph(info), subject).await.map_err(store_failed)?;
-        let class = NamedNode::new_unchecked(info.iri);
-        if !triples.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && *o == Term::NamedNode(class.clone())) {
-            return Ok(None);
-        }
-        let json = mapping::instance(info, &triples);
-        let value = serde_json::from_value(json)
-            .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
-        self.touch(Role::Used, iri);
-        Ok(Some(Stored { iri: iri.to_owned(), value }))
+        Ok(self.get_many(vec![subject]).await?.pop())
     }
 
     /// The instances at `subjects` that are `T`s, in order (one store request for the page).
     pub(crate) async fn get_many<T: NodeType>(&self, subjects: Vec<NamedNode>) -> Result<Vec<Stored<T>>> {
         let info = T::INFO;
         let described = self.store.describe_many(self.graph(info), subjects.clone()).await.map_err(store_failed)?;
-        let class = Term::NamedNode(NamedNode::new_unchecked(info.iri));
         let mut items = Vec::with_capacity(subjects.len());
         for (subject, triples) in subjects.into_iter().zip(described) {
-            // An instance deleted between the two reads is simply not in the page.
-            if !triples.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && *o == class) {
+            // Not a `T` (or deleted between the two reads of a page): simply not there.
+            if !is_a(info, &triples) {
                 continue;
             }
             let iri = subject.as_str();
-            let value = serde_json::from_value(mapping::instance(info, &triples))
-                .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
+            let value = stored_form(info, &triples, iri)?;
             self.touch(Role::Used, iri);
             items.push(Stored { iri: iri.to_owned(), value });
         }
@@ -265,13 +258,11 @@ impl Kg {
         let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
         for _ in 0..UPDATE_ATTEMPTS {
             let before = self.store.describe(self.graph(info), subject.clone()).await.map_err(store_failed)?;
-            let class = Term::NamedNode(NamedNode::new_unchecked(info.iri));
-            if !before.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && *o == class) {
+            if !is_a(info, &before) {
                 return Err(Kg::missing(info, iri));
             }
             let current = mapping::instance(info, &before);
-            let mut value: T = serde_json::from_value(current.clone())
-                .map_err(|e| Error::internal(format!("stored {} at {iri} does not read back: {e}", info.label)))?;
+            let mut value: T = stored_form(info, &before, iri)?;
             change(&mut value);
             let Prepared { json, triples, mut checks } = self.prepare(&value)?;
             if let Some(key) = info.key.filter(|k| current.get(*k) != json.get(*k)) {

@@ -12,10 +12,8 @@ use std::fmt::Write as _;
 use oxigraph::model::vocab::rdf;
 use oxigraph::model::{Literal, NamedNode, Term};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
-use serde_json::json;
 
 use super::store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
-use crate::validate::{FieldCode, FieldError};
 
 /// The revision marker of every written instance.
 const REVISION: &str = "https://w3id.org/trails/capability#revision";
@@ -134,16 +132,6 @@ fn condition(check: &Check, n: usize, graph: &NamedNode, subject: &NamedNode) ->
     }
 }
 
-fn violation(
-    field: &str,
-    code: FieldCode,
-    message: String,
-    value: serde_json::Value,
-    constraint: serde_json::Value,
-) -> FieldError {
-    FieldError { field: field.to_owned(), code, message, value, constraint }
-}
-
 impl RemoteStore {
     async fn write_now(&self, write: Write) -> Result<(), WriteError> {
         let (g, s) = (write.graph.to_string(), write.subject.to_string());
@@ -191,41 +179,10 @@ impl RemoteStore {
             if self.ask(&format!("ASK {{ FILTER({condition}) }}")).await? {
                 continue;
             }
-            let subject = json!(write.subject.as_str());
-            errors.push(match check {
-                Check::Absent { .. } | Check::Present { .. } => {
-                    check.identity_violation(&write.subject).expect("an identity check")
-                }
-                Check::Unique { fields, .. } => {
-                    let names: Vec<&str> = fields.iter().map(|(name, _, _)| name.as_str()).collect();
-                    let values: Vec<String> = fields.iter().map(|(_, _, v)| term_text(v)).collect();
-                    violation(
-                        &fields[0].0,
-                        FieldCode::Unique,
-                        format!("{} = {} is already used by another instance", names.join(", "), values.join(", ")),
-                        json!(values),
-                        json!({ "unique": names }),
-                    )
-                }
-                Check::Reference { field, target, class } => {
-                    let kind = class.as_str().rsplit(['#', '/']).next().unwrap_or(class.as_str());
-                    violation(
-                        field,
-                        FieldCode::Reference,
-                        format!("{field} points at {}, which is not a stored {kind}", target.as_str()),
-                        json!(target.as_str()),
-                        json!({ "class": class.as_str() }),
-                    )
-                }
-                Check::Unreferenced { .. } => violation(
-                    "",
-                    FieldCode::Reference,
-                    format!("{} is still referenced; remove those references first", write.subject.as_str()),
-                    subject,
-                    json!("not referenced"),
-                ),
-                Check::Unchanged { .. } => return Err(WriteError::Conflict),
-            });
+            match check.violation(&write.subject, None) {
+                Some(error) => errors.push(error),
+                None => return Err(WriteError::Conflict),
+            }
         }
         if errors.is_empty() {
             // Every check holds now: another write raced this one; the caller may retry.
@@ -282,14 +239,6 @@ impl RemoteStore {
             })
             .collect();
         Ok(Found { subjects, total })
-    }
-}
-
-fn term_text(term: &Term) -> String {
-    match term {
-        Term::Literal(literal) => literal.value().to_owned(),
-        Term::NamedNode(node) => node.as_str().to_owned(),
-        other => other.to_string(),
     }
 }
 

@@ -198,47 +198,88 @@ pub trait Store: Send + Sync + 'static {
 }
 
 impl Check {
-    /// The error of a failed `Absent` or `Present` check, spelled once for every backend.
-    pub(crate) fn identity_violation(&self, subject: &NamedNode) -> Option<FieldError> {
+    /// The error of this check when it failed on `subject`, spelled once for every backend.
+    /// `culprit` names what broke it when the backend knows (the other instance holding a unique
+    /// value, the instance still pointing at a deleted one). `Unchanged` is a conflict, not an
+    /// error: `None`.
+    pub(crate) fn violation(&self, subject: &NamedNode, culprit: Option<&str>) -> Option<FieldError> {
+        use crate::validate::FieldCode;
+        use serde_json::json;
+        let by = culprit.map(|c| format!(" by {c}")).unwrap_or_default();
         let by_iri = |value: &serde_json::Value| value.as_str() == Some(subject.as_str());
-        let (field, value, code, message, constraint) = match self {
+        let (field, code, message, value, constraint) = match self {
             Check::Absent { field, value } if by_iri(value) => (
-                field,
-                value,
-                crate::validate::FieldCode::Unique,
+                field.clone(),
+                FieldCode::Unique,
                 format!("{} already exists", subject.as_str()),
-                "unique",
+                value.clone(),
+                json!("unique"),
             ),
             Check::Absent { field, value } => (
-                field,
-                value,
-                crate::validate::FieldCode::Unique,
+                field.clone(),
+                FieldCode::Unique,
                 format!("{} is already taken ({})", shown(field, value), subject.as_str()),
-                "unique",
+                value.clone(),
+                json!("unique"),
             ),
             Check::Present { field, value } if by_iri(value) => (
-                field,
-                value,
-                crate::validate::FieldCode::Reference,
+                field.clone(),
+                FieldCode::Reference,
                 format!("there is nothing at {}", subject.as_str()),
-                "an existing instance",
+                value.clone(),
+                json!("an existing instance"),
             ),
             Check::Present { field, value } => (
-                field,
-                value,
-                crate::validate::FieldCode::Reference,
+                field.clone(),
+                FieldCode::Reference,
                 format!("there is nothing with {} ({})", shown(field, value), subject.as_str()),
-                "an existing instance",
+                value.clone(),
+                json!("an existing instance"),
             ),
-            _ => return None,
+            Check::Unique { fields, .. } => {
+                let names: Vec<&str> = fields.iter().map(|(name, _, _)| name.as_str()).collect();
+                let values: Vec<String> = fields.iter().map(|(_, _, value)| term_text(value)).collect();
+                (
+                    names.first().map(|n| (*n).to_owned()).unwrap_or_default(),
+                    FieldCode::Unique,
+                    format!(
+                        "{} = {} is already used{}",
+                        names.join(", "),
+                        values.join(", "),
+                        culprit_or(&by, " by another instance")
+                    ),
+                    json!(values),
+                    json!({ "unique": names }),
+                )
+            }
+            Check::Reference { field, target, class } => {
+                let kind = class.as_str().rsplit(['#', '/']).next().unwrap_or(class.as_str());
+                (
+                    field.clone(),
+                    FieldCode::Reference,
+                    format!("{field} points at {}, which is not a stored {kind}", target.as_str()),
+                    json!(target.as_str()),
+                    json!({ "class": class.as_str() }),
+                )
+            }
+            Check::Unreferenced { .. } => (
+                String::new(),
+                FieldCode::Reference,
+                format!("{} is still referenced{by}; remove those references first", subject.as_str()),
+                json!(subject.as_str()),
+                json!("not referenced"),
+            ),
+            Check::Unchanged { .. } => return None,
         };
-        Some(FieldError {
-            field: field.clone(),
-            code,
-            message,
-            value: crate::validate::echo(value),
-            constraint: serde_json::Value::String(constraint.to_owned()),
-        })
+        Some(FieldError { field, code, message, value: crate::validate::echo(&value), constraint })
+    }
+}
+
+fn culprit_or<'a>(by: &'a str, otherwise: &'a str) -> &'a str {
+    if by.is_empty() {
+        otherwise
+    } else {
+        by
     }
 }
 
@@ -248,5 +289,14 @@ fn shown(field: &str, value: &serde_json::Value) -> String {
         value
     } else {
         format!("{field} {value}")
+    }
+}
+
+/// A term as a person reads it: a literal's value, an IRI without brackets.
+pub(crate) fn term_text(term: &Term) -> String {
+    match term {
+        Term::Literal(literal) => literal.value().to_owned(),
+        Term::NamedNode(node) => node.as_str().to_owned(),
+        other => other.to_string(),
     }
 }
