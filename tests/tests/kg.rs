@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use trails::kg::{EmbeddedStore, Kg, Literal, Synchronous, Term};
+use trails::kg::{EmbeddedStore, Kg, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
 use trails::{node_type, Ctx, DateTime, Error, FieldCode, Ref};
 
 /// A team.
@@ -51,10 +51,49 @@ macro_rules! conformance {
                 }
             )*
         }
+        mod virtuoso {
+            $(
+                #[test]
+                #[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs these"]
+                fn $name() {
+                    let server = trails_tests::servers::VirtuosoServer::start();
+                    super::$name(server.kg())
+                }
+            )*
+        }
     };
 }
 
+/// Remote stores only: what they bound that the embedded store does not.
+macro_rules! remote {
+    ($($name:ident),* $(,)?) => {
+        mod remote_oxigraph_server {
+            $(
+                #[test]
+                #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs these"]
+                fn $name() {
+                    let server = trails_tests::servers::OxigraphServer::start();
+                    super::$name(server.kg())
+                }
+            )*
+        }
+        mod remote_virtuoso {
+            $(
+                #[test]
+                #[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs these"]
+                fn $name() {
+                    let server = trails_tests::servers::VirtuosoServer::start();
+                    super::$name(server.kg())
+                }
+            )*
+        }
+    };
+}
+
+remote!(an_instance_too_large_for_one_atomic_write_is_refused_whole);
+
 conformance!(
+    values_at_the_edges_of_their_datatypes_round_trip,
     a_parents_unique_group_holds_across_its_subtypes,
     instances_round_trip_exactly_under_their_key_iri,
     bad_writes_are_field_errors_and_change_nothing,
@@ -87,6 +126,22 @@ pub struct Admin {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guest {
     pub account: Account,
+}
+
+/// Values at the edges of their datatypes, and a key that needs escaping in an IRI.
+#[node_type(label = "Sample", iri = "https://example.org/t#Sample", key = "name")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub name: String,
+    pub high: i64,
+    pub low: i64,
+    pub huge: f64,
+    pub tiny: f64,
+    pub on: bool,
+    pub off: bool,
+    pub text: String,
+    #[predicate(max_count = 5000)]
+    pub items: Vec<String>,
 }
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
@@ -132,6 +187,90 @@ fn instances_round_trip_exactly_under_their_key_iri(kg: Kg) {
         assert!(kg.get::<Member>("nobody").await.unwrap().is_none());
         assert!(kg.get::<Team>("alice smith").await.unwrap().is_none(), "an IRI of another type is not a Team");
     });
+}
+
+fn values_at_the_edges_of_their_datatypes_round_trip(kg: Kg) {
+    block_on(async {
+        let sample = Sample {
+            name: "a/b ü?#%".into(),
+            high: i64::MAX,
+            low: i64::MIN,
+            huge: 1.5e300,
+            tiny: -2.5e-300,
+            on: true,
+            off: false,
+            text: "tab\tline\nquote\" backslash\\ é \u{1F600} <not an IRI>".into(),
+            items: vec!["".into(), " ".into(), "\u{7f}".into()],
+        };
+        let created = kg.create(sample.clone()).await.unwrap();
+        assert_eq!(created.iri, "urn:trails:kg/Sample/a%2Fb%20%C3%BC%3F%23%25");
+        let read = kg.get::<Sample>("a/b ü?#%").await.unwrap().expect("found by its key");
+        let mut expected = sample.clone();
+        expected.items.sort();
+        assert_eq!(read.value, expected);
+        // Equality filters bind the same terms the write stored.
+        let ctx = Ctx::local().with_kg(kg.clone());
+        for found in [
+            Sample::objects(&ctx).where_eq(Sample::FIELDS.high, i64::MAX).count().await.unwrap(),
+            Sample::objects(&ctx).where_eq(Sample::FIELDS.low, i64::MIN).count().await.unwrap(),
+            Sample::objects(&ctx).where_eq(Sample::FIELDS.on, true).count().await.unwrap(),
+            Sample::objects(&ctx).where_eq(Sample::FIELDS.text, sample.text.clone()).count().await.unwrap(),
+        ] {
+            assert_eq!(found, 1);
+        }
+        assert_eq!(Sample::objects(&ctx).where_eq(Sample::FIELDS.off, true).count().await.unwrap(), 0);
+    });
+}
+
+fn an_instance_too_large_for_one_atomic_write_is_refused_whole(kg: Kg) {
+    block_on(async {
+        let sample = |name: &str, items: usize| Sample {
+            name: name.into(),
+            high: 1,
+            low: -1,
+            huge: 1.0,
+            tiny: 0.5,
+            on: true,
+            off: false,
+            text: String::new(),
+            items: (0..items).map(|i| format!("item {i}")).collect(),
+        };
+        let error = kg.create(sample("big", 1500)).await.unwrap_err();
+        assert!(matches!(error, Error::Internal(_)), "{error:?}");
+        assert!(format!("{error:?}").contains("at most 1000"), "{error:?}");
+        assert!(kg.get::<Sample>("big").await.unwrap().is_none(), "nothing of it was written");
+        // Just inside the bound (the instance's other triples included) it is written.
+        let fits = sample("fits", 980);
+        kg.create(fits.clone()).await.unwrap();
+        assert_eq!(kg.get::<Sample>("fits").await.unwrap().unwrap().value.items.len(), 980);
+    });
+}
+
+#[test]
+#[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs these"]
+fn a_remote_store_answers_digest_challenges_and_never_shows_the_password() {
+    let server = trails_tests::servers::VirtuosoServer::start();
+    let (user, password) = server.credentials();
+    // Updates on Virtuoso need Digest: the right password writes...
+    let right = Kg::new(
+        Arc::new(RemoteStore::new(server.query_url(), server.update_url(), Some((user.clone(), password)))),
+        DEFAULT_BASE,
+    );
+    block_on(right.create(team("core"))).unwrap();
+    // ...a wrong one is refused, changes nothing, and its error names neither password.
+    let wrong_password = "not-the-password-0xC0FFEE";
+    let store = RemoteStore::new(server.query_url(), server.update_url(), Some((user, wrong_password.to_owned())));
+    assert!(!format!("{store:?}").contains(wrong_password));
+    let wrong = Kg::new(Arc::new(store), DEFAULT_BASE);
+    let error = format!("{:?}", block_on(wrong.create(team("other"))).unwrap_err());
+    assert!(error.contains("401"), "{error}");
+    assert!(!error.contains(wrong_password) && !error.contains("trails-test-secret"), "{error}");
+    assert!(block_on(right.get::<Team>("other")).unwrap().is_none());
+    assert!(block_on(right.get::<Team>("core")).unwrap().is_some());
+    // Without credentials the update endpoint is refused too (reads stay anonymous).
+    let anonymous = Kg::new(Arc::new(RemoteStore::new(server.query_url(), server.update_url(), None)), DEFAULT_BASE);
+    assert!(format!("{:?}", block_on(anonymous.create(team("third"))).unwrap_err()).contains("401"));
+    assert!(block_on(anonymous.get::<Team>("core")).unwrap().is_some());
 }
 
 fn bad_writes_are_field_errors_and_change_nothing(kg: Kg) {
@@ -270,8 +409,24 @@ fn sparql_is_read_only_and_binds_values_as_terms(kg: Kg) {
         // A value that looks like SPARQL is just a value.
         let injection = Term::Literal(Literal::new_simple_literal("x\" } ?a ?b ?c { \""));
         assert!(kg.sparql(query, &[("name", injection)]).await.unwrap().is_empty());
+        // A bound value is seen by the whole WHERE group, FILTERs included (as the example's
+        // search needs), on every store.
+        let filtered = "SELECT ?team WHERE { GRAPH ?g { ?team <https://example.org/t#name> ?name } \
+                        FILTER(CONTAINS(LCASE(?name), LCASE(?text))) } ORDER BY ?team";
+        let rows = kg.sparql(filtered, &[("text", Term::Literal(Literal::new_simple_literal("WEB")))]).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].iter().find(|(v, _)| v == "team").unwrap().1.to_string(), "<urn:trails:kg/Team/web>");
+        let ask = "ASK { GRAPH ?g { ?team <https://example.org/t#name> ?name } }";
+        let web = Term::Literal(Literal::new_simple_literal("Team web"));
+        let nobody = Term::Literal(Literal::new_simple_literal("Team nobody"));
+        for (value, expected) in [(web, true), (nobody, false)] {
+            let rows = kg.sparql(ask, &[("name", value)]).await.unwrap();
+            assert_eq!(rows, vec![vec![("result".to_owned(), Term::Literal(Literal::from(expected)))]]);
+        }
         let update = kg.sparql("DELETE WHERE { ?s ?p ?o }", &[]).await.unwrap_err();
         assert_eq!(codes(update), [("query".to_owned(), FieldCode::Type)]);
+        let construct = kg.sparql("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", &[]).await.unwrap_err();
+        assert_eq!(codes(construct), [("query".to_owned(), FieldCode::Type)]);
         assert!(kg.get::<Team>("core").await.unwrap().is_some());
     });
 }

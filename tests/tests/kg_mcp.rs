@@ -103,9 +103,38 @@ async fn a_shape_violating_write_over_mcp_fails_with_the_same_field_errors_as_th
     assert_eq!(stored, 1, "the refused writes changed nothing");
 }
 
-#[tokio::test]
-async fn every_call_leaves_one_provenance_activity() {
-    let kg = Kg::temporary().unwrap();
+/// Each test once per store: embedded, and (ignored under plain `cargo test`) the two servers.
+macro_rules! on_every_store {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $(#[tokio::test] async fn $name() { super::$name(trails::kg::Kg::temporary().unwrap()).await })*
+        }
+        mod oxigraph_server {
+            $(
+                #[tokio::test]
+                #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs these"]
+                async fn $name() {
+                    let server = trails_tests::servers::OxigraphServer::start();
+                    super::$name(server.kg()).await
+                }
+            )*
+        }
+        mod virtuoso {
+            $(
+                #[tokio::test]
+                #[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs these"]
+                async fn $name() {
+                    let server = trails_tests::servers::VirtuosoServer::start();
+                    super::$name(server.kg()).await
+                }
+            )*
+        }
+    };
+}
+
+on_every_store!(every_call_leaves_one_provenance_activity, provenance_retention_is_bounded);
+
+async fn every_call_leaves_one_provenance_activity(kg: Kg) {
     let addr = serve(kg.clone()).await;
     let client = connect(addr).await;
     call(&client, "requirements.create", requirement("REQ-7", None)).await.unwrap();
@@ -156,9 +185,7 @@ async fn activity_count(kg: &Kg) -> usize {
     kg.sparql(&format!("SELECT ?a WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}"), &[]).await.unwrap().len()
 }
 
-#[tokio::test]
-async fn provenance_retention_is_bounded() {
-    let kg = Kg::temporary().unwrap();
+async fn provenance_retention_is_bounded(kg: Kg) {
     let addr = serve_with(kg.clone(), "[kg]\nprovenance_keep = 10").await;
     let client = connect(addr).await;
     for _ in 0..120 {
@@ -229,14 +256,13 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
     assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-42");
 }
 
-#[tokio::test]
-#[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs this"]
-async fn a_server_configured_with_a_remote_endpoint_writes_there() {
-    let oxigraph = trails_tests::servers::OxigraphServer::start();
+/// Serve the example app with `toml` (and `env` for `TRAILS_*` variables), create a requirement
+/// over MCP, and find it and its activity through `kg`, a handle on the same remote store.
+async fn a_configured_remote_store_receives_the_write(toml: &str, env: &[(&str, &str)], kg: Kg) {
     // The app picks the remote store from configuration alone.
     trails_tests::link();
-    let toml = format!("[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"", oxigraph.query_url(), oxigraph.update_url());
-    let settings = Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap();
+    let lookup = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string());
+    let settings = Settings::resolve(Config::parse(toml).unwrap(), &lookup).unwrap();
     let server = trails::App::new().build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -244,7 +270,33 @@ async fn a_server_configured_with_a_remote_endpoint_writes_there() {
     let client = connect(addr).await;
     call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap();
 
-    let kg = oxigraph.kg();
     assert!(kg.get::<Requirement>("REQ-5").await.unwrap().is_some(), "the requirement is in the remote store");
     assert_eq!(activities_generating(&kg, "urn:trails:kg/Requirement/REQ-5").await.len(), 1, "with its activity");
+    // The example's search binds its text into a FILTER: found on the remote store too.
+    let found = call(&client, "requirements.search", json!({"text": "SIGN-ON", "status": "proposed"})).await.unwrap();
+    assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-5");
+    // The same validation as on the embedded store: a duplicate is a -32602 and changes nothing.
+    let error = call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap_err();
+    assert_eq!(error.code.0, -32602, "{error:?}");
+}
+
+#[tokio::test]
+#[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs this"]
+async fn a_server_configured_with_an_oxigraph_endpoint_writes_there() {
+    let oxigraph = trails_tests::servers::OxigraphServer::start();
+    let toml = format!("[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"", oxigraph.query_url(), oxigraph.update_url());
+    a_configured_remote_store_receives_the_write(&toml, &[], oxigraph.kg()).await;
+}
+
+#[tokio::test]
+#[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs this"]
+async fn a_server_configured_with_a_virtuoso_endpoint_and_a_password_from_the_environment_writes_there() {
+    let virtuoso = trails_tests::servers::VirtuosoServer::start();
+    let (user, password) = virtuoso.credentials();
+    let toml = format!(
+        "[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"\nuser = \"{user}\"",
+        virtuoso.query_url(),
+        virtuoso.update_url()
+    );
+    a_configured_remote_store_receives_the_write(&toml, &[("TRAILS_KG_PASSWORD", &password)], virtuoso.kg()).await;
 }

@@ -4,10 +4,11 @@
 //!   Uses the same `trails_tests::golden::sync` the golden test checks with, so a snapshot followed
 //!   by the test always passes, and a second snapshot changes nothing.
 //! - `cargo xtask test`: the README's test command. Provisions what the tests need that cargo does
-//!   not (Oxigraph server from PyPI, into the cached virtualenv the interop test also uses), then
-//!   runs every test, including those plain `cargo test` reports as ignored for lack of it.
+//!   not (Oxigraph server from PyPI, into the cached virtualenv the interop test also uses;
+//!   Virtuoso 7 from Debian's packages, with apt, when `virtuoso-t` is missing), then runs every
+//!   test, including those plain `cargo test` reports as ignored for lack of them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use trails::Registry;
@@ -29,6 +30,37 @@ fn main() -> ExitCode {
 /// The pinned Oxigraph server (its CLI ships in this PyPI wheel).
 const OXIGRAPH: &str = "oxigraph==0.5.13";
 
+/// Debian's Virtuoso 7 server package (`virtuoso-t`, `isql-vt`).
+const VIRTUOSO_PACKAGE: &str = "virtuoso-opensource-7-bin";
+
+/// `TRAILS_VIRTUOSO`, or `virtuoso-t` installed by apt (as root, or through `sudo -n`) when missing.
+fn virtuoso() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("TRAILS_VIRTUOSO") {
+        return Ok(PathBuf::from(path));
+    }
+    let installed = PathBuf::from("/usr/bin/virtuoso-t");
+    if installed.exists() {
+        return Ok(installed);
+    }
+    println!("xtask: installing {VIRTUOSO_PACKAGE} with apt-get");
+    let apt = |args: &[&str]| {
+        let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+        let mut command = if root { Command::new("apt-get") } else { Command::new("sudo") };
+        if !root {
+            command.args(["-n", "apt-get"]);
+        }
+        run(command.env("DEBIAN_FRONTEND", "noninteractive").args(args))
+    };
+    let install = ["install", "-y", "-q", "--no-install-recommends", VIRTUOSO_PACKAGE];
+    // The package lists may be stale or absent on a fresh machine: refresh once and retry.
+    if !(apt(&install) || (apt(&["update", "-q"]) && apt(&install))) || !installed.exists() {
+        return Err(format!(
+            "could not install {VIRTUOSO_PACKAGE} (needs root or passwordless sudo); install it, or point TRAILS_VIRTUOSO at virtuoso-t"
+        ));
+    }
+    Ok(installed)
+}
+
 fn run(command: &mut Command) -> bool {
     command.status().map(|status| status.success()).unwrap_or(false)
 }
@@ -48,11 +80,19 @@ fn test() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    let virtuoso = match virtuoso() {
+        Ok(path) => path,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .args(["test", "--workspace", "--locked", "--", "--include-ignored"])
         .env("TRAILS_PYENV", &venv)
         .env("TRAILS_OXIGRAPH", &oxigraph)
+        .env("TRAILS_VIRTUOSO", &virtuoso)
         .status();
     match status {
         Ok(status) if status.success() => ExitCode::SUCCESS,

@@ -38,7 +38,7 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
 /// Title search with an optional status filter, highest priority first. The values are bound
 /// into the query as RDF terms, never spliced into its text.
 const SEARCH: &str = "PREFIX req: <https://example.org/req#>
-SELECT ?r ?priority ?status ?text WHERE {
+SELECT ?r ?priority ?status WHERE {
   GRAPH ?g { ?r a req:Requirement ; req:title ?title ; req:priority ?priority ; req:status ?status }
   FILTER(CONTAINS(LCASE(?title), LCASE(?text)))
 } ORDER BY ?priority ?r LIMIT 100";

@@ -529,14 +529,10 @@ impl EmbeddedStore {
     }
 
     fn select_now(&self, query: &str, bindings: Vec<(String, Term)>) -> Result<Vec<Row>, StoreError> {
-        let mut prepared = SparqlEvaluator::new()
-            .parse_query(query)
+        let bound = super::bind::bind(query, &bindings)?;
+        let prepared = SparqlEvaluator::new()
+            .parse_query(&bound.text)
             .map_err(|e| StoreError::Query(format!("{e} (only read-only queries are accepted)")))?;
-        for (name, term) in bindings {
-            let variable = oxigraph::model::Variable::new(&name)
-                .map_err(|e| StoreError::Query(format!("binding `{name}`: {e}")))?;
-            prepared = prepared.substitute_variable(variable, term);
-        }
         match prepared.on_store(&self.engine()).execute().map_err(|e| StoreError::Query(e.to_string()))? {
             QueryResults::Solutions(solutions) => {
                 let mut rows = Vec::new();

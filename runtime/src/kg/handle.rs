@@ -74,7 +74,13 @@ fn write_failed(error: WriteError) -> Error {
     }
 }
 
-/// How often an update re-reads and re-applies its change after a concurrent one.
+/// Most provenance activities one pruning pass removes. Pruning runs every 100 calls, so passes
+/// keep up with any call rate while each stays bounded work — and every query stays far under a
+/// remote endpoint's row cap (Virtuoso's `ResultSetMaxRows`, 10,000 on Debian).
+pub(crate) const PRUNE_BATCH: usize = 1000;
+
+/// How often an update re-reads and re-applies its change after a concurrent one (and how often
+/// a create or delete is re-sent when the store rolled it back for a concurrent transaction).
 pub const UPDATE_ATTEMPTS: usize = 8;
 
 impl Kg {
@@ -205,7 +211,7 @@ impl Kg {
         let subject = NamedNode::new(&iri).map_err(Error::internal)?;
         let stored = stored_form::<T>(info, &triples, &iri)?;
         let write = Write { graph: self.graph(info), subject, triples, checks };
-        self.store.write(write).await.map_err(write_failed)?;
+        self.apply(write).await?;
         self.touch(Role::Generated, &iri);
         Ok(Stored { iri, value: stored })
     }
@@ -232,6 +238,19 @@ impl Kg {
             items.push(Stored { iri: iri.to_owned(), value });
         }
         Ok(items)
+    }
+
+    /// Apply a write whose checks do not depend on what the caller read: a conflict (the store
+    /// rolled it back for a concurrent transaction) is retried as it is; the checks are evaluated
+    /// afresh each time.
+    async fn apply(&self, write: Write) -> Result<()> {
+        for _ in 1..UPDATE_ATTEMPTS {
+            match self.store.write(write.clone()).await {
+                Err(WriteError::Conflict) => continue,
+                done => return done.map_err(write_failed),
+            }
+        }
+        self.store.write(write).await.map_err(write_failed)
     }
 
     /// `T`'s instance with key `key`.
@@ -309,7 +328,7 @@ impl Kg {
         let value = Value::String(iri.to_owned());
         let checks = vec![Check::Present { field, value }, Check::Unreferenced { ignore_graphs: provenance }];
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
-        self.store.write(write).await.map_err(write_failed)?;
+        self.apply(write).await?;
         self.touch(Role::Invalidated, iri);
         Ok(())
     }
@@ -333,18 +352,29 @@ impl Kg {
         })
     }
 
-    /// Drop activities beyond the newest `keep` and those older than `max_age`; how many went.
+    /// Drop activities beyond the newest `keep` and those older than `max_age`, oldest first and
+    /// at most [`PRUNE_BATCH`] per pass; how many went.
     pub(crate) async fn prune_provenance(
         &self,
         keep: usize,
         max_age: chrono::Duration,
     ) -> std::result::Result<usize, StoreError> {
-        let query = format!(
-            "SELECT ?a ?t WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}startedAtTime> ?t }} }}",
-            PROV = provenance::PROV
-        );
-        let rows = self.store.select(query, Vec::new()).await?;
-        let activities = rows
+        let activity =
+            format!("GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}startedAtTime> ?t }}", PROV = provenance::PROV);
+        let count = self.store.select(format!("SELECT (COUNT(?a) AS ?n) WHERE {{ {activity} }}"), Vec::new()).await?;
+        let total = count
+            .first()
+            .and_then(|row| row.iter().find(|(v, _)| v == "n"))
+            .and_then(|(_, t)| match t {
+                Term::Literal(l) => l.value().parse::<usize>().ok(),
+                _ => None,
+            })
+            .unwrap_or(0);
+        let oldest = format!("SELECT ?a ?t WHERE {{ {activity} }} ORDER BY ?t ?a LIMIT {PRUNE_BATCH}");
+        let oldest = self
+            .store
+            .select(oldest, Vec::new())
+            .await?
             .into_iter()
             .filter_map(|row| {
                 let iri = row.iter().find(|(v, _)| v == "a").and_then(|(_, t)| match t {
@@ -358,18 +388,20 @@ impl Kg {
                 Some((iri, started))
             })
             .collect();
-        let doomed = provenance::to_prune(activities, keep, chrono::Utc::now() - max_age);
+        let doomed = provenance::to_prune(oldest, total.saturating_sub(keep), chrono::Utc::now() - max_age);
+        let mut dropped = 0;
         for iri in &doomed {
             let node = NamedNode::new_unchecked(iri.as_str());
-            let write = Write { graph: node.clone(), subject: node, triples: Vec::new(), checks: Vec::new() };
-            self.store.write(write).await.map_err(|error| match error {
-                WriteError::Store(error) => error,
-                WriteError::Rejected(_) | WriteError::Conflict => {
-                    StoreError::Engine("a provenance prune was rejected".into())
-                }
-            })?;
+            let present = Check::Present { field: String::new(), value: Value::String(iri.clone()) };
+            let write = Write { graph: node.clone(), subject: node, triples: Vec::new(), checks: vec![present] };
+            match self.store.write(write).await {
+                Ok(()) => dropped += 1,
+                // Already gone (another replica pruned it) or busy: the next pass sees it again.
+                Err(WriteError::Rejected(_) | WriteError::Conflict) => {}
+                Err(WriteError::Store(error)) => return Err(error),
+            }
         }
-        Ok(doomed.len())
+        Ok(dropped)
     }
 
     /// A read-only SPARQL query (SELECT or ASK). `bindings` are substituted as RDF terms by the

@@ -143,24 +143,39 @@ fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
     }
 }
 
-/// The JSON object of an instance from its triples. List items come back in a stable order (by
-/// their lexical form): RDF keeps no order.
+/// The JSON object of an instance from its triples. List items come back in their values' order
+/// (numbers by magnitude, text by code point, `false` before `true`): RDF keeps no order, and
+/// the values — unlike the terms' spelling, which differs between stores — are the same on all.
 pub(crate) fn instance(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Value {
     let mut object = Map::new();
     for predicate in info.all_predicates() {
-        let mut values: Vec<(String, Value)> = triples
+        let mut values: Vec<Value> = triples
             .iter()
             .filter(|(p, _)| p.as_str() == predicate.iri)
-            .filter_map(|(_, o)| json_of(predicate, o).map(|v| (o.to_string(), v)))
+            .filter_map(|(_, o)| json_of(predicate, o))
             .collect();
         if predicate.many {
-            values.sort_by(|a, b| a.0.cmp(&b.0));
-            object.insert(predicate.field.to_owned(), Value::Array(values.into_iter().map(|(_, v)| v).collect()));
-        } else if let Some((_, value)) = values.into_iter().next() {
+            values.sort_by(value_order);
+            object.insert(predicate.field.to_owned(), Value::Array(values));
+        } else if let Some(value) = values.into_iter().next() {
             object.insert(predicate.field.to_owned(), value);
         }
     }
     Value::Object(object)
+}
+
+/// The order of two values of one field (see [`instance`]).
+fn value_order(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+            (Some(a), Some(b), _, _) => a.cmp(&b),
+            (_, _, Some(a), Some(b)) => a.cmp(&b),
+            _ => a.as_f64().unwrap_or_default().total_cmp(&b.as_f64().unwrap_or_default()),
+        },
+        (Value::String(a), Value::String(b)) => a.cmp(b),
+        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+        _ => a.to_string().cmp(&b.to_string()),
+    }
 }
 
 /// The predicate of a field, up the `extends` chain.
@@ -171,6 +186,16 @@ pub(crate) fn predicate<'a>(info: &'a NodeTypeInfo, field: &str) -> Option<&'a P
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_items_come_back_in_value_order() {
+        let mut numbers: Vec<Value> = serde_json::from_str("[10, 9, -3, 18446744073709551615, 2.5]").unwrap();
+        numbers.sort_by(value_order);
+        assert_eq!(Value::Array(numbers).to_string(), "[-3,2.5,9,10,18446744073709551615]");
+        let mut texts: Vec<Value> = serde_json::from_str(r#"[" ", "", "b", "a"]"#).unwrap();
+        texts.sort_by(value_order);
+        assert_eq!(Value::Array(texts).to_string(), r#"[""," ","a","b"]"#);
+    }
 
     #[test]
     fn keys_are_percent_encoded_into_one_segment() {

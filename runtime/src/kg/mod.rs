@@ -6,6 +6,7 @@
 //! Authors read with `T::objects(ctx)` ([`Query`]) and read-only SPARQL ([`Kg::sparql`]). Every
 //! call leaves a PROV-O activity (`provenance`), written by the dispatcher, never by hand.
 
+mod bind;
 mod embedded;
 mod handle;
 mod mapping;

@@ -11,15 +11,18 @@ use chrono::{DateTime, Utc};
 use oxigraph::model::vocab::{rdf, xsd};
 use oxigraph::model::{Literal, NamedNode, Term};
 
-use super::store::{StoreError, Triples, Write};
+use super::store::{Check, StoreError, Triples, Write};
 
 /// The PROV-O namespace.
 pub const PROV: &str = "http://www.w3.org/ns/prov#";
 /// Trails' own terms (the manifest's `@vocab`).
 pub const TRAILS: &str = "https://w3id.org/trails/capability#";
 
-/// Most instances one activity lists per role; a call that touches more says how many were cut.
-const MAX_TOUCHED: usize = 1000;
+/// Most instances one activity lists (all roles together); a call that touches more says how
+/// many were cut. With the activity's own few triples it stays within what a remote store
+/// writes in one atomic operation.
+const MAX_TOUCHED: usize = 960;
+const _: () = assert!(MAX_TOUCHED + 16 <= super::RemoteStore::MAX_WRITE_TRIPLES);
 
 /// How an instance took part in a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,19 +134,23 @@ pub(crate) fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result
             Term::Literal(Literal::new_typed_literal(omitted.to_string(), xsd::INTEGER)),
         ));
     }
-    Ok(Write { graph: subject.clone(), subject, triples, checks: Vec::new() })
+    // Activities are never rewritten: the check makes that explicit to every store.
+    let checks =
+        vec![Check::Absent { field: String::new(), value: serde_json::Value::String(subject.as_str().into()) }];
+    Ok(Write { graph: subject.clone(), subject, triples, checks })
 }
 
-/// The activities to drop so that at most `keep` remain and none started before `cutoff`:
-/// the oldest first. `activities` is (activity IRI, start time).
-pub(crate) fn to_prune(mut activities: Vec<(String, String)>, keep: usize, cutoff: DateTime<Utc>) -> Vec<String> {
-    activities.sort_by(|a, b| a.1.cmp(&b.1));
-    let over = activities.len().saturating_sub(keep);
-    let cutoff = cutoff.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    activities
+/// Of the oldest activities (sorted oldest first: IRI, start time), those to drop: the first
+/// `over` (beyond the count to keep) and any that started before `cutoff`.
+pub(crate) fn to_prune(oldest: Vec<(String, String)>, over: usize, cutoff: DateTime<Utc>) -> Vec<String> {
+    oldest
         .into_iter()
         .enumerate()
-        .filter(|(index, (_, started))| *index < over || started.as_str() < cutoff.as_str())
+        .filter(|(index, (_, started))| {
+            // A start time that does not parse is never "old": only the count can drop it.
+            let aged = DateTime::parse_from_rfc3339(started).is_ok_and(|started| started < cutoff);
+            *index < over || aged
+        })
         .map(|(_, (iri, _))| iri)
         .collect()
 }
@@ -162,7 +169,11 @@ mod tests {
             ("d".to_owned(), at("2026-11-02T00:00:00.000000Z")),
         ];
         let cutoff: DateTime<Utc> = "2026-03-01T00:00:00Z".parse().unwrap();
-        assert_eq!(to_prune(activities.clone(), 10, cutoff), ["a"]);
-        assert_eq!(to_prune(activities, 2, cutoff), ["a", "b"]);
+        assert_eq!(to_prune(activities.clone(), 0, cutoff), ["a"]);
+        assert_eq!(to_prune(activities.clone(), 2, cutoff), ["a", "b"]);
+        // However a store spells the time (Virtuoso drops the fraction, others add an offset).
+        let spelt =
+            vec![("e".to_owned(), at("2026-02-28T23:00:00-02:00")), ("f".to_owned(), at("2026-02-28T23:59:59Z"))];
+        assert_eq!(to_prune(spelt, 0, cutoff), ["f"]);
     }
 }

@@ -25,8 +25,11 @@ pub struct Write {
     pub graph: NamedNode,
     /// The instance.
     pub subject: NamedNode,
-    /// The instance's triples after the write (`rdf:type` included); empty deletes it. Every
-    /// triple the subject had before is replaced.
+    /// The instance's triples after the write (`rdf:type` included); empty deletes it. A write
+    /// that carries [`Check::Present`] replaces every triple the subject had; any other write is a
+    /// creation and carries [`Check::Absent`] (a store may skip removing triples there, as the
+    /// remote one does: Virtuoso drops a whole `DELETE … WHERE { OPTIONAL … }` that matches
+    /// nothing).
     pub triples: Triples,
     /// What must hold, checked against the store as it is when the write applies.
     pub checks: Vec<Check>,
@@ -119,6 +122,15 @@ pub enum StoreError {
     /// The store's writer is gone (the process is shutting down).
     #[error("the store is closed")]
     Closed,
+    /// One write holds more triples than the store applies atomically (refused whole, before
+    /// anything is sent: splitting it would give up atomicity).
+    #[error("the instance is {triples} triples; this store writes at most {max} in one atomic write (bound its lists with max_count)")]
+    TooLarge {
+        /// The write's triples.
+        triples: usize,
+        /// The store's bound.
+        max: usize,
+    },
 }
 
 /// Why a write did not happen.

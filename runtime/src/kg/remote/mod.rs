@@ -7,6 +7,8 @@
 //! RDF terms by the library (N-Triples syntax), never spliced from user text; no blank nodes;
 //! always a named graph. Credentials are sent, never logged.
 
+mod auth;
+
 use std::fmt::Write as _;
 
 use oxigraph::model::vocab::rdf;
@@ -25,7 +27,7 @@ pub struct RemoteStore {
     client: reqwest::Client,
     query_url: String,
     update_url: String,
-    credentials: Option<(String, String)>,
+    credentials: Option<auth::Credentials>,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -34,7 +36,7 @@ impl std::fmt::Debug for RemoteStore {
         f.debug_struct("RemoteStore")
             .field("query_url", &self.query_url)
             .field("update_url", &self.update_url)
-            .field("user", &self.credentials.as_ref().map(|(user, _)| user))
+            .field("user", &self.credentials.as_ref().map(auth::Credentials::user))
             .finish()
     }
 }
@@ -43,8 +45,26 @@ fn remote_error(what: &str, error: impl std::fmt::Display) -> StoreError {
     StoreError::Remote(format!("{what}: {error}"))
 }
 
+fn refused(url: &str, status: reqwest::StatusCode, body: &[u8]) -> StoreError {
+    let snippet: String = String::from_utf8_lossy(body).chars().take(300).collect();
+    StoreError::Remote(format!("{url} answered {status}: {snippet}"))
+}
+
+/// Whether a refused update was rolled back for a concurrent transaction (SQLSTATE 40001, which
+/// Virtuoso reports as `Virtuoso 40001 Error SR172: Transaction deadlocked`): the write may be
+/// retried as it is.
+fn serialization_failure(body: &[u8]) -> bool {
+    body.windows(5).take(64).any(|window| window == b"40001")
+}
+
 impl RemoteStore {
-    /// A store on `query_url` / `update_url`, with Basic credentials for updates if given.
+    /// The most triples one write may hold: the update is one operation (so it applies whole),
+    /// and Virtuoso 7 refuses an operation beyond roughly 1,000–2,000 template triples
+    /// ("generated SQL text has exceeded 10000 lines").
+    pub const MAX_WRITE_TRIPLES: usize = 1000;
+
+    /// A store on `query_url` / `update_url`, with a user and password for whichever scheme (Basic
+    /// or Digest) the endpoint asks for.
     pub fn new(
         query_url: impl Into<String>,
         update_url: impl Into<String>,
@@ -54,22 +74,58 @@ impl RemoteStore {
             .timeout(std::time::Duration::from_secs(60))
             .build()
             .expect("a client without TLS options builds");
+        let credentials = credentials.map(|(user, password)| auth::Credentials::new(user, password));
         RemoteStore { client, query_url: query_url.into(), update_url: update_url.into(), credentials }
     }
 
+    /// A form-encoded POST (the one request shape every SPARQL 1.1 server accepts), answering one
+    /// authentication challenge; a refusal is an error.
     async fn post(&self, url: &str, field: &str, text: &str, accept: &str) -> Result<Vec<u8>, StoreError> {
-        let mut request = self.client.post(url).header("accept", accept).form(&[(field, text)]);
-        if let Some((user, password)) = &self.credentials {
-            request = request.basic_auth(user, Some(password));
-        }
-        let response = request.send().await.map_err(|e| remote_error(url, e))?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(|e| remote_error(url, e))?;
+        let (status, body) = self.send(url, field, text, accept).await?;
         if !status.is_success() {
-            let snippet: String = String::from_utf8_lossy(&body).chars().take(300).collect();
-            return Err(StoreError::Remote(format!("{url} answered {status}: {snippet}")));
+            return Err(refused(url, status, &body));
         }
-        Ok(body.to_vec())
+        Ok(body)
+    }
+
+    /// The POST of [`RemoteStore::post`], with whatever status the endpoint answered.
+    async fn send(
+        &self,
+        url: &str,
+        field: &str,
+        text: &str,
+        accept: &str,
+    ) -> Result<(reqwest::StatusCode, Vec<u8>), StoreError> {
+        let form = form_urlencoded::Serializer::new(String::new()).append_pair(field, text).finish().into_bytes();
+        let target = reqwest::Url::parse(url).map_err(|e| remote_error(url, e))?;
+        let path = match target.query() {
+            Some(query) => format!("{}?{query}", target.path()),
+            None => target.path().to_owned(),
+        };
+        let mut challenged = false;
+        let (status, body) = loop {
+            let mut request = self
+                .client
+                .post(target.clone())
+                .header("accept", accept)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(form.clone());
+            if let Some(authorization) = self.credentials.as_ref().and_then(|c| c.authorization(&path, &form)) {
+                request = request.header("authorization", authorization);
+            }
+            let response = request.send().await.map_err(|e| remote_error(url, e))?;
+            let status = response.status();
+            let challenge = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            if let (reqwest::StatusCode::UNAUTHORIZED, Some(credentials), Some(challenge), false) =
+                (status, &self.credentials, &challenge, challenged)
+            {
+                credentials.challenged(challenge).map_err(|e| remote_error(url, e))?;
+                challenged = true;
+                continue;
+            }
+            break (status, response.bytes().await.map_err(|e| remote_error(url, e))?);
+        };
+        Ok((status, body.to_vec()))
     }
 
     async fn solutions(&self, query: &str) -> Result<Vec<Row>, StoreError> {
@@ -103,37 +159,50 @@ impl RemoteStore {
     }
 }
 
-/// The SPARQL condition of one check, with variables suffixed `n` so checks never share one.
-fn condition(check: &Check, n: usize, graph: &NamedNode, subject: &NamedNode) -> Option<String> {
+/// The SPARQL condition of one check, as a group pattern that yields one solution when the check
+/// holds and none otherwise; variables are suffixed `n` so checks never share one. Each is a
+/// `COUNT` sub-select, not `FILTER (NOT) EXISTS`: Virtuoso 7 answers `EXISTS` true for any
+/// pattern when nothing outside the filter binds a variable.
+fn condition(check: &Check, n: usize, graph: &NamedNode, subject: &NamedNode) -> String {
     let (g, s) = (graph.to_string(), subject.to_string());
-    match check {
-        Check::Absent { .. } => Some(format!("NOT EXISTS {{ GRAPH {g} {{ {s} a ?t{n} }} }}")),
-        Check::Present { .. } => Some(format!("EXISTS {{ GRAPH {g} {{ {s} a ?t{n} }} }}")),
+    let (pattern, holds) = match check {
+        Check::Absent { .. } => (format!("GRAPH {g} {{ {s} a ?t{n} }}"), "= 0"),
+        Check::Present { .. } => (format!("GRAPH {g} {{ {s} a ?t{n} }}"), "> 0"),
         Check::Unique { class, fields } => {
-            let mut pattern = format!("?o{n} a {class}");
+            let mut pattern = format!("GRAPH ?g{n} {{ ?o{n} a {class}");
             for (_, predicate, value) in fields {
                 let _ = write!(pattern, " ; {predicate} {value}");
             }
-            Some(format!("NOT EXISTS {{ GRAPH ?g{n} {{ {pattern} }} FILTER(?o{n} != {s}) }}"))
+            let _ = write!(pattern, " }} FILTER(?o{n} != {s})");
+            (pattern, "= 0")
         }
-        Check::Reference { target, class, .. } => Some(format!("EXISTS {{ GRAPH ?g{n} {{ {target} a {class} }} }}")),
+        Check::Reference { target, class, .. } => (format!("GRAPH ?g{n} {{ {target} a {class} }}"), "> 0"),
         Check::Unchanged { before } => {
-            let revision = before.iter().find(|(p, _)| p.as_str() == REVISION).map(|(_, o)| o.to_string());
-            Some(match revision {
-                Some(revision) => format!("EXISTS {{ GRAPH {g} {{ {s} <{REVISION}> {revision} }} }}"),
-                None => format!("NOT EXISTS {{ GRAPH {g} {{ {s} <{REVISION}> ?r{n} }} }}"),
-            })
+            match before.iter().find(|(p, _)| p.as_str() == REVISION).map(|(_, o)| o.to_string()) {
+                Some(revision) => (format!("GRAPH {g} {{ {s} <{REVISION}> {revision} }}"), "> 0"),
+                None => (format!("GRAPH {g} {{ {s} <{REVISION}> ?r{n} }}"), "= 0"),
+            }
         }
-        Check::Unreferenced { ignore_graphs } => Some(format!(
-            "NOT EXISTS {{ GRAPH ?g{n} {{ ?x{n} ?p{n} {s} }} FILTER(?x{n} != {s} && ?p{n} != {rdf_type} && !STRSTARTS(STR(?g{n}), {prefix})) }}",
-            rdf_type = rdf::TYPE,
-            prefix = Literal::new_simple_literal(ignore_graphs.as_str())
-        )),
-    }
+        Check::Unreferenced { ignore_graphs } => (
+            format!(
+                "GRAPH ?g{n} {{ ?x{n} ?p{n} {s} }} FILTER(?x{n} != {s} && ?p{n} != {rdf_type} && !STRSTARTS(STR(?g{n}), {prefix}))",
+                rdf_type = rdf::TYPE,
+                prefix = Literal::new_simple_literal(ignore_graphs.as_str())
+            ),
+            "= 0",
+        ),
+    };
+    format!("{{ SELECT (COUNT(*) AS ?c{n}) WHERE {{ {pattern} }} }} FILTER(?c{n} {holds})")
 }
 
 impl RemoteStore {
     async fn write_now(&self, write: Write) -> Result<(), WriteError> {
+        if write.triples.len() > Self::MAX_WRITE_TRIPLES {
+            return Err(WriteError::Store(StoreError::TooLarge {
+                triples: write.triples.len(),
+                max: Self::MAX_WRITE_TRIPLES,
+            }));
+        }
         let (g, s) = (write.graph.to_string(), write.subject.to_string());
         let revision = Literal::new_simple_literal(uuid::Uuid::new_v4().to_string());
         // The receipt: written by the same operation into a side graph, so "did it apply?" has an
@@ -141,7 +210,15 @@ impl RemoteStore {
         // would be gone then). The object is a literal, so it never counts as a reference.
         let receipts = NamedNode::new_unchecked(format!("{}/receipts", write.graph.as_str()));
         let receipt = NamedNode::new_unchecked(format!("urn:uuid:{}", revision.value()));
-        let mut update = format!("DELETE {{ GRAPH {g} {{ {s} ?p ?o }} }}\nINSERT {{\n");
+        // An existing instance (the write checks it is present): delete what the WHERE matches.
+        // A new one: insert only. Never `OPTIONAL` in the WHERE: Virtuoso drops the whole
+        // operation, insert included, for a solution that leaves the DELETE template unbound.
+        let replaces = write.checks.iter().any(|check| matches!(check, Check::Present { .. }));
+        let mut update = String::new();
+        if replaces {
+            let _ = writeln!(update, "DELETE {{ GRAPH {g} {{ {s} ?p ?o }} }}");
+        }
+        update.push_str("INSERT {\n");
         let _ = writeln!(
             update,
             "  GRAPH {receipts} {{ {receipt} <{RECEIPT}> {} }}",
@@ -155,14 +232,20 @@ impl RemoteStore {
             let _ = writeln!(update, "    {s} <{REVISION}> {revision} .\n  }}");
         }
         update.push_str("}\nWHERE {\n");
-        let _ = writeln!(update, "  OPTIONAL {{ GRAPH {g} {{ {s} ?p ?o }} }}");
+        if replaces {
+            let _ = writeln!(update, "  GRAPH {g} {{ {s} ?p ?o }}");
+        }
         for (n, check) in write.checks.iter().enumerate() {
-            if let Some(condition) = condition(check, n, &write.graph, &write.subject) {
-                let _ = writeln!(update, "  FILTER({condition})");
-            }
+            let _ = writeln!(update, "  {}", condition(check, n, &write.graph, &write.subject));
         }
         update.push('}');
-        self.update(&update).await?;
+        let (status, body) = self.send(&self.update_url, "update", &update, "*/*").await?;
+        if !status.is_success() {
+            return Err(match serialization_failure(&body) {
+                true => WriteError::Conflict,
+                false => WriteError::Store(refused(&self.update_url, status, &body)),
+            });
+        }
         let receipt_pattern = format!("GRAPH {receipts} {{ {receipt} <{RECEIPT}> ?x }}");
         let applied = self.ask(&format!("ASK {{ {receipt_pattern} }}")).await?;
         if applied {
@@ -175,8 +258,8 @@ impl RemoteStore {
         // Not applied: ask each check alone, to say which failed.
         let mut errors = Vec::new();
         for (n, check) in write.checks.iter().enumerate() {
-            let Some(condition) = condition(check, n, &write.graph, &write.subject) else { continue };
-            if self.ask(&format!("ASK {{ FILTER({condition}) }}")).await? {
+            let condition = condition(check, n, &write.graph, &write.subject);
+            if self.ask(&format!("ASK {{ {condition} }}")).await? {
                 continue;
             }
             match check.violation(&write.subject, None) {
@@ -216,9 +299,11 @@ impl RemoteStore {
             Some((predicate, descending)) => {
                 let direction = if *descending { "DESC(?key)" } else { "?key" };
                 let aggregate = if *descending { "MAX" } else { "MIN" };
+                // The aggregate in a sub-select: Virtuoso refuses to order by an aggregate's alias
+                // in the same SELECT.
                 format!(
-                    "SELECT ?s ({aggregate}(?k) AS ?key) WHERE {{ GRAPH {graph} {{ {pattern} OPTIONAL {{ ?s {predicate} ?k }} }} }}
-                     GROUP BY ?s ORDER BY (!BOUND(?key)) {direction} ?s LIMIT {} OFFSET {}",
+                    "SELECT ?s ?key WHERE {{ {{ SELECT ?s ({aggregate}(?k) AS ?key) WHERE {{ GRAPH {graph} {{ {pattern} OPTIONAL {{ ?s {predicate} ?k }} }} }} GROUP BY ?s }} }}
+                     ORDER BY (!BOUND(?key)) {direction} ?s LIMIT {} OFFSET {}",
                     find.limit, find.offset
                 )
             }
@@ -305,24 +390,12 @@ impl Store for RemoteStore {
 
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>> {
         Box::pin(async move {
-            // Check it is a read-only query here, and bind values with a trailing VALUES clause:
-            // the terms are serialised by the library.
-            let _parsed = oxigraph::sparql::SparqlEvaluator::new()
-                .parse_query(&query)
-                .map_err(|e| StoreError::Query(format!("{e} (only read-only queries are accepted)")))?;
-            let mut text = query;
-            if !bindings.is_empty() {
-                let mut names = String::new();
-                let mut values = String::new();
-                for (name, term) in &bindings {
-                    let variable = oxigraph::model::Variable::new(name)
-                        .map_err(|e| StoreError::Query(format!("binding `{name}`: {e}")))?;
-                    let _ = write!(names, " {variable}");
-                    let _ = write!(values, " {term}");
-                }
-                let _ = write!(text, "\nVALUES ({names} ) {{ ({values} ) }}");
+            let bound = super::bind::bind(&query, &bindings)?;
+            if bound.ask {
+                let answer = self.ask(&bound.text).await?;
+                return Ok(vec![vec![("result".to_owned(), Term::Literal(Literal::from(answer)))]]);
             }
-            self.solutions(&text).await
+            self.solutions(&bound.text).await
         })
     }
 }
