@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use trails::kg::{EmbeddedStore, Kg, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
 use trails::{node_type, Ctx, DateTime, Error, FieldCode, Ref};
+use trails_tests::servers::{OxigraphServer, TlsProxy};
 
 /// A team.
 #[node_type(label = "Team", iri = "https://example.org/t#Team", key = "slug")]
@@ -93,6 +94,7 @@ macro_rules! remote {
 remote!(an_instance_too_large_for_one_atomic_write_is_refused_whole);
 
 conformance!(
+    a_page_of_more_rows_than_an_endpoint_returns_at_once_comes_back_whole,
     values_at_the_edges_of_their_datatypes_round_trip,
     a_parents_unique_group_holds_across_its_subtypes,
     instances_round_trip_exactly_under_their_key_iri,
@@ -222,6 +224,33 @@ fn values_at_the_edges_of_their_datatypes_round_trip(kg: Kg) {
     });
 }
 
+fn a_page_of_more_rows_than_an_endpoint_returns_at_once_comes_back_whole(kg: Kg) {
+    block_on(async {
+        // 120 instances of ~110 triples: 13,000 rows, over Virtuoso's silent 10,000-row cap.
+        for n in 0..120 {
+            let sample = Sample {
+                name: format!("s{n:03}"),
+                high: n,
+                low: -n,
+                huge: 1.0,
+                tiny: 0.5,
+                on: true,
+                off: false,
+                text: String::new(),
+                items: (0..100).map(|i| format!("item {i:03}")).collect(),
+            };
+            kg.create(sample).await.unwrap();
+        }
+        let ctx = Ctx::local().with_kg(kg.clone());
+        let page = Sample::objects(&ctx).order_by(Sample::FIELDS.high).limit(1000).page().await.unwrap();
+        assert_eq!((page.total, page.items.len()), (120, 120));
+        for (n, stored) in page.items.iter().enumerate() {
+            assert_eq!(stored.value.high, n as i64);
+            assert_eq!(stored.value.items.len(), 100, "{} came back whole", stored.iri);
+        }
+    });
+}
+
 fn an_instance_too_large_for_one_atomic_write_is_refused_whole(kg: Kg) {
     block_on(async {
         let sample = |name: &str, items: usize| Sample {
@@ -252,14 +281,11 @@ fn a_remote_store_answers_digest_challenges_and_never_shows_the_password() {
     let server = trails_tests::servers::VirtuosoServer::start();
     let (user, password) = server.credentials();
     // Updates on Virtuoso need Digest: the right password writes...
-    let right = Kg::new(
-        Arc::new(RemoteStore::new(server.query_url(), server.update_url(), Some((user.clone(), password)))),
-        DEFAULT_BASE,
-    );
+    let right = Kg::new(Arc::new(server.store(Some((&user, &password)))), DEFAULT_BASE);
     block_on(right.create(team("core"))).unwrap();
     // ...a wrong one is refused, changes nothing, and its error names neither password.
     let wrong_password = "not-the-password-0xC0FFEE";
-    let store = RemoteStore::new(server.query_url(), server.update_url(), Some((user, wrong_password.to_owned())));
+    let store = server.store(Some((&user, wrong_password)));
     assert!(!format!("{store:?}").contains(wrong_password));
     let wrong = Kg::new(Arc::new(store), DEFAULT_BASE);
     let error = format!("{:?}", block_on(wrong.create(team("other"))).unwrap_err());
@@ -268,9 +294,34 @@ fn a_remote_store_answers_digest_challenges_and_never_shows_the_password() {
     assert!(block_on(right.get::<Team>("other")).unwrap().is_none());
     assert!(block_on(right.get::<Team>("core")).unwrap().is_some());
     // Without credentials the update endpoint is refused too (reads stay anonymous).
-    let anonymous = Kg::new(Arc::new(RemoteStore::new(server.query_url(), server.update_url(), None)), DEFAULT_BASE);
+    let anonymous = Kg::new(Arc::new(server.store(None)), DEFAULT_BASE);
     assert!(format!("{:?}", block_on(anonymous.create(team("third"))).unwrap_err()).contains("401"));
     assert!(block_on(anonymous.get::<Team>("core")).unwrap().is_some());
+}
+
+#[test]
+#[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs this"]
+fn a_remote_store_over_https_trusts_the_configured_ca_and_nothing_else() {
+    let server = OxigraphServer::start();
+    let proxy = TlsProxy::start(server.addr());
+    let store = |ca: Option<&str>| {
+        let mut builder = RemoteStore::builder(proxy.url("/query")).update_url(proxy.url("/update"));
+        if let Some(pem) = ca {
+            builder = builder.ca_certificates_pem(pem);
+        }
+        Kg::new(Arc::new(builder.build().unwrap()), DEFAULT_BASE)
+    };
+    let trusted = store(Some(proxy.ca_pem()));
+    block_on(trusted.create(team("core"))).unwrap();
+    assert!(block_on(trusted.get::<Team>("core")).unwrap().is_some());
+    // The system's roots alone do not vouch for this server: refused before anything is sent.
+    let untrusted = store(None);
+    let error = format!("{:?}", block_on(untrusted.create(team("other"))).unwrap_err());
+    assert!(error.contains("invalid peer certificate: UnknownIssuer"), "{error}");
+    assert!(block_on(trusted.get::<Team>("other")).unwrap().is_none());
+    // Neither a non-HTTP URL nor a file without a certificate makes a store.
+    assert!(RemoteStore::builder("ftp://localhost/query").build().is_err());
+    assert!(RemoteStore::builder(proxy.url("/query")).ca_certificates_pem("not a certificate").build().is_err());
 }
 
 fn bad_writes_are_field_errors_and_change_nothing(kg: Kg) {

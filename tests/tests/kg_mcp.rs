@@ -300,3 +300,16 @@ async fn a_server_configured_with_a_virtuoso_endpoint_and_a_password_from_the_en
     );
     a_configured_remote_store_receives_the_write(&toml, &[("TRAILS_KG_PASSWORD", &password)], virtuoso.kg()).await;
 }
+
+#[tokio::test]
+#[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs this"]
+async fn a_server_configured_with_an_https_endpoint_and_a_ca_file_writes_there() {
+    let oxigraph = trails_tests::servers::OxigraphServer::start();
+    let proxy = trails_tests::servers::TlsProxy::start(oxigraph.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("ca.pem");
+    std::fs::write(&ca_file, proxy.ca_pem()).unwrap();
+    let toml = format!("[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"", proxy.url("/query"), proxy.url("/update"));
+    let ca = ca_file.display().to_string();
+    a_configured_remote_store_receives_the_write(&toml, &[("TRAILS_KG_CA_FILE", &ca)], oxigraph.kg()).await;
+}

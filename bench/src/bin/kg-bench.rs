@@ -131,11 +131,10 @@ struct OxigraphServer {
 
 impl OxigraphServer {
     fn kg(&self) -> Kg {
-        let store = trails::kg::RemoteStore::new(
-            format!("http://{}/query", self.addr),
-            format!("http://{}/update", self.addr),
-            None,
-        );
+        let store = trails::kg::RemoteStore::builder(format!("http://{}/query", self.addr))
+            .update_url(format!("http://{}/update", self.addr))
+            .build()
+            .expect("an http:// store builds");
         Kg::new(Arc::new(store), "https://example.org/bench")
     }
 }

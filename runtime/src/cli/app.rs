@@ -80,8 +80,19 @@ impl App {
             Some(kg) => Some(kg),
             None if registry.node_types().next().is_some() => match &settings.kg_remote {
                 Some(remote) => {
-                    let store = RemoteStore::new(&remote.query_url, &remote.update_url, remote.credentials.clone());
-                    Some(Kg::new(Arc::new(store), settings.kg_base.clone()))
+                    let mut store = RemoteStore::builder(&remote.query_url).update_url(&remote.update_url);
+                    if let Some((user, password)) = &remote.credentials {
+                        store = store.credentials(user, password);
+                    }
+                    if let Some(path) = &remote.ca_file {
+                        let pem = std::fs::read(path).map_err(|source| StoreError::Io {
+                            what: "cannot read the CA file",
+                            path: path.clone(),
+                            source,
+                        })?;
+                        store = store.ca_certificates_pem(pem);
+                    }
+                    Some(Kg::new(Arc::new(store.build()?), settings.kg_base.clone()))
                 }
                 None => {
                     let store = EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?;

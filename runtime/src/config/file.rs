@@ -45,6 +45,9 @@ pub struct KgConfig {
     pub user: Option<String>,
     /// Password for the remote store (`TRAILS_KG_PASSWORD` is preferred: keep it out of files).
     pub password: Option<String>,
+    /// PEM file of CA certificates trusted for an `https://` remote store besides the system's
+    /// roots (a private CA; `TRAILS_KG_CA_FILE`).
+    pub ca_file: Option<std::path::PathBuf>,
     /// Provenance activities kept at most (default 100000; the oldest go first).
     pub provenance_keep: Option<usize>,
     /// Provenance activities older than this many days are dropped (default 90).

@@ -127,6 +127,8 @@ pub struct RemoteKg {
     pub update_url: String,
     /// User and password for updates, if the endpoint needs them.
     pub credentials: Option<(String, String)>,
+    /// PEM CA certificates trusted for `https://` besides the system's roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for RemoteKg {
@@ -136,6 +138,7 @@ impl std::fmt::Debug for RemoteKg {
             .field("query_url", &self.query_url)
             .field("update_url", &self.update_url)
             .field("user", &self.credentials.as_ref().map(|(user, _)| user))
+            .field("ca_file", &self.ca_file)
             .finish()
     }
 }
@@ -236,12 +239,13 @@ impl Settings {
                 let update_url =
                     env("TRAILS_KG_UPDATE_URL").or(config.kg.update_url).unwrap_or_else(|| query_url.clone());
                 for (key, url) in [("[kg] query_url", &query_url), ("[kg] update_url", &update_url)] {
-                    // The client has no TLS yet: refuse https here rather than fail on every call.
-                    if !url.starts_with("http://") || url.parse::<axum::http::Uri>().is_err() {
-                        let expected = "an http:// URL (HTTPS to a remote store is not supported yet)";
+                    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+                    if !scheme_ok || url.parse::<axum::http::Uri>().is_err() {
+                        let expected = "an http:// or https:// URL";
                         return Err(ConfigError::Value { key, value: url.clone(), expected });
                     }
                 }
+                let ca_file = env("TRAILS_KG_CA_FILE").map(PathBuf::from).or(config.kg.ca_file);
                 let user = env("TRAILS_KG_USER").or(config.kg.user);
                 let password = env("TRAILS_KG_PASSWORD").or(config.kg.password);
                 let credentials = match (user, password) {
@@ -255,7 +259,7 @@ impl Settings {
                         })
                     }
                 };
-                Some(RemoteKg { query_url, update_url, credentials })
+                Some(RemoteKg { query_url, update_url, credentials, ca_file })
             }
         };
         Ok(Settings {

@@ -19,5 +19,5 @@ pub use embedded::{EmbeddedStore, Synchronous};
 pub use handle::{Kg, Stored, DEFAULT_BASE, UPDATE_ATTEMPTS};
 pub use oxigraph::model::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
-pub use remote::RemoteStore;
+pub use remote::{RemoteStore, RemoteStoreBuilder};
 pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};

@@ -8,6 +8,7 @@
 //! always a named graph. Credentials are sent, never logged.
 
 mod auth;
+mod tls;
 
 use std::fmt::Write as _;
 
@@ -41,8 +42,79 @@ impl std::fmt::Debug for RemoteStore {
     }
 }
 
-fn remote_error(what: &str, error: impl std::fmt::Display) -> StoreError {
-    StoreError::Remote(format!("{what}: {error}"))
+/// How to reach a remote store; [`RemoteStore::builder`].
+#[must_use]
+pub struct RemoteStoreBuilder {
+    query_url: String,
+    update_url: Option<String>,
+    credentials: Option<(String, String)>,
+    ca_pem: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for RemoteStoreBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password.
+        f.debug_struct("RemoteStoreBuilder")
+            .field("query_url", &self.query_url)
+            .field("update_url", &self.update_url)
+            .field("user", &self.credentials.as_ref().map(|(user, _)| user))
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteStoreBuilder {
+    /// The SPARQL 1.1 update URL (default: the query URL).
+    pub fn update_url(mut self, url: impl Into<String>) -> Self {
+        self.update_url = Some(url.into());
+        self
+    }
+
+    /// A user and password, answered in whichever scheme (Basic or Digest) the endpoint asks for.
+    pub fn credentials(mut self, user: impl Into<String>, password: impl Into<String>) -> Self {
+        self.credentials = Some((user.into(), password.into()));
+        self
+    }
+
+    /// CA certificates (PEM) trusted for `https://` endpoints besides the system's roots.
+    pub fn ca_certificates_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.ca_pem = Some(pem.into());
+        self
+    }
+
+    /// The store; refuses URLs that are not `http://` or `https://` and unreadable certificates.
+    pub fn build(self) -> Result<RemoteStore, StoreError> {
+        let update_url = self.update_url.unwrap_or_else(|| self.query_url.clone());
+        let mut tls = false;
+        for url in [&self.query_url, &update_url] {
+            match reqwest::Url::parse(url).map(|u| u.scheme().to_owned()) {
+                Ok(scheme) if scheme == "http" => {}
+                Ok(scheme) if scheme == "https" => tls = true,
+                _ => return Err(StoreError::Remote(format!("{url} is not an http:// or https:// URL"))),
+            }
+        }
+        let tls = match tls || self.ca_pem.is_some() {
+            true => tls::client_config(self.ca_pem.as_deref())?,
+            false => tls::trusting_nothing(),
+        };
+        let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(60))
+            .tls_backend_preconfigured(tls)
+            .build()
+            .map_err(|e| remote_error("building the HTTP client", e))?;
+        let credentials = self.credentials.map(|(user, password)| auth::Credentials::new(user, password));
+        Ok(RemoteStore { client, query_url: self.query_url, update_url, credentials })
+    }
+}
+
+fn remote_error(what: &str, error: impl std::error::Error) -> StoreError {
+    // reqwest's own message hides the cause ("error sending request"): spell the whole chain.
+    let mut message = format!("{what}: {error}");
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let _ = write!(message, ": {cause}");
+        source = cause.source();
+    }
+    StoreError::Remote(message)
 }
 
 fn refused(url: &str, status: reqwest::StatusCode, body: &[u8]) -> StoreError {
@@ -63,19 +135,10 @@ impl RemoteStore {
     /// ("generated SQL text has exceeded 10000 lines").
     pub const MAX_WRITE_TRIPLES: usize = 1000;
 
-    /// A store on `query_url` / `update_url`, with a user and password for whichever scheme (Basic
-    /// or Digest) the endpoint asks for.
-    pub fn new(
-        query_url: impl Into<String>,
-        update_url: impl Into<String>,
-        credentials: Option<(String, String)>,
-    ) -> Self {
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(60))
-            .build()
-            .expect("a client without TLS options builds");
-        let credentials = credentials.map(|(user, password)| auth::Credentials::new(user, password));
-        RemoteStore { client, query_url: query_url.into(), update_url: update_url.into(), credentials }
+    /// A store whose queries go to `query_url` (and updates too, unless
+    /// [`RemoteStoreBuilder::update_url`] says otherwise).
+    pub fn builder(query_url: impl Into<String>) -> RemoteStoreBuilder {
+        RemoteStoreBuilder { query_url: query_url.into(), update_url: None, credentials: None, ca_pem: None }
     }
 
     /// A form-encoded POST (the one request shape every SPARQL 1.1 server accepts), answering one
@@ -327,47 +390,47 @@ impl RemoteStore {
     }
 }
 
-impl Store for RemoteStore {
-    fn write(&self, write: Write) -> StoreFuture<'_, Result<(), WriteError>> {
-        Box::pin(self.write_now(write))
-    }
+/// Rows one read may return: endpoints cap results silently (Virtuoso's `ResultSetMaxRows`,
+/// 10,000 on Debian) and refuse to sort past it, so instances are read in groups whose rows stay
+/// under this bound — a group that reaches it is split and read again.
+const ROWS_PER_READ: usize = 5000;
 
-    fn describe(&self, graph: NamedNode, subject: NamedNode) -> StoreFuture<'_, Result<Triples, StoreError>> {
-        Box::pin(async move {
-            let query = format!("SELECT ?p ?o WHERE {{ GRAPH {graph} {{ {subject} ?p ?o }} }}");
-            let rows = self.solutions(&query).await?;
-            Ok(rows
-                .into_iter()
-                .filter_map(|row| {
-                    let p = row.iter().find(|(v, _)| v == "p").and_then(|(_, t)| match t {
-                        Term::NamedNode(n) => Some(n.clone()),
-                        _ => None,
-                    })?;
-                    let o = row.into_iter().find(|(v, _)| v == "o")?.1;
-                    Some((p, o))
-                })
-                .collect())
-        })
-    }
+/// Instances asked for in one read, before any split.
+const SUBJECTS_PER_READ: usize = 100;
 
-    fn describe_many(
-        &self,
-        graph: NamedNode,
-        subjects: Vec<NamedNode>,
-    ) -> StoreFuture<'_, Result<Vec<Triples>, StoreError>> {
-        Box::pin(async move {
-            if subjects.is_empty() {
-                return Ok(Vec::new());
-            }
+impl RemoteStore {
+    /// The triples of each of `subjects` in `graph`, in order.
+    async fn describe_all(&self, graph: NamedNode, subjects: Vec<NamedNode>) -> Result<Vec<Triples>, StoreError> {
+        let mut all: Vec<Triples> = vec![Vec::new(); subjects.len()];
+        let indices: Vec<usize> = (0..subjects.len()).collect();
+        let mut pending: Vec<&[usize]> = indices.chunks(SUBJECTS_PER_READ).collect();
+        while let Some(group) = pending.pop() {
             let mut values = String::new();
-            for subject in &subjects {
-                let _ = write!(values, " {subject}");
+            for &at in group {
+                let _ = write!(values, " {}", subjects[at]);
             }
-            let query = format!("SELECT ?s ?p ?o WHERE {{ VALUES ?s {{{values} }} GRAPH {graph} {{ ?s ?p ?o }} }}");
-            let mut all: Vec<Triples> = vec![Vec::new(); subjects.len()];
+            let query = format!(
+                "SELECT ?s ?p ?o WHERE {{ VALUES ?s {{{values} }} GRAPH {graph} {{ ?s ?p ?o }} }} LIMIT {ROWS_PER_READ}"
+            );
+            let rows = self.solutions(&query).await?;
+            if rows.len() >= ROWS_PER_READ {
+                match group.len() {
+                    1 => {
+                        return Err(StoreError::Remote(format!(
+                            "{} has {ROWS_PER_READ} triples or more; the remote store reads instances below that",
+                            subjects[group[0]]
+                        )))
+                    }
+                    n => {
+                        pending.push(&group[..n / 2]);
+                        pending.push(&group[n / 2..]);
+                        continue;
+                    }
+                }
+            }
             let index: std::collections::HashMap<&NamedNode, usize> =
-                subjects.iter().enumerate().map(|(i, s)| (s, i)).collect();
-            for row in self.solutions(&query).await? {
+                group.iter().map(|&at| (&subjects[at], at)).collect();
+            for row in rows {
                 let named = |name: &str| {
                     row.iter().find(|(v, _)| v == name).and_then(|(_, t)| match t {
                         Term::NamedNode(n) => Some(n.clone()),
@@ -380,8 +443,26 @@ impl Store for RemoteStore {
                     all[at].push((p, o.clone()));
                 }
             }
-            Ok(all)
-        })
+        }
+        Ok(all)
+    }
+}
+
+impl Store for RemoteStore {
+    fn write(&self, write: Write) -> StoreFuture<'_, Result<(), WriteError>> {
+        Box::pin(self.write_now(write))
+    }
+
+    fn describe(&self, graph: NamedNode, subject: NamedNode) -> StoreFuture<'_, Result<Triples, StoreError>> {
+        Box::pin(async move { Ok(self.describe_all(graph, vec![subject]).await?.pop().unwrap_or_default()) })
+    }
+
+    fn describe_many(
+        &self,
+        graph: NamedNode,
+        subjects: Vec<NamedNode>,
+    ) -> StoreFuture<'_, Result<Vec<Triples>, StoreError>> {
+        Box::pin(self.describe_all(graph, subjects))
     }
 
     fn find(&self, find: Find) -> StoreFuture<'_, Result<Found, StoreError>> {
