@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::embedded::EmbeddedStore;
 use super::mapping;
 use super::provenance::{self, Call, Role, Touched};
-use super::store::{Check, Row, Store, StoreError, Triples, Write, WriteError};
+use super::store::{self, Check, Row, Store, StoreError, Triples, Write, WriteError};
 use crate::declare::{Datatype, NodeType, NodeTypeInfo};
 use crate::error::{Error, Result};
 use crate::validate::{FieldCode, FieldError};
@@ -362,14 +362,7 @@ impl Kg {
         let activity =
             format!("GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}startedAtTime> ?t }}", PROV = provenance::PROV);
         let count = self.store.select(format!("SELECT (COUNT(?a) AS ?n) WHERE {{ {activity} }}"), Vec::new()).await?;
-        let total = count
-            .first()
-            .and_then(|row| row.iter().find(|(v, _)| v == "n"))
-            .and_then(|(_, t)| match t {
-                Term::Literal(l) => l.value().parse::<usize>().ok(),
-                _ => None,
-            })
-            .unwrap_or(0);
+        let total = store::count_of(&count);
         let oldest = format!("SELECT ?a ?t WHERE {{ {activity} }} ORDER BY ?t ?a LIMIT {PRUNE_BATCH}");
         let oldest = self
             .store
@@ -377,15 +370,8 @@ impl Kg {
             .await?
             .into_iter()
             .filter_map(|row| {
-                let iri = row.iter().find(|(v, _)| v == "a").and_then(|(_, t)| match t {
-                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
-                    _ => None,
-                })?;
-                let started = row.iter().find(|(v, _)| v == "t").and_then(|(_, t)| match t {
-                    Term::Literal(l) => Some(l.value().to_owned()),
-                    _ => None,
-                })?;
-                Some((iri, started))
+                let iri = store::bound_iri(&row, "a")?.into_string();
+                Some((iri, store::bound_text(&row, "t")?.to_owned()))
             })
             .collect();
         let doomed = provenance::to_prune(oldest, total.saturating_sub(keep), chrono::Utc::now() - max_age);

@@ -15,6 +15,32 @@ pub type Triples = Vec<(NamedNode, Term)>;
 /// One solution of a SPARQL SELECT: (variable, value) for each bound variable.
 pub type Row = Vec<(String, Term)>;
 
+/// The value `variable` has in `row`, if bound.
+pub(crate) fn bound<'a>(row: &'a Row, variable: &str) -> Option<&'a Term> {
+    row.iter().find(|(name, _)| name == variable).map(|(_, term)| term)
+}
+
+/// The IRI `variable` has in `row`, if it is one.
+pub(crate) fn bound_iri(row: &Row, variable: &str) -> Option<NamedNode> {
+    match bound(row, variable)? {
+        Term::NamedNode(node) => Some(node.clone()),
+        _ => None,
+    }
+}
+
+/// The literal's text `variable` has in `row`, if it is one.
+pub(crate) fn bound_text<'a>(row: &'a Row, variable: &str) -> Option<&'a str> {
+    match bound(row, variable)? {
+        Term::Literal(literal) => Some(literal.value()),
+        _ => None,
+    }
+}
+
+/// The count in variable `n` of a `SELECT (COUNT(…) AS ?n)` (0 when absent).
+pub(crate) fn count_of(rows: &[Row]) -> usize {
+    rows.first().and_then(|row| bound_text(row, "n")).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
 /// The future a store operation returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

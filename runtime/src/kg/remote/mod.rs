@@ -16,7 +16,7 @@ use oxigraph::model::vocab::rdf;
 use oxigraph::model::{Literal, NamedNode, Term};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
 
-use super::store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
+use super::store::{self, Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
 
 /// The revision marker of every written instance.
 const REVISION: &str = "https://w3id.org/trails/capability#revision";
@@ -345,16 +345,7 @@ impl RemoteStore {
         }
         let graph = find.graph.to_string();
         let count = format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ GRAPH {graph} {{ {pattern} }} }}");
-        let total = self
-            .solutions(&count)
-            .await?
-            .first()
-            .and_then(|row| row.iter().find(|(v, _)| v == "n"))
-            .and_then(|(_, t)| match t {
-                Term::Literal(l) => l.value().parse::<usize>().ok(),
-                _ => None,
-            })
-            .unwrap_or(0);
+        let total = store::count_of(&self.solutions(&count).await?);
         if find.limit == 0 {
             return Ok(Found { subjects: Vec::new(), total });
         }
@@ -375,17 +366,7 @@ impl RemoteStore {
                 find.limit, find.offset
             ),
         };
-        let subjects = self
-            .solutions(&page)
-            .await?
-            .into_iter()
-            .filter_map(|row| {
-                row.into_iter().find(|(v, _)| v == "s").and_then(|(_, t)| match t {
-                    Term::NamedNode(n) => Some(n),
-                    _ => None,
-                })
-            })
-            .collect();
+        let subjects = self.solutions(&page).await?.into_iter().filter_map(|row| store::bound_iri(&row, "s")).collect();
         Ok(Found { subjects, total })
     }
 }
@@ -396,7 +377,7 @@ impl RemoteStore {
 const ROWS_PER_READ: usize = 5000;
 
 /// Instances asked for in one read, before any split.
-const SUBJECTS_PER_READ: usize = 100;
+const SUBJECTS_PER_READ: usize = 250;
 
 impl RemoteStore {
     /// The triples of each of `subjects` in `graph`, in order.
@@ -431,14 +412,11 @@ impl RemoteStore {
             let index: std::collections::HashMap<&NamedNode, usize> =
                 group.iter().map(|&at| (&subjects[at], at)).collect();
             for row in rows {
-                let named = |name: &str| {
-                    row.iter().find(|(v, _)| v == name).and_then(|(_, t)| match t {
-                        Term::NamedNode(n) => Some(n.clone()),
-                        _ => None,
-                    })
+                let (Some(s), Some(p), Some(o)) =
+                    (store::bound_iri(&row, "s"), store::bound_iri(&row, "p"), store::bound(&row, "o"))
+                else {
+                    continue;
                 };
-                let (Some(s), Some(p)) = (named("s"), named("p")) else { continue };
-                let Some((_, o)) = row.iter().find(|(v, _)| v == "o") else { continue };
                 if let Some(&at) = index.get(&s) {
                     all[at].push((p, o.clone()));
                 }
