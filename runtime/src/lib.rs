@@ -73,6 +73,7 @@ pub mod kg;
 mod mcp;
 mod projection;
 mod registry;
+mod resources;
 mod server;
 mod validate;
 

@@ -313,3 +313,80 @@ async fn a_server_configured_with_an_https_endpoint_and_a_ca_file_writes_there()
     let ca = ca_file.display().to_string();
     a_configured_remote_store_receives_the_write(&toml, &[("TRAILS_KG_CA_FILE", &ca)], oxigraph.kg()).await;
 }
+
+/// The text of a `resources/read`, as JSON, or the error.
+async fn read(client: &RunningService<RoleClient, ()>, uri: &str) -> Result<(String, Value), ErrorData> {
+    match client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await {
+        Ok(result) => match result.contents.into_iter().next().expect("one content") {
+            rmcp::model::ResourceContents::TextResourceContents { mime_type, text, .. } => {
+                Ok((mime_type.unwrap_or_default(), serde_json::from_str(&text).unwrap()))
+            }
+            other => panic!("{uri}: expected text, got {other:?}"),
+        },
+        Err(ServiceError::McpError(error)) => Err(error),
+        Err(other) => panic!("transport failure reading {uri}: {other}"),
+    }
+}
+
+#[tokio::test]
+async fn node_types_are_resources_a_filtered_page_equals_the_typed_api_and_next_walks_every_page() {
+    let kg = Kg::temporary().unwrap();
+    let addr = serve(kg.clone()).await;
+    let client = connect(addr).await;
+    for n in 0..7 {
+        let mut value = requirement(&format!("REQ-{n}"), None);
+        value["status"] = json!(if n % 2 == 0 { "proposed" } else { "accepted" });
+        call(&client, "requirements.create", value).await.unwrap();
+    }
+
+    let listed: Vec<String> = client.list_resources(None).await.unwrap().resources.into_iter().map(|r| r.uri).collect();
+    assert!(listed.contains(&"trails://kg/Requirement".to_owned()) && listed.contains(&"trails://kg/types".to_owned()));
+    let templates: Vec<String> = client
+        .list_resource_templates(None)
+        .await
+        .unwrap()
+        .resource_templates
+        .into_iter()
+        .map(|t| t.uri_template)
+        .collect();
+    assert!(templates.contains(&"trails://kg/Requirement{?where,limit,offset}".to_owned()), "{templates:?}");
+    assert!(templates.contains(&"trails://kg/Requirement/{id}".to_owned()));
+
+    // The ADR's criterion: the filtered resource equals the typed API, page by page.
+    let ctx = trails::Ctx::local().with_kg(kg.clone());
+    let typed = Requirement::objects(&ctx).where_eq(Requirement::FIELDS.status, "proposed").all().await.unwrap();
+    let mut uri = Some("trails://kg/Requirement?where=status=proposed&limit=3".to_owned());
+    let mut seen = Vec::new();
+    while let Some(next) = uri {
+        let (mime, page) = read(&client, &next).await.unwrap();
+        assert_eq!(mime, "application/json");
+        assert_eq!(page["total"], 4);
+        seen.extend(page["items"].as_array().unwrap().iter().map(|item| item["iri"].as_str().unwrap().to_owned()));
+        uri = page["next"].as_str().map(str::to_owned);
+    }
+    assert_eq!(seen, typed.iter().map(|stored| stored.iri.clone()).collect::<Vec<_>>());
+
+    // One instance, as JSON-LD keyed by predicate IRI.
+    let (mime, document) = read(&client, "trails://kg/Requirement/REQ-2").await.unwrap();
+    assert_eq!(mime, "application/ld+json");
+    assert_eq!(document["@id"], "urn:trails:kg/Requirement/REQ-2");
+    assert_eq!(document["https://example.org/req#status"], "proposed");
+    let (_, types) = read(&client, "trails://kg/types").await.unwrap();
+    assert!(types["types"].as_array().unwrap().iter().any(|t| t["label"] == "Requirement" && t["instances"] == 7));
+
+    // Errors: unknown resources, the grammar, and a value of the wrong datatype.
+    for unknown in ["trails://kg/Requirement/REQ-99", "trails://kg/Nope", "trails://schemaless"] {
+        let error = read(&client, unknown).await.unwrap_err();
+        assert_eq!((error.code.0, error.data.unwrap()["uri"].clone()), (-32602, json!(unknown)));
+    }
+    let operator = read(&client, "trails://kg/Requirement?where=priority>1").await.unwrap_err();
+    assert!(operator.message.contains("exactly one clause"), "{}", operator.message);
+    let mismatch = read(&client, "trails://kg/Requirement?where=priority=high").await.unwrap_err();
+    assert_eq!(
+        mismatch.data.unwrap(),
+        json!({"uri": "trails://kg/Requirement?where=priority=high", "field": "priority", "reason": "type_mismatch", "expected_datatype": "xsd:integer"})
+    );
+    let (_, clamped) = read(&client, "trails://kg/Requirement?limit=5000").await.unwrap();
+    assert_eq!(clamped["limit"], 1000);
+    assert!(clamped["clamped"].as_str().unwrap().contains("5000"));
+}

@@ -240,9 +240,15 @@ impl Settings {
                     env("TRAILS_KG_UPDATE_URL").or(config.kg.update_url).unwrap_or_else(|| query_url.clone());
                 for (key, url) in [("[kg] query_url", &query_url), ("[kg] update_url", &update_url)] {
                     let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-                    if !scheme_ok || url.parse::<axum::http::Uri>().is_err() {
+                    let parsed = url.parse::<axum::http::Uri>();
+                    if !scheme_ok || parsed.is_err() {
                         let expected = "an http:// or https:// URL";
                         return Err(ConfigError::Value { key, value: url.clone(), expected });
+                    }
+                    // Never echo the URL here: it holds a secret.
+                    if parsed.ok().and_then(|uri| uri.authority().map(|a| a.as_str().contains('@'))).unwrap_or(false) {
+                        let expected = "a URL without user or password (use [kg] user and TRAILS_KG_PASSWORD)";
+                        return Err(ConfigError::Value { key, value: "<a URL with credentials>".into(), expected });
                     }
                 }
                 let ca_file = env("TRAILS_KG_CA_FILE").map(PathBuf::from).or(config.kg.ca_file);

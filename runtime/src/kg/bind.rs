@@ -37,10 +37,10 @@ pub(crate) fn bind(query: &str, bindings: &[(String, Term)]) -> Result<Bound, St
         let _ = write!(values, " {term}");
     }
     let at =
-        where_group(query).ok_or_else(|| StoreError::Query("the query has no WHERE group to bind values in".into()))?;
+        where_group(query).map_err(|why| StoreError::Query(format!("cannot bind values into this query: {why}")))?;
     let bound = format!("{} VALUES ({names} ) {{ ({values} ) }} {}", &query[..at], &query[at..]);
-    // Whatever the scan above missed, the parser catches: never send a query that changed meaning
-    // by more than the binding.
+    // The parser checks the result is still a valid query; it cannot tell a block placed in
+    // another group, so the scan above must find the right one (its tests cover the tricky cases).
     spargebra::SparqlParser::new()
         .parse_query(&bound)
         .map_err(|e| StoreError::Query(format!("cannot bind values into this query: {e}")))?;
@@ -49,20 +49,26 @@ pub(crate) fn bind(query: &str, bindings: &[(String, Term)]) -> Result<Bound, St
 
 /// The byte offset just inside the WHERE group's opening brace: the first `{` outside IRIs,
 /// strings, comments and parentheses (a projection may hold `EXISTS { … }` inside parentheses).
-fn where_group(query: &str) -> Option<usize> {
+/// Escapes outside strings (`ex:a\#b`) are stepped over; `\u` escapes there are refused, since
+/// the parser would turn them into characters this scan never saw.
+fn where_group(query: &str) -> Result<usize, &'static str> {
     let bytes = query.as_bytes();
     let mut depth = 0usize;
     let mut at = 0;
     while at < bytes.len() {
         match bytes[at] {
             b'#' => at = query[at..].find('\n').map_or(bytes.len(), |n| at + n),
+            b'\\' if matches!(bytes.get(at + 1), Some(b'u' | b'U')) => {
+                return Err("`\\u` escapes outside strings are not supported with bound values")
+            }
+            b'\\' => at += 1,
             quote @ (b'"' | b'\'') => {
                 let long = bytes.get(at + 1) == Some(&quote) && bytes.get(at + 2) == Some(&quote);
                 let delimiter = if long { 3 } else { 1 };
                 at += delimiter;
                 loop {
                     match bytes.get(at) {
-                        None => return None,
+                        None => return Err("a string is not closed"),
                         Some(b'\\') => at += 2,
                         Some(&b) if b == quote && (!long || bytes[at..].starts_with(&[quote; 3])) => {
                             at += delimiter - 1;
@@ -82,12 +88,12 @@ fn where_group(query: &str) -> Option<usize> {
             }
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
-            b'{' if depth == 0 => return Some(at + 1),
+            b'{' if depth == 0 => return Ok(at + 1),
             _ => {}
         }
         at += 1;
     }
-    None
+    Err("the query has no WHERE group")
 }
 
 /// A byte an IRIREF may hold (SPARQL 1.1 grammar rule 139; non-ASCII bytes are UTF-8 parts).
@@ -123,5 +129,14 @@ mod tests {
         assert!(bind("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", &[]).is_err());
         assert!(bind("DELETE WHERE { ?s ?p ?o }", &[]).is_err());
         assert!(bind("SELECT * { ?s ?p ?o }", &[("not a name".into(), Term::from(Literal::from(1)))]).is_err());
+    }
+
+    #[test]
+    fn escapes_outside_strings_are_stepped_over_or_refused() {
+        let escaped = "PREFIX ex: <http://e.org/>\nSELECT * FROM ex:g\\#1 WHERE {\n ?s ?p ?x OPTIONAL { ?s ex:q ?y } }";
+        let bound = bind(escaped, &text("v")).unwrap().text;
+        assert!(bound.contains("WHERE { VALUES ( ?x )"), "{bound}");
+        let unicode = "SELECT * WHERE \\u007B ?s ?p ?x }";
+        assert!(bind(unicode, &text("v")).is_err());
     }
 }

@@ -244,13 +244,18 @@ impl Kg {
     /// rolled it back for a concurrent transaction) is retried as it is; the checks are evaluated
     /// afresh each time.
     async fn apply(&self, write: Write) -> Result<()> {
+        self.retrying(write).await.map_err(write_failed)
+    }
+
+    /// [`Kg::apply`] with the store's own error.
+    async fn retrying(&self, write: Write) -> std::result::Result<(), WriteError> {
         for _ in 1..UPDATE_ATTEMPTS {
             match self.store.write(write.clone()).await {
                 Err(WriteError::Conflict) => continue,
-                done => return done.map_err(write_failed),
+                done => return done,
             }
         }
-        self.store.write(write).await.map_err(write_failed)
+        self.store.write(write).await
     }
 
     /// `T`'s instance with key `key`.
@@ -345,7 +350,7 @@ impl Kg {
         touched: &Touched,
     ) -> std::result::Result<(), StoreError> {
         let write = provenance::activity(&self.base, call, touched)?;
-        self.store.write(write).await.map_err(|error| match error {
+        self.retrying(write).await.map_err(|error| match error {
             WriteError::Store(error) => error,
             WriteError::Rejected(errors) => StoreError::Engine(format!("provenance write rejected: {errors:?}")),
             WriteError::Conflict => StoreError::Engine("provenance write conflicted".into()),

@@ -9,13 +9,14 @@
 mod bind;
 mod embedded;
 mod handle;
-mod mapping;
+pub(crate) mod mapping;
 pub(crate) mod provenance;
 mod query;
 mod remote;
 mod store;
 
 pub use embedded::{EmbeddedStore, Synchronous};
+pub(crate) use handle::store_failed;
 pub use handle::{Kg, Stored, DEFAULT_BASE, UPDATE_ATTEMPTS};
 pub use oxigraph::model::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};

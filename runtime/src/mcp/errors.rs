@@ -33,6 +33,11 @@ pub(crate) fn unknown_tool(name: &str) -> ErrorData {
     error(ErrorCode::INVALID_PARAMS.0, message, Some(json!({ "tool": name })))
 }
 
+/// A resource URI that names nothing this server has (DESIGN §4.2: `-32602` with `{"uri"}`).
+pub(crate) fn unknown_resource(uri: &str) -> ErrorData {
+    error(ErrorCode::INVALID_PARAMS.0, format!("unknown resource: {uri}"), Some(json!({ "uri": uri })))
+}
+
 /// `{"fields":[…]}`, plus `omitted` when the list was cut at its bound.
 pub(crate) fn validation_data(errors: &[FieldError], total: usize) -> Value {
     let mut data = json!({ "fields": errors });

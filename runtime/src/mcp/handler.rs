@@ -5,7 +5,8 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -76,7 +77,12 @@ fn authorization_in(meta: &serde_json::Map<String, Value>) -> Option<&str> {
 
 impl ServerHandler for TrailsServer {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities = match self.shared.kg {
+            Some(_) => {
+                ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build()
+            }
+            None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build(),
+        };
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -132,5 +138,35 @@ impl ServerHandler for TrailsServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context)?;
         dispatch::call(&self.shared, &request.name, request.arguments, caller).await.map(CallToolResponse::Complete)
+    }
+
+    // Resources: node-type data is `runtime` scope, which every caller has; the caller is still
+    // resolved so a bad stdio token fails here as it does for tools.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.caller(&context)?;
+        Ok(ListResourcesResult::with_all_items(crate::resources::list(&self.shared)))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.caller(&context)?;
+        Ok(ListResourceTemplatesResult::with_all_items(crate::resources::templates(&self.shared)))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.caller(&context)?;
+        let trace_id = uuid::Uuid::new_v4().simple().to_string();
+        crate::resources::read(&self.shared, &request.uri, &trace_id).await.map(ReadResourceResponse::Complete)
     }
 }

@@ -1,9 +1,10 @@
 //! Everything one process serves, built once and shared by every connection and transport.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::config::Settings;
+use crate::declare::NodeTypeInfo;
 use crate::kg::provenance::{Call, Touched};
 use crate::kg::Kg;
 use crate::registry::Registry;
@@ -24,9 +25,14 @@ pub(crate) struct Shared {
     pub(crate) notifier: Notifier,
     /// The knowledge graph every call gets (`None`: the app declares no node type).
     pub(crate) kg: Option<Kg>,
+    /// The node types, in registry order (the KG resources).
+    pub(crate) node_types: Vec<&'static NodeTypeInfo>,
     /// Calls since provenance was last pruned, and how many activities pruning dropped.
     pub(crate) provenance_calls: AtomicUsize,
     pub(crate) provenance_pruned: AtomicU64,
+    /// A pruning pass is running: at most one at a time, since a pass counts, then reads the
+    /// oldest, then deletes, and two interleaved passes would delete more than they should.
+    pruning: AtomicBool,
 }
 
 /// Prune provenance every this many calls.
@@ -52,8 +58,10 @@ impl Shared {
             manifest,
             notifier: Notifier::default(),
             kg,
+            node_types: registry.node_types().collect(),
             provenance_calls: AtomicUsize::new(0),
             provenance_pruned: AtomicU64::new(0),
+            pruning: AtomicBool::new(false),
         })
     }
 
@@ -63,7 +71,8 @@ impl Shared {
         if let Err(error) = kg.record_activity(call, touched).await {
             tracing::error!(%error, trace_id = call.trace_id, "could not record provenance");
         }
-        if self.provenance_calls.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY {
+        let due = self.provenance_calls.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY;
+        if due && !self.pruning.swap(true, Ordering::AcqRel) {
             self.provenance_calls.store(0, Ordering::Relaxed);
             let (shared, kg) = (self.clone(), kg.clone());
             tokio::spawn(async move {
@@ -74,6 +83,7 @@ impl Shared {
                     }
                     Err(error) => tracing::error!(%error, "pruning provenance failed"),
                 }
+                shared.pruning.store(false, Ordering::Release);
             });
         }
     }

@@ -86,9 +86,17 @@ impl RemoteStoreBuilder {
         let update_url = self.update_url.unwrap_or_else(|| self.query_url.clone());
         let mut tls = false;
         for url in [&self.query_url, &update_url] {
-            match reqwest::Url::parse(url).map(|u| u.scheme().to_owned()) {
-                Ok(scheme) if scheme == "http" => {}
-                Ok(scheme) if scheme == "https" => tls = true,
+            let parsed = reqwest::Url::parse(url)
+                .map_err(|_| StoreError::Remote(format!("{url} is not an http:// or https:// URL")))?;
+            // A password in the URL would be printed in every error about it: credentials go apart.
+            if !parsed.username().is_empty() || parsed.password().is_some() {
+                return Err(StoreError::Remote(
+                    "a remote store URL may not hold a user or password; give them as credentials".into(),
+                ));
+            }
+            match parsed.scheme() {
+                "http" => {}
+                "https" => tls = true,
                 _ => return Err(StoreError::Remote(format!("{url} is not an http:// or https:// URL"))),
             }
         }
@@ -161,10 +169,6 @@ impl RemoteStore {
     ) -> Result<(reqwest::StatusCode, Vec<u8>), StoreError> {
         let form = form_urlencoded::Serializer::new(String::new()).append_pair(field, text).finish().into_bytes();
         let target = reqwest::Url::parse(url).map_err(|e| remote_error(url, e))?;
-        let path = match target.query() {
-            Some(query) => format!("{}?{query}", target.path()),
-            None => target.path().to_owned(),
-        };
         let mut challenged = false;
         let (status, body) = loop {
             let mut request = self
@@ -173,7 +177,7 @@ impl RemoteStore {
                 .header("accept", accept)
                 .header("content-type", "application/x-www-form-urlencoded")
                 .body(form.clone());
-            if let Some(authorization) = self.credentials.as_ref().and_then(|c| c.authorization(&path, &form)) {
+            if let Some(authorization) = self.credentials.as_ref().and_then(|c| c.authorization(&target, &form)) {
                 request = request.header("authorization", authorization);
             }
             let response = request.send().await.map_err(|e| remote_error(url, e))?;
@@ -182,7 +186,7 @@ impl RemoteStore {
             if let (reqwest::StatusCode::UNAUTHORIZED, Some(credentials), Some(challenge), false) =
                 (status, &self.credentials, &challenge, challenged)
             {
-                credentials.challenged(challenge).map_err(|e| remote_error(url, e))?;
+                credentials.challenged(&target, challenge).map_err(|e| remote_error(url, e))?;
                 challenged = true;
                 continue;
             }
@@ -215,6 +219,20 @@ impl RemoteStore {
             Term::Literal(l) => matches!(l.value(), "true" | "1"),
             _ => false,
         }))
+    }
+
+    /// Whether a write's receipt is there (asked up to three times; `None`: no answer).
+    async fn receipt_present(&self, pattern: &str) -> Option<bool> {
+        for attempt in 0..3u64 {
+            match self.ask(&format!("ASK {{ {pattern} }}")).await {
+                Ok(answer) => return Some(answer),
+                Err(error) => {
+                    tracing::warn!(%error, attempt, "could not ask whether a write applied");
+                    tokio::time::sleep(std::time::Duration::from_millis(100 * (attempt + 1))).await;
+                }
+            }
+        }
+        None
     }
 
     async fn update(&self, update: &str) -> Result<(), StoreError> {
@@ -302,21 +320,31 @@ impl RemoteStore {
             let _ = writeln!(update, "  {}", condition(check, n, &write.graph, &write.subject));
         }
         update.push('}');
-        let (status, body) = self.send(&self.update_url, "update", &update, "*/*").await?;
-        if !status.is_success() {
-            return Err(match serialization_failure(&body) {
-                true => WriteError::Conflict,
-                false => WriteError::Store(refused(&self.update_url, status, &body)),
-            });
-        }
         let receipt_pattern = format!("GRAPH {receipts} {{ {receipt} <{RECEIPT}> ?x }}");
-        let applied = self.ask(&format!("ASK {{ {receipt_pattern} }}")).await?;
-        if applied {
-            // Best effort: a receipt left behind by a crash here is a few bytes, never read again.
-            if let Err(error) = self.update(&format!("DELETE WHERE {{ {receipt_pattern} }}")).await {
-                tracing::debug!(%error, "could not remove a write receipt");
+        let failure = match self.send(&self.update_url, "update", &update, "*/*").await {
+            Ok((status, _)) if status.is_success() => None,
+            Ok((_, body)) if serialization_failure(&body) => return Err(WriteError::Conflict),
+            Ok((status, body)) => Some(refused(&self.update_url, status, &body)),
+            Err(error) => Some(error),
+        };
+        // Whether it applied is the receipt's to say — also after a failure, since a timeout, a
+        // reset connection or a proxy's 502 can come after the endpoint committed the write.
+        let applied = self.receipt_present(&receipt_pattern).await;
+        match (applied, failure) {
+            (Some(true), _) => {
+                // Best effort: a receipt left behind by a crash here is a few bytes, never read again.
+                if let Err(error) = self.update(&format!("DELETE WHERE {{ {receipt_pattern} }}")).await {
+                    tracing::debug!(%error, "could not remove a write receipt");
+                }
+                return Ok(());
             }
-            return Ok(());
+            (_, Some(error)) => return Err(WriteError::Store(error)),
+            (None, None) => {
+                return Err(WriteError::Store(StoreError::Remote(
+                    "the endpoint took the write but cannot be asked whether it applied".into(),
+                )))
+            }
+            (Some(false), None) => {}
         }
         // Not applied: ask each check alone, to say which failed.
         let mut errors = Vec::new();

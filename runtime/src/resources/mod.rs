@@ -1,0 +1,12 @@
+//! The knowledge graph as MCP resources (DESIGN §4.4, ADR-0060 Bundle 2): one umbrella resource
+//! per node type, `trails://kg/types`, and the templates for filtered pages and single instances.
+//! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
+//!
+//! Landed so far: `resources/list`, `resources/templates/list`, and `resources/read` of node-type
+//! pages, instances (JSON-LD) and `trails://kg/types`. Still to come (issue 8): `trails://schema`,
+//! `stats`, `doctor`, `prov/latest`, subscriptions, and the model-controlled `trails.kg.*` tools.
+
+mod read;
+mod uri;
+
+pub(crate) use read::{list, read, templates};

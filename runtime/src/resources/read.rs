@@ -1,0 +1,210 @@
+//! Answers to `resources/list`, `resources/templates/list` and `resources/read`.
+
+use oxigraph::model::NamedNode;
+use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
+use rmcp::ErrorData;
+use serde_json::{json, Map, Value};
+
+use super::uri::{self, ListRequest, Target, UriError, SCHEME};
+use crate::declare::{Datatype, NodeTypeInfo};
+use crate::kg::{mapping, Find, Kg};
+use crate::mcp::errors;
+use crate::server::Shared;
+
+/// What an umbrella subscription costs the subscriber (the ADR's note, said where it is chosen).
+const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \
+subscribe to single instances (trails://kg/<Type>/<id>) when only a few matter.";
+
+/// One umbrella per node type, then `trails://kg/types`.
+pub(crate) fn list(shared: &Shared) -> Vec<Resource> {
+    if shared.kg.is_none() {
+        return Vec::new();
+    }
+    let mut resources: Vec<Resource> = shared
+        .node_types
+        .iter()
+        .map(|node| {
+            Resource::new(format!("{SCHEME}kg/{}", node.label), node.label)
+                .with_title(format!("{} instances", node.label))
+                .with_description(format!(
+                    "The {} instances in the knowledge graph, a page at a time ({{items, total, limit, offset, next}}; \
+                     class {}). {UMBRELLA_NOTE}",
+                    node.label, node.iri
+                ))
+                .with_mime_type("application/json")
+        })
+        .collect();
+    resources.push(
+        Resource::new(format!("{SCHEME}kg/types"), "kg-types")
+            .with_title("Node types")
+            .with_description("Every node type with its class IRI and how many instances it has.")
+            .with_mime_type("application/json"),
+    );
+    resources
+}
+
+/// A filtered page and a single instance, per node type.
+pub(crate) fn templates(shared: &Shared) -> Vec<ResourceTemplate> {
+    if shared.kg.is_none() {
+        return Vec::new();
+    }
+    let mut templates = Vec::new();
+    for node in &shared.node_types {
+        let label = node.label;
+        templates.push(
+            ResourceTemplate::new(format!("{SCHEME}kg/{label}{{?where,limit,offset}}"), format!("{label}-page"))
+                .with_title(format!("{label} instances, filtered"))
+                .with_description(format!(
+                    "A page of {label} instances. `where` is one clause `<field>=<value>` (only `=`), the value \
+                     of the field's datatype; `limit` 1–1000 (default 100); follow `next` for the next page."
+                ))
+                .with_mime_type("application/json"),
+        );
+        templates.push(
+            ResourceTemplate::new(format!("{SCHEME}kg/{label}/{{id}}"), format!("{label}-instance"))
+                .with_title(format!("One {label}"))
+                .with_description(format!(
+                    "One {label} as JSON-LD, by its key{}.",
+                    node.key.map(|key| format!(" (`{key}`)")).unwrap_or_default()
+                ))
+                .with_mime_type("application/ld+json"),
+        );
+    }
+    templates
+}
+
+/// `resources/read`.
+pub(crate) async fn read(shared: &Shared, uri: &str, trace_id: &str) -> Result<ReadResourceResult, ErrorData> {
+    let Some(kg) = &shared.kg else { return Err(errors::unknown_resource(uri)) };
+    let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
+    let (mime, body) = match target {
+        Target::Types => ("application/json", types(shared, kg).await),
+        Target::List(request) => ("application/json", page(kg, uri, request).await),
+        Target::Instance { node, id } => {
+            let iri = mapping::instance_iri(kg.base(), node.label, &id);
+            match instance(kg, node, &iri).await {
+                Ok(Some(document)) => ("application/ld+json", Ok(document)),
+                Ok(None) => return Err(errors::unknown_resource(uri)),
+                Err(error) => ("application/ld+json", Err(error)),
+            }
+        }
+    };
+    let body = body.map_err(|error| errors::from_error(error, trace_id))?;
+    let text = serde_json::to_string(&body).expect("JSON values serialise");
+    Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)]))
+}
+
+fn refused(uri: &str, error: UriError) -> ErrorData {
+    match error {
+        UriError::Unknown { .. } => errors::unknown_resource(uri),
+        UriError::Grammar { message, .. } => ErrorData::invalid_params(message, Some(json!({ "uri": uri }))),
+        UriError::TypeMismatch { field, value, expected_datatype } => ErrorData::invalid_params(
+            format!("`{value}` is not a valid {expected_datatype} for {field}"),
+            Some(
+                json!({ "uri": uri, "field": field, "reason": "type_mismatch", "expected_datatype": expected_datatype }),
+            ),
+        ),
+    }
+}
+
+async fn types(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
+    let mut types = Vec::new();
+    for node in &shared.node_types {
+        let find = Find {
+            graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
+            class: NamedNode::new_unchecked(node.iri),
+            filters: Vec::new(),
+            order: None,
+            limit: 0,
+            offset: 0,
+        };
+        let found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
+        types.push(json!({
+            "label": node.label,
+            "class": node.iri,
+            "instances": found.total,
+            "uri": format!("{SCHEME}kg/{}", node.label),
+        }));
+    }
+    Ok(json!({ "types": types }))
+}
+
+async fn page(kg: &Kg, uri: &str, request: ListRequest) -> crate::Result<Value> {
+    let ListRequest { node, filter, limit, offset, clamped_from } = request;
+    let mut filters = Vec::new();
+    if let Some(filter) = &filter {
+        let term = mapping::term(filter.predicate, filter.predicate.field, &filter.value)
+            .map_err(|error| crate::Error::validation(vec![error]))?;
+        filters.push((NamedNode::new_unchecked(filter.predicate.iri), term));
+    }
+    let find = Find {
+        graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
+        class: NamedNode::new_unchecked(node.iri),
+        filters,
+        order: None,
+        limit,
+        offset,
+    };
+    let found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
+    let items: Vec<Value> = found
+        .subjects
+        .iter()
+        .map(|iri| json!({ "iri": iri.as_str(), "label": label_of(node, iri.as_str(), kg.base()) }))
+        .collect();
+    let end = offset + items.len();
+    let next = (end < found.total).then(|| next_uri(uri, end));
+    let mut body = json!({ "items": items, "total": found.total, "limit": limit, "offset": offset, "next": next });
+    if let Some(asked) = clamped_from {
+        body["clamped"] = json!(format!("limit {asked} is over the maximum; clamped to {limit}"));
+    }
+    Ok(body)
+}
+
+/// The instance's key (what follows `<base>/<Label>/`, decoded), its readable name in a list.
+fn label_of(node: &NodeTypeInfo, iri: &str, base: &str) -> String {
+    let prefix = format!("{base}/{}/", node.label);
+    let key = iri.strip_prefix(&prefix).unwrap_or(iri);
+    percent_encoding::percent_decode_str(key).decode_utf8_lossy().into_owned()
+}
+
+/// `uri` with its offset moved to `offset` (and everything else kept).
+fn next_uri(uri: &str, offset: usize) -> String {
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let mut pairs: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("offset=")).collect();
+    let offset = format!("offset={offset}");
+    pairs.push(&offset);
+    format!("{path}?{}", pairs.join("&"))
+}
+
+/// One instance as JSON-LD: `@id`, `@type`, one property per field keyed by its predicate IRI,
+/// and an `@context` that types each predicate so expansion keeps every value.
+async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> crate::Result<Option<Value>> {
+    let Ok(subject) = NamedNode::new(iri) else { return Ok(None) };
+    let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
+    let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
+    let is_a = triples.iter().any(|(p, o)| {
+        p.as_str() == oxigraph::model::vocab::rdf::TYPE.as_str() && o.to_string() == format!("<{}>", node.iri)
+    });
+    if !is_a {
+        return Ok(None);
+    }
+    let fields = mapping::instance(node, &triples);
+    let mut context = Map::new();
+    context.insert("xsd".into(), json!("http://www.w3.org/2001/XMLSchema#"));
+    let mut document = Map::new();
+    document.insert("@id".into(), json!(iri));
+    document.insert("@type".into(), json!(node.iri));
+    for predicate in node.all_predicates() {
+        let Some(value) = fields.get(predicate.field) else { continue };
+        let coercion = match predicate.datatype {
+            Datatype::Iri => json!({ "@type": "@id" }),
+            Datatype::Json => json!({ "@type": "@json" }),
+            Datatype::String => json!({}),
+            other => json!({ "@type": other.iri() }),
+        };
+        context.insert(predicate.iri.to_owned(), coercion);
+        document.insert(predicate.iri.to_owned(), value.clone());
+    }
+    document.insert("@context".into(), Value::Object(context));
+    Ok(Some(Value::Object(document)))
+}

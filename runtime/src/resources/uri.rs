@@ -1,0 +1,351 @@
+//! `trails://` resource URIs (DESIGN §4.4): the one parser of what a client may ask to read.
+//!
+//! ```text
+//! trails://kg/types
+//! trails://kg/<Type>[?where=<field>=<value>][&limit=<n>][&offset=<n>]
+//! trails://kg/<Type>/<id>
+//! ```
+//! (`trails://schema`, `stats`, `doctor` and `prov/latest` are still to come: unknown until then.)
+//! `where` is one clause with `=` only; its value is parsed under the field's datatype here and
+//! bound as an RDF term by the store, never spliced into query text. `"`, `\` and line breaks are
+//! refused before anything else is looked at.
+
+use percent_encoding::percent_decode_str;
+use serde_json::Value;
+
+use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
+use crate::kg::{DEFAULT_LIMIT, MAX_LIMIT};
+
+/// The scheme every Trails resource URI starts with.
+pub(crate) const SCHEME: &str = "trails://";
+
+/// What a resource URI names.
+#[derive(Debug)]
+pub(crate) enum Target {
+    /// Node types with instance counts.
+    Types,
+    /// A page of a node type's instances.
+    List(ListRequest),
+    /// One instance.
+    Instance {
+        /// Its node type.
+        node: &'static NodeTypeInfo,
+        /// Its key (percent-decoded), or its generated id.
+        id: String,
+    },
+}
+
+/// `trails://kg/<Type>?where=…&limit=…&offset=…`
+#[derive(Debug)]
+pub(crate) struct ListRequest {
+    pub(crate) node: &'static NodeTypeInfo,
+    pub(crate) filter: Option<Filter>,
+    pub(crate) limit: usize,
+    pub(crate) offset: usize,
+    /// The limit asked for when it was over [`MAX_LIMIT`] (the page says it was clamped).
+    pub(crate) clamped_from: Option<usize>,
+}
+
+/// One `field=value` clause, the value already of the field's type.
+#[derive(Debug)]
+pub(crate) struct Filter {
+    pub(crate) predicate: &'static PredicateInfo,
+    pub(crate) value: Value,
+}
+
+/// Why a URI names nothing readable. Each is a `-32602`.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum UriError {
+    /// Not a resource this server has.
+    #[error("unknown resource: {uri}")]
+    Unknown { uri: String },
+    /// A resource, asked for in a way the grammar does not allow.
+    #[error("{message}")]
+    Grammar { uri: String, message: String },
+    /// A `where` value that is not of its field's datatype.
+    #[error("`{value}` is not a valid {expected_datatype} for {field}")]
+    TypeMismatch { field: String, value: String, expected_datatype: &'static str },
+}
+
+/// What the filter grammar allows, said in every grammar error.
+const WHERE_GRAMMAR: &str =
+    "`where` takes exactly one clause `<field>=<value>` (only `=`; no other operators, no conjunctions, no nested paths)";
+
+/// Parse `uri` against the node types this server has.
+pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<Target, UriError> {
+    let grammar = |message: String| UriError::Grammar { uri: uri.to_owned(), message };
+    let unknown = || UriError::Unknown { uri: uri.to_owned() };
+    if uri.contains(['"', '\\', '\n', '\r']) {
+        return Err(grammar("a resource URI may not contain `\"`, `\\` or line breaks".into()));
+    }
+    let rest = uri.strip_prefix(SCHEME).ok_or_else(unknown)?;
+    if rest.contains('#') {
+        return Err(grammar("a resource URI has no fragment (`#…`)".into()));
+    }
+    let (path, query) = match rest.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (rest, None),
+    };
+    if path == "kg/types" {
+        return match query {
+            None => Ok(Target::Types),
+            Some(_) => Err(grammar(format!("{SCHEME}{path} takes no query"))),
+        };
+    }
+    let mut segments = path.strip_prefix("kg/").ok_or_else(unknown)?.split('/');
+    let label = segments.next().unwrap_or_default();
+    let node = node_types.iter().copied().find(|node| node.label == label).ok_or_else(unknown)?;
+    match (segments.next(), segments.next()) {
+        (None, _) => list(uri, node, query),
+        (Some(id), None) if !id.is_empty() => {
+            if query.is_some() {
+                return Err(grammar("an instance URI takes no query".into()));
+            }
+            Ok(Target::Instance { node, id: decode(uri, id)? })
+        }
+        _ => Err(unknown()),
+    }
+}
+
+fn decode(uri: &str, text: &str) -> Result<String, UriError> {
+    let decoded = percent_decode_str(text).decode_utf8().map_err(|_| UriError::Grammar {
+        uri: uri.to_owned(),
+        message: "a percent-encoded part of the URI is not UTF-8".into(),
+    })?;
+    if decoded.contains(['"', '\\', '\n', '\r']) {
+        return Err(UriError::Grammar {
+            uri: uri.to_owned(),
+            message: "a resource URI may not contain `\"`, `\\` or line breaks, encoded or not".into(),
+        });
+    }
+    Ok(decoded.into_owned())
+}
+
+fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<Target, UriError> {
+    let grammar = |message: String| UriError::Grammar { uri: uri.to_owned(), message };
+    let (mut filter, mut limit, mut offset) = (None, None, None);
+    for pair in query.unwrap_or_default().split('&').filter(|pair| !pair.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let number = |what: &str| {
+            decode(uri, value)?
+                .parse::<usize>()
+                .map_err(|_| grammar(format!("`{what}` takes a non-negative integer, not `{value}`")))
+        };
+        match key {
+            "where" if filter.is_some() => return Err(grammar(format!("{WHERE_GRAMMAR}; this URI has two"))),
+            "where" => filter = Some(clause(uri, node, &decode(uri, value)?)?),
+            "limit" if limit.is_none() => limit = Some(number("limit")?),
+            "offset" if offset.is_none() => offset = Some(number("offset")?),
+            "limit" | "offset" => return Err(grammar(format!("`{key}` is given twice"))),
+            other => {
+                return Err(grammar(format!(
+                    "unknown query parameter `{other}`: a list takes `where`, `limit` and `offset`"
+                )))
+            }
+        }
+    }
+    let asked = limit.unwrap_or(DEFAULT_LIMIT);
+    if asked == 0 {
+        return Err(grammar(format!("`limit` is 1 to {MAX_LIMIT}")));
+    }
+    Ok(Target::List(ListRequest {
+        node,
+        filter,
+        limit: asked.min(MAX_LIMIT),
+        offset: offset.unwrap_or(0),
+        clamped_from: (asked > MAX_LIMIT).then_some(asked),
+    }))
+}
+
+/// `field=value`, the value parsed under the field's datatype.
+fn clause(uri: &str, node: &'static NodeTypeInfo, clause: &str) -> Result<Filter, UriError> {
+    let grammar = |message: String| UriError::Grammar { uri: uri.to_owned(), message };
+    let fields = || node.all_predicates().iter().map(|p| p.field).collect::<Vec<_>>().join(", ");
+    let Some((field, value)) = clause.split_once('=') else {
+        return Err(grammar(format!("{WHERE_GRAMMAR}; got `{clause}`")));
+    };
+    if field.ends_with(['!', '<', '>', '~']) || value.starts_with('=') {
+        return Err(grammar(format!("{WHERE_GRAMMAR}; got `{clause}`")));
+    }
+    if field.contains(['.', '/']) {
+        return Err(grammar(format!("{WHERE_GRAMMAR}; `{field}` is a nested path")));
+    }
+    let Some(predicate) = node.all_predicates().into_iter().find(|p| p.field == field) else {
+        return Err(grammar(format!("{} has no field `{field}` (its fields: {})", node.label, fields())));
+    };
+    let mismatch = || UriError::TypeMismatch {
+        field: field.to_owned(),
+        value: value.to_owned(),
+        expected_datatype: xsd_name(predicate.datatype),
+    };
+    let value = match predicate.datatype {
+        Datatype::String => Value::String(value.to_owned()),
+        Datatype::Integer => match (value.parse::<i64>(), value.parse::<u64>()) {
+            (Ok(n), _) => Value::from(n),
+            (_, Ok(n)) => Value::from(n),
+            _ => return Err(mismatch()),
+        },
+        Datatype::Double => {
+            value.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number).ok_or_else(mismatch)?
+        }
+        Datatype::Boolean => match value {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(mismatch()),
+        },
+        Datatype::DateTime => match chrono::DateTime::parse_from_rfc3339(value) {
+            Ok(_) => Value::String(value.to_owned()),
+            Err(_) => return Err(mismatch()),
+        },
+        Datatype::Iri => match oxigraph::model::NamedNode::new(value) {
+            Ok(_) => Value::String(value.to_owned()),
+            Err(_) => return Err(mismatch()),
+        },
+        Datatype::Json => {
+            return Err(grammar(format!("{field} holds a nested shape, which `where` cannot compare")));
+        }
+    };
+    Ok(Filter { predicate, value })
+}
+
+/// The datatype as a client reads it in an error (`xsd:integer`, not the full IRI).
+fn xsd_name(datatype: Datatype) -> &'static str {
+    match datatype {
+        Datatype::String => "xsd:string",
+        Datatype::Integer => "xsd:integer",
+        Datatype::Double => "xsd:double",
+        Datatype::Boolean => "xsd:boolean",
+        Datatype::DateTime => "xsd:dateTime",
+        Datatype::Iri => "an IRI",
+        Datatype::Json => "rdf:JSON",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static FIELDS: [PredicateInfo; 4] = [
+        PredicateInfo {
+            field: "req_id",
+            iri: "urn:t#req_id",
+            datatype: Datatype::String,
+            required: true,
+            many: false,
+            target: None,
+        },
+        PredicateInfo {
+            field: "priority",
+            iri: "urn:t#priority",
+            datatype: Datatype::Integer,
+            required: true,
+            many: false,
+            target: None,
+        },
+        PredicateInfo {
+            field: "done",
+            iri: "urn:t#done",
+            datatype: Datatype::Boolean,
+            required: true,
+            many: false,
+            target: None,
+        },
+        PredicateInfo {
+            field: "details",
+            iri: "urn:t#details",
+            datatype: Datatype::Json,
+            required: false,
+            many: false,
+            target: None,
+        },
+    ];
+    static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {
+        label: "Requirement",
+        iri: "urn:t#Requirement",
+        parent: None,
+        unique: &[],
+        key: Some("req_id"),
+        predicates: &FIELDS,
+    };
+    const TYPES: &[&NodeTypeInfo] = &[&REQUIREMENT];
+
+    fn grammar_error(uri: &str) -> String {
+        match parse(uri, TYPES) {
+            Err(UriError::Grammar { message, .. }) => message,
+            other => panic!("{uri}: expected a grammar error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fixed_resources_lists_and_instances_parse() {
+        assert!(matches!(parse("trails://kg/types", TYPES), Ok(Target::Types)));
+        let Ok(Target::List(list)) = parse("trails://kg/Requirement", TYPES) else { panic!() };
+        assert_eq!((list.limit, list.offset, list.clamped_from, list.filter.is_none()), (100, 0, None, true));
+        let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=priority%3D2&offset=5&limit=5000", TYPES)
+        else {
+            panic!()
+        };
+        assert_eq!((list.limit, list.offset, list.clamped_from), (1000, 5, Some(5000)));
+        let filter = list.filter.unwrap();
+        assert_eq!((filter.predicate.field, filter.value.clone()), ("priority", Value::from(2)));
+        let Ok(Target::Instance { id, .. }) = parse("trails://kg/Requirement/REQ%201", TYPES) else { panic!() };
+        assert_eq!(id, "REQ 1");
+        // `=` inside the value belongs to the value.
+        let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=req_id=a=b", TYPES) else { panic!() };
+        assert_eq!(list.filter.unwrap().value, Value::from("a=b"));
+    }
+
+    #[test]
+    fn unknown_resources_are_unknown() {
+        for uri in [
+            "trails://nothing",
+            "https://kg/Requirement",
+            "trails://kg/Nope",
+            "trails://kg/Requirement/a/b",
+            "trails://kg/Requirement/",
+        ] {
+            assert_eq!(parse(uri, TYPES).unwrap_err(), UriError::Unknown { uri: uri.into() }, "{uri}");
+        }
+    }
+
+    #[test]
+    fn the_filter_grammar_refuses_what_it_does_not_support_and_says_what_it_does() {
+        for uri in [
+            "trails://kg/Requirement?where=priority>2",
+            "trails://kg/Requirement?where=priority>=2",
+            "trails://kg/Requirement?where=priority!=2",
+            "trails://kg/Requirement?where=priority==2",
+            "trails://kg/Requirement?where=owner.name=x",
+            "trails://kg/Requirement?where=priority=1&where=done=true",
+        ] {
+            assert!(grammar_error(uri).contains("exactly one clause"), "{uri}");
+        }
+        assert!(grammar_error("trails://kg/Requirement?where=nope=1")
+            .contains("its fields: req_id, priority, done, details"));
+        assert!(grammar_error("trails://kg/Requirement?where=details=1").contains("nested shape"));
+        assert!(grammar_error("trails://kg/Requirement?sort=priority").contains("unknown query parameter"));
+        assert!(grammar_error("trails://kg/Requirement?limit=0").contains("1 to 1000"));
+        assert!(grammar_error("trails://kg/Requirement?limit=-1").contains("non-negative integer"));
+        assert!(grammar_error("trails://kg/Requirement/REQ-1?limit=2").contains("no query"));
+        for uri in [
+            "trails://kg/Requirement?where=req_id=\"x\"",
+            "trails://kg/Requirement?where=req_id=a\\b",
+            "trails://kg/Requirement?where=req_id=%22x",
+            "trails://kg/Requirement?where=req_id=a%0Ab",
+        ] {
+            assert!(grammar_error(uri).contains("line breaks"), "{uri}");
+        }
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_datatype_says_which_was_expected() {
+        assert_eq!(
+            parse("trails://kg/Requirement?where=priority=high", TYPES).unwrap_err(),
+            UriError::TypeMismatch { field: "priority".into(), value: "high".into(), expected_datatype: "xsd:integer" }
+        );
+        assert!(matches!(
+            parse("trails://kg/Requirement?where=done=yes", TYPES),
+            Err(UriError::TypeMismatch { expected_datatype: "xsd:boolean", .. })
+        ));
+    }
+}
