@@ -390,3 +390,43 @@ async fn node_types_are_resources_a_filtered_page_equals_the_typed_api_and_next_
     assert_eq!(clamped["limit"], 1000);
     assert!(clamped["clamped"].as_str().unwrap().contains("5000"));
 }
+
+#[tokio::test]
+async fn next_never_repeats_or_skips_an_instance_while_writes_land_between_pages() {
+    let kg = Kg::temporary().unwrap();
+    let addr = serve(kg.clone()).await;
+    let client = connect(addr).await;
+    let create = |id: String| {
+        let kg = kg.clone();
+        async move {
+            let value: Requirement = serde_json::from_value(requirement(&id, None)).unwrap();
+            kg.create(value).await.unwrap();
+        }
+    };
+    let at_start: Vec<String> = (10..30).map(|n| format!("REQ-{n}")).collect();
+    for id in &at_start {
+        create(id.clone()).await;
+    }
+    let mut uri = Some("trails://kg/Requirement?limit=4".to_owned());
+    let (mut seen, mut page_number) = (Vec::<String>::new(), 0);
+    while let Some(next) = uri {
+        let (_, page) = read(&client, &next).await.unwrap();
+        for item in page["items"].as_array().unwrap() {
+            let label = item["label"].as_str().unwrap().to_owned();
+            assert!(!seen.contains(&label), "{label} served twice");
+            seen.push(label);
+        }
+        uri = page["next"].as_str().map(str::to_owned);
+        // Between pages, instances appear before and after the cursor (an offset would now
+        // repeat one page's last items or skip the next page's first).
+        create(format!("REQ-0{page_number}")).await;
+        create(format!("REQ-9{page_number}")).await;
+        page_number += 1;
+    }
+    for id in &at_start {
+        assert!(seen.contains(id), "{id} was skipped");
+    }
+    let mut sorted = seen.clone();
+    sorted.sort();
+    assert_eq!(seen, sorted, "pages come in IRI order");
+}

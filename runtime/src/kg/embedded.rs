@@ -494,6 +494,13 @@ impl EmbeddedStore {
             }
         }
         let total = subjects.len();
+        if let Some(after) = &find.after {
+            if find.order.is_some() {
+                return Err(StoreError::Query("a cursor pages in IRI order only".into()));
+            }
+            // Sorted by IRI above: everything up to the cursor goes.
+            subjects.retain(|subject| subject.as_str() > after.as_str());
+        }
         if let Some((predicate, descending)) = &find.order {
             let mut keyed: Vec<(Option<Term>, NamedNode)> = Vec::with_capacity(subjects.len());
             for subject in subjects {

@@ -139,6 +139,7 @@ impl<T: NodeType> Query<T> {
             order: self.order.map(|(p, descending)| (NamedNode::new_unchecked(p.iri), descending)),
             limit: self.limit,
             offset: self.offset,
+            after: None,
         };
         let found = kg.store().find(find).await.map_err(store_failed)?;
         let items = kg.get_many::<T>(found.subjects).await?;

@@ -188,6 +188,9 @@ pub struct Find {
     pub limit: usize,
     /// Skip this many.
     pub offset: usize,
+    /// Only subjects whose IRI sorts after this one (a cursor: pages stay exact while writes
+    /// land between them). Pages in IRI order only, so only with `order: None`.
+    pub after: Option<NamedNode>,
 }
 
 /// What [`Find`] found.

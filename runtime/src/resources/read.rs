@@ -117,6 +117,7 @@ async fn types(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
             order: None,
             limit: 0,
             offset: 0,
+            after: None,
         };
         let found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
         types.push(json!({
@@ -130,30 +131,38 @@ async fn types(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
 }
 
 async fn page(kg: &Kg, uri: &str, request: ListRequest) -> crate::Result<Value> {
-    let ListRequest { node, filter, limit, offset, clamped_from } = request;
+    let ListRequest { node, filter, limit, offset, after, clamped_from } = request;
     let mut filters = Vec::new();
     if let Some(filter) = &filter {
         let term = mapping::term(filter.predicate, filter.predicate.field, &filter.value)
             .map_err(|error| crate::Error::validation(vec![error]))?;
         filters.push((NamedNode::new_unchecked(filter.predicate.iri), term));
     }
+    // One more than the page: whether there is a next page, without a second count.
     let find = Find {
         graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
         class: NamedNode::new_unchecked(node.iri),
         filters,
         order: None,
-        limit,
+        limit: limit + 1,
         offset,
+        after: after.as_deref().map(NamedNode::new_unchecked),
     };
-    let found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
+    let mut found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
+    let more = found.subjects.len() > limit;
+    found.subjects.truncate(limit);
     let items: Vec<Value> = found
         .subjects
         .iter()
         .map(|iri| json!({ "iri": iri.as_str(), "label": label_of(node, iri.as_str(), kg.base()) }))
         .collect();
-    let end = offset + items.len();
-    let next = (end < found.total).then(|| next_uri(uri, end));
+    // The next page starts after this one's last IRI, not at an offset: instances created or
+    // deleted between two reads never make a page repeat or skip one that was there.
+    let next = found.subjects.last().filter(|_| more).map(|last| next_uri(uri, last.as_str()));
     let mut body = json!({ "items": items, "total": found.total, "limit": limit, "offset": offset, "next": next });
+    if let Some(after) = after {
+        body["after"] = json!(after);
+    }
     if let Some(asked) = clamped_from {
         body["clamped"] = json!(format!("limit {asked} is over the maximum; clamped to {limit}"));
     }
@@ -167,12 +176,15 @@ fn label_of(node: &NodeTypeInfo, iri: &str, base: &str) -> String {
     percent_encoding::percent_decode_str(key).decode_utf8_lossy().into_owned()
 }
 
-/// `uri` with its offset moved to `offset` (and everything else kept).
-fn next_uri(uri: &str, offset: usize) -> String {
+/// `uri` continued after `last`: its `where` and `limit` kept, `offset` and `after` replaced.
+fn next_uri(uri: &str, last: &str) -> String {
     let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
-    let mut pairs: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("offset=")).collect();
-    let offset = format!("offset={offset}");
-    pairs.push(&offset);
+    let mut pairs: Vec<String> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty() && !pair.starts_with("offset=") && !pair.starts_with("after="))
+        .map(str::to_owned)
+        .collect();
+    pairs.push(format!("after={}", percent_encoding::utf8_percent_encode(last, percent_encoding::NON_ALPHANUMERIC)));
     format!("{path}?{}", pairs.join("&"))
 }
 

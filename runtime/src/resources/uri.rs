@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! trails://kg/types
-//! trails://kg/<Type>[?where=<field>=<value>][&limit=<n>][&offset=<n>]
+//! trails://kg/<Type>[?where=<field>=<value>][&limit=<n>][&offset=<n>][&after=<iri>]
 //! trails://kg/<Type>/<id>
 //! ```
 //! (`trails://schema`, `stats`, `doctor` and `prov/latest` are still to come: unknown until then.)
@@ -42,6 +42,8 @@ pub(crate) struct ListRequest {
     pub(crate) filter: Option<Filter>,
     pub(crate) limit: usize,
     pub(crate) offset: usize,
+    /// The cursor of a `next` link: only instances whose IRI sorts after it.
+    pub(crate) after: Option<String>,
     /// The limit asked for when it was over [`MAX_LIMIT`] (the page says it was clamped).
     pub(crate) clamped_from: Option<usize>,
 }
@@ -123,7 +125,7 @@ fn decode(uri: &str, text: &str) -> Result<String, UriError> {
 
 fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<Target, UriError> {
     let grammar = |message: String| UriError::Grammar { uri: uri.to_owned(), message };
-    let (mut filter, mut limit, mut offset) = (None, None, None);
+    let (mut filter, mut limit, mut offset, mut after) = (None, None, None, None);
     for pair in query.unwrap_or_default().split('&').filter(|pair| !pair.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let number = |what: &str| {
@@ -136,12 +138,17 @@ fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<T
             "where" => filter = Some(clause(uri, node, &decode(uri, value)?)?),
             "limit" if limit.is_none() => limit = Some(number("limit")?),
             "offset" if offset.is_none() => offset = Some(number("offset")?),
-            "limit" | "offset" => return Err(grammar(format!("`{key}` is given twice"))),
-            other => {
-                return Err(grammar(format!(
-                    "unknown query parameter `{other}`: a list takes `where`, `limit` and `offset`"
-                )))
+            "after" if after.is_none() => {
+                let iri = decode(uri, value)?;
+                if oxigraph::model::NamedNode::new(iri.as_str()).is_err() {
+                    return Err(grammar(format!("`after` is the IRI a page ended at (from `next`), not `{iri}`")));
+                }
+                after = Some(iri);
             }
+            "limit" | "offset" | "after" => return Err(grammar(format!("`{key}` is given twice"))),
+            other => return Err(grammar(format!(
+                "unknown query parameter `{other}`: a list takes `where`, `limit`, `offset` (and `after`, from `next`)"
+            ))),
         }
     }
     let asked = limit.unwrap_or(DEFAULT_LIMIT);
@@ -153,6 +160,7 @@ fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<T
         filter,
         limit: asked.min(MAX_LIMIT),
         offset: offset.unwrap_or(0),
+        after,
         clamped_from: (asked > MAX_LIMIT).then_some(asked),
     }))
 }
@@ -290,6 +298,12 @@ mod tests {
         assert_eq!((filter.predicate.field, filter.value.clone()), ("priority", Value::from(2)));
         let Ok(Target::Instance { id, .. }) = parse("trails://kg/Requirement/REQ%201", TYPES) else { panic!() };
         assert_eq!(id, "REQ 1");
+        let Ok(Target::List(list)) =
+            parse("trails://kg/Requirement?limit=2&after=urn%3At%2FRequirement%2FREQ-1", TYPES)
+        else {
+            panic!()
+        };
+        assert_eq!(list.after.as_deref(), Some("urn:t/Requirement/REQ-1"));
         // `=` inside the value belongs to the value.
         let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=req_id=a=b", TYPES) else { panic!() };
         assert_eq!(list.filter.unwrap().value, Value::from("a=b"));
@@ -325,6 +339,7 @@ mod tests {
         assert!(grammar_error("trails://kg/Requirement?where=details=1").contains("nested shape"));
         assert!(grammar_error("trails://kg/Requirement?sort=priority").contains("unknown query parameter"));
         assert!(grammar_error("trails://kg/Requirement?limit=0").contains("1 to 1000"));
+        assert!(grammar_error("trails://kg/Requirement?after=not%20an%20iri").contains("from `next`"));
         assert!(grammar_error("trails://kg/Requirement?limit=-1").contains("non-negative integer"));
         assert!(grammar_error("trails://kg/Requirement/REQ-1?limit=2").contains("no query"));
         for uri in [
