@@ -24,9 +24,12 @@ async fn serve(kg: Kg) -> SocketAddr {
 }
 
 async fn serve_with(kg: Kg, extra_toml: &str) -> SocketAddr {
+    serve_toml(kg, &format!("[mcp]\nscopes = [\"dev\"]\n{extra_toml}")).await
+}
+
+async fn serve_toml(kg: Kg, toml: &str) -> SocketAddr {
     trails_tests::link();
-    let toml = format!("[mcp]\nscopes = [\"dev\"]\n{extra_toml}");
-    let settings = Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap();
+    let settings = Settings::resolve(Config::parse(toml).unwrap(), &|_| None).unwrap();
     let server = trails::App::new().kg(kg).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -389,6 +392,58 @@ async fn node_types_are_resources_a_filtered_page_equals_the_typed_api_and_next_
     let (_, clamped) = read(&client, "trails://kg/Requirement?limit=5000").await.unwrap();
     assert_eq!(clamped["limit"], 1000);
     assert!(clamped["clamped"].as_str().unwrap().contains("5000"));
+
+    // The fixed resources.
+    let (_, stats) = read(&client, "trails://stats").await.unwrap();
+    assert_eq!(stats["instances"]["Requirement"], 7);
+    assert_eq!(stats["provenance"]["activities"], 7, "one per create");
+    let (_, schema) = read(&client, "trails://schema").await.unwrap();
+    let requirement = schema["shapes"].as_array().unwrap().iter().find(|s| s["name"] == "Requirement").unwrap();
+    assert_eq!(requirement["schema"]["type"], "object");
+    let status =
+        &requirement["node_type"]["predicates"].as_array().unwrap().iter().find(|p| p["field"] == "status").unwrap();
+    assert_eq!(status["iri"], "https://example.org/req#status");
+    assert!(!listed.contains(&"trails://doctor".to_owned()), "anonymous callers are runtime callers");
+}
+
+#[tokio::test]
+async fn a_builder_reads_the_store_health_and_the_latest_provenance() {
+    const TOKEN: &str = "kg-mcp-builder-token";
+    let kg = Kg::temporary().unwrap();
+    let toml = format!(
+        "[mcp]\nscopes = [\"dev\"]\n[[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
+        trails::sha256_hex(TOKEN)
+    );
+    let addr = serve_toml(kg, &toml).await;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(TOKEN);
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    for id in ["REQ-1", "REQ-2"] {
+        call(&client, "requirements.create", requirement(id, None)).await.unwrap();
+    }
+    let listed: Vec<String> = client.list_resources(None).await.unwrap().resources.into_iter().map(|r| r.uri).collect();
+    assert!(listed.contains(&"trails://doctor".to_owned()) && listed.contains(&"trails://prov/latest".to_owned()));
+    let (_, doctor) = read(&client, "trails://doctor").await.unwrap();
+    assert_eq!(doctor["ok"], true, "{doctor}");
+    assert_eq!(doctor["checks"][0]["check"], "store");
+    let (_, latest) = read(&client, "trails://prov/latest").await.unwrap();
+    let activities = latest["activities"].as_array().unwrap();
+    assert_eq!(activities.len(), 2);
+    assert_eq!(activities[0]["capability"], "requirements.create");
+    assert_eq!(activities[0]["agent"], "urn:trails:kg/agent/builder");
+    assert!(activities[0]["started"].as_str() >= activities[1]["started"].as_str(), "newest first");
+}
+
+#[tokio::test]
+async fn builder_resources_are_unknown_to_a_runtime_caller() {
+    let kg = Kg::temporary().unwrap();
+    let client = connect(serve_toml(kg, "").await).await;
+    let listed: Vec<String> = client.list_resources(None).await.unwrap().resources.into_iter().map(|r| r.uri).collect();
+    assert!(listed.contains(&"trails://stats".to_owned()));
+    for builder_only in ["trails://doctor", "trails://prov/latest"] {
+        assert!(!listed.contains(&builder_only.to_owned()), "{builder_only} listed to a runtime caller");
+        let error = read(&client, builder_only).await.unwrap_err();
+        assert_eq!((error.code.0, error.data.unwrap()), (-32602, json!({ "uri": builder_only })));
+    }
 }
 
 #[tokio::test]

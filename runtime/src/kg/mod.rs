@@ -13,7 +13,7 @@ pub(crate) mod mapping;
 pub(crate) mod provenance;
 mod query;
 mod remote;
-mod store;
+pub(crate) mod store;
 
 pub use embedded::{EmbeddedStore, Synchronous};
 pub(crate) use handle::store_failed;

@@ -140,15 +140,15 @@ impl ServerHandler for TrailsServer {
         dispatch::call(&self.shared, &request.name, request.arguments, caller).await.map(CallToolResponse::Complete)
     }
 
-    // Resources: node-type data is `runtime` scope, which every caller has; the caller is still
-    // resolved so a bad stdio token fails here as it does for tools.
+    // Resources: node-type data, the schema and stats are `runtime` scope, which every caller
+    // has; `doctor` and `prov/latest` need `builder` (unknown to others, as masked tools are).
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.caller(&context)?;
-        Ok(ListResourcesResult::with_all_items(crate::resources::list(&self.shared)))
+        let caller = self.caller(&context)?;
+        Ok(ListResourcesResult::with_all_items(crate::resources::list(&self.shared, caller.scopes)))
     }
 
     async fn list_resource_templates(
@@ -165,8 +165,10 @@ impl ServerHandler for TrailsServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.caller(&context)?;
+        let caller = self.caller(&context)?;
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        crate::resources::read(&self.shared, &request.uri, &trace_id).await.map(ReadResourceResponse::Complete)
+        crate::resources::read(&self.shared, &request.uri, &trace_id, caller.scopes)
+            .await
+            .map(ReadResourceResponse::Complete)
     }
 }

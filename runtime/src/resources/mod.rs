@@ -3,9 +3,11 @@
 //! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
 //!
 //! Landed so far: `resources/list`, `resources/templates/list`, and `resources/read` of node-type
-//! pages, instances (JSON-LD) and `trails://kg/types`. Still to come (issue 8): `trails://schema`,
-//! `stats`, `doctor`, `prov/latest`, subscriptions, and the model-controlled `trails.kg.*` tools.
+//! pages, instances (JSON-LD), `trails://kg/types`, `schema`, `stats`, and — for `builder` callers
+//! — `doctor` and `prov/latest`. Still to come (issue 8): subscriptions and the model-controlled
+//! `trails.kg.*` tools.
 
+mod fixed;
 mod read;
 mod uri;
 

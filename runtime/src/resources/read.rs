@@ -5,7 +5,9 @@ use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTempla
 use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 
+use super::fixed;
 use super::uri::{self, ListRequest, Target, UriError, SCHEME};
+use crate::auth::{Scope, ScopeSet};
 use crate::declare::{Datatype, NodeTypeInfo};
 use crate::kg::{mapping, Find, Kg};
 use crate::mcp::errors;
@@ -15,8 +17,8 @@ use crate::server::Shared;
 const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \
 subscribe to single instances (trails://kg/<Type>/<id>) when only a few matter.";
 
-/// One umbrella per node type, then `trails://kg/types`.
-pub(crate) fn list(shared: &Shared) -> Vec<Resource> {
+/// One umbrella per node type, then the fixed resources `scopes` may read.
+pub(crate) fn list(shared: &Shared, scopes: ScopeSet) -> Vec<Resource> {
     if shared.kg.is_none() {
         return Vec::new();
     }
@@ -34,12 +36,28 @@ pub(crate) fn list(shared: &Shared) -> Vec<Resource> {
                 .with_mime_type("application/json")
         })
         .collect();
-    resources.push(
-        Resource::new(format!("{SCHEME}kg/types"), "kg-types")
-            .with_title("Node types")
-            .with_description("Every node type with its class IRI and how many instances it has.")
-            .with_mime_type("application/json"),
-    );
+    let mut fixed = vec![
+        ("kg/types", "kg-types", "Node types", "Every node type with its class IRI and how many instances it has."),
+        (
+            "schema",
+            "schema",
+            "Schema",
+            "Every shape's JSON Schema and every node type's predicates (IRI, datatype, target).",
+        ),
+        ("stats", "stats", "Statistics", "Instances per node type, provenance activities kept and pruned, tools."),
+    ];
+    if scopes.contains(Scope::Builder) {
+        fixed.push(("doctor", "doctor", "Health", "Whether the store answers (and how fast), and what is registered."));
+        fixed.push(("prov/latest", "prov-latest", "Latest provenance", "The latest PROV-O activities, newest first."));
+    }
+    for (path, name, title, description) in fixed {
+        resources.push(
+            Resource::new(format!("{SCHEME}{path}"), name)
+                .with_title(title)
+                .with_description(description)
+                .with_mime_type("application/json"),
+        );
+    }
     resources
 }
 
@@ -74,10 +92,22 @@ pub(crate) fn templates(shared: &Shared) -> Vec<ResourceTemplate> {
 }
 
 /// `resources/read`.
-pub(crate) async fn read(shared: &Shared, uri: &str, trace_id: &str) -> Result<ReadResourceResult, ErrorData> {
+pub(crate) async fn read(
+    shared: &Shared,
+    uri: &str,
+    trace_id: &str,
+    scopes: ScopeSet,
+) -> Result<ReadResourceResult, ErrorData> {
     let Some(kg) = &shared.kg else { return Err(errors::unknown_resource(uri)) };
     let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
+    let builder = scopes.contains(Scope::Builder);
     let (mime, body) = match target {
+        // Builder-only resources are unknown to others, as masked tools are.
+        Target::Doctor | Target::ProvLatest if !builder => return Err(errors::unknown_resource(uri)),
+        Target::Doctor => ("application/json", Ok(fixed::doctor(shared, kg).await)),
+        Target::ProvLatest => ("application/json", fixed::prov_latest(kg).await),
+        Target::Schema => ("application/json", Ok(fixed::schema(shared))),
+        Target::Stats => ("application/json", fixed::stats(shared, kg).await),
         Target::Types => ("application/json", types(shared, kg).await),
         Target::List(request) => ("application/json", page(kg, uri, request).await),
         Target::Instance { node, id } => {
@@ -110,20 +140,10 @@ fn refused(uri: &str, error: UriError) -> ErrorData {
 async fn types(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
     let mut types = Vec::new();
     for node in &shared.node_types {
-        let find = Find {
-            graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
-            class: NamedNode::new_unchecked(node.iri),
-            filters: Vec::new(),
-            order: None,
-            limit: 0,
-            offset: 0,
-            after: None,
-        };
-        let found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
         types.push(json!({
             "label": node.label,
             "class": node.iri,
-            "instances": found.total,
+            "instances": fixed::count(kg, node).await?,
             "uri": format!("{SCHEME}kg/{}", node.label),
         }));
     }

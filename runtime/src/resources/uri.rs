@@ -1,11 +1,10 @@
 //! `trails://` resource URIs (DESIGN §4.4): the one parser of what a client may ask to read.
 //!
 //! ```text
-//! trails://kg/types
+//! trails://schema | trails://kg/types | trails://stats | trails://doctor | trails://prov/latest
 //! trails://kg/<Type>[?where=<field>=<value>][&limit=<n>][&offset=<n>][&after=<iri>]
 //! trails://kg/<Type>/<id>
 //! ```
-//! (`trails://schema`, `stats`, `doctor` and `prov/latest` are still to come: unknown until then.)
 //! `where` is one clause with `=` only; its value is parsed under the field's datatype here and
 //! bound as an RDF term by the store, never spliced into query text. `"`, `\` and line breaks are
 //! refused before anything else is looked at.
@@ -22,8 +21,16 @@ pub(crate) const SCHEME: &str = "trails://";
 /// What a resource URI names.
 #[derive(Debug)]
 pub(crate) enum Target {
+    /// Every shape and node type with its JSON Schema and predicate IRIs.
+    Schema,
     /// Node types with instance counts.
     Types,
+    /// Runtime statistics.
+    Stats,
+    /// Health checks (`builder` scope).
+    Doctor,
+    /// The latest provenance activities (`builder` scope).
+    ProvLatest,
     /// A page of a node type's instances.
     List(ListRequest),
     /// One instance.
@@ -88,9 +95,17 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
         Some((path, query)) => (path, Some(query)),
         None => (rest, None),
     };
-    if path == "kg/types" {
+    let fixed = match path {
+        "schema" => Some(Target::Schema),
+        "kg/types" => Some(Target::Types),
+        "stats" => Some(Target::Stats),
+        "doctor" => Some(Target::Doctor),
+        "prov/latest" => Some(Target::ProvLatest),
+        _ => None,
+    };
+    if let Some(target) = fixed {
         return match query {
-            None => Ok(Target::Types),
+            None => Ok(target),
             Some(_) => Err(grammar(format!("{SCHEME}{path} takes no query"))),
         };
     }
@@ -146,9 +161,11 @@ fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<T
                 after = Some(iri);
             }
             "limit" | "offset" | "after" => return Err(grammar(format!("`{key}` is given twice"))),
-            other => return Err(grammar(format!(
+            other => {
+                return Err(grammar(format!(
                 "unknown query parameter `{other}`: a list takes `where`, `limit`, `offset` (and `after`, from `next`)"
-            ))),
+            )))
+            }
         }
     }
     let asked = limit.unwrap_or(DEFAULT_LIMIT);
@@ -286,7 +303,12 @@ mod tests {
 
     #[test]
     fn fixed_resources_lists_and_instances_parse() {
+        assert!(matches!(parse("trails://schema", TYPES), Ok(Target::Schema)));
         assert!(matches!(parse("trails://kg/types", TYPES), Ok(Target::Types)));
+        assert!(matches!(parse("trails://stats", TYPES), Ok(Target::Stats)));
+        assert!(matches!(parse("trails://doctor", TYPES), Ok(Target::Doctor)));
+        assert!(matches!(parse("trails://prov/latest", TYPES), Ok(Target::ProvLatest)));
+        assert!(grammar_error("trails://stats?limit=1").contains("takes no query"));
         let Ok(Target::List(list)) = parse("trails://kg/Requirement", TYPES) else { panic!() };
         assert_eq!((list.limit, list.offset, list.clamped_from, list.filter.is_none()), (100, 0, None, true));
         let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=priority%3D2&offset=5&limit=5000", TYPES)

@@ -7,7 +7,7 @@ use crate::config::Settings;
 use crate::declare::NodeTypeInfo;
 use crate::kg::provenance::{Call, Touched};
 use crate::kg::Kg;
-use crate::registry::Registry;
+use crate::registry::{Registry, ShapeEntry};
 
 use super::catalog::{BadDescriptor, Catalog, NoSuchTool};
 use super::ctx::AppState;
@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) kg: Option<Kg>,
     /// The node types, in registry order (the KG resources).
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
+    /// Every shape, in registry order (`trails://schema`).
+    pub(crate) shapes: Vec<&'static ShapeEntry>,
     /// Calls since provenance was last pruned, and how many activities pruning dropped.
     pub(crate) provenance_calls: AtomicUsize,
     pub(crate) provenance_pruned: AtomicU64,
@@ -59,6 +61,7 @@ impl Shared {
             notifier: Notifier::default(),
             kg,
             node_types: registry.node_types().collect(),
+            shapes: registry.shapes().collect(),
             provenance_calls: AtomicUsize::new(0),
             provenance_pruned: AtomicU64::new(0),
             pruning: AtomicBool::new(false),

@@ -1,0 +1,155 @@
+//! The resources with fixed URIs: `trails://schema`, `trails://stats`, `trails://doctor` and
+//! `trails://prov/latest`.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use oxigraph::model::NamedNode;
+use serde_json::{json, Value};
+
+use crate::declare::{Datatype, NodeTypeInfo};
+use crate::kg::{self, mapping, store, Find, Kg};
+use crate::server::Shared;
+
+/// How many activities `trails://prov/latest` shows.
+const LATEST_ACTIVITIES: usize = 20;
+
+const PROV: &str = "http://www.w3.org/ns/prov#";
+const TRAILS: &str = "https://w3id.org/trails/capability#";
+
+/// Every shape (its JSON Schema) and, for node types, the RDF mapping.
+pub(crate) fn schema(shared: &Shared) -> Value {
+    let shapes: Vec<Value> = shared
+        .shapes
+        .iter()
+        .map(|shape| {
+            let mut entry = json!({
+                "name": shape.name(),
+                "iri": shape.iri(),
+                "schema": serde_json::from_str::<Value>(shape.schema()).unwrap_or(Value::Null),
+            });
+            if let Some(parent) = shape.extends() {
+                entry["extends"] = json!(parent);
+            }
+            if let Some(node) = shape.node_type() {
+                entry["node_type"] = node_type(node);
+            }
+            entry
+        })
+        .collect();
+    json!({ "shapes": shapes })
+}
+
+fn node_type(node: &NodeTypeInfo) -> Value {
+    let predicates: Vec<Value> = node
+        .all_predicates()
+        .into_iter()
+        .map(|p| {
+            let mut predicate = json!({
+                "field": p.field,
+                "iri": p.iri,
+                "datatype": p.datatype.iri(),
+                "required": p.required,
+                "many": p.many,
+            });
+            if let (Datatype::Iri, Some(target)) = (p.datatype, p.target()) {
+                predicate["target"] = json!(target.iri);
+            }
+            predicate
+        })
+        .collect();
+    json!({
+        "label": node.label,
+        "class": node.iri,
+        "key": node.key,
+        "unique": node.unique,
+        "uri": format!("trails://kg/{}", node.label),
+        "predicates": predicates,
+    })
+}
+
+/// Counts: instances per node type, provenance kept and pruned, tools.
+pub(crate) async fn stats(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
+    let mut instances = serde_json::Map::new();
+    for node in &shared.node_types {
+        instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
+    }
+    let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
+    let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
+    Ok(json!({
+        "instances": instances,
+        "provenance": {
+            "activities": activities,
+            "pruned_since_start": shared.provenance_pruned.load(Ordering::Relaxed),
+            "keep": shared.settings.provenance_keep,
+            "max_age_days": shared.settings.provenance_max_age.num_days(),
+        },
+        "tools": shared.catalog.list(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
+    }))
+}
+
+/// How many instances of `node` the store holds.
+pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> crate::Result<usize> {
+    let find = Find {
+        graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
+        class: NamedNode::new_unchecked(node.iri),
+        filters: Vec::new(),
+        order: None,
+        limit: 0,
+        offset: 0,
+        after: None,
+    };
+    Ok(kg.store().find(find).await.map_err(kg::store_failed)?.total)
+}
+
+/// Health checks: the store answers (and how fast), the registry and what the server serves.
+pub(crate) async fn doctor(shared: &Shared, kg: &Kg) -> Value {
+    let started = Instant::now();
+    let probe = kg.store().select("ASK { ?s ?p ?o }".to_owned(), Vec::new()).await;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let store = match &shared.settings.kg_remote {
+        Some(remote) => format!("remote SPARQL endpoint {}", remote.query_url),
+        None => format!("embedded store in {}", shared.settings.kg_path.display()),
+    };
+    let store_check = match probe {
+        Ok(_) => json!({ "check": "store", "ok": true, "detail": store, "ms": elapsed_ms }),
+        Err(error) => json!({ "check": "store", "ok": false, "detail": format!("{store}: {error}"), "ms": elapsed_ms }),
+    };
+    let ok = store_check["ok"] == true;
+    json!({
+        "ok": ok,
+        "checks": [
+            store_check,
+            { "check": "registry", "ok": true, "detail": format!(
+                "{} tools, {} shapes, {} node types", shared.catalog.list(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
+                shared.shapes.len(), shared.node_types.len()) },
+        ],
+    })
+}
+
+/// The latest activities, newest first.
+pub(crate) async fn prov_latest(kg: &Kg) -> crate::Result<Value> {
+    let query = format!(
+        "SELECT ?a ?capability ?version ?outcome ?started ?ended ?agent WHERE {{ GRAPH ?a {{
+           ?a a <{PROV}Activity> ; <{TRAILS}capability> ?capability ; <{TRAILS}capabilityVersion> ?version ;
+              <{TRAILS}outcome> ?outcome ; <{PROV}startedAtTime> ?started ; <{PROV}endedAtTime> ?ended ;
+              <{PROV}wasAssociatedWith> ?agent }} }}
+         ORDER BY DESC(?started) DESC(?a) LIMIT {LATEST_ACTIVITIES}"
+    );
+    let rows = kg.store().select(query, Vec::new()).await.map_err(kg::store_failed)?;
+    let activities: Vec<Value> = rows
+        .iter()
+        .filter_map(|row| {
+            Some(json!({
+                "iri": store::bound_iri(row, "a")?.as_str(),
+                "capability": store::bound_text(row, "capability")?,
+                "version": store::bound_text(row, "version")?,
+                "outcome": store::bound_text(row, "outcome")?,
+                "started": store::bound_text(row, "started")?,
+                "ended": store::bound_text(row, "ended")?,
+                "agent": store::bound_iri(row, "agent")?.as_str(),
+            }))
+        })
+        .collect();
+    Ok(json!({ "activities": activities }))
+}
