@@ -36,13 +36,10 @@ pub struct Member {
     pub mentor: Option<Ref<Member>>,
 }
 
-/// Every store-independent test, once per store: the conformance suite.
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {
-        mod embedded {
-            $(#[test] fn $name() { super::$name(trails::kg::Kg::temporary().unwrap()) })*
-        }
-        mod oxigraph_server {
+/// Each test once per test server (ignored under plain `cargo test`, with the reason).
+macro_rules! on_servers {
+    ($oxigraph:ident, $virtuoso:ident; $($name:ident),* $(,)?) => {
+        mod $oxigraph {
             $(
                 #[test]
                 #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs these"]
@@ -52,7 +49,7 @@ macro_rules! conformance {
                 }
             )*
         }
-        mod virtuoso {
+        mod $virtuoso {
             $(
                 #[test]
                 #[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs these"]
@@ -65,29 +62,20 @@ macro_rules! conformance {
     };
 }
 
+/// Every store-independent test, once per store: the conformance suite.
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $(#[test] fn $name() { super::$name(trails::kg::Kg::temporary().unwrap()) })*
+        }
+        on_servers!(oxigraph_server, virtuoso; $($name),*);
+    };
+}
+
 /// Remote stores only: what they bound that the embedded store does not.
 macro_rules! remote {
     ($($name:ident),* $(,)?) => {
-        mod remote_oxigraph_server {
-            $(
-                #[test]
-                #[ignore = "needs Oxigraph server (PyPI oxigraph==0.5.13): `cargo xtask test` installs it and runs these"]
-                fn $name() {
-                    let server = trails_tests::servers::OxigraphServer::start();
-                    super::$name(server.kg())
-                }
-            )*
-        }
-        mod remote_virtuoso {
-            $(
-                #[test]
-                #[ignore = "needs Virtuoso 7 (Debian virtuoso-opensource-7-bin): `cargo xtask test` installs it and runs these"]
-                fn $name() {
-                    let server = trails_tests::servers::VirtuosoServer::start();
-                    super::$name(server.kg())
-                }
-            )*
-        }
+        on_servers!(remote_oxigraph_server, remote_virtuoso; $($name),*);
     };
 }
 
