@@ -45,6 +45,30 @@ async def run(server) -> dict:
             report["gated"] = "no error raised"
         except MCPError as error:
             report["gated"] = {"code": error.error.code, "message": error.error.message}
+
+        # The knowledge graph as resources: list, templates, a page walk by `next`, one instance.
+        for n in range(2, 6):
+            await client.call_tool(
+                "requirements.create",
+                {"req_id": f"REQ-{n}", "title": f"Requirement {n}", "status": "proposed", "priority": n, "tags": []},
+            )
+        resources = await client.list_resources()
+        report["resources"] = sorted(resource.uri for resource in resources.resources)
+        templates = await client.list_resource_templates()
+        report["templates"] = sorted(template.uri_template for template in templates.resource_templates)
+        uri, walked, pages = "trails://kg/Requirement?limit=2", [], 0
+        while uri:
+            page = json.loads((await client.read_resource(uri)).contents[0].text)
+            walked += [item["label"] for item in page["items"]]
+            uri, pages = page["next"], pages + 1
+        report["walked"], report["pages"] = walked, pages
+        instance = (await client.read_resource("trails://kg/Requirement/REQ-1")).contents[0]
+        report["instance"] = {"mime": instance.mime_type, "document": json.loads(instance.text)}
+        try:
+            await client.read_resource("trails://kg/Requirement?where=priority=high")
+            report["bad_where"] = "no error raised"
+        except MCPError as error:
+            report["bad_where"] = {"code": error.error.code, "data": error.error.data}
     return report
 
 

@@ -89,6 +89,17 @@ fn assert_report(report: &Value, transport: &str) {
         .collect();
     assert_eq!(fields, [("text", "min_length"), ("limit", "max_value")], "{transport}");
     assert_eq!(report["gated"]["code"], json!(-32001), "{transport}");
+    // Resources, as the SDK's models read them.
+    let resources = report["resources"].as_array().unwrap();
+    assert!(resources.contains(&json!("trails://kg/Requirement")) && resources.contains(&json!("trails://stats")));
+    assert!(!resources.contains(&json!("trails://doctor")), "{transport}: builder resources hidden without a token");
+    assert!(report["templates"].as_array().unwrap().contains(&json!("trails://kg/Requirement{?where,limit,offset}")));
+    assert_eq!(report["walked"], json!(["REQ-1", "REQ-2", "REQ-3", "REQ-4", "REQ-5"]), "{transport}: next walks every page");
+    assert_eq!(report["pages"], 3);
+    assert_eq!(report["instance"]["mime"], "application/ld+json");
+    assert_eq!(report["instance"]["document"]["@id"], "urn:trails:kg/Requirement/REQ-1");
+    assert_eq!(report["bad_where"]["code"], -32602);
+    assert_eq!(report["bad_where"]["data"]["reason"], "type_mismatch", "{transport}");
 }
 
 /// The server process and its data directory (removed after the process is killed).
