@@ -94,7 +94,11 @@ fn assert_report(report: &Value, transport: &str) {
     assert!(resources.contains(&json!("trails://kg/Requirement")) && resources.contains(&json!("trails://stats")));
     assert!(!resources.contains(&json!("trails://doctor")), "{transport}: builder resources hidden without a token");
     assert!(report["templates"].as_array().unwrap().contains(&json!("trails://kg/Requirement{?where,limit,offset}")));
-    assert_eq!(report["walked"], json!(["REQ-1", "REQ-2", "REQ-3", "REQ-4", "REQ-5"]), "{transport}: next walks every page");
+    assert_eq!(
+        report["walked"],
+        json!(["REQ-1", "REQ-2", "REQ-3", "REQ-4", "REQ-5"]),
+        "{transport}: next walks every page"
+    );
     assert_eq!(report["pages"], 3);
     assert_eq!(report["instance"]["mime"], "application/ld+json");
     assert_eq!(report["instance"]["document"]["@id"], "urn:trails:kg/Requirement/REQ-1");
