@@ -11,6 +11,7 @@ import sys
 
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
+from pyld import jsonld
 
 
 async def run(server) -> dict:
@@ -63,7 +64,16 @@ async def run(server) -> dict:
             uri, pages = page["next"], pages + 1
         report["walked"], report["pages"] = walked, pages
         instance = (await client.read_resource("trails://kg/Requirement/REQ-1")).contents[0]
-        report["instance"] = {"mime": instance.mime_type, "document": json.loads(instance.text)}
+        document = json.loads(instance.text)
+        # A real JSON-LD processor: expansion must keep every property of the document.
+        [expanded] = jsonld.expand(document)
+        report["instance"] = {
+            "mime": instance.mime_type,
+            "document": document,
+            "terms": sorted(key for key in document if not key.startswith("@")),
+            "expanded_terms": sorted(key for key in expanded if not key.startswith("@")),
+            "expanded": expanded,
+        }
         try:
             await client.read_resource("trails://kg/Requirement?where=priority=high")
             report["bad_where"] = "no error raised"

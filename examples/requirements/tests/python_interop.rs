@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 
 /// Pinned so the test measures our server, not a moving client.
 const PYTHON_SDK: &str = "mcp==2.3.0";
+/// A JSON-LD processor, to check that expansion keeps every term of an instance document.
+const PYLD: &str = "pyld==2.0.4";
 
 fn venv_dir() -> PathBuf {
     std::env::var_os("TRAILS_PYENV").map(PathBuf::from).unwrap_or_else(|| {
@@ -26,7 +28,8 @@ fn run(command: &mut Command) -> bool {
 fn python() -> PathBuf {
     let venv = venv_dir();
     let python = venv.join("bin/python");
-    let has_sdk = || run(Command::new(&python).args(["-c", "import mcp, sys; sys.exit(0)"]).stderr(Stdio::null()));
+    let has_sdk =
+        || run(Command::new(&python).args(["-c", "import mcp, pyld, sys; sys.exit(0)"]).stderr(Stdio::null()));
     if !has_sdk() {
         assert!(
             run(Command::new("python3").args(["-m", "venv"]).arg(&venv)),
@@ -38,9 +41,10 @@ fn python() -> PathBuf {
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
-                PYTHON_SDK
+                PYTHON_SDK,
+                PYLD
             ])),
-            "pip install {PYTHON_SDK} failed"
+            "pip install {PYTHON_SDK} {PYLD} failed"
         );
         assert!(has_sdk(), "the MCP SDK is not importable after installing it");
     }
@@ -102,6 +106,17 @@ fn assert_report(report: &Value, transport: &str) {
     assert_eq!(report["pages"], 3);
     assert_eq!(report["instance"]["mime"], "application/ld+json");
     assert_eq!(report["instance"]["document"]["@id"], "urn:trails:kg/Requirement/REQ-1");
+    let terms = report["instance"]["terms"].as_array().unwrap();
+    assert!(terms.len() >= 5, "{transport}: {terms:?}");
+    assert_eq!(
+        report["instance"]["expanded_terms"], report["instance"]["terms"],
+        "{transport}: expansion drops no term"
+    );
+    assert_eq!(
+        report["instance"]["expanded"]["https://example.org/req#priority"][0],
+        json!({"@value": 1, "@type": "http://www.w3.org/2001/XMLSchema#integer"}),
+        "{transport}: typed by the context"
+    );
     assert_eq!(report["bad_where"]["code"], -32602);
     assert_eq!(report["bad_where"]["data"]["reason"], "type_mismatch", "{transport}");
 }

@@ -222,6 +222,8 @@ async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> crate::Res
     }
     let fields = mapping::instance(node, &triples);
     let mut context = Map::new();
+    // 1.1: `@json` values (nested shapes) need it.
+    context.insert("@version".into(), json!(1.1));
     context.insert("xsd".into(), json!("http://www.w3.org/2001/XMLSchema#"));
     let mut document = Map::new();
     document.insert("@id".into(), json!(iri));
