@@ -385,4 +385,37 @@ mod tests {
             Err(UriError::TypeMismatch { expected_datatype: "xsd:boolean", .. })
         ));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_text_is_answered_never_a_panic(text in "\\PC*", tail in "[ -~]{0,40}") {
+                let _ = parse(&text, TYPES);
+                let _ = parse(&format!("trails://kg/Requirement?{tail}"), TYPES);
+                let _ = parse(&format!("trails://kg/Requirement/{tail}"), TYPES);
+            }
+
+            #[test]
+            fn an_instance_id_survives_its_encoding(id in "[^\"\\\\\r\n]{1,40}") {
+                let encoded = percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC);
+                match parse(&format!("trails://kg/Requirement/{encoded}"), TYPES) {
+                    Ok(Target::Instance { id: parsed, .. }) => prop_assert_eq!(parsed, id),
+                    other => prop_assert!(false, "{:?}", other),
+                }
+            }
+
+            #[test]
+            fn limits_are_clamped_and_say_so(limit in 1usize..100_000, offset in 0usize..1_000_000, priority in any::<i64>()) {
+                let uri = format!("trails://kg/Requirement?where=priority={priority}&limit={limit}&offset={offset}");
+                let Ok(Target::List(list)) = parse(&uri, TYPES) else { return Err(TestCaseError::fail(uri)) };
+                prop_assert_eq!(list.limit, limit.min(MAX_LIMIT));
+                prop_assert_eq!(list.clamped_from, (limit > MAX_LIMIT).then_some(limit));
+                prop_assert_eq!(list.offset, offset);
+                prop_assert_eq!(list.filter.map(|f| f.value), Some(Value::from(priority)));
+            }
+        }
+    }
 }
