@@ -369,11 +369,17 @@ async fn node_types_are_resources_a_filtered_page_equals_the_typed_api_and_next_
     }
     assert_eq!(seen, typed.iter().map(|stored| stored.iri.clone()).collect::<Vec<_>>());
 
+    // Each list item names its instance resource.
+    let (_, first) = read(&client, "trails://kg/Requirement?limit=1").await.unwrap();
+    let item_uri = first["items"][0]["uri"].as_str().unwrap().to_owned();
+    let (_, via_item) = read(&client, &item_uri).await.unwrap();
+    assert_eq!(via_item["@id"], first["items"][0]["iri"]);
     // One instance, as JSON-LD keyed by predicate IRI.
     let (mime, document) = read(&client, "trails://kg/Requirement/REQ-2").await.unwrap();
     assert_eq!(mime, "application/ld+json");
     assert_eq!(document["@id"], "urn:trails:kg/Requirement/REQ-2");
     assert_eq!(document["https://example.org/req#status"], "proposed");
+    assert_eq!(document["@type"], json!(["https://example.org/req#Requirement"]));
     let (_, types) = read(&client, "trails://kg/types").await.unwrap();
     assert!(types["types"].as_array().unwrap().iter().any(|t| t["label"] == "Requirement" && t["instances"] == 7));
 
@@ -439,7 +445,7 @@ async fn builder_resources_are_unknown_to_a_runtime_caller() {
     let client = connect(serve_toml(kg, "").await).await;
     let listed: Vec<String> = client.list_resources(None).await.unwrap().resources.into_iter().map(|r| r.uri).collect();
     assert!(listed.contains(&"trails://stats".to_owned()));
-    for builder_only in ["trails://doctor", "trails://prov/latest"] {
+    for builder_only in ["trails://doctor", "trails://prov/latest", "trails://doctor?probe=1"] {
         assert!(!listed.contains(&builder_only.to_owned()), "{builder_only} listed to a runtime caller");
         let error = read(&client, builder_only).await.unwrap_err();
         assert_eq!((error.code.0, error.data.unwrap()), (-32602, json!({ "uri": builder_only })));

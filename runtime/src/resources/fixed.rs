@@ -68,8 +68,9 @@ fn node_type(node: &NodeTypeInfo) -> Value {
     })
 }
 
-/// Counts: instances per node type, provenance kept and pruned, tools.
-pub(crate) async fn stats(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
+/// Counts: instances per node type, provenance kept and pruned, and the tools `scopes` can see
+/// (never more than its own `tools/list` shows).
+pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSet) -> crate::Result<Value> {
     let mut instances = serde_json::Map::new();
     for node in &shared.node_types {
         instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
@@ -84,7 +85,7 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
             "keep": shared.settings.provenance_keep,
             "max_age_days": shared.settings.provenance_max_age.num_days(),
         },
-        "tools": shared.catalog.list(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
+        "tools": shared.catalog.list(scopes).len(),
     }))
 }
 

@@ -99,15 +99,21 @@ pub(crate) async fn read(
     scopes: ScopeSet,
 ) -> Result<ReadResourceResult, ErrorData> {
     let Some(kg) = &shared.kg else { return Err(errors::unknown_resource(uri)) };
-    let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
     let builder = scopes.contains(Scope::Builder);
+    // Builder-only resources are unknown to others, as masked tools are — whatever follows the
+    // path, so no answer tells them apart from a URI that names nothing.
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    if !builder && [format!("{SCHEME}doctor"), format!("{SCHEME}prov/latest")].iter().any(|p| p == path) {
+        return Err(errors::unknown_resource(uri));
+    }
+    let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
     let (mime, body) = match target {
         // Builder-only resources are unknown to others, as masked tools are.
         Target::Doctor | Target::ProvLatest if !builder => return Err(errors::unknown_resource(uri)),
         Target::Doctor => ("application/json", Ok(fixed::doctor(shared, kg).await)),
         Target::ProvLatest => ("application/json", fixed::prov_latest(kg).await),
         Target::Schema => ("application/json", Ok(fixed::schema(shared))),
-        Target::Stats => ("application/json", fixed::stats(shared, kg).await),
+        Target::Stats => ("application/json", fixed::stats(shared, kg, scopes).await),
         Target::Types => ("application/json", types(shared, kg).await),
         Target::List(request) => ("application/json", page(kg, uri, request).await),
         Target::Instance { node, id } => {
@@ -174,7 +180,15 @@ async fn page(kg: &Kg, uri: &str, request: ListRequest) -> crate::Result<Value> 
     let items: Vec<Value> = found
         .subjects
         .iter()
-        .map(|iri| json!({ "iri": iri.as_str(), "label": label_of(node, iri.as_str(), kg.base()) }))
+        .map(|iri| {
+            // The IRI's last segment is the key already percent-encoded: the instance URI reuses it.
+            let segment = iri.as_str().rsplit('/').next().unwrap_or_default();
+            json!({
+                "iri": iri.as_str(),
+                "label": label_of(node, iri.as_str(), kg.base()),
+                "uri": format!("{SCHEME}kg/{}/{segment}", node.label),
+            })
+        })
         .collect();
     // The next page starts after this one's last IRI, not at an offset: instances created or
     // deleted between two reads never make a page repeat or skip one that was there.
@@ -227,17 +241,34 @@ async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> crate::Res
     context.insert("xsd".into(), json!("http://www.w3.org/2001/XMLSchema#"));
     let mut document = Map::new();
     document.insert("@id".into(), json!(iri));
-    document.insert("@type".into(), json!(node.iri));
+    // Every class the store types it with: its own and each one up the `extends` chain.
+    let mut classes = vec![node.iri];
+    let mut parent = node.parent;
+    while let Some(class) = parent {
+        classes.push(class.iri);
+        parent = class.parent;
+    }
+    document.insert("@type".into(), json!(classes));
     for predicate in node.all_predicates() {
         let Some(value) = fields.get(predicate.field) else { continue };
-        let coercion = match predicate.datatype {
-            Datatype::Iri => json!({ "@type": "@id" }),
-            Datatype::Json => json!({ "@type": "@json" }),
-            Datatype::String => json!({}),
-            other => json!({ "@type": other.iri() }),
+        let value = match (predicate.datatype, predicate.many, value) {
+            // A list of nested shapes is one `rdf:JSON` value per item; a `@json` term in the
+            // context would make the whole array one value, so each item is typed in place.
+            (Datatype::Json, true, Value::Array(items)) => {
+                json!(items.iter().map(|item| json!({ "@value": item, "@type": "@json" })).collect::<Vec<_>>())
+            }
+            _ => {
+                let coercion = match predicate.datatype {
+                    Datatype::Iri => json!({ "@type": "@id" }),
+                    Datatype::Json => json!({ "@type": "@json" }),
+                    Datatype::String => json!({}),
+                    other => json!({ "@type": other.iri() }),
+                };
+                context.insert(predicate.iri.to_owned(), coercion);
+                value.clone()
+            }
         };
-        context.insert(predicate.iri.to_owned(), coercion);
-        document.insert(predicate.iri.to_owned(), value.clone());
+        document.insert(predicate.iri.to_owned(), value);
     }
     document.insert("@context".into(), Value::Object(context));
     Ok(Some(Value::Object(document)))

@@ -125,16 +125,12 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
 }
 
 fn decode(uri: &str, text: &str) -> Result<String, UriError> {
+    // Encoded `"`, `\` and line breaks are plain characters of a value (keys may hold them; the
+    // store binds values as terms); only their raw form is refused, before parsing.
     let decoded = percent_decode_str(text).decode_utf8().map_err(|_| UriError::Grammar {
         uri: uri.to_owned(),
         message: "a percent-encoded part of the URI is not UTF-8".into(),
     })?;
-    if decoded.contains(['"', '\\', '\n', '\r']) {
-        return Err(UriError::Grammar {
-            uri: uri.to_owned(),
-            message: "a resource URI may not contain `\"`, `\\` or line breaks, encoded or not".into(),
-        });
-    }
     Ok(decoded.into_owned())
 }
 
@@ -213,13 +209,17 @@ fn clause(uri: &str, node: &'static NodeTypeInfo, clause: &str) -> Result<Filter
         Datatype::Double => {
             value.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number).ok_or_else(mismatch)?
         }
+        // xsd:boolean's lexical space.
         Datatype::Boolean => match value {
-            "true" => Value::Bool(true),
-            "false" => Value::Bool(false),
+            "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
             _ => return Err(mismatch()),
         },
+        // Stored in UTC, spelt as `trails::DateTime` serialises: any offset is brought to that.
         Datatype::DateTime => match chrono::DateTime::parse_from_rfc3339(value) {
-            Ok(_) => Value::String(value.to_owned()),
+            Ok(at) => {
+                Value::String(at.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+            }
             Err(_) => return Err(mismatch()),
         },
         Datatype::Iri => match oxigraph::model::NamedNode::new(value) {
@@ -241,7 +241,7 @@ fn xsd_name(datatype: Datatype) -> &'static str {
         Datatype::Double => "xsd:double",
         Datatype::Boolean => "xsd:boolean",
         Datatype::DateTime => "xsd:dateTime",
-        Datatype::Iri => "an IRI",
+        Datatype::Iri => "xsd:anyURI",
         Datatype::Json => "rdf:JSON",
     }
 }
@@ -364,14 +364,24 @@ mod tests {
         assert!(grammar_error("trails://kg/Requirement?after=not%20an%20iri").contains("from `next`"));
         assert!(grammar_error("trails://kg/Requirement?limit=-1").contains("non-negative integer"));
         assert!(grammar_error("trails://kg/Requirement/REQ-1?limit=2").contains("no query"));
-        for uri in [
-            "trails://kg/Requirement?where=req_id=\"x\"",
-            "trails://kg/Requirement?where=req_id=a\\b",
-            "trails://kg/Requirement?where=req_id=%22x",
-            "trails://kg/Requirement?where=req_id=a%0Ab",
-        ] {
+        for uri in ["trails://kg/Requirement?where=req_id=\"x\"", "trails://kg/Requirement?where=req_id=a\\b"] {
             assert!(grammar_error(uri).contains("line breaks"), "{uri}");
         }
+        // Encoded, they are characters of the value (a key may hold them).
+        let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=req_id=a%22%0Ab", TYPES) else { panic!() };
+        assert_eq!(list.filter.unwrap().value, Value::from("a\"\nb"));
+        let Ok(Target::Instance { id, .. }) = parse("trails://kg/Requirement/a%5Cb", TYPES) else { panic!() };
+        assert_eq!(id, "a\\b");
+    }
+
+    #[test]
+    fn values_are_read_in_their_datatypes_lexical_space() {
+        let value = |uri: &str| match parse(uri, TYPES) {
+            Ok(Target::List(list)) => list.filter.unwrap().value,
+            other => panic!("{uri}: {other:?}"),
+        };
+        assert_eq!(value("trails://kg/Requirement?where=done=1"), Value::Bool(true));
+        assert_eq!(value("trails://kg/Requirement?where=done=false"), Value::Bool(false));
     }
 
     #[test]
@@ -399,7 +409,7 @@ mod tests {
             }
 
             #[test]
-            fn an_instance_id_survives_its_encoding(id in "[^\"\\\\\r\n]{1,40}") {
+            fn an_instance_id_survives_its_encoding(id in "\\PC{1,40}") {
                 let encoded = percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC);
                 match parse(&format!("trails://kg/Requirement/{encoded}"), TYPES) {
                     Ok(Target::Instance { id: parsed, .. }) => prop_assert_eq!(parsed, id),
