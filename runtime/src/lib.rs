@@ -96,6 +96,45 @@ pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_
 /// Support for generated code. Not a public API: names here change without notice. Generated
 /// code names nothing outside this module.
 #[doc(hidden)]
+/// Entry points for the fuzz targets in `fuzz/` and their corpus replay in the test suite; not
+/// part of the API.
+#[doc(hidden)]
+pub mod __fuzz {
+    use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
+
+    const fn field(field: &'static str, datatype: Datatype) -> PredicateInfo {
+        PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None }
+    }
+
+    static FIELDS: [PredicateInfo; 6] = [
+        field("req_id", Datatype::String),
+        field("priority", Datatype::Integer),
+        field("score", Datatype::Double),
+        field("done", Datatype::Boolean),
+        field("due", Datatype::DateTime),
+        field("owner", Datatype::Iri),
+    ];
+    static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {
+        label: "Requirement",
+        iri: "urn:t#Requirement",
+        parent: None,
+        unique: &[],
+        key: Some("req_id"),
+        predicates: &FIELDS,
+    };
+
+    /// The resource-URI and `where` parser (what `resources/read` runs first) on `text` as a
+    /// whole URI, as a list query and as a `where` value, against a node type with a field of
+    /// every filterable datatype. Must never panic, whatever `text` is.
+    pub fn resource_uri(text: &str) {
+        let types: &[&'static NodeTypeInfo] = &[&REQUIREMENT];
+        crate::resources::parse_uri(text, types);
+        crate::resources::parse_uri(&format!("trails://kg/Requirement?{text}"), types);
+        crate::resources::parse_uri(&format!("trails://kg/Requirement?where={text}"), types);
+    }
+}
+
+#[doc(hidden)]
 pub mod __private {
     pub use const_format::concatcp;
     pub use linkme;

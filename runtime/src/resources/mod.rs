@@ -12,3 +12,8 @@ mod read;
 mod uri;
 
 pub(crate) use read::{list, read, templates};
+
+/// Whether `uri` parses (the fuzz targets' entry point).
+pub(crate) fn parse_uri(uri: &str, node_types: &[&'static crate::declare::NodeTypeInfo]) -> bool {
+    uri::parse(uri, node_types).is_ok()
+}
