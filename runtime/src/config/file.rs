@@ -73,6 +73,11 @@ pub struct McpConfig {
     pub mask_denied: bool,
     /// `jsonrpc` (default): -32602 errors; `tool_result`: `isError` results (SEP-1303 style).
     pub validation_errors: Option<ValidationErrors>,
+    /// Most resources one session (or one `subscriptions/listen`) may watch (default 64).
+    pub max_subscriptions: Option<usize>,
+    /// Most notifications waiting per subscriber; beyond it the oldest is dropped and counted
+    /// (default 256).
+    pub subscription_queue: Option<usize>,
 }
 
 /// How validation failures reach the client (DESIGN §4.2).

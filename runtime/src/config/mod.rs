@@ -20,6 +20,10 @@ pub const DEFAULT_HTTP_BIND: &str = "127.0.0.1:8080";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Most concurrent MCP sessions when `[http] max_sessions` is unset.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// Most resources one subscriber watches when `[mcp] max_subscriptions` is unset.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 64;
+/// Most notifications waiting per subscriber when `[mcp] subscription_queue` is unset.
+pub const DEFAULT_SUBSCRIPTION_QUEUE: usize = 256;
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -100,8 +104,12 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Keep MCP sessions for 2025-* clients.
     pub http_sessions: bool,
-    /// Most concurrent MCP sessions.
+    /// Most concurrent MCP sessions (and, separately, most resource subscribers).
     pub max_sessions: usize,
+    /// Most resources one subscriber watches.
+    pub max_subscriptions: usize,
+    /// Most notifications waiting per subscriber (drop-oldest beyond).
+    pub subscription_queue: usize,
     /// Serve the capability manifest.
     pub manifest_enabled: bool,
     /// The embedded store's data directory.
@@ -228,6 +236,15 @@ impl Settings {
             },
             None => config.http.bind.unwrap_or_else(|| DEFAULT_HTTP_BIND.parse().expect("valid default")),
         };
+        let positive = |key: &'static str, value: Option<usize>, default: usize| match value {
+            Some(0) => Err(ConfigError::Value { key, value: "0".into(), expected: "at least 1" }),
+            Some(n) => Ok(n),
+            None => Ok(default),
+        };
+        let max_subscriptions =
+            positive("[mcp] max_subscriptions", config.mcp.max_subscriptions, DEFAULT_MAX_SUBSCRIPTIONS)?;
+        let subscription_queue =
+            positive("[mcp] subscription_queue", config.mcp.subscription_queue, DEFAULT_SUBSCRIPTION_QUEUE)?;
         let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
         if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
@@ -281,6 +298,8 @@ impl Settings {
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),
             max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+            max_subscriptions,
+            subscription_queue,
             manifest_enabled: config.capability.manifest.enabled,
             kg_path: env("TRAILS_KG_PATH")
                 .map(PathBuf::from)

@@ -61,7 +61,7 @@ pub struct NodeTypeInfo {
     pub iri: &'static str,
     /// The node type this one `extends` (its class is `rdfs:subClassOf` the parent's).
     pub parent: Option<&'static NodeTypeInfo>,
-    /// Fields that are unique together (declared; enforced once the KG store lands).
+    /// Fields that are unique together (checked by the store on every write).
     pub unique: &'static [&'static str],
     /// The field whose value names an instance (`#[node_type(key = "…")]`); `None`: a UUID.
     pub key: Option<&'static str>,

@@ -33,10 +33,15 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
         .with_legacy_session_mode(settings.http_sessions)
         // Without sessions, answer plain JSON when nothing streams (rmcp falls back to SSE if it must).
         .with_json_response(!settings.http_sessions);
-    let server = TrailsServer::new(shared.clone(), Transport::Http);
-    // The factory runs per session (or per stateless request): an `Arc` clone, nothing rebuilt.
+    // The factory runs per session (or per stateless request): an `Arc` clone and an empty
+    // session, nothing rebuilt.
     let sessions = Arc::new(BoundedSessions::new(settings.max_sessions));
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+    let for_sessions = shared.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),
+        sessions,
+        config,
+    );
     Router::new()
         .route_service("/mcp", mcp)
         .route("/.well-known/capabilities", get(manifest))

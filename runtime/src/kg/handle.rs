@@ -8,6 +8,7 @@ use oxigraph::model::vocab::rdf;
 use oxigraph::model::{NamedNode, Term};
 use serde_json::Value;
 
+use super::changes::{Change, ChangeKind, Observer, Observers};
 use super::embedded::EmbeddedStore;
 use super::mapping;
 use super::provenance::{self, Call, Role, Touched};
@@ -51,6 +52,8 @@ pub struct Kg {
     base: Arc<str>,
     /// What this call touched, for its provenance activity (set by the dispatcher).
     touched: Option<Arc<Touched>>,
+    /// Told about every acknowledged write; shared by every clone.
+    observers: Arc<Observers>,
 }
 
 impl std::fmt::Debug for Kg {
@@ -87,7 +90,16 @@ impl Kg {
     /// A handle on `store`, naming instances under `base` (an absolute IRI without a trailing `/`).
     pub fn new(store: Arc<dyn Store>, base: impl Into<String>) -> Kg {
         let base: String = base.into();
-        Kg { store, base: base.trim_end_matches('/').into(), touched: None }
+        Kg { store, base: base.trim_end_matches('/').into(), touched: None, observers: Arc::default() }
+    }
+
+    /// Tell `observer` about every write acknowledged through this handle or any clone of it.
+    pub(crate) fn observe(&self, observer: std::sync::Weak<dyn Observer>) {
+        self.observers.add(observer);
+    }
+
+    fn changed(&self, node: &'static NodeTypeInfo, iri: &str, kind: ChangeKind) {
+        self.observers.tell(Change::Instance { node, iri, kind });
     }
 
     /// A handle for one call that records what it touches.
@@ -213,6 +225,7 @@ impl Kg {
         let write = Write { graph: self.graph(info), subject, triples, checks };
         self.apply(write).await?;
         self.touch(Role::Generated, &iri);
+        self.changed(info, &iri, ChangeKind::Created);
         Ok(Stored { iri, value: stored })
     }
 
@@ -308,6 +321,7 @@ impl Kg {
                 Ok(()) => {
                     self.touch(Role::Used, iri);
                     self.touch(Role::Generated, iri);
+                    self.changed(info, iri, ChangeKind::Updated);
                     return Ok(Stored { iri: iri.to_owned(), value: stored });
                 }
                 Err(WriteError::Conflict) => continue,
@@ -335,6 +349,7 @@ impl Kg {
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
         self.apply(write).await?;
         self.touch(Role::Invalidated, iri);
+        self.changed(info, iri, ChangeKind::Deleted);
         Ok(())
     }
 
@@ -354,7 +369,9 @@ impl Kg {
             WriteError::Store(error) => error,
             WriteError::Rejected(errors) => StoreError::Engine(format!("provenance write rejected: {errors:?}")),
             WriteError::Conflict => StoreError::Engine("provenance write conflicted".into()),
-        })
+        })?;
+        self.observers.tell(Change::Activity);
+        Ok(())
     }
 
     /// Drop activities beyond the newest `keep` and those older than `max_age`, oldest first and
@@ -391,6 +408,9 @@ impl Kg {
                 Err(WriteError::Rejected(_) | WriteError::Conflict) => {}
                 Err(WriteError::Store(error)) => return Err(error),
             }
+        }
+        if dropped > 0 {
+            self.observers.tell(Change::Pruned);
         }
         Ok(dropped)
     }

@@ -7,6 +7,7 @@
 //! call leaves a PROV-O activity (`provenance`), written by the dispatcher, never by hand.
 
 mod bind;
+pub(crate) mod changes;
 mod embedded;
 mod handle;
 pub(crate) mod mapping;

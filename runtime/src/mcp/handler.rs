@@ -6,12 +6,14 @@ use std::sync::{Arc, OnceLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, Tool,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, SubscribeRequestParams, SubscriptionFilter,
+    Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::subscribe::{self, SessionSubscriptions};
 use super::{dispatch, errors};
 use crate::auth::{bearer, Caller, Scope, ScopeSet};
 use crate::server::{Lookup, Shared};
@@ -28,17 +30,26 @@ pub(crate) enum Transport {
     Http,
 }
 
-/// The rmcp handler.
+/// What one session (one stdio connection, one 2025-* HTTP session) keeps.
+#[derive(Default)]
+struct Session {
+    /// The stdio caller, fixed at `initialize`.
+    caller: OnceLock<Caller>,
+    /// Its `resources/subscribe` subscriptions.
+    subscriptions: SessionSubscriptions,
+}
+
+/// The rmcp handler: one per session (a new one per stateless HTTP request).
 #[derive(Clone)]
 pub(crate) struct TrailsServer {
     shared: Arc<Shared>,
     transport: Transport,
-    session_caller: Arc<OnceLock<Caller>>,
+    session: Arc<Session>,
 }
 
 impl TrailsServer {
     pub(crate) fn new(shared: Arc<Shared>, transport: Transport) -> TrailsServer {
-        TrailsServer { shared, transport, session_caller: Arc::default() }
+        TrailsServer { shared, transport, session: Arc::default() }
     }
 
     /// The stdio caller for a presented credential: with `TRAILS_MCP_TOKEN` set it must match;
@@ -56,7 +67,7 @@ impl TrailsServer {
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         match self.transport {
-            Transport::Stdio => match self.session_caller.get() {
+            Transport::Stdio => match self.session.caller.get() {
                 Some(caller) => Ok(caller.clone()),
                 None => self.stdio_caller(authorization_in(&context.meta.0)),
             },
@@ -78,9 +89,12 @@ fn authorization_in(meta: &serde_json::Map<String, Value>) -> Option<&str> {
 impl ServerHandler for TrailsServer {
     fn get_info(&self) -> InitializeResult {
         let capabilities = match self.shared.kg {
-            Some(_) => {
-                ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build()
-            }
+            Some(_) => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
             None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build(),
         };
         InitializeResult::new(capabilities)
@@ -104,7 +118,7 @@ impl ServerHandler for TrailsServer {
                 .or_else(|| request.meta.as_ref().and_then(|m| authorization_in(&m.0)));
             let caller = self.stdio_caller(presented)?;
             tracing::info!(caller = caller.name.as_deref().unwrap_or("anonymous"), scopes = ?caller.scopes, "stdio client initialized");
-            let _ = self.session_caller.set(caller);
+            let _ = self.session.caller.set(caller);
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
@@ -171,4 +185,58 @@ impl ServerHandler for TrailsServer {
             .await
             .map(ReadResourceResponse::Complete)
     }
+
+    // Subscriptions (see `subscribe`): 2025-* sessions subscribe per URI; 2026-07-28 clients
+    // listen. rmcp marks the legacy pair deprecated; it is what those protocol versions have.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context)?;
+        if self.transport == Transport::Http && !has_session(&context) {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::INVALID_REQUEST,
+                "resources/subscribe needs a session to deliver updates on: connect without disabling sessions \
+                 (`[http] sessions`), or use subscriptions/listen (protocol 2026-07-28)",
+                None,
+            ));
+        }
+        self.session.subscriptions.subscribe(&self.shared, &context.peer, &caller, &request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.caller(&context)?;
+        self.session.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    /// Tool-list changes and resource updates (rmcp drops the latter when no knowledge graph
+    /// advertises `subscribe`; each URI is checked when the listen starts).
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = requested.clone();
+        accepted.prompts_list_changed = None;
+        accepted.resources_list_changed = None;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = self.caller(context.request_context())?;
+        subscribe::listen(&self.shared, &caller, context).await
+    }
+}
+
+/// Whether an HTTP request belongs to a session (stateless requests have nowhere to deliver
+/// later notifications).
+fn has_session(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
 }

@@ -1,8 +1,9 @@
-//! MCP: the rmcp `ServerHandler` (initialize, tools), the one `tools/call` dispatch every
-//! transport shares, and the error table of DESIGN §4.2.
+//! MCP: the rmcp `ServerHandler` (initialize, tools, resources), the one `tools/call` dispatch
+//! every transport shares, resource subscriptions, and the error table of DESIGN §4.2.
 
 mod dispatch;
 pub(crate) mod errors;
 mod handler;
+mod subscribe;
 
 pub(crate) use handler::{TrailsServer, Transport};

@@ -68,8 +68,9 @@ fn node_type(node: &NodeTypeInfo) -> Value {
     })
 }
 
-/// Counts: instances per node type, provenance kept and pruned, and the tools `scopes` can see
-/// (never more than its own `tools/list` shows).
+/// Counts: instances per node type, provenance kept and pruned, the tools `scopes` can see
+/// (never more than its own `tools/list` shows), and resource subscriptions (with the updates
+/// dropped from full queues).
 pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSet) -> crate::Result<Value> {
     let mut instances = serde_json::Map::new();
     for node in &shared.node_types {
@@ -77,6 +78,9 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
     }
     let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
     let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
+    let mut subscriptions = json!(shared.notifier.subscriptions.stats());
+    subscriptions["max_per_session"] = json!(shared.settings.max_subscriptions);
+    subscriptions["queue_capacity"] = json!(shared.settings.subscription_queue);
     Ok(json!({
         "instances": instances,
         "provenance": {
@@ -86,6 +90,7 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
             "max_age_days": shared.settings.provenance_max_age.num_days(),
         },
         "tools": shared.catalog.list(scopes).len(),
+        "subscriptions": subscriptions,
     }))
 }
 

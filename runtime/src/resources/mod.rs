@@ -2,16 +2,18 @@
 //! per node type, `trails://kg/types`, and the templates for filtered pages and single instances.
 //! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
 //!
-//! Landed so far: `resources/list`, `resources/templates/list`, and `resources/read` of node-type
-//! pages, instances (JSON-LD), `trails://kg/types`, `schema`, `stats`, and — for `builder` callers
-//! — `doctor` and `prov/latest`. Still to come (issue 8): subscriptions and the model-controlled
-//! `trails.kg.*` tools.
+//! `subscribe` says which URIs can be watched and what each watches; the routing of changes to
+//! subscribers lives in `server/notifier`, the delivery in `mcp/subscribe`.
+//!
+//! Still to come (issue 8): the model-controlled `trails.kg.*` tools.
 
 mod fixed;
 mod read;
+mod subscribe;
 mod uri;
 
 pub(crate) use read::{list, read, templates};
+pub(crate) use subscribe::topic;
 
 /// Whether `uri` parses (the fuzz targets' entry point).
 pub(crate) fn parse_uri(uri: &str, node_types: &[&'static crate::declare::NodeTypeInfo]) -> bool {

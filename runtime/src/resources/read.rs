@@ -130,7 +130,7 @@ pub(crate) async fn read(
     Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)]))
 }
 
-fn refused(uri: &str, error: UriError) -> ErrorData {
+pub(super) fn refused(uri: &str, error: UriError) -> ErrorData {
     match error {
         UriError::Unknown { .. } => errors::unknown_resource(uri),
         UriError::Grammar { message, .. } => ErrorData::invalid_params(message, Some(json!({ "uri": uri }))),

@@ -11,7 +11,7 @@ use crate::registry::{Registry, ShapeEntry};
 
 use super::catalog::{BadDescriptor, Catalog, NoSuchTool};
 use super::ctx::AppState;
-use super::notifier::Notifier;
+use super::notifier::{Notifier, Subscriptions};
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -51,6 +51,14 @@ impl Shared {
     ) -> Result<Shared, BadDescriptor> {
         let catalog = Catalog::new(registry, settings.production)?;
         let manifest = crate::projection::manifest(registry);
+        let subscriptions =
+            Subscriptions::new(settings.max_sessions, settings.max_subscriptions, settings.subscription_queue);
+        let notifier = Notifier::new(subscriptions);
+        if let Some(kg) = &kg {
+            let observer: std::sync::Weak<dyn crate::kg::changes::Observer> =
+                Arc::downgrade(&notifier.subscriptions) as _;
+            kg.observe(observer);
+        }
         Ok(Shared {
             catalog,
             settings,
@@ -58,7 +66,7 @@ impl Shared {
             name,
             version,
             manifest,
-            notifier: Notifier::default(),
+            notifier,
             kg,
             node_types: registry.node_types().collect(),
             shapes: registry.shapes().collect(),

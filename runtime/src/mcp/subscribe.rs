@@ -1,0 +1,136 @@
+//! Resource subscriptions over MCP. 2025-06-18 and 2025-11-25 sessions use
+//! `resources/subscribe` / `resources/unsubscribe` and receive `notifications/resources/updated`
+//! on the session; 2026-07-28 clients open `subscriptions/listen` and receive them on that
+//! request. Both deliver from one bounded queue per subscriber (`server/notifier`): a reader
+//! that falls behind loses the oldest updates, never the server's memory, and the next update
+//! it does receive says how many it missed in `_meta.trails.lagged`.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ErrorCode, ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification};
+use rmcp::service::SubscriptionContext;
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde_json::json;
+
+use crate::auth::Caller;
+use crate::server::{Delivery, Refused, Shared, Subscriber, Update};
+
+/// The notification for one delivery.
+fn notification(delivery: Delivery) -> ServerNotification {
+    match delivery.update {
+        Update::ToolListChanged => ServerNotification::ToolListChangedNotification(Default::default()),
+        Update::Resource(uri) => {
+            let mut params = ResourceUpdatedNotificationParam::new(uri.to_string());
+            if delivery.lagged > 0 {
+                let mut meta = serde_json::Map::new();
+                meta.insert("trails".into(), json!({ "lagged": delivery.lagged }));
+                params.meta = Some(meta.into());
+            }
+            ServerNotification::ResourceUpdatedNotification(ResourceUpdatedNotification::new(params))
+        }
+    }
+}
+
+fn refusal(refused: Refused) -> ErrorData {
+    let message = refused.to_string();
+    match refused {
+        Refused::TooManyResources { max } => {
+            ErrorData::invalid_params(message, Some(json!({ "max_subscriptions": max })))
+        }
+        Refused::TooManySubscribers { max } => {
+            ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(json!({ "max_subscribers": max })))
+        }
+    }
+}
+
+/// A 2025-* session's subscriptions: made on its first `resources/subscribe`, delivered by one
+/// task, closed when the session ends (its handler is dropped).
+#[derive(Default)]
+pub(crate) struct SessionSubscriptions {
+    subscriber: Mutex<Option<Arc<Subscriber>>>,
+}
+
+impl Drop for SessionSubscriptions {
+    fn drop(&mut self) {
+        if let Some(subscriber) = self.subscriber.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+            subscriber.close();
+        }
+    }
+}
+
+impl SessionSubscriptions {
+    /// Watch `uri` for the session behind `peer`.
+    pub(crate) fn subscribe(
+        &self,
+        shared: &Shared,
+        peer: &Peer<RoleServer>,
+        caller: &Caller,
+        uri: &str,
+    ) -> Result<(), ErrorData> {
+        let topic = crate::resources::topic(shared, uri, caller.scopes)?;
+        let mut slot = self.subscriber.lock().unwrap_or_else(|p| p.into_inner());
+        let subscriber = match &*slot {
+            Some(subscriber) => subscriber.clone(),
+            None => {
+                let subscriber = shared.notifier.subscriptions.subscriber().map_err(refusal)?;
+                tokio::spawn(deliver_to_session(subscriber.clone(), peer.clone()));
+                slot.insert(subscriber).clone()
+            }
+        };
+        subscriber.watch(topic, uri).map_err(refusal)
+    }
+
+    /// Stop watching `uri` (a URI not watched is not an error: the outcome is the same).
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        if let Some(subscriber) = &*self.subscriber.lock().unwrap_or_else(|p| p.into_inner()) {
+            subscriber.unwatch(uri);
+        }
+    }
+}
+
+/// Send a session its updates until it ends.
+async fn deliver_to_session(subscriber: Arc<Subscriber>, peer: Peer<RoleServer>) {
+    while let Some(delivery) = subscriber.next().await {
+        if let Err(error) = peer.send_notification(notification(delivery)).await {
+            tracing::debug!(%error, "a session stopped taking resource updates");
+            subscriber.close();
+        }
+    }
+}
+
+/// Closes a listen request's subscriber however the request ends.
+struct CloseOnDrop(Arc<Subscriber>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// Serve one `subscriptions/listen` request until the client cancels it (or the connection
+/// goes). Every accepted URI is checked first — a URI that cannot be watched fails the request
+/// with the same `-32602` `resources/subscribe` gives, before any update is sent.
+pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: SubscriptionContext) -> Result<(), ErrorData> {
+    let subscriber = shared.notifier.subscriptions.subscriber().map_err(refusal)?;
+    let subscriber = CloseOnDrop(subscriber);
+    let accepted = context.accepted();
+    for uri in accepted.resource_subscriptions.iter().flatten() {
+        let topic = crate::resources::topic(shared, uri, caller.scopes)?;
+        subscriber.0.watch(topic, uri).map_err(refusal)?;
+    }
+    if accepted.tools_list_changed == Some(true) {
+        subscriber.0.watch_tool_list();
+    }
+    let sink = context.sink().clone();
+    loop {
+        let delivery = tokio::select! {
+            () = context.cancelled() => return Ok(()),
+            delivery = subscriber.0.next() => delivery,
+        };
+        let Some(delivery) = delivery else { return Ok(()) };
+        if let Err(error) = sink.send(notification(delivery)).await {
+            tracing::debug!(%error, "a listener stopped taking updates");
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Which resource URIs can be subscribed to, and what each one watches (DESIGN §4.4): node-type
+//! umbrellas, single instances, `trails://kg/types`, `trails://stats` and — for `builder`
+//! callers — `trails://prov/latest`. Filtered pages, the schema and the health checks are not
+//! subscribable, and the refusal says what to watch instead.
+
+use rmcp::ErrorData;
+use serde_json::json;
+
+use super::read::refused;
+use super::uri::{self, Target, SCHEME};
+use crate::auth::{Scope, ScopeSet};
+use crate::kg::mapping;
+use crate::mcp::errors;
+use crate::server::{Shared, Topic};
+
+/// Longest URI one can subscribe to: a subscription is kept for the whole session, so what it
+/// holds is bounded (node-type labels and instance keys fit with room to spare).
+pub(crate) const MAX_SUBSCRIBED_URI: usize = 2048;
+
+/// What `uri` watches, for a caller with `scopes`; the `-32602` that explains why not otherwise.
+pub(crate) fn topic(shared: &Shared, uri: &str, scopes: ScopeSet) -> Result<Topic, ErrorData> {
+    let Some(kg) = &shared.kg else { return Err(errors::unknown_resource(uri)) };
+    if uri.len() > MAX_SUBSCRIBED_URI {
+        let shown: String = uri.chars().take(64).collect();
+        return Err(ErrorData::invalid_params(
+            format!("a subscribed URI is at most {MAX_SUBSCRIBED_URI} bytes; this one has {}", uri.len()),
+            Some(json!({ "uri": format!("{shown}…") })),
+        ));
+    }
+    let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
+    let not_subscribable =
+        |why: String| ErrorData::invalid_params(why, Some(json!({ "uri": uri, "subscribable": false })));
+    Ok(match target {
+        Target::Types => Topic::Types,
+        Target::Stats => Topic::Stats,
+        Target::Doctor | Target::ProvLatest if !scopes.contains(Scope::Builder) => {
+            return Err(errors::unknown_resource(uri))
+        }
+        Target::ProvLatest => Topic::ProvLatest,
+        Target::Doctor => {
+            return Err(not_subscribable(format!(
+                "{SCHEME}doctor is measured when it is read and is not subscribable; read it again instead"
+            )))
+        }
+        Target::Schema => {
+            return Err(not_subscribable(format!(
+                "{SCHEME}schema does not change while the server runs and is not subscribable"
+            )))
+        }
+        Target::List(request) if uri.contains('?') => {
+            let label = request.node.label;
+            return Err(not_subscribable(format!(
+                "filtered and paged URIs are not subscribable; subscribe to {SCHEME}kg/{label} (it fires on every \
+                 change to any {label}) and read the page again when it fires"
+            )));
+        }
+        Target::List(request) => Topic::Umbrella(request.node.label),
+        Target::Instance { node, id } => Topic::Instance(mapping::instance_iri(kg.base(), node.label, &id)),
+    })
+}

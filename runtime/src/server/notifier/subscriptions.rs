@@ -1,0 +1,289 @@
+//! Resource subscriptions: who watches what, and routing each knowledge-graph change to the
+//! subscribers that watch it (DESIGN §4.4).
+//!
+//! A [`Subscriber`] is one legacy session (`resources/subscribe`) or one 2026-07-28
+//! `subscriptions/listen` request. Each watches at most `max_per_subscriber` URIs, and there are
+//! at most `max_subscribers` of them; each has its own bounded [`UpdateQueue`]. A change is
+//! routed by [`Topic`] — what a URI means, resolved once when it is subscribed — so routing costs
+//! a few hash lookups per subscriber, and a writer never waits for any of them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use super::queue::{Delivery, Update, UpdateQueue};
+use crate::kg::changes::{Change, ChangeKind, Observer};
+
+/// What a subscribable URI watches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Topic {
+    /// `trails://kg/types`: instance counts (fires on creates and deletes).
+    Types,
+    /// `trails://stats` (creates, deletes, provenance recorded or pruned).
+    Stats,
+    /// `trails://prov/latest` (provenance recorded or pruned).
+    ProvLatest,
+    /// `trails://kg/<Type>`: any change to any instance of the node type with this label.
+    Umbrella(&'static str),
+    /// `trails://kg/<Type>/<id>`: the instance with this IRI.
+    Instance(String),
+}
+
+impl Topic {
+    /// The topics a change fires.
+    fn fired_by(change: Change<'_>) -> Vec<Topic> {
+        match change {
+            Change::Instance { node, iri, kind } => {
+                let mut topics = vec![Topic::Instance(iri.to_owned()), Topic::Umbrella(node.label)];
+                if kind != ChangeKind::Updated {
+                    topics.extend([Topic::Types, Topic::Stats]);
+                }
+                topics
+            }
+            Change::Activity | Change::Pruned => vec![Topic::ProvLatest, Topic::Stats],
+        }
+    }
+}
+
+/// Why a subscription was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refused {
+    #[error("this session already watches {max} resources (the per-session limit, `[mcp] max_subscriptions`); unsubscribe from one first")]
+    TooManyResources { max: usize },
+    #[error("the server already serves {max} subscribers; try again later")]
+    TooManySubscribers { max: usize },
+}
+
+/// One session's (or one listen request's) subscriptions and pending notifications.
+pub(crate) struct Subscriber {
+    /// Topic → the URIs that watch it, as the subscriber wrote them (its notifications must
+    /// name the URI it subscribed to).
+    watching: Mutex<HashMap<Topic, Vec<Arc<str>>>>,
+    tool_list: AtomicBool,
+    queue: UpdateQueue,
+    max: usize,
+}
+
+impl Subscriber {
+    fn watching(&self) -> std::sync::MutexGuard<'_, HashMap<Topic, Vec<Arc<str>>>> {
+        self.watching.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Watch `uri`, which means `topic`. Subscribing twice to one URI is one subscription.
+    pub(crate) fn watch(&self, topic: Topic, uri: &str) -> Result<(), Refused> {
+        let mut watching = self.watching();
+        let count: usize = watching.values().map(Vec::len).sum();
+        let uris = watching.entry(topic).or_default();
+        if uris.iter().any(|u| &**u == uri) {
+            return Ok(());
+        }
+        if count >= self.max {
+            return Err(Refused::TooManyResources { max: self.max });
+        }
+        uris.push(uri.into());
+        Ok(())
+    }
+
+    /// Stop watching `uri`; whether it was watched.
+    pub(crate) fn unwatch(&self, uri: &str) -> bool {
+        let mut watching = self.watching();
+        let mut found = false;
+        watching.retain(|_, uris| {
+            let before = uris.len();
+            uris.retain(|u| &**u != uri);
+            found |= uris.len() != before;
+            !uris.is_empty()
+        });
+        found
+    }
+
+    /// Also send `notifications/tools/list_changed` (2026-07-28 listeners).
+    pub(crate) fn watch_tool_list(&self) {
+        self.tool_list.store(true, Ordering::Relaxed);
+    }
+
+    /// The next notification to send; `None` once closed.
+    pub(crate) async fn next(&self) -> Option<Delivery> {
+        self.queue.next().await
+    }
+
+    /// The session or listen request ended: nothing more is queued or delivered.
+    pub(crate) fn close(&self) {
+        self.watching().clear();
+        self.queue.close();
+    }
+
+    /// Queue the URIs watching `topics`; how many older updates were dropped for them.
+    fn fire(&self, topics: &[Topic]) -> u64 {
+        let uris: Vec<Arc<str>> = {
+            let watching = self.watching();
+            topics.iter().filter_map(|t| watching.get(t)).flatten().cloned().collect()
+        };
+        uris.into_iter().map(|uri| u64::from(self.queue.push(Update::Resource(uri)))).sum()
+    }
+
+    fn count(&self) -> usize {
+        self.watching().values().map(Vec::len).sum()
+    }
+}
+
+/// Counts for `trails://stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct SubscriptionStats {
+    /// Sessions and listen requests with a subscription.
+    pub(crate) subscribers: usize,
+    /// URIs watched, over all subscribers.
+    pub(crate) resources: usize,
+    /// Notifications waiting to be sent.
+    pub(crate) queued: usize,
+    /// Notifications dropped from full queues since start.
+    pub(crate) lagged: u64,
+}
+
+/// Every subscriber of one server.
+pub(crate) struct Subscriptions {
+    subscribers: Mutex<Vec<Weak<Subscriber>>>,
+    lagged: AtomicU64,
+    max_subscribers: usize,
+    max_per_subscriber: usize,
+    queue_capacity: usize,
+}
+
+impl Subscriptions {
+    pub(crate) fn new(max_subscribers: usize, max_per_subscriber: usize, queue_capacity: usize) -> Subscriptions {
+        Subscriptions {
+            subscribers: Mutex::default(),
+            lagged: AtomicU64::new(0),
+            max_subscribers,
+            max_per_subscriber,
+            queue_capacity,
+        }
+    }
+
+    fn live(&self) -> Vec<Arc<Subscriber>> {
+        let mut subscribers = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subscribers.retain(|s| s.strong_count() > 0);
+        subscribers.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// A new subscriber, registered until its last handle is dropped.
+    pub(crate) fn subscriber(&self) -> Result<Arc<Subscriber>, Refused> {
+        let mut subscribers = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subscribers.retain(|s| s.strong_count() > 0);
+        if subscribers.len() >= self.max_subscribers {
+            return Err(Refused::TooManySubscribers { max: self.max_subscribers });
+        }
+        let subscriber = Arc::new(Subscriber {
+            watching: Mutex::default(),
+            tool_list: AtomicBool::new(false),
+            queue: UpdateQueue::new(self.queue_capacity),
+            max: self.max_per_subscriber,
+        });
+        subscribers.push(Arc::downgrade(&subscriber));
+        Ok(subscriber)
+    }
+
+    fn fire(&self, topics: &[Topic]) {
+        let lagged: u64 = self.live().iter().map(|s| s.fire(topics)).sum();
+        if lagged > 0 {
+            self.lagged.fetch_add(lagged, Ordering::Relaxed);
+        }
+    }
+
+    /// Tell the listeners that asked for it that the tool list changed.
+    pub(crate) fn tool_list_changed(&self) {
+        for subscriber in self.live().iter().filter(|s| s.tool_list.load(Ordering::Relaxed)) {
+            if subscriber.queue.push(Update::ToolListChanged) {
+                self.lagged.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn stats(&self) -> SubscriptionStats {
+        let live = self.live();
+        let watching: Vec<&Arc<Subscriber>> = live.iter().filter(|s| s.count() > 0).collect();
+        SubscriptionStats {
+            subscribers: watching.len(),
+            resources: watching.iter().map(|s| s.count()).sum(),
+            queued: live.iter().map(|s| s.queue.len()).sum(),
+            lagged: self.lagged.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Observer for Subscriptions {
+    fn changed(&self, change: Change<'_>) {
+        self.fire(&Topic::fired_by(change));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn requirement() -> &'static crate::declare::NodeTypeInfo {
+        static INFO: crate::declare::NodeTypeInfo = crate::declare::NodeTypeInfo {
+            label: "Requirement",
+            iri: "https://example.org/req#Requirement",
+            key: Some("req_id"),
+            unique: &[],
+            predicates: &[],
+            parent: None,
+        };
+        &INFO
+    }
+
+    fn created(iri: &str) -> Change<'_> {
+        Change::Instance { node: requirement(), iri, kind: ChangeKind::Created }
+    }
+
+    #[tokio::test]
+    async fn a_change_reaches_exactly_the_uris_that_watch_it() {
+        let hub = Subscriptions::new(10, 10, 16);
+        let one = hub.subscriber().unwrap();
+        one.watch(Topic::Umbrella("Requirement"), "trails://kg/Requirement").unwrap();
+        one.watch(Topic::Instance("urn:x/Requirement/R-1".into()), "trails://kg/Requirement/R-1").unwrap();
+        let other = hub.subscriber().unwrap();
+        other.watch(Topic::Instance("urn:x/Requirement/R-2".into()), "trails://kg/Requirement/R%2D2").unwrap();
+        other.watch(Topic::Types, "trails://kg/types").unwrap();
+
+        hub.changed(created("urn:x/Requirement/R-2"));
+        let next = |s: &Arc<Subscriber>| s.queue.len();
+        assert_eq!((next(&one), next(&other)), (1, 2));
+        assert_eq!(one.next().await.unwrap().update, Update::Resource("trails://kg/Requirement".into()));
+        // The notification names the URI as the subscriber wrote it.
+        assert_eq!(other.next().await.unwrap().update, Update::Resource("trails://kg/Requirement/R%2D2".into()));
+        assert_eq!(other.next().await.unwrap().update, Update::Resource("trails://kg/types".into()));
+
+        // An update fires the instance and its umbrella, not the counts.
+        hub.changed(Change::Instance { node: requirement(), iri: "urn:x/Requirement/R-2", kind: ChangeKind::Updated });
+        assert_eq!((next(&one), next(&other)), (1, 1));
+        hub.changed(Change::Activity);
+        assert_eq!((next(&one), next(&other)), (1, 1), "no one watches provenance or stats");
+    }
+
+    #[test]
+    fn limits_per_subscriber_and_per_server_are_enforced_and_counted() {
+        let hub = Subscriptions::new(2, 2, 1);
+        let one = hub.subscriber().unwrap();
+        one.watch(Topic::Stats, "trails://stats").unwrap();
+        one.watch(Topic::Stats, "trails://stats").unwrap();
+        one.watch(Topic::ProvLatest, "trails://prov/latest").unwrap();
+        assert_eq!(one.watch(Topic::Types, "trails://kg/types"), Err(Refused::TooManyResources { max: 2 }));
+        assert!(one.unwatch("trails://stats") && !one.unwatch("trails://stats"));
+        one.watch(Topic::Types, "trails://kg/types").unwrap();
+
+        let two = hub.subscriber().unwrap();
+        assert!(matches!(hub.subscriber(), Err(Refused::TooManySubscribers { max: 2 })));
+        drop(two);
+        let _three = hub.subscriber().expect("a dropped subscriber frees its place");
+
+        // A queue of one: the second distinct update drops the first, and stats count it.
+        hub.changed(created("urn:x/Requirement/R-1"));
+        hub.changed(Change::Activity);
+        let stats = hub.stats();
+        assert_eq!((stats.subscribers, stats.resources, stats.queued, stats.lagged), (1, 2, 1, 1));
+        one.close();
+        assert_eq!(hub.stats().queued, 0);
+    }
+}
