@@ -288,3 +288,197 @@ async fn over_stdio_a_2026_listen_receives_resource_updates() {
     let client = discovering(stdio_transport()).await;
     a_listen_request_receives_the_updates_of_its_filter(client, false).await;
 }
+
+/// `trails-dual-server`: one process serving stdio — this test, speaking raw JSON-RPC lines,
+/// so it can stop reading — and Streamable HTTP on a loopback port, for writers.
+struct DualServer {
+    child: std::process::Child,
+    addr: SocketAddr,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    _dir: tempfile::TempDir,
+}
+
+impl DualServer {
+    fn start(toml: &str) -> DualServer {
+        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("trails.toml");
+        std::fs::write(&config, toml).unwrap();
+        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_trails-dual-server"))
+            .arg(addr.to_string())
+            .env("TRAILS_CONFIG", &config)
+            .env("TRAILS_KG_PATH", dir.path().join("data"))
+            .env_remove("TRAILS_MCP_TOKEN")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(std::time::Instant::now() < deadline, "the server did not start listening on {addr}");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        DualServer { child, addr, stdin, stdout: std::io::BufReader::new(stdout), _dir: dir }
+    }
+
+    fn send(&mut self, message: Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The next message on stdout.
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut self.stdout, &mut line).unwrap() > 0, "stdout closed");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Send request `id` and wait for its answer.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.receive();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Resident memory, in bytes.
+    fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    }
+}
+
+impl Drop for DualServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What one load run measured.
+#[derive(Debug)]
+struct LoadRun {
+    /// Writes before the measured ones (until the stdio subscriber was blocked).
+    warm_up: usize,
+    rss_growth: i64,
+    writes_per_second: f64,
+    subscriptions: Value,
+}
+
+async fn subscriptions(client: &Client) -> Value {
+    let read = client.read_resource(rmcp::model::ReadResourceRequestParams::new(STATS)).await.unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else { panic!() };
+    serde_json::from_str::<Value>(text).unwrap()["subscriptions"].take()
+}
+
+/// Creates `REQ-<n>` for every `n` in `ids`, by 8 concurrent writers.
+async fn write_all(writer: &std::sync::Arc<Client>, ids: std::ops::Range<usize>) {
+    let tasks: Vec<_> = (0..8)
+        .map(|w| {
+            let (writer, ids) = (writer.clone(), ids.clone());
+            tokio::spawn(async move {
+                for n in ids.skip(w).step_by(8) {
+                    create(&writer, &format!("REQ-{n}")).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
+/// The first of the measured writes (their ids do not meet the warm-up's).
+const MEASURED: usize = 1_000_000;
+
+/// Initialize the stdio session; with `subscribe`, watch the umbrella, the counts and the first
+/// ten instances the measured writes create — then never read stdout again. A warm-up of HTTP
+/// writes follows until the subscriber is blocked (its queue holds updates), or of `warm_up`
+/// writes when given; then `writes` measured creates by 8 concurrent HTTP writers.
+async fn load(server: &mut DualServer, subscribe: bool, warm_up: Option<usize>, writes: usize) -> LoadRun {
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "stalled", "version": "0"}});
+    assert!(server.request(0, "initialize", init)["result"].is_object());
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    if subscribe {
+        let mut uris = vec![UMBRELLA.to_owned(), TYPES.to_owned(), STATS.to_owned()];
+        uris.extend((0..10).map(|n| instance(&format!("REQ-{}", MEASURED + n))));
+        for (id, uri) in (1..).zip(uris) {
+            let answer = server.request(id, "resources/subscribe", json!({ "uri": uri }));
+            assert!(answer["result"].is_object(), "{uri}: {answer}");
+        }
+    }
+    let (writer, _updates) = session(http_transport(server.addr, None)).await;
+    let writer = std::sync::Arc::new(writer);
+    let mut written = 0;
+    loop {
+        let done = match warm_up {
+            Some(count) => written >= count,
+            None => subscriptions(&writer).await["queued"].as_u64().unwrap() > 0,
+        };
+        if done {
+            break;
+        }
+        assert!(written < 5_000, "the stdio subscriber never blocked: {}", subscriptions(&writer).await);
+        write_all(&writer, written..written + 100).await;
+        written += 100;
+    }
+    let before = server.rss();
+    let started = std::time::Instant::now();
+    write_all(&writer, MEASURED..MEASURED + writes).await;
+    let writes_per_second = writes as f64 / started.elapsed().as_secs_f64();
+    let rss_growth = server.rss() as i64 - before as i64;
+    LoadRun { warm_up: written, rss_growth, writes_per_second, subscriptions: subscriptions(&writer).await }
+}
+
+/// DESIGN §4.4: a subscriber that never reads cannot grow the server's memory or slow writers.
+/// Two servers take the same writes over HTTP while a stdio client stops reading; on one it
+/// has subscribed to 13 URIs (the umbrella, the counts and instances the writes create). Once
+/// its pipe is full (the warm-up), 10,000 writes must grow both servers' memory alike (by the
+/// data itself) and go as fast on both. Then the stalled client reads again and is told how many
+/// updates it missed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_never_reads_grows_no_memory_and_slows_no_writer() {
+    const WRITES: usize = 10_000;
+    const QUEUE: usize = 8;
+    let toml = format!("[kg]\nsynchronous = \"normal\"\n[mcp]\nsubscription_queue = {QUEUE}\n");
+    let mut stalled = DualServer::start(&toml);
+    let stalled_run = load(&mut stalled, true, None, WRITES).await;
+    let mut quiet = DualServer::start(&toml);
+    let quiet_run = load(&mut quiet, false, Some(stalled_run.warm_up), WRITES).await;
+    drop(quiet);
+    eprintln!("unsubscribed: {quiet_run:?}\nsubscribed, never reading: {stalled_run:?}");
+
+    let queued = stalled_run.subscriptions["queued"].as_u64().unwrap();
+    assert!((1..=QUEUE as u64).contains(&queued), "{:?}", stalled_run.subscriptions);
+    assert!(stalled_run.subscriptions["lagged"].as_u64().unwrap() > 0, "{:?}", stalled_run.subscriptions);
+    let margin = 8 * 1024 * 1024;
+    assert!(
+        stalled_run.rss_growth < quiet_run.rss_growth + margin,
+        "the stalled subscriber grew the server by {} bytes more than none did",
+        stalled_run.rss_growth - quiet_run.rss_growth
+    );
+    assert!(
+        stalled_run.writes_per_second > quiet_run.writes_per_second * 0.75,
+        "the stalled subscriber slowed writers: {:.0}/s against {:.0}/s",
+        stalled_run.writes_per_second,
+        quiet_run.writes_per_second
+    );
+
+    // The stalled client reads again: past what the pipe held, an update says how many were
+    // dropped before it.
+    loop {
+        let message = stalled.receive();
+        if let Some(lagged) = message["params"]["_meta"]["trails"]["lagged"].as_u64() {
+            assert!(lagged > 0);
+            break;
+        }
+    }
+}

@@ -104,7 +104,7 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Keep MCP sessions for 2025-* clients.
     pub http_sessions: bool,
-    /// Most concurrent MCP sessions (and, separately, most resource subscribers).
+    /// Most concurrent MCP sessions (and as many `subscriptions/listen` requests besides).
     pub max_sessions: usize,
     /// Most resources one subscriber watches.
     pub max_subscriptions: usize,

@@ -132,8 +132,14 @@ impl ServerHandler for TrailsServer {
         }
     }
 
+    /// From here on the session hears about tool-list changes (stateless HTTP requests have
+    /// no later to hear it in).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.shared.notifier.remember(context.peer);
+        if self.transport == Transport::Stdio || has_session(&context.extensions) {
+            if let Err(error) = self.session.subscriptions.open(&self.shared, &context.peer) {
+                tracing::warn!(%error.message, "a session will not hear about tool-list changes");
+            }
+        }
     }
 
     async fn list_tools(
@@ -195,7 +201,7 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller(&context)?;
-        if self.transport == Transport::Http && !has_session(&context) {
+        if self.transport == Transport::Http && !has_session(&context.extensions) {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::INVALID_REQUEST,
                 "resources/subscribe needs a session to deliver updates on: connect without disabling sessions \
@@ -234,9 +240,6 @@ impl ServerHandler for TrailsServer {
 
 /// Whether an HTTP request belongs to a session (stateless requests have nowhere to deliver
 /// later notifications).
-fn has_session(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
+fn has_session(extensions: &rmcp::model::Extensions) -> bool {
+    extensions.get::<axum::http::request::Parts>().is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
 }

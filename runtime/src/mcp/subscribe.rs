@@ -1,8 +1,9 @@
-//! Resource subscriptions over MCP. 2025-06-18 and 2025-11-25 sessions use
-//! `resources/subscribe` / `resources/unsubscribe` and receive `notifications/resources/updated`
-//! on the session; 2026-07-28 clients open `subscriptions/listen` and receive them on that
-//! request. Both deliver from one bounded queue per subscriber (`server/notifier`): a reader
-//! that falls behind loses the oldest updates, never the server's memory, and the next update
+//! Notifications over MCP. 2025-06-18 and 2025-11-25 sessions receive
+//! `notifications/tools/list_changed` from `initialized` on, and `resources/subscribe` /
+//! `resources/unsubscribe` add `notifications/resources/updated` on the session; 2026-07-28
+//! clients open `subscriptions/listen` and receive what they asked for on that request. All
+//! deliver from one bounded queue per subscriber (`server/notifier`): a reader that falls behind
+//! loses the oldest updates, never the server's memory or a writer's time, and the next update
 //! it does receive says how many it missed in `_meta.trails.lagged`.
 
 use std::sync::{Arc, Mutex};
@@ -43,8 +44,9 @@ fn refusal(refused: Refused) -> ErrorData {
     }
 }
 
-/// A 2025-* session's subscriptions: made on its first `resources/subscribe`, delivered by one
-/// task, closed when the session ends (its handler is dropped).
+/// A 2025-* session's notifications: opened when the session is initialized (tool-list
+/// changes) or on its first `resources/subscribe`, delivered by one task, closed when the
+/// session ends (its handler is dropped).
 #[derive(Default)]
 pub(crate) struct SessionSubscriptions {
     subscriber: Mutex<Option<Arc<Subscriber>>>,
@@ -59,6 +61,18 @@ impl Drop for SessionSubscriptions {
 }
 
 impl SessionSubscriptions {
+    /// The session's subscriber, made (and its delivery started) on first use.
+    pub(crate) fn open(&self, shared: &Shared, peer: &Peer<RoleServer>) -> Result<Arc<Subscriber>, ErrorData> {
+        let mut slot = self.subscriber.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(subscriber) = &*slot {
+            return Ok(subscriber.clone());
+        }
+        let subscriber = shared.subscriptions.subscriber().map_err(refusal)?;
+        subscriber.watch_tool_list();
+        tokio::spawn(deliver_to_session(subscriber.clone(), peer.clone()));
+        Ok(slot.insert(subscriber).clone())
+    }
+
     /// Watch `uri` for the session behind `peer`.
     pub(crate) fn subscribe(
         &self,
@@ -68,16 +82,7 @@ impl SessionSubscriptions {
         uri: &str,
     ) -> Result<(), ErrorData> {
         let topic = crate::resources::topic(shared, uri, caller.scopes)?;
-        let mut slot = self.subscriber.lock().unwrap_or_else(|p| p.into_inner());
-        let subscriber = match &*slot {
-            Some(subscriber) => subscriber.clone(),
-            None => {
-                let subscriber = shared.notifier.subscriptions.subscriber().map_err(refusal)?;
-                tokio::spawn(deliver_to_session(subscriber.clone(), peer.clone()));
-                slot.insert(subscriber).clone()
-            }
-        };
-        subscriber.watch(topic, uri).map_err(refusal)
+        self.open(shared, peer)?.watch(topic, uri).map_err(refusal)
     }
 
     /// Stop watching `uri` (a URI not watched is not an error: the outcome is the same).
@@ -111,7 +116,7 @@ impl Drop for CloseOnDrop {
 /// goes). Every accepted URI is checked first — a URI that cannot be watched fails the request
 /// with the same `-32602` `resources/subscribe` gives, before any update is sent.
 pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: SubscriptionContext) -> Result<(), ErrorData> {
-    let subscriber = shared.notifier.subscriptions.subscriber().map_err(refusal)?;
+    let subscriber = shared.subscriptions.subscriber().map_err(refusal)?;
     let subscriber = CloseOnDrop(subscriber);
     let accepted = context.accepted();
     for uri in accepted.resource_subscriptions.iter().flatten() {

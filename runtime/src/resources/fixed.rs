@@ -78,7 +78,7 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
     }
     let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
     let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
-    let mut subscriptions = json!(shared.notifier.subscriptions.stats());
+    let mut subscriptions = json!(shared.subscriptions.stats());
     subscriptions["max_per_session"] = json!(shared.settings.max_subscriptions);
     subscriptions["queue_capacity"] = json!(shared.settings.subscription_queue);
     Ok(json!({

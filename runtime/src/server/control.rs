@@ -14,6 +14,6 @@ impl Control {
     /// Enable or disable a tool; connected sessions get `notifications/tools/list_changed`.
     /// `Ok(false)` when it already was in that state.
     pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
-        self.0.set_tool_enabled(name, enabled).await
+        self.0.set_tool_enabled(name, enabled)
     }
 }

@@ -84,6 +84,6 @@ impl Server {
 
     /// Enable or disable a tool; connected sessions get `notifications/tools/list_changed`.
     pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
-        self.shared.set_tool_enabled(name, enabled).await
+        self.shared.set_tool_enabled(name, enabled)
     }
 }

@@ -11,7 +11,7 @@ use crate::registry::{Registry, ShapeEntry};
 
 use super::catalog::{BadDescriptor, Catalog, NoSuchTool};
 use super::ctx::AppState;
-use super::notifier::{Notifier, Subscriptions};
+use super::notifier::Subscriptions;
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -22,7 +22,8 @@ pub(crate) struct Shared {
     pub(crate) version: String,
     /// The capability manifest, rendered once.
     pub(crate) manifest: String,
-    pub(crate) notifier: Notifier,
+    /// Sessions and listeners, told about tool-list and knowledge-graph changes.
+    pub(crate) subscriptions: Arc<Subscriptions>,
     /// The knowledge graph every call gets (`None`: the app declares no node type).
     pub(crate) kg: Option<Kg>,
     /// The node types, in registry order (the KG resources).
@@ -51,12 +52,15 @@ impl Shared {
     ) -> Result<Shared, BadDescriptor> {
         let catalog = Catalog::new(registry, settings.production)?;
         let manifest = crate::projection::manifest(registry);
-        let subscriptions =
-            Subscriptions::new(settings.max_sessions, settings.max_subscriptions, settings.subscription_queue);
-        let notifier = Notifier::new(subscriptions);
+        // Every initialized session is a subscriber (tool-list changes), and so is every
+        // 2026-07-28 `subscriptions/listen` request: room for as many of those as of sessions.
+        let subscriptions = Arc::new(Subscriptions::new(
+            settings.max_sessions.saturating_mul(2),
+            settings.max_subscriptions,
+            settings.subscription_queue,
+        ));
         if let Some(kg) = &kg {
-            let observer: std::sync::Weak<dyn crate::kg::changes::Observer> =
-                Arc::downgrade(&notifier.subscriptions) as _;
+            let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
         }
         Ok(Shared {
@@ -66,7 +70,7 @@ impl Shared {
             name,
             version,
             manifest,
-            notifier,
+            subscriptions,
             kg,
             node_types: registry.node_types().collect(),
             shapes: registry.shapes().collect(),
@@ -100,11 +104,11 @@ impl Shared {
     }
 
     /// Enable or disable a tool at run time and tell every connected session.
-    pub(crate) async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
+    pub(crate) fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         let changed = self.catalog.set_enabled(name, enabled)?;
         if changed {
             tracing::info!(tool = name, enabled, "tool availability changed");
-            self.notifier.tool_list_changed().await;
+            self.subscriptions.tool_list_changed();
         }
         Ok(changed)
     }
