@@ -179,13 +179,33 @@ pub async fn inspect(ctx: &Ctx) -> Result<String> {
     Ok(format!("caller {:?} with scopes {:?}", ctx.caller(), ctx.scopes()))
 }
 
+/// A long text, for the windowed reads of `trails.kg.read_field`.
+#[node_type(label = "Note", iri = "https://example.org/notes#Note", key = "slug")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    #[predicate(pattern = r"^[a-z0-9-]{1,64}$")]
+    pub slug: String,
+    #[predicate(max_length = 2_000_000)]
+    pub body: String,
+}
+
+/// Store a note.
+#[capability(id = "fixtures.note.create", version = "1.0.0", side_effects(writes = ["https://example.org/graphs/notes"]))]
+pub async fn create_note(ctx: &Ctx, note: Note) -> Result<String> {
+    Ok(ctx.kg()?.create(note).await?.iri)
+}
+
 /// Names of every tool this fixture app declares (plus the runtime's built-ins).
 pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures.assign",
     "fixtures.constraints",
     "fixtures.fail",
+    "fixtures.note.create",
     "fixtures.person.create",
     "research.search",
+    "trails.kg.get",
+    "trails.kg.list",
+    "trails.kg.read_field",
     "trails_meta_fixture_inspect",
     "trails_meta_fixture_reset",
     "trails_meta_ping",

@@ -1,6 +1,11 @@
-//! The built-in meta capabilities every Trails app ships: `trails.meta.ping` (runtime scope) and
-//! `trails.meta.tools.enable` (builder scope). The authoring catalogue (`gen.*`,
-//! `schema.snapshot`, `kg.validate`) arrives with its issue.
+//! The built-in capabilities every Trails app ships: `trails.meta.ping` (runtime scope),
+//! `trails.meta.tools.enable` (builder scope) and — in apps with node types — the read-only
+//! `trails.kg.list`, `trails.kg.get` and `trails.kg.read_field` (runtime scope). The authoring
+//! catalogue (`gen.*`, `schema.snapshot`, `kg.validate`) arrives with its issue.
 
+mod kg;
 mod ping;
 mod tools;
+
+/// The prefix of the knowledge-graph tools, served only by apps that declare node types.
+pub(crate) const KG_TOOLS: &str = "trails.kg.";

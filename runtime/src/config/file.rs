@@ -78,6 +78,9 @@ pub struct McpConfig {
     /// Most notifications waiting per subscriber; beyond it the oldest is dropped and counted
     /// (default 256).
     pub subscription_queue: Option<usize>,
+    /// Most characters of text one `trails.kg.*` tool result carries (default 4096; 1024 to
+    /// 65536): what does not fit is named, with the call that continues it.
+    pub tool_window_chars: Option<usize>,
 }
 
 /// How validation failures reach the client (DESIGN §4.2).

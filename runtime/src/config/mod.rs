@@ -24,6 +24,8 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 64;
 /// Most notifications waiting per subscriber when `[mcp] subscription_queue` is unset.
 pub const DEFAULT_SUBSCRIPTION_QUEUE: usize = 256;
+/// Most characters one `trails.kg.*` result carries when `[mcp] tool_window_chars` is unset.
+pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +112,8 @@ pub struct Settings {
     pub max_subscriptions: usize,
     /// Most notifications waiting per subscriber (drop-oldest beyond).
     pub subscription_queue: usize,
+    /// Most characters of text one `trails.kg.*` tool result carries.
+    pub tool_window_chars: usize,
     /// Serve the capability manifest.
     pub manifest_enabled: bool,
     /// The embedded store's data directory.
@@ -245,6 +249,17 @@ impl Settings {
             positive("[mcp] max_subscriptions", config.mcp.max_subscriptions, DEFAULT_MAX_SUBSCRIPTIONS)?;
         let subscription_queue =
             positive("[mcp] subscription_queue", config.mcp.subscription_queue, DEFAULT_SUBSCRIPTION_QUEUE)?;
+        let tool_window_chars = match config.mcp.tool_window_chars {
+            None => DEFAULT_TOOL_WINDOW_CHARS,
+            Some(n @ 1024..=65536) => n,
+            Some(n) => {
+                return Err(ConfigError::Value {
+                    key: "[mcp] tool_window_chars",
+                    value: n.to_string(),
+                    expected: "1024 to 65536",
+                })
+            }
+        };
         let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
         if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
@@ -300,6 +315,7 @@ impl Settings {
             max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
             max_subscriptions,
             subscription_queue,
+            tool_window_chars,
             manifest_enabled: config.capability.manifest.enabled,
             kg_path: env("TRAILS_KG_PATH")
                 .map(PathBuf::from)

@@ -10,6 +10,7 @@
 mod fixed;
 mod read;
 mod subscribe;
+pub(crate) mod tools;
 mod uri;
 
 pub(crate) use read::{list, read, templates};

@@ -156,7 +156,7 @@ async fn types(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
     Ok(json!({ "types": types }))
 }
 
-async fn page(kg: &Kg, uri: &str, request: ListRequest) -> crate::Result<Value> {
+pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest) -> crate::Result<Value> {
     let ListRequest { node, filter, limit, offset, after, clamped_from } = request;
     let mut filters = Vec::new();
     if let Some(filter) = &filter {

@@ -53,8 +53,11 @@ impl Catalog {
     /// Parse every descriptor once. The descriptors come from the macros, so a parse failure is
     /// a bug in Trails, reported with the tool's name.
     pub(crate) fn new(registry: &Registry, production: bool) -> Result<Catalog, BadDescriptor> {
+        // The `trails.kg.*` tools read node types: an app without any does not serve them.
+        let has_kg = registry.node_types().next().is_some();
         let tools = registry
             .tools()
+            .filter(|entry| has_kg || !entry.id().starts_with(crate::builtin::KG_TOOLS))
             .map(|entry| {
                 serde_json::from_str::<Tool>(entry.descriptor)
                     .map(|mut tool| {

@@ -1,0 +1,280 @@
+//! `trails.kg.list`, `trails.kg.get` and `trails.kg.read_field`: the knowledge graph's resources
+//! as read-only runtime tools, for hosts that show the model tool results but cannot read
+//! resources (the PDPP rule, DESIGN §4.4). They read through the resources' own parser and
+//! queries (`resources/tools`), so both give the same data.
+//!
+//! Every result's text — the JSON of its structured content, which is also `content[]` — fits
+//! the window (`[mcp] tool_window_chars`). What does not fit is named with the exact call that
+//! continues it: the next page's `cursor`, or `trails.kg.read_field` with the `offset` where a
+//! field's text was cut. Nothing depends on the host following resource links.
+
+use serde_json::{json, Map, Value};
+
+use crate::declare::{Output, ToolOutput};
+use crate::error::{Error, Result};
+use crate::resources::tools as read;
+use crate::server::Shared;
+use crate::validate::{FieldCode, FieldError};
+use crate::{capability, Ctx};
+
+/// Characters `trails.kg.get` shows of a field it must cut (the rest: `read_field`).
+const FIELD_PREVIEW_CHARS: usize = 512;
+/// Most characters one `read_field` call asks for.
+const MAX_LIMIT_CHARS: usize = 16_384;
+
+/// A `trails.kg.*` answer: structured content with an `outputSchema`, its JSON as the text.
+macro_rules! answer {
+    ($name:ident, $schema:literal) => {
+        #[doc(hidden)]
+        pub struct $name(Value);
+
+        impl ToolOutput for $name {
+            const OUTPUT_SCHEMA_MEMBER: &'static str = concat!(",\"outputSchema\":", $schema);
+            fn into_output(self) -> Result<Output> {
+                Ok(Output::structured(self.0))
+            }
+        }
+    };
+}
+
+answer!(
+    KgPage,
+    r#"{"type":"object","properties":{"node_type":{"type":"string"},"total":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"iri":{"type":"string"},"label":{"type":"string"},"uri":{"type":"string"}}}},"cursor":{"type":["string","null"]},"next_call":{"type":["object","null"]},"cut":{"type":"string"}},"required":["node_type","total","items","cursor","next_call"]}"#
+);
+answer!(
+    KgInstance,
+    r#"{"type":"object","properties":{"node_type":{"type":"string"},"id":{"type":"string"},"iri":{"type":"string"},"fields":{"type":"object"},"cut":{"type":"array","items":{"type":"object","properties":{"field":{"type":"string"},"shown_chars":{"type":"integer"},"total_chars":{"type":"integer"},"next_call":{"type":"object"}}}}},"required":["node_type","id","iri","fields","cut"]}"#
+);
+answer!(
+    KgField,
+    r#"{"type":"object","properties":{"node_type":{"type":"string"},"id":{"type":"string"},"field":{"type":"string"},"offset":{"type":"integer"},"returned_chars":{"type":"integer"},"total_chars":{"type":"integer"},"text":{"type":"string"},"next_offset":{"type":["integer","null"]},"next_call":{"type":["object","null"]}},"required":["node_type","id","field","offset","returned_chars","total_chars","text","next_offset","next_call"]}"#
+);
+
+fn shared(ctx: &Ctx) -> Result<&Shared> {
+    ctx.control()
+        .map(|control| &*control.0)
+        .ok_or_else(|| Error::internal("trails.kg.* called outside a running server"))
+}
+
+/// Characters of `value` as a tool result's text.
+fn text_len(value: &Value) -> usize {
+    value.to_string().chars().count()
+}
+
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({ "tool": tool, "arguments": arguments })
+}
+
+/// List the instances of a node type, a page at a time: `{iri, label, uri}` per instance (the
+/// `label` is the id `trails.kg.get` takes). Follow `next_call` (the same call with `cursor`)
+/// for the next page; it never repeats or skips an instance while others are written.
+#[capability(id = "trails.kg.list", version = "1.0.0", side_effects(none), idempotent)]
+async fn list(
+    ctx: &Ctx,
+    /// The node type (its label, as in `trails://kg/types`).
+    #[predicate(min_length = 1, max_length = 128)]
+    node_type: String,
+    /// One clause `<field>=<value>` (only `=`), the value of the field's datatype.
+    #[predicate(min_length = 1, max_length = 2048)]
+    filter: Option<String>,
+    /// Instances per page (default 100).
+    #[predicate(min_value = 1, max_value = 1000)]
+    limit: Option<i64>,
+    /// Where the previous page ended: its `cursor`.
+    #[predicate(min_length = 1, max_length = 4096)]
+    cursor: Option<String>,
+) -> Result<KgPage> {
+    let shared = shared(ctx)?;
+    let node = read::node_type(shared, &node_type)?;
+    let limit = limit.map_or(crate::kg::DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
+    let window = shared.settings.tool_window_chars;
+    // An item is at least this many characters: more than `window / MIN_ITEM_CHARS` never fit,
+    // so no more are read.
+    const MIN_ITEM_CHARS: usize = 40;
+    let fetch = limit.min(window / MIN_ITEM_CHARS + 1);
+    let page = read::page(shared, ctx.kg()?, node, filter.as_deref(), fetch, cursor.as_deref()).await?;
+    let items = page["items"].as_array().cloned().unwrap_or_default();
+    let more = !page["next"].is_null();
+    let answer = |shown: usize| {
+        let more = more || shown < items.len();
+        let listed = &items[..shown];
+        let (cursor, next_call) = match listed.last().and_then(|item| item["iri"].as_str()) {
+            Some(last) if more => {
+                let mut arguments = json!({ "node_type": node.label, "cursor": last, "limit": limit });
+                if let Some(filter) = &filter {
+                    arguments["filter"] = json!(filter);
+                }
+                (json!(last), call("trails.kg.list", arguments))
+            }
+            _ => (Value::Null, Value::Null),
+        };
+        let mut answer = json!({ "node_type": node.label, "total": page["total"], "items": listed, "cursor": cursor, "next_call": next_call });
+        if shown < limit && !next_call.is_null() {
+            answer["cut"] = json!(format!(
+                "{shown} of the {limit} instances asked for fit the window; next_call continues after them"
+            ));
+        }
+        answer
+    };
+    // The most items that fit (at least one, so paging always advances).
+    let (mut fits, mut over) = (1, items.len() + 1);
+    if text_len(&answer(items.len())) <= window {
+        fits = items.len();
+    } else {
+        while over - fits > 1 {
+            let middle = (fits + over) / 2;
+            if text_len(&answer(middle)) <= window {
+                fits = middle;
+            } else {
+                over = middle;
+            }
+        }
+    }
+    Ok(KgPage(answer(fits.min(items.len()))))
+}
+
+/// A `read_field` call that continues `field` at `offset`.
+fn read_field_call(node_type: &str, id: &str, field: &str, offset: usize) -> Value {
+    call("trails.kg.read_field", json!({ "node_type": node_type, "id": id, "field": field, "offset": offset }))
+}
+
+/// The text `read_field` windows: a string as it is, anything else as its JSON.
+fn field_text(value: &Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+}
+
+/// One instance, its fields by name. When they do not all fit the window, the longest are cut
+/// (to a preview, then entirely) and listed in `cut`, each with the `trails.kg.read_field` call
+/// that reads on from where it was cut.
+#[capability(id = "trails.kg.get", version = "1.0.0", side_effects(none), idempotent)]
+async fn get(
+    ctx: &Ctx,
+    /// The node type (its label).
+    #[predicate(min_length = 1, max_length = 128)]
+    node_type: String,
+    /// The instance's id: its key (the `label` of `trails.kg.list` items).
+    #[predicate(min_length = 1, max_length = 2048)]
+    id: String,
+) -> Result<KgInstance> {
+    let shared = shared(ctx)?;
+    let node = read::node_type(shared, &node_type)?;
+    let (iri, original) = read::instance(ctx.kg()?, node, &id).await?;
+    let mut fields = original.clone();
+    let mut cuts = Vec::new();
+    // Shows the first `shown` characters of `name` (none: the field goes whole to `read_field`).
+    let cut = |fields: &mut Map<String, Value>, cuts: &mut Vec<Value>, name: &str, shown: usize| {
+        let Some(value) = original.get(name) else { return };
+        let text = field_text(value);
+        let shown = if value.is_string() { shown } else { 0 };
+        match shown {
+            0 => fields.remove(name),
+            _ => fields.insert(name.to_owned(), json!(text.chars().take(shown).collect::<String>())),
+        };
+        cuts.retain(|entry| entry["field"] != name);
+        cuts.push(json!({ "field": name, "shown_chars": shown, "total_chars": text.chars().count(),
+                          "next_call": read_field_call(node.label, &id, name, shown) }));
+    };
+    let window = shared.settings.tool_window_chars;
+    loop {
+        let body = json!({ "node_type": node.label, "id": id, "iri": iri, "fields": fields, "cut": cuts });
+        if text_len(&body) <= window {
+            return Ok(KgInstance(body));
+        }
+        // Too long: the longest field is cut to a preview, or — already one, or not text — goes
+        // whole to `read_field`.
+        let Some((name, value)) = fields.iter().max_by_key(|(_, value)| value.to_string().len()) else {
+            return Ok(KgInstance(body));
+        };
+        let name = name.clone();
+        let previewed = value.as_str().is_some_and(|text| text.chars().count() <= FIELD_PREVIEW_CHARS);
+        cut(&mut fields, &mut cuts, &name, if previewed { 0 } else { FIELD_PREVIEW_CHARS });
+    }
+}
+
+/// Read one field's text from `offset` (in characters; a field that is not a string reads as
+/// its JSON). The answer gives `next_offset` and the exact `next_call` until `total_chars` is
+/// reached; each answer fits the window, so `limit_chars` may come back smaller.
+#[capability(id = "trails.kg.read_field", version = "1.0.0", side_effects(none), idempotent)]
+async fn read_field(
+    ctx: &Ctx,
+    /// The node type (its label).
+    #[predicate(min_length = 1, max_length = 128)]
+    node_type: String,
+    /// The instance's id (its key).
+    #[predicate(min_length = 1, max_length = 2048)]
+    id: String,
+    /// The field's name.
+    #[predicate(min_length = 1, max_length = 128)]
+    field: String,
+    /// Where to start, in characters (default 0): the previous answer's `next_offset`.
+    #[predicate(min_value = 0)]
+    offset: Option<i64>,
+    /// Most characters to return (default and most: 16384, and never more than the window holds).
+    #[predicate(min_value = 1, max_value = 16384)]
+    limit_chars: Option<i64>,
+) -> Result<KgField> {
+    let shared = shared(ctx)?;
+    let node = read::node_type(shared, &node_type)?;
+    let Some(predicate) = node.all_predicates().into_iter().find(|p| p.field == field) else {
+        let fields: Vec<&str> = node.all_predicates().iter().map(|p| p.field).collect();
+        return Err(Error::validation(vec![FieldError {
+            field: "field".into(),
+            code: FieldCode::OneOf,
+            message: format!("{} has no field `{field}`; its fields: {}", node.label, fields.join(", ")),
+            value: json!(field),
+            constraint: json!(fields),
+        }]));
+    };
+    let (_, fields) = read::instance(ctx.kg()?, node, &id).await?;
+    let text = fields.get(predicate.field).map(field_text).unwrap_or_default();
+    let total = text.chars().count();
+    let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(0));
+    if offset > total {
+        return Err(Error::validation(vec![FieldError {
+            field: "offset".into(),
+            code: FieldCode::MaxValue,
+            message: format!("offset {offset} is past the end of {field} ({total} characters)"),
+            value: json!(offset),
+            constraint: json!(total),
+        }]));
+    }
+    let limit = limit_chars.map_or(MAX_LIMIT_CHARS, |n| usize::try_from(n).unwrap_or(1));
+    let rest = &text[text.char_indices().nth(offset).map_or(text.len(), |(at, _)| at)..];
+    let answer = |count: usize| {
+        let chunk: String = rest.chars().take(count).collect();
+        let returned = chunk.chars().count();
+        let next = offset + returned;
+        let (next_offset, next_call) = if next < total {
+            let mut next_call = read_field_call(node.label, &id, predicate.field, next);
+            next_call["arguments"]["limit_chars"] = json!(limit);
+            (json!(next), next_call)
+        } else {
+            (Value::Null, Value::Null)
+        };
+        json!({ "node_type": node.label, "id": id, "field": predicate.field, "offset": offset,
+                "returned_chars": returned, "total_chars": total, "text": chunk,
+                "next_offset": next_offset, "next_call": next_call })
+    };
+    let window = shared.settings.tool_window_chars;
+    let mut count = limit.min(total - offset);
+    let mut body = answer(count);
+    // Escaping can make the text longer than its characters: shrink in proportion while far
+    // over, then by what is over.
+    let mut length = text_len(&body);
+    while length > window && count > 0 {
+        let over = length - window;
+        count = if over >= count { count * window / length } else { count - over };
+        body = answer(count);
+        length = text_len(&body);
+    }
+    if count == 0 && offset < total {
+        return Err(Error::validation(vec![FieldError {
+            field: "id".into(),
+            code: FieldCode::MaxLength,
+            message: format!("with an id this long no text fits the window ({window} characters)"),
+            value: json!(id),
+            constraint: json!(window),
+        }]));
+    }
+    Ok(KgField(body))
+}

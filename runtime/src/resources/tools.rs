@@ -1,0 +1,95 @@
+//! What the `trails.kg.*` tools (`builtin/kg`) read, through the same parser and queries as the
+//! resources, so a tool and a resource never disagree about a page or an instance.
+
+use oxigraph::model::NamedNode;
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use serde_json::{json, Map, Value};
+
+use super::read;
+use super::uri::{self, Target, UriError, SCHEME};
+use crate::declare::NodeTypeInfo;
+use crate::error::{Error, Result};
+use crate::kg::{mapping, Kg};
+use crate::server::Shared;
+use crate::validate::{FieldCode, FieldError};
+
+/// The node type labelled `label`, or a FieldError on `node_type` listing the labels.
+pub(crate) fn node_type(shared: &Shared, label: &str) -> Result<&'static NodeTypeInfo> {
+    shared.node_types.iter().copied().find(|node| node.label == label).ok_or_else(|| {
+        let labels: Vec<&str> = shared.node_types.iter().map(|node| node.label).collect();
+        Error::validation(vec![FieldError {
+            field: "node_type".into(),
+            code: FieldCode::OneOf,
+            message: format!("no node type `{label}`; one of: {}", labels.join(", ")),
+            value: json!(label),
+            constraint: json!(labels),
+        }])
+    })
+}
+
+/// One page of `node`'s instances, exactly as `trails://kg/<Type>?where=…&limit=…&after=…`
+/// reads it: `{items, total, limit, offset, next}`.
+pub(crate) async fn page(
+    shared: &Shared,
+    kg: &Kg,
+    node: &'static NodeTypeInfo,
+    filter: Option<&str>,
+    limit: usize,
+    cursor: Option<&str>,
+) -> Result<Value> {
+    let mut uri = format!("{SCHEME}kg/{}?limit={limit}", node.label);
+    if let Some(filter) = filter {
+        uri.push_str(&format!("&where={}", utf8_percent_encode(filter, NON_ALPHANUMERIC)));
+    }
+    if let Some(cursor) = cursor {
+        uri.push_str(&format!("&after={}", utf8_percent_encode(cursor, NON_ALPHANUMERIC)));
+    }
+    let argument = |field: &str, code: FieldCode, message: String, value: &str, constraint: Value| {
+        Error::validation(vec![FieldError { field: field.into(), code, message, value: json!(value), constraint }])
+    };
+    let request = match uri::parse(&uri, &shared.node_types) {
+        Ok(Target::List(request)) => request,
+        Ok(_) | Err(UriError::Unknown { .. }) => return Err(Error::internal(format!("{uri} is not a list"))),
+        Err(UriError::Grammar { message, .. }) if message.contains("`after`") => {
+            let constraint = json!("the cursor of the previous page");
+            return Err(argument("cursor", FieldCode::Pattern, message, cursor.unwrap_or_default(), constraint));
+        }
+        Err(UriError::Grammar { message, .. }) => {
+            let constraint = json!("<field>=<value>");
+            return Err(argument("filter", FieldCode::Pattern, message, filter.unwrap_or_default(), constraint));
+        }
+        Err(error @ UriError::TypeMismatch { expected_datatype, .. }) => {
+            let (message, constraint) = (error.to_string(), json!(expected_datatype));
+            return Err(argument("filter", FieldCode::TypeMismatch, message, filter.unwrap_or_default(), constraint));
+        }
+    };
+    read::page(kg, &uri, request).await
+}
+
+/// `node`'s instance with key (or generated id) `id`: its IRI and its fields by name.
+pub(crate) async fn instance(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> Result<(String, Map<String, Value>)> {
+    let iri = mapping::instance_iri(kg.base(), node.label, id);
+    let missing = || {
+        Error::validation(vec![FieldError {
+            field: "id".into(),
+            code: FieldCode::Reference,
+            message: format!("there is no {} with id `{id}`", node.label),
+            value: json!(id),
+            constraint: json!("the id of a stored instance (`label` in trails.kg.list)"),
+        }])
+    };
+    let subject = NamedNode::new(&iri).map_err(|_| missing())?;
+    let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
+    let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
+    let is_a = triples.iter().any(|(p, o)| {
+        p.as_ref() == oxigraph::model::vocab::rdf::TYPE
+            && matches!(o, oxigraph::model::Term::NamedNode(class) if class.as_str() == node.iri)
+    });
+    if !is_a {
+        return Err(missing());
+    }
+    match mapping::instance(node, &triples) {
+        Value::Object(fields) => Ok((iri, fields)),
+        _ => Err(Error::internal(format!("{iri} does not map to an object"))),
+    }
+}

@@ -1,0 +1,203 @@
+//! The PDPP rule (DESIGN §4.4): a host that shows the model only tool results — no resources —
+//! still reaches all of the knowledge graph through `trails.kg.list`, `trails.kg.get` and
+//! `trails.kg.read_field`, never seeing more than the window in one result, following only the
+//! `next_call` each result gives. Over Streamable HTTP (5,000 requirements and a 1 MB field,
+//! the default window) and stdio (the fixture server, a 1,024-character window).
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use requirements::model::Requirement;
+use rmcp::model::{CallToolRequestParams, ErrorData};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::{json, Value};
+use trails::kg::{EmbeddedStore, Kg, Synchronous};
+use trails::{Config, Settings};
+use trails_tests::Note;
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A tool result as a content-only host sees it: the text of `content[]`, which must be the
+/// JSON of `structuredContent` and fit `window`.
+async fn call(client: &Client, tool: &str, arguments: &Value, window: usize) -> Result<Value, ErrorData> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    let result = match client.call_tool(params).await {
+        Ok(result) => result,
+        Err(ServiceError::McpError(error)) => return Err(error),
+        Err(other) => panic!("transport failure calling {tool}: {other}"),
+    };
+    let text = result.content[0].as_text().expect("a text block").text.clone();
+    assert!(
+        text.chars().count() <= window,
+        "{tool} returned {} characters; the window is {window}",
+        text.chars().count()
+    );
+    let parsed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(Some(&parsed), result.structured_content.as_ref(), "structuredContent mirrors the text");
+    Ok(parsed)
+}
+
+/// A call that must succeed, whatever it answers.
+async fn setup(client: &Client, tool: &str, arguments: Value) {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+}
+
+/// Follow `next_call` from `first` until there is none; every result in order.
+async fn follow(client: &Client, tool: &str, first: &Value, window: usize) -> Vec<Value> {
+    let mut results = vec![call(client, tool, first, window).await.unwrap()];
+    while let Some(next) = results.last().unwrap().get("next_call").filter(|c| !c.is_null()).cloned() {
+        assert_eq!(next["tool"], tool);
+        results.push(call(client, tool, &next["arguments"], window).await.unwrap());
+        assert!(results.len() < 100_000, "next_call never ends");
+    }
+    results
+}
+
+/// A text that escapes in JSON (quotes, backslashes, line breaks) and has multi-byte characters.
+fn long_text(chars: usize) -> String {
+    let unit = "Line \"quoted\" with a back\\slash, a tab\tand ünïcödé — ✓ 🦀\n";
+    unit.chars().cycle().take(chars).collect()
+}
+
+/// What the criteria need: every requirement reached by paging, the filter equal to the typed
+/// API, a long note read to its end through the cut `trails.kg.get` names, and the errors.
+async fn a_content_only_host_reaches_everything(client: Client, window: usize, requirements: usize, note: &str) {
+    // Every requirement, page by page, by `next_call` alone.
+    let pages = follow(&client, "trails.kg.list", &json!({"node_type": "Requirement"}), window).await;
+    let labels: Vec<String> = pages
+        .iter()
+        .flat_map(|p| p["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_owned()))
+        .collect();
+    let unique: BTreeSet<&String> = labels.iter().collect();
+    assert_eq!((labels.len(), unique.len()), (requirements, requirements), "every instance once");
+    assert!(pages.iter().all(|p| p["total"] == requirements));
+    assert!(pages.len() > 1);
+
+    // A filter, as the resources and the typed API read it.
+    let proposed = follow(
+        &client,
+        "trails.kg.list",
+        &json!({"node_type": "Requirement", "filter": "status=proposed", "limit": 1000}),
+        window,
+    )
+    .await;
+    let count: usize = proposed.iter().map(|p| p["items"].as_array().unwrap().len()).sum();
+    assert_eq!(count, requirements.div_ceil(2));
+
+    // One requirement; then the note, whose body does not fit.
+    let got =
+        call(&client, "trails.kg.get", &json!({"node_type": "Requirement", "id": "REQ-1"}), window).await.unwrap();
+    assert_eq!((got["fields"]["req_id"].as_str(), got["cut"].as_array().unwrap().len()), (Some("REQ-1"), 0));
+    let got = call(&client, "trails.kg.get", &json!({"node_type": "Note", "id": "long"}), window).await.unwrap();
+    let cut = &got["cut"][0];
+    assert_eq!((cut["field"].as_str(), cut["total_chars"].as_u64()), (Some("body"), Some(note.chars().count() as u64)));
+    let shown = got["fields"]["body"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(shown.chars().count() as u64, cut["shown_chars"].as_u64().unwrap());
+    let reads = follow(&client, "trails.kg.read_field", &cut["next_call"]["arguments"], window).await;
+    let mut read = shown;
+    for (n, part) in reads.iter().enumerate() {
+        assert_eq!(
+            part["offset"].as_u64().unwrap() as usize,
+            read.chars().count(),
+            "read {n} starts where the last ended"
+        );
+        read.push_str(part["text"].as_str().unwrap());
+    }
+    assert!(read == note, "the field read to its end equals what was stored ({} reads)", reads.len());
+    assert!(reads.last().unwrap()["next_offset"].is_null());
+
+    // Bad arguments: structured, naming the argument.
+    let fields = |error: ErrorData| error.data.unwrap()["fields"][0].clone();
+    let unknown = call(&client, "trails.kg.list", &json!({"node_type": "Nope"}), window).await.unwrap_err();
+    assert_eq!((unknown.code.0, fields(unknown.clone())["field"].as_str()), (-32602, Some("node_type")));
+    assert!(unknown.message.contains("validation failed"));
+    let mismatch =
+        call(&client, "trails.kg.list", &json!({"node_type": "Requirement", "filter": "priority=high"}), window).await;
+    let mismatch = fields(mismatch.unwrap_err());
+    assert_eq!((mismatch["field"].as_str(), mismatch["code"].as_str()), (Some("filter"), Some("type_mismatch")));
+    let operator =
+        call(&client, "trails.kg.list", &json!({"node_type": "Requirement", "filter": "priority>1"}), window).await;
+    assert!(fields(operator.unwrap_err())["message"].as_str().unwrap().contains("exactly one clause"));
+    let missing = call(&client, "trails.kg.get", &json!({"node_type": "Note", "id": "absent"}), window).await;
+    assert_eq!(fields(missing.unwrap_err())["field"], "id");
+    let field =
+        call(&client, "trails.kg.read_field", &json!({"node_type": "Note", "id": "long", "field": "title"}), window)
+            .await;
+    assert_eq!(fields(field.unwrap_err())["field"], "field");
+    let past = json!({"node_type": "Note", "id": "long", "field": "body", "offset": note.chars().count() + 1});
+    assert_eq!(fields(call(&client, "trails.kg.read_field", &past, window).await.unwrap_err())["field"], "offset");
+    let limit = json!({"node_type": "Note", "id": "long", "field": "body", "limit_chars": 16385});
+    assert_eq!(fields(call(&client, "trails.kg.read_field", &limit, window).await.unwrap_err())["code"], "max_value");
+}
+
+fn requirement(n: usize) -> Requirement {
+    serde_json::from_value(json!({
+        "req_id": format!("REQ-{n}"), "title": format!("Requirement number {n}"),
+        "status": if n.is_multiple_of(2) { "proposed" } else { "accepted" }, "priority": 1 + n % 5, "tags": ["pdpp"],
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_field_to_its_end() {
+    const REQUIREMENTS: usize = 5_000;
+    trails_tests::link();
+    let dir = tempfile::tempdir().unwrap();
+    let kg = Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Normal).unwrap()), trails::kg::DEFAULT_BASE);
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let kg = kg.clone();
+            tokio::spawn(async move {
+                for n in (w..REQUIREMENTS).step_by(8) {
+                    kg.create(requirement(n)).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let note = long_text(1_000_000);
+    kg.create(Note { slug: "long".into(), body: note.clone() }).await.unwrap();
+
+    let settings = Settings::resolve(Config::parse("").unwrap(), &|_| None).unwrap();
+    let window = settings.tool_window_chars;
+    let server = trails::App::new().kg(kg).build(settings).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http(listener).await });
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    a_content_only_host_reaches_everything(client, window, REQUIREMENTS, &note).await;
+}
+
+#[tokio::test]
+async fn over_stdio_a_content_only_host_pages_and_reads_to_the_end_in_a_small_window() {
+    const REQUIREMENTS: usize = 240;
+    const WINDOW: usize = 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("trails.toml");
+    std::fs::write(&config, format!("[mcp]\ntool_window_chars = {WINDOW}\n")).unwrap();
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
+        c.args(["serve", "--stdio"])
+            .env("TRAILS_CONFIG", &config)
+            .env("TRAILS_KG_PATH", dir.path().join("data"))
+            .env("TRAILS_LOG", "warn")
+            .env_remove("TRAILS_MCP_TOKEN");
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    for n in 0..REQUIREMENTS {
+        let arguments = serde_json::to_value(requirement(n)).unwrap();
+        setup(&client, "requirements.create", arguments).await;
+    }
+    let note = long_text(30_000);
+    setup(&client, "fixtures.note.create", json!({"slug": "long", "body": note})).await;
+    a_content_only_host_reaches_everything(client, WINDOW, REQUIREMENTS, &note).await;
+}
