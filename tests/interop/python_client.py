@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+import warnings
 
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -79,6 +80,64 @@ async def run(server) -> dict:
             report["bad_where"] = "no error raised"
         except MCPError as error:
             report["bad_where"] = {"code": error.error.code, "data": error.error.data}
+
+        # 2026-07-28 (what `mode="auto"` negotiated with this server): one `subscriptions/listen`.
+        report["protocol"] = client.session.protocol_version if hasattr(client.session, "protocol_version") else None
+        async with client.listen(resource_subscriptions=["trails://kg/Requirement", "trails://kg/Requirement/REQ-7"]) as sub:
+            report["listen_honored"] = sorted(sub.honored.resource_subscriptions or [])
+            await client.call_tool(
+                "requirements.create",
+                {"req_id": "REQ-7", "title": "Listened to", "status": "proposed", "priority": 2, "tags": []},
+            )
+            heard = set()
+            with anyio_timeout(10):
+                async for event in sub:
+                    heard.add(getattr(event, "uri", type(event).__name__))
+                    if {"trails://kg/Requirement", "trails://kg/Requirement/REQ-7"} <= heard:
+                        break
+            report["listen_updates"] = sorted(heard)
+    return report
+
+
+def anyio_timeout(seconds: float):
+    import anyio
+
+    return anyio.fail_after(seconds)
+
+
+async def run_legacy(server) -> dict:
+    """A 2025-11-25 session: `resources/subscribe` and `notifications/resources/updated`."""
+    updates: list[str] = []
+    received = asyncio.Event()
+
+    async def on_message(message) -> None:
+        note = getattr(message, "root", message)
+        if getattr(note, "method", None) == "notifications/resources/updated":
+            updates.append(note.params.uri)
+            received.set()
+
+    report = {}
+    async with Client(server, mode="legacy", message_handler=on_message) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated for 2026-07-28; what 2025-* sessions have
+            await client.subscribe_resource("trails://kg/Requirement")
+            await client.subscribe_resource("trails://kg/Requirement/REQ-8")
+            await client.subscribe_resource("trails://kg/types")
+            try:
+                await client.subscribe_resource("trails://kg/Requirement?where=status=proposed")
+                report["filter_subscribe"] = "no error raised"
+            except MCPError as error:
+                report["filter_subscribe"] = {"code": error.error.code, "data": error.error.data}
+        await client.call_tool(
+            "requirements.create",
+            {"req_id": "REQ-8", "title": "Subscribed to", "status": "proposed", "priority": 3, "tags": []},
+        )
+        expected = {"trails://kg/Requirement", "trails://kg/Requirement/REQ-8", "trails://kg/types"}
+        async with asyncio.timeout(10):
+            while not expected <= set(updates):
+                received.clear()
+                await received.wait()
+        report["subscribed_updates"] = sorted(set(updates))
     return report
 
 
@@ -90,7 +149,9 @@ def main() -> None:
         server = StdioServerParameters(command=rest[0], args=rest[1:], env=env or None)
     else:
         server = rest[0]
-    print(json.dumps(asyncio.run(run(server))))
+    report = asyncio.run(run(server))
+    report["legacy"] = asyncio.run(run_legacy(server))
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

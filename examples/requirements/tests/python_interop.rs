@@ -119,6 +119,18 @@ fn assert_report(report: &Value, transport: &str) {
     );
     assert_eq!(report["bad_where"]["code"], -32602);
     assert_eq!(report["bad_where"]["data"]["reason"], "type_mismatch", "{transport}");
+    // Subscriptions: a 2026-07-28 listen, and a 2025-11-25 session's resources/subscribe.
+    let watched = json!(["trails://kg/Requirement", "trails://kg/Requirement/REQ-7"]);
+    assert_eq!(report["listen_honored"], watched, "{transport}");
+    assert_eq!(report["listen_updates"], watched, "{transport}: the listen delivered both updates");
+    let legacy = &report["legacy"];
+    assert_eq!(
+        legacy["subscribed_updates"],
+        json!(["trails://kg/Requirement", "trails://kg/Requirement/REQ-8", "trails://kg/types"]),
+        "{transport}: notifications/resources/updated after the write"
+    );
+    assert_eq!(legacy["filter_subscribe"]["code"], -32602, "{transport}");
+    assert_eq!(legacy["filter_subscribe"]["data"]["subscribable"], false, "{transport}");
 }
 
 /// The server process and its data directory (removed after the process is killed).
