@@ -132,6 +132,18 @@ pub mod __fuzz {
         crate::resources::parse_uri(&format!("trails://kg/Requirement?{text}"), types);
         crate::resources::parse_uri(&format!("trails://kg/Requirement?where={text}"), types);
     }
+
+    /// `trails.kg.read_field`'s windowing on `data`: three little-endian `u16`s — the offset,
+    /// `limit_chars` and the window (brought into 1–16384 and 1024–65536) — then the text (UTF-8,
+    /// lossily). The text is read from the offset to its end by following `next_offset`; panics
+    /// if an answer overflows the window, fails to advance, or the pieces are not the text.
+    pub fn read_field_window(data: &[u8]) {
+        let Some((numbers, text)) = data.split_at_checked(6) else { return };
+        let number = |at: usize| usize::from(u16::from_le_bytes([numbers[at], numbers[at + 1]]));
+        let text = String::from_utf8_lossy(text);
+        let (limit, window) = (1 + number(2) % 16_384, 1024 + number(4) % (65_536 - 1024 + 1));
+        crate::builtin::read_through(&text, number(0), limit, window);
+    }
 }
 
 #[doc(hidden)]

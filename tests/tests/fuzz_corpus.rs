@@ -16,3 +16,14 @@ fn the_resource_uri_corpus_replays_without_a_panic() {
     }
     assert!(replayed >= 6, "the corpus holds at least its seeds ({replayed} replayed)");
 }
+
+#[test]
+fn the_read_field_window_corpus_replays_without_a_panic() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/read_field_window");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&corpus).expect("the corpus directory is in the repository") {
+        trails::__fuzz::read_field_window(&std::fs::read(entry.unwrap().path()).unwrap());
+        replayed += 1;
+    }
+    assert!(replayed >= 6, "the corpus holds at least its seeds ({replayed} replayed)");
+}

@@ -133,6 +133,50 @@ async fn list(
     Ok(KgPage(answer(fits.min(items.len()))))
 }
 
+/// One `read_field` answer, computed from the field's whole text (pure: the fuzz target runs it).
+pub(crate) struct FieldRead<'a> {
+    pub(crate) node_type: &'a str,
+    pub(crate) id: &'a str,
+    pub(crate) field: &'a str,
+}
+
+impl FieldRead<'_> {
+    /// The answer for `text` from `offset` (characters; at most the text's length): as many
+    /// characters as `limit` allows and `window` holds with the envelope, JSON escaping counted.
+    /// `None` when the envelope alone leaves no room although text remains.
+    pub(crate) fn window(&self, text: &str, offset: usize, limit: usize, window: usize) -> Option<Value> {
+        let rest = &text[text.char_indices().nth(offset).map_or(text.len(), |(at, _)| at)..];
+        let remaining = rest.chars().count();
+        let answer = |count: usize| {
+            let chunk: String = rest.chars().take(count).collect();
+            let returned = chunk.chars().count();
+            let next = offset + returned;
+            let (next_offset, next_call) = if returned < remaining {
+                let mut next_call = read_field_call(self.node_type, self.id, self.field, next);
+                next_call["arguments"]["limit_chars"] = json!(limit);
+                (json!(next), next_call)
+            } else {
+                (Value::Null, Value::Null)
+            };
+            json!({ "node_type": self.node_type, "id": self.id, "field": self.field, "offset": offset,
+                    "returned_chars": returned, "total_chars": offset + remaining, "text": chunk,
+                    "next_offset": next_offset, "next_call": next_call })
+        };
+        let mut count = limit.min(remaining);
+        let mut body = answer(count);
+        // Escaping can make the text longer than its characters: shrink in proportion while far
+        // over, then by what is over.
+        let mut length = text_len(&body);
+        while length > window && count > 0 {
+            let over = length - window;
+            count = if over >= count { count * window / length } else { count - over };
+            body = answer(count);
+            length = text_len(&body);
+        }
+        (length <= window && (count > 0 || remaining == 0)).then_some(body)
+    }
+}
+
 /// A `read_field` call that continues `field` at `offset`.
 fn read_field_call(node_type: &str, id: &str, field: &str, offset: usize) -> Value {
     call("trails.kg.read_field", json!({ "node_type": node_type, "id": id, "field": field, "offset": offset }))
@@ -239,42 +283,75 @@ async fn read_field(
         }]));
     }
     let limit = limit_chars.map_or(MAX_LIMIT_CHARS, |n| usize::try_from(n).unwrap_or(1));
-    let rest = &text[text.char_indices().nth(offset).map_or(text.len(), |(at, _)| at)..];
-    let answer = |count: usize| {
-        let chunk: String = rest.chars().take(count).collect();
-        let returned = chunk.chars().count();
-        let next = offset + returned;
-        let (next_offset, next_call) = if next < total {
-            let mut next_call = read_field_call(node.label, &id, predicate.field, next);
-            next_call["arguments"]["limit_chars"] = json!(limit);
-            (json!(next), next_call)
-        } else {
-            (Value::Null, Value::Null)
-        };
-        json!({ "node_type": node.label, "id": id, "field": predicate.field, "offset": offset,
-                "returned_chars": returned, "total_chars": total, "text": chunk,
-                "next_offset": next_offset, "next_call": next_call })
-    };
     let window = shared.settings.tool_window_chars;
-    let mut count = limit.min(total - offset);
-    let mut body = answer(count);
-    // Escaping can make the text longer than its characters: shrink in proportion while far
-    // over, then by what is over.
-    let mut length = text_len(&body);
-    while length > window && count > 0 {
-        let over = length - window;
-        count = if over >= count { count * window / length } else { count - over };
-        body = answer(count);
-        length = text_len(&body);
-    }
-    if count == 0 && offset < total {
-        return Err(Error::validation(vec![FieldError {
+    let read = FieldRead { node_type: node.label, id: &id, field: predicate.field };
+    let body = read.window(&text, offset, limit, window).ok_or_else(|| {
+        Error::validation(vec![FieldError {
             field: "id".into(),
             code: FieldCode::MaxLength,
             message: format!("with an id this long no text fits the window ({window} characters)"),
             value: json!(id),
             constraint: json!(window),
-        }]));
-    }
+        }])
+    })?;
     Ok(KgField(body))
+}
+
+/// Read `text` from `offset` to its end as a host following `next_offset` would, checking what
+/// every answer promises: it fits `window`, it starts where the last ended, it advances, and the
+/// pieces put together are the text. Panics on a broken promise (the fuzz target and the
+/// property test run it).
+pub(crate) fn read_through(text: &str, offset: usize, limit: usize, window: usize) {
+    let read = FieldRead { node_type: "Note", id: "a-note", field: "body" };
+    let total = text.chars().count();
+    let mut at = offset.min(total);
+    let mut pieces = String::new();
+    loop {
+        let answer = read.window(text, at, limit, window).expect("a short envelope always leaves room");
+        assert!(text_len(&answer) <= window, "an answer of {} characters in a {window} window", text_len(&answer));
+        assert_eq!(answer["offset"], at);
+        assert_eq!(answer["total_chars"], total);
+        let piece = answer["text"].as_str().expect("text");
+        assert_eq!(answer["returned_chars"], piece.chars().count());
+        pieces.push_str(piece);
+        match answer["next_offset"].as_u64() {
+            None => break,
+            Some(next) => {
+                let next = usize::try_from(next).expect("offset");
+                assert!(next > at && next <= total, "next_offset {next} after {at} of {total}");
+                assert_eq!(answer["next_call"]["arguments"]["offset"], next);
+                at = next;
+            }
+        }
+    }
+    let expected: String = text.chars().skip(offset.min(total)).collect();
+    assert!(pieces == expected, "the pieces are not the text");
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::read_through;
+
+    #[test]
+    fn escapes_and_multibyte_text_read_through_in_the_smallest_window() {
+        let text: String = "\"quoted\" \\ back\tslash\n ✓ 🦀 \u{0}".chars().cycle().take(20_000).collect();
+        read_through(&text, 0, 16_384, 1024);
+        read_through(&text, 7, 1, 1024);
+        read_through(&text, 19_999, 50, 1024);
+        read_through("", 0, 10, 1024);
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_through_in_any_window(
+            text in "(?s).{0,3000}",
+            offset in 0usize..3100,
+            limit in 1usize..=16_384,
+            window in 1024usize..=65_536,
+        ) {
+            read_through(&text, offset, limit, window);
+        }
+    }
 }

@@ -9,3 +9,5 @@ mod tools;
 
 /// The prefix of the knowledge-graph tools, served only by apps that declare node types.
 pub(crate) const KG_TOOLS: &str = "trails.kg.";
+
+pub(crate) use kg::read_through;
