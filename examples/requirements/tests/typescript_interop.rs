@@ -1,0 +1,131 @@
+//! Interop with the official TypeScript MCP SDKs (npm `@modelcontextprotocol/sdk` 1.x for a
+//! 2025-11-25 session, `@modelcontextprotocol/client` 2.x for 2026-07-28), installed with the
+//! machine's Node.js and npm into a cache outside the clone on first use, driving this example
+//! app over stdio and Streamable HTTP: resources, pages by `next`, `resources/subscribe`, and
+//! `subscriptions/listen`, each receiving `notifications/resources/updated` after a write.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The pinned SDKs (so the test measures our server, not a moving client).
+const PACKAGES: [(&str, &str); 2] =
+    [("@modelcontextprotocol/sdk", "1.32.2"), ("@modelcontextprotocol/client", "2.4.0")];
+
+fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/ts")
+}
+
+/// The cache holding `node_modules` (`TRAILS_NODE_DIR`, default `~/.cache/trails-node`), with the
+/// pinned SDKs installed and the client script next to them (ES modules resolve packages from
+/// the script's own directory).
+fn node_dir() -> PathBuf {
+    let dir = std::env::var_os("TRAILS_NODE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(&std::env::var_os("HOME").expect("HOME is set")).join(".cache/trails-node"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let installed = |(name, version): &(&str, &str)| {
+        let manifest = dir.join("node_modules").join(name).join("package.json");
+        std::fs::read_to_string(manifest)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|manifest| manifest["version"] == *version)
+    };
+    if !PACKAGES.iter().all(installed) {
+        std::fs::copy(interop_dir().join("package.json"), dir.join("package.json")).unwrap();
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .status()
+            .expect("npm is installed (the machine's Node.js and npm)");
+        assert!(status.success(), "npm install in {} failed", dir.display());
+        assert!(PACKAGES.iter().all(installed), "the pinned SDKs are not in {} after npm install", dir.display());
+    }
+    std::fs::copy(interop_dir().join("client.mjs"), dir.join("client.mjs")).unwrap();
+    dir
+}
+
+fn drive(node_dir: &Path, args: &[&str]) -> Value {
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new("node")
+        .arg(node_dir.join("client.mjs"))
+        .args(args)
+        .env("TRAILS_LOG", "warn")
+        .env("TRAILS_KG_PATH", data.path())
+        .output()
+        .expect("node is installed");
+    assert!(
+        output.status.success(),
+        "the TypeScript client failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the client prints one JSON report")
+}
+
+fn assert_report(report: &Value, transport: &str) {
+    let legacy = &report["legacy"];
+    let resources = legacy["resources"].as_array().unwrap();
+    assert!(resources.contains(&json!("trails://kg/Requirement")), "{transport}: {resources:?}");
+    assert!(legacy["templates"].as_array().unwrap().contains(&json!("trails://kg/Requirement/{id}")));
+    assert_eq!(legacy["walked"], json!(["REQ-1", "REQ-2", "REQ-3", "REQ-4", "REQ-5"]), "{transport}");
+    assert_eq!(legacy["pages"], 3, "{transport}");
+    assert_eq!(legacy["instance"], json!({"mime": "application/ld+json", "id": "urn:trails:kg/Requirement/REQ-1"}));
+    assert_eq!(legacy["bad_where"]["code"], -32602, "{transport}");
+    assert_eq!(legacy["bad_where"]["data"]["reason"], "type_mismatch", "{transport}");
+    assert_eq!(
+        legacy["subscribed_updates"],
+        json!(["trails://kg/Requirement", "trails://kg/Requirement/REQ-8", "trails://kg/types"]),
+        "{transport}: resources/subscribe, then notifications/resources/updated after the write"
+    );
+    assert_eq!(legacy["filter_subscribe"]["code"], -32602, "{transport}");
+    assert_eq!(legacy["filter_subscribe"]["data"]["subscribable"], false, "{transport}");
+
+    let modern = &report["modern"];
+    assert_eq!(modern["protocol"], "2026-07-28", "{transport}: negotiated by server/discover");
+    let watched = json!(["trails://kg/Requirement", "trails://kg/Requirement/REQ-7"]);
+    assert_eq!(modern["honored"], watched, "{transport}");
+    assert_eq!(modern["listen_updates"], watched, "{transport}: subscriptions/listen delivered both updates");
+}
+
+/// The server process and its data directory (removed after the process is killed).
+struct Server(Child, #[allow(dead_code)] tempfile::TempDir);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_http() -> (Server, SocketAddr) {
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_requirements"))
+        .args(["serve", "--http", &addr.to_string()])
+        .env("TRAILS_LOG", "warn")
+        .env("TRAILS_KG_PATH", data.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child, data);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    (server, addr)
+}
+
+#[test]
+fn the_typescript_sdks_drive_the_example_app_over_stdio_and_http() {
+    let node = node_dir();
+    let stdio = drive(&node, &["stdio", env!("CARGO_BIN_EXE_requirements"), "serve", "--stdio"]);
+    assert_report(&stdio, "stdio");
+    let (_server, addr) = serve_http();
+    let http = drive(&node, &["http", &format!("http://{addr}/mcp")]);
+    assert_report(&http, "http");
+}
