@@ -491,3 +491,45 @@ async fn next_never_repeats_or_skips_an_instance_while_writes_land_between_pages
     sorted.sort();
     assert_eq!(seen, sorted, "pages come in IRI order");
 }
+
+/// The ADR's criterion over stdio: the fixture server as a child process writes and serves the
+/// pages; once it has exited, the typed API reads its store — and finds the same instances.
+#[tokio::test]
+async fn over_stdio_a_filtered_page_walk_equals_the_typed_api() {
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let dir = tempfile::tempdir().unwrap();
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
+        c.args(["serve", "--stdio"]).env("TRAILS_KG_PATH", dir.path()).env("TRAILS_LOG", "warn");
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    for n in 0..9 {
+        let mut value = requirement(&format!("REQ-{n}"), None);
+        value["status"] = json!(if n % 3 == 0 { "accepted" } else { "proposed" });
+        call(&client, "requirements.create", value).await.unwrap();
+    }
+    let mut uri = Some("trails://kg/Requirement?where=status=proposed&limit=4".to_owned());
+    let (mut served, mut pages) = (Vec::new(), 0);
+    while let Some(next) = uri {
+        let (_, page) = read(&client, &next).await.unwrap();
+        assert_eq!(page["total"], 6);
+        served.extend(page["items"].as_array().unwrap().iter().map(|item| item["iri"].as_str().unwrap().to_owned()));
+        uri = page["next"].as_str().map(str::to_owned);
+        pages += 1;
+    }
+    assert_eq!(pages, 2);
+    client.cancel().await.unwrap();
+
+    // The server exits on end of input; until then it holds the store's lock.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let store = loop {
+        match EmbeddedStore::open(dir.path(), Synchronous::Full) {
+            Ok(store) => break store,
+            Err(error) => assert!(Instant::now() < deadline, "the store stays locked: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let kg = Kg::new(Arc::new(store), trails::kg::DEFAULT_BASE);
+    let ctx = trails::Ctx::local().with_kg(kg);
+    let typed = Requirement::objects(&ctx).where_eq(Requirement::FIELDS.status, "proposed").all().await.unwrap();
+    assert_eq!(served, typed.iter().map(|stored| stored.iri.clone()).collect::<Vec<_>>());
+}
