@@ -1,12 +1,13 @@
 //! Interop with an independent MCP client: the official Python SDK (PyPI `mcp`), installed into
 //! a cached virtualenv on first use, drives this example app over stdio and Streamable HTTP.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
+
+mod support;
+use support::serve_http;
 
 /// Pinned so the test measures our server, not a moving client.
 const PYTHON_SDK: &str = "mcp==2.3.0";
@@ -131,35 +132,6 @@ fn assert_report(report: &Value, transport: &str) {
     );
     assert_eq!(legacy["filter_subscribe"]["code"], -32602, "{transport}");
     assert_eq!(legacy["filter_subscribe"]["data"]["subscribable"], false, "{transport}");
-}
-
-/// The server process and its data directory (removed after the process is killed).
-struct Server(Child, #[allow(dead_code)] tempfile::TempDir);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_http() -> (Server, SocketAddr) {
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_requirements"))
-        .args(["serve", "--http", &addr.to_string()])
-        .env("TRAILS_LOG", "warn")
-        .env("TRAILS_KG_PATH", data.path())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server(child, data);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    (server, addr)
 }
 
 #[test]
