@@ -130,7 +130,20 @@ async fn list(
             }
         }
     }
-    Ok(KgPage(answer(fits.min(items.len()))))
+    let body = answer(fits.min(items.len()));
+    if text_len(&body) > window {
+        return Err(Error::validation(vec![FieldError {
+            field: "node_type".into(),
+            code: FieldCode::MaxLength,
+            message: format!(
+                "one {} (with its IRI, cursor and next call) does not fit the window ({window} characters); raise [mcp] tool_window_chars",
+                node.label
+            ),
+            value: json!(node.label),
+            constraint: json!(window),
+        }]));
+    }
+    Ok(KgPage(body))
 }
 
 /// One `read_field` answer, computed from the field's whole text (pure: the fuzz target runs it).
@@ -203,6 +216,18 @@ async fn get(
     let shared = shared(ctx)?;
     let node = read::node_type(shared, &node_type)?;
     let (iri, original) = read::instance(ctx.kg()?, node, &id).await?;
+    fit_instance(node.label, &id, &iri, &original, shared.settings.tool_window_chars).map(KgInstance)
+}
+
+/// `trails.kg.get`'s answer for an instance with these fields, fitted to `window` (pure: the
+/// property test runs it).
+pub(crate) fn fit_instance(
+    node_type: &str,
+    id: &str,
+    iri: &str,
+    original: &Map<String, Value>,
+    window: usize,
+) -> Result<Value> {
     let mut fields = original.clone();
     let mut cuts = Vec::new();
     // Shows the first `shown` characters of `name` (none: the field goes whole to `read_field`).
@@ -216,23 +241,44 @@ async fn get(
         };
         cuts.retain(|entry| entry["field"] != name);
         cuts.push(json!({ "field": name, "shown_chars": shown, "total_chars": text.chars().count(),
-                          "next_call": read_field_call(node.label, &id, name, shown) }));
+                          "next_call": read_field_call(node_type, id, name, shown) }));
     };
-    let window = shared.settings.tool_window_chars;
     loop {
-        let body = json!({ "node_type": node.label, "id": id, "iri": iri, "fields": fields, "cut": cuts });
+        let body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": fields, "cut": cuts });
         if text_len(&body) <= window {
-            return Ok(KgInstance(body));
+            return Ok(body);
         }
         // Too long: the longest field is cut to a preview, or — already one, or not text — goes
         // whole to `read_field`.
         let Some((name, value)) = fields.iter().max_by_key(|(_, value)| value.to_string().len()) else {
-            return Ok(KgInstance(body));
+            return compact(node_type, id, iri, cuts, window);
         };
         let name = name.clone();
         let previewed = value.as_str().is_some_and(|text| text.chars().count() <= FIELD_PREVIEW_CHARS);
         cut(&mut fields, &mut cuts, &name, if previewed { 0 } else { FIELD_PREVIEW_CHARS });
     }
+}
+
+/// Every field cut and still over the window (many fields, or a long id): the cuts without
+/// their calls, and one `next_call` — the first cut field's — with how to make the others.
+fn compact(node_type: &str, id: &str, iri: &str, cuts: Vec<Value>, window: usize) -> Result<Value> {
+    let next_call = cuts.first().map(|cut| cut["next_call"].clone()).unwrap_or(Value::Null);
+    let cuts: Vec<Value> = cuts
+        .into_iter()
+        .map(|cut| json!({ "field": cut["field"], "shown_chars": cut["shown_chars"], "total_chars": cut["total_chars"] }))
+        .collect();
+    let body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": {}, "cut": cuts, "next_call": next_call,
+        "read_on": "read each cut field with trails.kg.read_field: this node_type and id, its field, offset = shown_chars" });
+    if text_len(&body) <= window {
+        return Ok(body);
+    }
+    Err(Error::validation(vec![FieldError {
+        field: "id".into(),
+        code: FieldCode::MaxLength,
+        message: format!("this instance's fields cannot even be listed in the window ({window} characters); read them one by one with trails.kg.read_field"),
+        value: json!(id),
+        constraint: json!(window),
+    }]))
 }
 
 /// Read one field's text from `offset` (in characters; a field that is not a string reads as
@@ -272,7 +318,7 @@ async fn read_field(
     let (_, fields) = read::instance(ctx.kg()?, node, &id).await?;
     let text = fields.get(predicate.field).map(field_text).unwrap_or_default();
     let total = text.chars().count();
-    let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(0));
+    let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
     if offset > total {
         return Err(Error::validation(vec![FieldError {
             field: "offset".into(),
@@ -344,6 +390,34 @@ mod tests {
     }
 
     proptest! {
+        /// Any instance: the answer fits the window, or is the one refusal; every field is
+        /// either shown whole, shown as a preview that starts it, or listed as cut.
+        #[test]
+        fn any_instance_fits_the_window_or_is_refused(
+            fields in proptest::collection::btree_map("[a-z_]{1,12}", "(?s).{0,700}", 0..30),
+            id in "(?s).{1,300}",
+            window in 1024usize..=8192,
+        ) {
+            let original: serde_json::Map<String, serde_json::Value> =
+                fields.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
+            match super::fit_instance("Note", &id, "urn:x/Note/1", &original, window) {
+                Ok(answer) => {
+                    prop_assert!(super::text_len(&answer) <= window);
+                    let cut: Vec<&str> =
+                        answer["cut"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+                    for (name, value) in &fields {
+                        match answer["fields"].get(name).and_then(|v| v.as_str()) {
+                            Some(shown) if shown == value => prop_assert!(!cut.contains(&name.as_str())),
+                            Some(shown) => prop_assert!(value.starts_with(shown) && cut.contains(&name.as_str())),
+                            None => prop_assert!(cut.contains(&name.as_str()), "{name} neither shown nor cut"),
+                        }
+                    }
+                }
+                Err(crate::Error::Validation { errors, .. }) => prop_assert_eq!(&errors[0].field, "id"),
+                Err(other) => prop_assert!(false, "{other}"),
+            }
+        }
+
         #[test]
         fn any_text_reads_through_in_any_window(
             text in "(?s).{0,3000}",

@@ -240,15 +240,16 @@ impl Settings {
             },
             None => config.http.bind.unwrap_or_else(|| DEFAULT_HTTP_BIND.parse().expect("valid default")),
         };
-        let positive = |key: &'static str, value: Option<usize>, default: usize| match value {
-            Some(0) => Err(ConfigError::Value { key, value: "0".into(), expected: "at least 1" }),
-            Some(n) => Ok(n),
+        // Bounded above too: each is a per-subscriber memory (and per-write work) bound.
+        let bounded = |key: &'static str, value: Option<usize>, default: usize| match value {
+            Some(n @ 1..=4096) => Ok(n),
+            Some(n) => Err(ConfigError::Value { key, value: n.to_string(), expected: "1 to 4096" }),
             None => Ok(default),
         };
         let max_subscriptions =
-            positive("[mcp] max_subscriptions", config.mcp.max_subscriptions, DEFAULT_MAX_SUBSCRIPTIONS)?;
+            bounded("[mcp] max_subscriptions", config.mcp.max_subscriptions, DEFAULT_MAX_SUBSCRIPTIONS)?;
         let subscription_queue =
-            positive("[mcp] subscription_queue", config.mcp.subscription_queue, DEFAULT_SUBSCRIPTION_QUEUE)?;
+            bounded("[mcp] subscription_queue", config.mcp.subscription_queue, DEFAULT_SUBSCRIPTION_QUEUE)?;
         let tool_window_chars = match config.mcp.tool_window_chars {
             None => DEFAULT_TOOL_WINDOW_CHARS,
             Some(n @ 1024..=65536) => n,

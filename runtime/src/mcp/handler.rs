@@ -13,7 +13,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::subscribe::{self, SessionSubscriptions};
+use super::subscribe::{self, Activity, SessionSubscriptions, SESSION_IDLE};
 use super::{dispatch, errors};
 use crate::auth::{bearer, Caller, Scope, ScopeSet};
 use crate::server::{Lookup, Shared};
@@ -35,8 +35,10 @@ pub(crate) enum Transport {
 struct Session {
     /// The stdio caller, fixed at `initialize`.
     caller: OnceLock<Caller>,
-    /// Its `resources/subscribe` subscriptions.
+    /// Its notifications (tool-list changes, `resources/subscribe` subscriptions).
     subscriptions: SessionSubscriptions,
+    /// When the client last sent a request.
+    activity: Arc<Activity>,
 }
 
 /// The rmcp handler: one per session (a new one per stateless HTTP request).
@@ -66,6 +68,7 @@ impl TrailsServer {
     }
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        self.session.activity.touch();
         match self.transport {
             Transport::Stdio => match self.session.caller.get() {
                 Some(caller) => Ok(caller.clone()),
@@ -135,8 +138,8 @@ impl ServerHandler for TrailsServer {
     /// From here on the session hears about tool-list changes (stateless HTTP requests have
     /// no later to hear it in).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if self.transport == Transport::Stdio || has_session(&context.extensions) {
-            if let Err(error) = self.session.subscriptions.open(&self.shared, &context.peer) {
+        if self.transport == Transport::Stdio || self.in_session(&context.extensions) {
+            if let Err(error) = self.session.subscriptions.open(&self.shared, &context.peer, self.idle_limit()) {
                 tracing::warn!(%error.message, "a session will not hear about tool-list changes");
             }
         }
@@ -201,7 +204,7 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller(&context)?;
-        if self.transport == Transport::Http && !has_session(&context.extensions) {
+        if self.transport == Transport::Http && !self.in_session(&context.extensions) {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::INVALID_REQUEST,
                 "resources/subscribe needs a session to deliver updates on: connect without disabling sessions \
@@ -209,7 +212,7 @@ impl ServerHandler for TrailsServer {
                 None,
             ));
         }
-        self.session.subscriptions.subscribe(&self.shared, &context.peer, &caller, &request.uri)
+        self.session.subscriptions.subscribe(&self.shared, &context.peer, self.idle_limit(), &caller, &request.uri)
     }
 
     #[allow(deprecated)]
@@ -225,10 +228,17 @@ impl ServerHandler for TrailsServer {
 
     /// Tool-list changes and resource updates (rmcp drops the latter when no knowledge graph
     /// advertises `subscribe`; each URI is checked when the listen starts).
+    ///
+    /// A filter naming more URIs than a subscriber may watch accepts none of them here (so rmcp's
+    /// intersections stay cheap whatever the request holds); `listen` then refuses it.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        let mut accepted = requested.clone();
-        accepted.prompts_list_changed = None;
-        accepted.resources_list_changed = None;
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .filter(|uris| uris.len() <= self.shared.settings.max_subscriptions)
+            .cloned();
         Some(accepted)
     }
 
@@ -238,8 +248,20 @@ impl ServerHandler for TrailsServer {
     }
 }
 
-/// Whether an HTTP request belongs to a session (stateless requests have nowhere to deliver
-/// later notifications).
-fn has_session(extensions: &rmcp::model::Extensions) -> bool {
-    extensions.get::<axum::http::request::Parts>().is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
+impl TrailsServer {
+    /// Whether an HTTP request belongs to a session (stateless requests have nowhere to deliver
+    /// later notifications).
+    fn in_session(&self, extensions: &rmcp::model::Extensions) -> bool {
+        self.shared.settings.http_sessions
+            && extensions
+                .get::<axum::http::request::Parts>()
+                .is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
+    }
+
+    /// How long an HTTP session's client may send nothing before its notifications stop (so an
+    /// abandoned session idles out instead of being kept alive by its own notifications);
+    /// stdio sessions end with their connection instead.
+    fn idle_limit(&self) -> Option<(Arc<Activity>, std::time::Duration)> {
+        (self.transport == Transport::Http).then(|| (self.session.activity.clone(), SESSION_IDLE))
+    }
 }

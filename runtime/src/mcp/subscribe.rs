@@ -7,6 +7,7 @@
 //! it does receive says how many it missed in `_meta.trails.lagged`.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{ErrorCode, ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification};
 use rmcp::service::SubscriptionContext;
@@ -15,6 +16,30 @@ use serde_json::json;
 
 use crate::auth::Caller;
 use crate::server::{Delivery, Refused, Shared, Subscriber, Update};
+
+/// How long rmcp keeps an HTTP session without any event (its `SessionConfig` default); a
+/// session's client that sends nothing for this long stops receiving notifications, so the
+/// session expires.
+pub(crate) const SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// When a session's client last sent a request.
+pub(crate) struct Activity(Mutex<Instant>);
+
+impl Default for Activity {
+    fn default() -> Self {
+        Activity(Mutex::new(Instant::now()))
+    }
+}
+
+impl Activity {
+    pub(crate) fn touch(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn idle(&self) -> Duration {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).elapsed()
+    }
+}
 
 /// The notification for one delivery.
 fn notification(delivery: Delivery) -> ServerNotification {
@@ -62,14 +87,19 @@ impl Drop for SessionSubscriptions {
 
 impl SessionSubscriptions {
     /// The session's subscriber, made (and its delivery started) on first use.
-    pub(crate) fn open(&self, shared: &Shared, peer: &Peer<RoleServer>) -> Result<Arc<Subscriber>, ErrorData> {
+    pub(crate) fn open(
+        &self,
+        shared: &Shared,
+        peer: &Peer<RoleServer>,
+        idle_limit: Option<(Arc<Activity>, Duration)>,
+    ) -> Result<Arc<Subscriber>, ErrorData> {
         let mut slot = self.subscriber.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(subscriber) = &*slot {
             return Ok(subscriber.clone());
         }
         let subscriber = shared.subscriptions.subscriber().map_err(refusal)?;
         subscriber.watch_tool_list();
-        tokio::spawn(deliver_to_session(subscriber.clone(), peer.clone()));
+        tokio::spawn(deliver_to_session(subscriber.clone(), peer.clone(), idle_limit));
         Ok(slot.insert(subscriber).clone())
     }
 
@@ -78,11 +108,12 @@ impl SessionSubscriptions {
         &self,
         shared: &Shared,
         peer: &Peer<RoleServer>,
+        idle_limit: Option<(Arc<Activity>, Duration)>,
         caller: &Caller,
         uri: &str,
     ) -> Result<(), ErrorData> {
         let topic = crate::resources::topic(shared, uri, caller.scopes)?;
-        self.open(shared, peer)?.watch(topic, uri).map_err(refusal)
+        self.open(shared, peer, idle_limit)?.watch(topic, uri).map_err(refusal)
     }
 
     /// Stop watching `uri` (a URI not watched is not an error: the outcome is the same).
@@ -93,11 +124,24 @@ impl SessionSubscriptions {
     }
 }
 
-/// Send a session its updates until it ends.
-async fn deliver_to_session(subscriber: Arc<Subscriber>, peer: Peer<RoleServer>) {
+/// Send a session its updates until it ends — or, over HTTP, until its client has sent nothing
+/// for `idle_limit` (rmcp counts every notification as session activity, so an abandoned
+/// session that kept receiving them would never expire).
+async fn deliver_to_session(
+    subscriber: Arc<Subscriber>,
+    peer: Peer<RoleServer>,
+    idle_limit: Option<(Arc<Activity>, Duration)>,
+) {
     while let Some(delivery) = subscriber.next().await {
+        if let Some((activity, limit)) = &idle_limit {
+            if activity.idle() > *limit {
+                tracing::debug!("an idle session stops receiving notifications");
+                subscriber.close();
+                break;
+            }
+        }
         if let Err(error) = peer.send_notification(notification(delivery)).await {
-            tracing::debug!(%error, "a session stopped taking resource updates");
+            tracing::debug!(%error, "a session stopped taking notifications");
             subscriber.close();
         }
     }
@@ -116,6 +160,11 @@ impl Drop for CloseOnDrop {
 /// goes). Every accepted URI is checked first — a URI that cannot be watched fails the request
 /// with the same `-32602` `resources/subscribe` gives, before any update is sent.
 pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: SubscriptionContext) -> Result<(), ErrorData> {
+    // Counted as sent, repeats included: what a request may make the server hold is bounded.
+    let max = shared.settings.max_subscriptions;
+    if context.requested().resource_subscriptions.as_ref().is_some_and(|uris| uris.len() > max) {
+        return Err(refusal(Refused::TooManyResources { max }));
+    }
     let subscriber = shared.subscriptions.subscriber().map_err(refusal)?;
     let subscriber = CloseOnDrop(subscriber);
     let accepted = context.accepted();

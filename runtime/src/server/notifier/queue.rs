@@ -78,7 +78,12 @@ impl UpdateQueue {
                     return None;
                 }
                 if let Some(update) = state.items.pop_front() {
-                    return Some(Delivery { update, lagged: std::mem::take(&mut state.lagged) });
+                    // The count rides on the next resource update (the one that can carry it).
+                    let lagged = match update {
+                        Update::Resource(_) => std::mem::take(&mut state.lagged),
+                        Update::ToolListChanged => 0,
+                    };
+                    return Some(Delivery { update, lagged });
                 }
             }
             // `notify_one` stores a permit when nobody waits, so a push between the check
@@ -118,6 +123,16 @@ mod tests {
         assert_eq!(queue.len(), 3);
         assert_eq!(queue.next().await, Some(Delivery { update: resource("trails://kg/T/2"), lagged: 2 }));
         assert_eq!(queue.next().await, Some(Delivery { update: resource("trails://kg/T/3"), lagged: 0 }));
+    }
+
+    #[tokio::test]
+    async fn the_lag_count_waits_for_a_resource_update_to_carry_it() {
+        let queue = UpdateQueue::new(1);
+        queue.push(resource("trails://kg/T/1"));
+        assert!(queue.push(Update::ToolListChanged), "the resource update is dropped for it");
+        assert_eq!(queue.next().await, Some(Delivery { update: Update::ToolListChanged, lagged: 0 }));
+        queue.push(resource("trails://kg/T/2"));
+        assert_eq!(queue.next().await, Some(Delivery { update: resource("trails://kg/T/2"), lagged: 1 }));
     }
 
     #[tokio::test]

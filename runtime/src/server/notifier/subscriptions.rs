@@ -72,15 +72,14 @@ impl Subscriber {
     /// Watch `uri`, which means `topic`. Subscribing twice to one URI is one subscription.
     pub(crate) fn watch(&self, topic: Topic, uri: &str) -> Result<(), Refused> {
         let mut watching = self.watching();
-        let count: usize = watching.values().map(Vec::len).sum();
-        let uris = watching.entry(topic).or_default();
-        if uris.iter().any(|u| &**u == uri) {
+        if watching.get(&topic).is_some_and(|uris| uris.iter().any(|u| &**u == uri)) {
             return Ok(());
         }
-        if count >= self.max {
+        // Checked before the entry exists: a refusal leaves nothing behind.
+        if watching.values().map(Vec::len).sum::<usize>() >= self.max {
             return Err(Refused::TooManyResources { max: self.max });
         }
-        uris.push(uri.into());
+        watching.entry(topic).or_default().push(uri.into());
         Ok(())
     }
 
@@ -270,6 +269,11 @@ mod tests {
         one.watch(Topic::Stats, "trails://stats").unwrap();
         one.watch(Topic::ProvLatest, "trails://prov/latest").unwrap();
         assert_eq!(one.watch(Topic::Types, "trails://kg/types"), Err(Refused::TooManyResources { max: 2 }));
+        for n in 0..100 {
+            let refused = one.watch(Topic::Instance(format!("urn:x/R-{n}")), &format!("trails://kg/R/R-{n}"));
+            assert!(refused.is_err());
+        }
+        assert_eq!(one.watching().len(), 2, "refusals leave no entry behind");
         assert!(one.unwatch("trails://stats") && !one.unwatch("trails://stats"));
         one.watch(Topic::Types, "trails://kg/types").unwrap();
 
