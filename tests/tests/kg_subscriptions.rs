@@ -204,7 +204,9 @@ async fn what_cannot_be_watched_is_refused_with_the_reason() {
     assert!(paged.message.contains("not subscribable"), "{}", paged.message);
     let schema = subscribe(&client, "trails://schema").await.unwrap_err();
     assert!(schema.message.contains("does not change"), "{}", schema.message);
-    for unknown in ["trails://kg/Nope", "trails://elsewhere", "trails://prov/latest", "trails://doctor"] {
+    for unknown in
+        ["trails://kg/Nope", "trails://elsewhere", "trails://prov/latest", "trails://doctor", "trails://prov/latest?x"]
+    {
         let error = subscribe(&client, unknown).await.unwrap_err();
         assert_eq!((error.code.0, error.data.unwrap()), (-32602, json!({ "uri": unknown })), "{unknown}");
     }

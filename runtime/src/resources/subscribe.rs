@@ -27,6 +27,12 @@ pub(crate) fn topic(shared: &Shared, uri: &str, scopes: ScopeSet) -> Result<Topi
             Some(json!({ "uri": format!("{shown}…") })),
         ));
     }
+    // Builder-only resources are unknown to others whatever follows the path, as in `read`.
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    let builder_only = [format!("{SCHEME}doctor"), format!("{SCHEME}prov/latest")];
+    if !scopes.contains(Scope::Builder) && builder_only.iter().any(|p| p == path) {
+        return Err(errors::unknown_resource(uri));
+    }
     let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
     let not_subscribable =
         |why: String| ErrorData::invalid_params(why, Some(json!({ "uri": uri, "subscribable": false })));
