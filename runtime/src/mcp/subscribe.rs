@@ -15,7 +15,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::json;
 
 use crate::auth::Caller;
-use crate::server::{Delivery, Refused, Shared, Subscriber, Update};
+use crate::server::{Delivery, Refused, Shared, Subscriber, SubscriberKind, Update};
 
 /// How long rmcp keeps an HTTP session without any event (its `SessionConfig` default); a
 /// session's client that sends nothing for this long stops receiving notifications, so the
@@ -97,7 +97,7 @@ impl SessionSubscriptions {
         if let Some(subscriber) = &*slot {
             return Ok(subscriber.clone());
         }
-        let subscriber = shared.subscriptions.subscriber().map_err(refusal)?;
+        let subscriber = shared.subscriptions.subscriber(SubscriberKind::Session).map_err(refusal)?;
         subscriber.watch_tool_list();
         tokio::spawn(deliver_to_session(subscriber.clone(), peer.clone(), idle_limit));
         Ok(slot.insert(subscriber).clone())
@@ -165,7 +165,7 @@ pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: Subscripti
     if context.requested().resource_subscriptions.as_ref().is_some_and(|uris| uris.len() > max) {
         return Err(refusal(Refused::TooManyResources { max }));
     }
-    let subscriber = shared.subscriptions.subscriber().map_err(refusal)?;
+    let subscriber = shared.subscriptions.subscriber(SubscriberKind::Listen).map_err(refusal)?;
     let subscriber = CloseOnDrop(subscriber);
     let accepted = context.accepted();
     for uri in accepted.resource_subscriptions.iter().flatten() {

@@ -14,6 +14,6 @@ pub use catalog::{BadDescriptor, NoSuchTool};
 pub(crate) use catalog::{Catalog, Lookup};
 pub use control::Control;
 pub use ctx::{AppState, Ctx};
-pub(crate) use notifier::{Delivery, Refused, Subscriber, Topic, Update};
+pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Topic, Update};
 pub use serve::{ServeError, Server};
 pub(crate) use shared::Shared;

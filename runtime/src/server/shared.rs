@@ -53,9 +53,9 @@ impl Shared {
         let catalog = Catalog::new(registry, settings.production)?;
         let manifest = crate::projection::manifest(registry);
         // Every initialized session is a subscriber (tool-list changes), and so is every
-        // 2026-07-28 `subscriptions/listen` request: room for as many of those as of sessions.
+        // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
         let subscriptions = Arc::new(Subscriptions::new(
-            settings.max_sessions.saturating_mul(2),
+            settings.max_sessions,
             settings.max_subscriptions,
             settings.subscription_queue,
         ));

@@ -2,8 +2,9 @@
 //!
 //! Writers push and never wait; one delivery loop per subscriber pops and sends. An update
 //! already waiting is not queued twice (an update notification carries no content, so the
-//! second says nothing new). When the queue is full the oldest update is dropped and counted;
-//! the next delivered update carries that count (`lagged`), so the subscriber knows to re-read.
+//! second says nothing new). When the queue is full the oldest resource update is dropped and
+//! counted (a waiting tool-list change is kept); the next resource update delivered carries that
+//! count (`lagged`), so the subscriber knows to re-read.
 //! Memory per subscriber is therefore at most `capacity` pointers, however slow the reader.
 
 use std::collections::VecDeque;
@@ -59,8 +60,14 @@ impl UpdateQueue {
             }
             let dropped = state.items.len() >= self.capacity;
             if dropped {
-                state.items.pop_front();
                 state.lagged += 1;
+                // The oldest resource update goes; a waiting tool-list change is kept (there is
+                // at most one, and losing it would leave a stale tool list).
+                match state.items.iter().position(|u| matches!(u, Update::Resource(_))) {
+                    Some(at) => drop(state.items.remove(at)),
+                    None if matches!(update, Update::Resource(_)) => return true,
+                    None => {}
+                }
             }
             state.items.push_back(update);
             dropped
@@ -123,6 +130,20 @@ mod tests {
         assert_eq!(queue.len(), 3);
         assert_eq!(queue.next().await, Some(Delivery { update: resource("trails://kg/T/2"), lagged: 2 }));
         assert_eq!(queue.next().await, Some(Delivery { update: resource("trails://kg/T/3"), lagged: 0 }));
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_keeps_its_tool_list_change() {
+        let queue = UpdateQueue::new(2);
+        queue.push(Update::ToolListChanged);
+        queue.push(resource("trails://kg/T/1"));
+        assert!(queue.push(resource("trails://kg/T/2")));
+        assert_eq!(queue.next().await, Some(Delivery { update: Update::ToolListChanged, lagged: 0 }));
+        assert_eq!(queue.next().await, Some(Delivery { update: resource("trails://kg/T/2"), lagged: 1 }));
+        let single = UpdateQueue::new(1);
+        single.push(Update::ToolListChanged);
+        assert!(single.push(resource("trails://kg/T/3")), "the resource update is the one dropped");
+        assert_eq!(single.next().await, Some(Delivery { update: Update::ToolListChanged, lagged: 0 }));
     }
 
     #[tokio::test]

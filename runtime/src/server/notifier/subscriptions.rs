@@ -3,7 +3,7 @@
 //!
 //! A [`Subscriber`] is one legacy session (`resources/subscribe`) or one 2026-07-28
 //! `subscriptions/listen` request. Each watches at most `max_per_subscriber` URIs, and there are
-//! at most `max_subscribers` of them; each has its own bounded [`UpdateQueue`]. A change is
+//! at most `max_subscribers` of each kind; each has its own bounded [`UpdateQueue`]. A change is
 //! routed by [`Topic`] — what a URI means, resolved once when it is subscribed — so routing costs
 //! a few hash lookups per subscriber, and a writer never waits for any of them.
 
@@ -54,8 +54,19 @@ pub(crate) enum Refused {
     TooManySubscribers { max: usize },
 }
 
+/// What a subscriber is: each kind has its own limit, so listen requests cannot crowd sessions
+/// out of their tool-list notifications (nor the reverse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SubscriberKind {
+    /// A 2025-* session (stdio, or HTTP with a session).
+    Session,
+    /// One 2026-07-28 `subscriptions/listen` request.
+    Listen,
+}
+
 /// One session's (or one listen request's) subscriptions and pending notifications.
 pub(crate) struct Subscriber {
+    kind: SubscriberKind,
     /// Topic → the URIs that watch it, as the subscriber wrote them (its notifications must
     /// name the URI it subscribed to).
     watching: Mutex<HashMap<Topic, Vec<Arc<str>>>>,
@@ -143,12 +154,15 @@ pub(crate) struct SubscriptionStats {
 pub(crate) struct Subscriptions {
     subscribers: Mutex<Vec<Weak<Subscriber>>>,
     lagged: AtomicU64,
+    /// Most subscribers of each kind.
     max_subscribers: usize,
     max_per_subscriber: usize,
     queue_capacity: usize,
 }
 
 impl Subscriptions {
+    /// At most `max_subscribers` sessions and as many listen requests, each watching at most
+    /// `max_per_subscriber` URIs with a queue of `queue_capacity`.
     pub(crate) fn new(max_subscribers: usize, max_per_subscriber: usize, queue_capacity: usize) -> Subscriptions {
         Subscriptions {
             subscribers: Mutex::default(),
@@ -166,13 +180,15 @@ impl Subscriptions {
     }
 
     /// A new subscriber, registered until its last handle is dropped.
-    pub(crate) fn subscriber(&self) -> Result<Arc<Subscriber>, Refused> {
+    pub(crate) fn subscriber(&self, kind: SubscriberKind) -> Result<Arc<Subscriber>, Refused> {
         let mut subscribers = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
         subscribers.retain(|s| s.strong_count() > 0);
-        if subscribers.len() >= self.max_subscribers {
+        let of_kind = subscribers.iter().filter_map(Weak::upgrade).filter(|s| s.kind == kind).count();
+        if of_kind >= self.max_subscribers {
             return Err(Refused::TooManySubscribers { max: self.max_subscribers });
         }
         let subscriber = Arc::new(Subscriber {
+            kind,
             watching: Mutex::default(),
             tool_list: AtomicBool::new(false),
             queue: UpdateQueue::new(self.queue_capacity),
@@ -239,10 +255,10 @@ mod tests {
     #[tokio::test]
     async fn a_change_reaches_exactly_the_uris_that_watch_it() {
         let hub = Subscriptions::new(10, 10, 16);
-        let one = hub.subscriber().unwrap();
+        let one = hub.subscriber(SubscriberKind::Session).unwrap();
         one.watch(Topic::Umbrella("Requirement"), "trails://kg/Requirement").unwrap();
         one.watch(Topic::Instance("urn:x/Requirement/R-1".into()), "trails://kg/Requirement/R-1").unwrap();
-        let other = hub.subscriber().unwrap();
+        let other = hub.subscriber(SubscriberKind::Session).unwrap();
         other.watch(Topic::Instance("urn:x/Requirement/R-2".into()), "trails://kg/Requirement/R%2D2").unwrap();
         other.watch(Topic::Types, "trails://kg/types").unwrap();
 
@@ -264,7 +280,7 @@ mod tests {
     #[test]
     fn limits_per_subscriber_and_per_server_are_enforced_and_counted() {
         let hub = Subscriptions::new(2, 2, 1);
-        let one = hub.subscriber().unwrap();
+        let one = hub.subscriber(SubscriberKind::Session).unwrap();
         one.watch(Topic::Stats, "trails://stats").unwrap();
         one.watch(Topic::Stats, "trails://stats").unwrap();
         one.watch(Topic::ProvLatest, "trails://prov/latest").unwrap();
@@ -277,10 +293,11 @@ mod tests {
         assert!(one.unwatch("trails://stats") && !one.unwatch("trails://stats"));
         one.watch(Topic::Types, "trails://kg/types").unwrap();
 
-        let two = hub.subscriber().unwrap();
-        assert!(matches!(hub.subscriber(), Err(Refused::TooManySubscribers { max: 2 })));
+        let two = hub.subscriber(SubscriberKind::Session).unwrap();
+        assert!(matches!(hub.subscriber(SubscriberKind::Session), Err(Refused::TooManySubscribers { max: 2 })));
+        let _listen = hub.subscriber(SubscriberKind::Listen).expect("listen requests have places of their own");
         drop(two);
-        let _three = hub.subscriber().expect("a dropped subscriber frees its place");
+        let _three = hub.subscriber(SubscriberKind::Session).expect("a dropped subscriber frees its place");
 
         // A queue of one: the second distinct update drops the first, and stats count it.
         hub.changed(created("urn:x/Requirement/R-1"));
