@@ -124,21 +124,25 @@ impl SessionSubscriptions {
     }
 }
 
-/// Send a session its updates until it ends — or, over HTTP, until its client has sent nothing
-/// for `idle_limit` (rmcp counts every notification as session activity, so an abandoned
-/// session that kept receiving them would never expire).
+/// Send a session its updates until it ends. Over HTTP, updates due while the client has sent
+/// nothing for `idle_limit` are held back (rmcp counts every notification as session activity,
+/// so an abandoned session that kept receiving them would never expire): the session then idles
+/// out, or — if the client comes back first — its next resource update says how many it missed.
 async fn deliver_to_session(
     subscriber: Arc<Subscriber>,
     peer: Peer<RoleServer>,
     idle_limit: Option<(Arc<Activity>, Duration)>,
 ) {
-    while let Some(delivery) = subscriber.next().await {
+    let mut held_back = 0;
+    while let Some(mut delivery) = subscriber.next().await {
         if let Some((activity, limit)) = &idle_limit {
             if activity.idle() > *limit {
-                tracing::debug!("an idle session stops receiving notifications");
-                subscriber.close();
-                break;
+                held_back += 1 + delivery.lagged;
+                continue;
             }
+        }
+        if matches!(delivery.update, Update::Resource(_)) {
+            delivery.lagged += std::mem::take(&mut held_back);
         }
         if let Err(error) = peer.send_notification(notification(delivery)).await {
             tracing::debug!(%error, "a session stopped taking notifications");
