@@ -496,3 +496,32 @@ async fn a_subscriber_that_never_reads_grows_no_memory_and_slows_no_writer() {
     let lagged = tokio::time::timeout(Duration::from_secs(60), lagged).await.expect("a lagged update arrives").unwrap();
     assert!(lagged > 0);
 }
+
+/// An abandoned 2025-* HTTP session — subscribed to `trails://stats`, which every call fires —
+/// still expires: once its client has sent nothing for `[http] session_idle_secs`, its
+/// notifications are held back, so they no longer keep rmcp's session alive, while another
+/// client keeps writing.
+#[tokio::test]
+async fn an_abandoned_subscribed_session_expires_although_writes_keep_firing() {
+    let addr = http_server("[http]\nsession_idle_secs = 2").await;
+    let (abandoned, mut updates) = session(http_transport(addr, None)).await;
+    subscribe(&abandoned, STATS).await.unwrap();
+    let (writer, _) = session(http_transport(addr, None)).await;
+    create(&writer, "REQ-1").await;
+    updated(&mut updates, &[STATS]).await;
+    assert_eq!(subscriptions(&writer).await["subscribers"], 1);
+
+    // The abandoned client sends nothing more; the writer writes every 200 ms.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut n = 2;
+    loop {
+        create(&writer, &format!("REQ-{n}")).await;
+        n += 1;
+        if subscriptions(&writer).await["subscribers"] == 0 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the abandoned session never expired");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(abandoned);
+}

@@ -110,8 +110,10 @@ pub struct HttpConfig {
     pub max_body_bytes: Option<usize>,
     /// Keep MCP sessions for 2025-* clients (default true). 2026-07-28 is always stateless.
     pub sessions: Option<bool>,
-    /// Most concurrent MCP sessions (idle ones expire after 5 minutes).
+    /// Most concurrent MCP sessions (idle ones expire after `session_idle_secs`).
     pub max_sessions: Option<usize>,
+    /// Seconds a session may go without a client request before it expires (default 300).
+    pub session_idle_secs: Option<u64>,
     /// Bearer tokens accepted on HTTP.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,

@@ -108,6 +108,9 @@ pub struct Settings {
     pub http_sessions: bool,
     /// Most concurrent MCP sessions (and as many `subscriptions/listen` requests besides).
     pub max_sessions: usize,
+    /// How long a session may go without a client request before it expires (its notifications
+    /// are held back from then on, so they cannot keep an abandoned session alive).
+    pub session_idle: std::time::Duration,
     /// Most resources one subscriber watches.
     pub max_subscriptions: usize,
     /// Most notifications waiting per subscriber (drop-oldest beyond).
@@ -261,6 +264,14 @@ impl Settings {
                 })
             }
         };
+        let session_idle = match config.http.session_idle_secs {
+            None => std::time::Duration::from_secs(300),
+            Some(n @ 1..=86_400) => std::time::Duration::from_secs(n),
+            Some(n) => {
+                let expected = "1 to 86400 seconds";
+                return Err(ConfigError::Value { key: "[http] session_idle_secs", value: n.to_string(), expected });
+            }
+        };
         let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
         if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
@@ -314,6 +325,7 @@ impl Settings {
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),
             max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+            session_idle,
             max_subscriptions,
             subscription_queue,
             tool_window_chars,

@@ -35,7 +35,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
         .with_json_response(!settings.http_sessions);
     // The factory runs per session (or per stateless request): an `Arc` clone and an empty
     // session, nothing rebuilt.
-    let sessions = Arc::new(BoundedSessions::new(settings.max_sessions));
+    let sessions = Arc::new(BoundedSessions::new(settings.max_sessions, settings.session_idle));
     let for_sessions = shared.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),

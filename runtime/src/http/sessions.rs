@@ -22,8 +22,11 @@ pub(crate) struct BoundedSessions {
 }
 
 impl BoundedSessions {
-    pub(crate) fn new(max: usize) -> BoundedSessions {
-        BoundedSessions { inner: LocalSessionManager::default(), max, creating: tokio::sync::Mutex::new(()) }
+    /// At most `max` sessions, each expiring after `idle` without any event.
+    pub(crate) fn new(max: usize, idle: std::time::Duration) -> BoundedSessions {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(idle);
+        BoundedSessions { inner, max, creating: tokio::sync::Mutex::new(()) }
     }
 }
 
@@ -123,7 +126,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         runtime.block_on(async {
             for round in 0..300 {
-                let sessions = Arc::new(BoundedSessions::new(1));
+                let sessions = Arc::new(BoundedSessions::new(1, std::time::Duration::from_secs(300)));
                 let start = Arc::new(tokio::sync::Barrier::new(8));
                 let racers: Vec<_> = (0..8)
                     .map(|_| {

@@ -13,7 +13,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::subscribe::{self, Activity, SessionSubscriptions, SESSION_IDLE};
+use super::subscribe::{self, Activity, SessionSubscriptions};
 use super::{dispatch, errors};
 use crate::auth::{bearer, Caller, Scope, ScopeSet};
 use crate::server::{Lookup, Shared};
@@ -262,6 +262,6 @@ impl TrailsServer {
     /// abandoned session idles out instead of being kept alive by its own notifications);
     /// stdio sessions end with their connection instead.
     fn idle_limit(&self) -> Option<(Arc<Activity>, std::time::Duration)> {
-        (self.transport == Transport::Http).then(|| (self.session.activity.clone(), SESSION_IDLE))
+        (self.transport == Transport::Http).then(|| (self.session.activity.clone(), self.shared.settings.session_idle))
     }
 }

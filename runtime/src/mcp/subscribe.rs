@@ -17,11 +17,6 @@ use serde_json::json;
 use crate::auth::Caller;
 use crate::server::{Delivery, Refused, Shared, Subscriber, SubscriberKind, Update};
 
-/// How long rmcp keeps an HTTP session without any event (its `SessionConfig` default); a
-/// session's client that sends nothing for this long stops receiving notifications, so the
-/// session expires.
-pub(crate) const SESSION_IDLE: Duration = Duration::from_secs(300);
-
 /// When a session's client last sent a request.
 pub(crate) struct Activity(Mutex<Instant>);
 
