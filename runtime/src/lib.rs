@@ -106,15 +106,17 @@ pub mod __fuzz {
         PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None }
     }
 
-    static FIELDS: [PredicateInfo; 6] = [
+    static FIELDS: [PredicateInfo; 7] = [
         field("req_id", Datatype::String),
         field("priority", Datatype::Integer),
         field("score", Datatype::Double),
         field("done", Datatype::Boolean),
         field("due", Datatype::DateTime),
         field("owner", Datatype::Iri),
+        field("details", Datatype::Json),
     ];
-    static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {
+    /// A node type with a field of every datatype (also the URI parser's unit-test fixture).
+    pub(crate) static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {
         label: "Requirement",
         iri: "urn:t#Requirement",
         parent: None,
@@ -125,7 +127,7 @@ pub mod __fuzz {
 
     /// The resource-URI and `where` parser (what `resources/read` runs first) on `text` as a
     /// whole URI, as a list query and as a `where` value, against a node type with a field of
-    /// every filterable datatype. Must never panic, whatever `text` is.
+    /// every datatype. Must never panic, whatever `text` is.
     pub fn resource_uri(text: &str) {
         let types: &[&'static NodeTypeInfo] = &[&REQUIREMENT];
         crate::resources::parse_uri(text, types);

@@ -132,16 +132,12 @@ async fn list(
     }
     let body = answer(fits.min(items.len()));
     if text_len(&body) > window {
-        return Err(Error::validation(vec![FieldError {
-            field: "node_type".into(),
-            code: FieldCode::MaxLength,
-            message: format!(
-                "one {} (with its IRI, cursor and next call) does not fit the window ({window} characters); raise [mcp] tool_window_chars",
-                node.label
-            ),
-            value: json!(node.label),
-            constraint: json!(window),
-        }]));
+        let message = format!(
+            "one {} (with its IRI, cursor and next call) does not fit the window ({window} characters); \
+             raise [mcp] tool_window_chars",
+            node.label
+        );
+        return Err(FieldError::refuse("node_type", FieldCode::MaxLength, message, &json!(node.label), json!(window)));
     }
     Ok(KgPage(body))
 }
@@ -272,13 +268,11 @@ fn compact(node_type: &str, id: &str, iri: &str, cuts: Vec<Value>, window: usize
     if text_len(&body) <= window {
         return Ok(body);
     }
-    Err(Error::validation(vec![FieldError {
-        field: "id".into(),
-        code: FieldCode::MaxLength,
-        message: format!("this instance's fields cannot even be listed in the window ({window} characters); read them one by one with trails.kg.read_field"),
-        value: json!(id),
-        constraint: json!(window),
-    }]))
+    let message = format!(
+        "this instance's fields cannot even be listed in the window ({window} characters); \
+         read them one by one with trails.kg.read_field"
+    );
+    Err(FieldError::refuse("id", FieldCode::MaxLength, message, &json!(id), json!(window)))
 }
 
 /// Read one field's text from `offset` (in characters; a field that is not a string reads as
@@ -307,38 +301,38 @@ async fn read_field(
     let node = read::node_type(shared, &node_type)?;
     let Some(predicate) = node.all_predicates().into_iter().find(|p| p.field == field) else {
         let fields: Vec<&str> = node.all_predicates().iter().map(|p| p.field).collect();
-        return Err(Error::validation(vec![FieldError {
-            field: "field".into(),
-            code: FieldCode::OneOf,
-            message: format!("{} has no field `{field}`; its fields: {}", node.label, fields.join(", ")),
-            value: json!(field),
-            constraint: json!(fields),
-        }]));
+        return Err(FieldError::refuse(
+            "field",
+            FieldCode::OneOf,
+            format!("{} has no field `{field}`; its fields: {}", node.label, fields.join(", ")),
+            &json!(field),
+            json!(fields),
+        ));
     };
     let (_, fields) = read::instance(ctx.kg()?, node, &id).await?;
     let text = fields.get(predicate.field).map(field_text).unwrap_or_default();
     let total = text.chars().count();
     let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
     if offset > total {
-        return Err(Error::validation(vec![FieldError {
-            field: "offset".into(),
-            code: FieldCode::MaxValue,
-            message: format!("offset {offset} is past the end of {field} ({total} characters)"),
-            value: json!(offset),
-            constraint: json!(total),
-        }]));
+        return Err(FieldError::refuse(
+            "offset",
+            FieldCode::MaxValue,
+            format!("offset {offset} is past the end of {field} ({total} characters)"),
+            &json!(offset),
+            json!(total),
+        ));
     }
     let limit = limit_chars.map_or(MAX_LIMIT_CHARS, |n| usize::try_from(n).unwrap_or(1));
     let window = shared.settings.tool_window_chars;
     let read = FieldRead { node_type: node.label, id: &id, field: predicate.field };
     let body = read.window(&text, offset, limit, window).ok_or_else(|| {
-        Error::validation(vec![FieldError {
-            field: "id".into(),
-            code: FieldCode::MaxLength,
-            message: format!("with an id this long no text fits the window ({window} characters)"),
-            value: json!(id),
-            constraint: json!(window),
-        }])
+        FieldError::refuse(
+            "id",
+            FieldCode::MaxLength,
+            format!("with an id this long no text fits the window ({window} characters)"),
+            &json!(id),
+            json!(window),
+        )
     })?;
     Ok(KgField(body))
 }

@@ -17,13 +17,13 @@ use crate::validate::{FieldCode, FieldError};
 pub(crate) fn node_type(shared: &Shared, label: &str) -> Result<&'static NodeTypeInfo> {
     shared.node_types.iter().copied().find(|node| node.label == label).ok_or_else(|| {
         let labels: Vec<&str> = shared.node_types.iter().map(|node| node.label).collect();
-        Error::validation(vec![FieldError {
-            field: "node_type".into(),
-            code: FieldCode::OneOf,
-            message: format!("no node type `{label}`; one of: {}", labels.join(", ")),
-            value: json!(label),
-            constraint: json!(labels),
-        }])
+        FieldError::refuse(
+            "node_type",
+            FieldCode::OneOf,
+            format!("no node type `{label}`; one of: {}", labels.join(", ")),
+            &json!(label),
+            json!(labels),
+        )
     })
 }
 
@@ -44,23 +44,20 @@ pub(crate) async fn page(
     if let Some(cursor) = cursor {
         uri.push_str(&format!("&after={}", utf8_percent_encode(cursor, NON_ALPHANUMERIC)));
     }
-    let argument = |field: &str, code: FieldCode, message: String, value: &str, constraint: Value| {
-        Error::validation(vec![FieldError { field: field.into(), code, message, value: json!(value), constraint }])
-    };
     let request = match uri::parse(&uri, &shared.node_types) {
         Ok(Target::List(request)) => request,
         Ok(_) | Err(UriError::Unknown { .. }) => return Err(Error::internal(format!("{uri} is not a list"))),
         Err(UriError::Grammar { message, .. }) if message.contains("`after`") => {
             let constraint = json!("the cursor of the previous page");
-            return Err(argument("cursor", FieldCode::Pattern, message, cursor.unwrap_or_default(), constraint));
+            return Err(FieldError::refuse("cursor", FieldCode::Pattern, message, &json!(cursor), constraint));
         }
         Err(UriError::Grammar { message, .. }) => {
             let constraint = json!("<field>=<value>");
-            return Err(argument("filter", FieldCode::Pattern, message, filter.unwrap_or_default(), constraint));
+            return Err(FieldError::refuse("filter", FieldCode::Pattern, message, &json!(filter), constraint));
         }
         Err(error @ UriError::TypeMismatch { expected_datatype, .. }) => {
             let (message, constraint) = (error.to_string(), json!(expected_datatype));
-            return Err(argument("filter", FieldCode::TypeMismatch, message, filter.unwrap_or_default(), constraint));
+            return Err(FieldError::refuse("filter", FieldCode::TypeMismatch, message, &json!(filter), constraint));
         }
     };
     read::page(kg, &uri, request).await
@@ -70,13 +67,13 @@ pub(crate) async fn page(
 pub(crate) async fn instance(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> Result<(String, Map<String, Value>)> {
     let iri = mapping::instance_iri(kg.base(), node.label, id);
     let missing = || {
-        Error::validation(vec![FieldError {
-            field: "id".into(),
-            code: FieldCode::Reference,
-            message: format!("there is no {} with id `{id}`", node.label),
-            value: json!(id),
-            constraint: json!("the id of a stored instance (`label` in trails.kg.list)"),
-        }])
+        FieldError::refuse(
+            "id",
+            FieldCode::Reference,
+            format!("there is no {} with id `{id}`", node.label),
+            &json!(id),
+            json!("the id of a stored instance (`label` in trails.kg.list)"),
+        )
     };
     let subject = NamedNode::new(&iri).map_err(|_| missing())?;
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));

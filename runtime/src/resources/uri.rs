@@ -250,49 +250,7 @@ fn xsd_name(datatype: Datatype) -> &'static str {
 mod tests {
     use super::*;
 
-    static FIELDS: [PredicateInfo; 4] = [
-        PredicateInfo {
-            field: "req_id",
-            iri: "urn:t#req_id",
-            datatype: Datatype::String,
-            required: true,
-            many: false,
-            target: None,
-        },
-        PredicateInfo {
-            field: "priority",
-            iri: "urn:t#priority",
-            datatype: Datatype::Integer,
-            required: true,
-            many: false,
-            target: None,
-        },
-        PredicateInfo {
-            field: "done",
-            iri: "urn:t#done",
-            datatype: Datatype::Boolean,
-            required: true,
-            many: false,
-            target: None,
-        },
-        PredicateInfo {
-            field: "details",
-            iri: "urn:t#details",
-            datatype: Datatype::Json,
-            required: false,
-            many: false,
-            target: None,
-        },
-    ];
-    static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {
-        label: "Requirement",
-        iri: "urn:t#Requirement",
-        parent: None,
-        unique: &[],
-        key: Some("req_id"),
-        predicates: &FIELDS,
-    };
-    const TYPES: &[&NodeTypeInfo] = &[&REQUIREMENT];
+    const TYPES: &[&NodeTypeInfo] = &[&crate::__fuzz::REQUIREMENT];
 
     fn grammar_error(uri: &str) -> String {
         match parse(uri, TYPES) {
@@ -357,7 +315,7 @@ mod tests {
             assert!(grammar_error(uri).contains("exactly one clause"), "{uri}");
         }
         assert!(grammar_error("trails://kg/Requirement?where=nope=1")
-            .contains("its fields: req_id, priority, done, details"));
+            .contains("its fields: req_id, priority, score, done, due, owner, details"));
         assert!(grammar_error("trails://kg/Requirement?where=details=1").contains("nested shape"));
         assert!(grammar_error("trails://kg/Requirement?sort=priority").contains("unknown query parameter"));
         assert!(grammar_error("trails://kg/Requirement?limit=0").contains("1 to 1000"));

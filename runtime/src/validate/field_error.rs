@@ -53,6 +53,30 @@ pub struct FieldError {
     pub constraint: Value,
 }
 
+impl FieldError {
+    /// A rejection of `field` whose `value` is echoed shortened (see [`echo`]).
+    pub(crate) fn rejecting(
+        field: &str,
+        code: FieldCode,
+        message: impl Into<String>,
+        value: &Value,
+        constraint: Value,
+    ) -> FieldError {
+        FieldError { field: field.to_owned(), code, message: message.into(), value: echo(value), constraint }
+    }
+
+    /// [`FieldError::rejecting`] as the whole failure of a call.
+    pub(crate) fn refuse(
+        field: &str,
+        code: FieldCode,
+        message: impl Into<String>,
+        value: &Value,
+        constraint: Value,
+    ) -> crate::Error {
+        crate::Error::validation(vec![FieldError::rejecting(field, code, message, value, constraint)])
+    }
+}
+
 /// Longest string echoed back in `value`; the rest is replaced by an ellipsis.
 const ECHO_LIMIT: usize = 200;
 
