@@ -83,7 +83,9 @@ async def run(server) -> dict:
 
         # 2026-07-28 (what `mode="auto"` negotiated with this server): one `subscriptions/listen`.
         report["protocol"] = client.session.protocol_version if hasattr(client.session, "protocol_version") else None
-        async with client.listen(resource_subscriptions=["trails://kg/Requirement", "trails://kg/Requirement/REQ-7"]) as sub:
+        # A filtered page cannot be watched: it is left out of what the server honours.
+        watched = ["trails://kg/Requirement", "trails://kg/Requirement/REQ-7", "trails://kg/Requirement?where=status=proposed"]
+        async with client.listen(resource_subscriptions=watched) as sub:
             report["listen_honored"] = sorted(sub.honored.resource_subscriptions or [])
             await client.call_tool(
                 "requirements.create",

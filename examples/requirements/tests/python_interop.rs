@@ -122,7 +122,7 @@ fn assert_report(report: &Value, transport: &str) {
     assert_eq!(report["bad_where"]["data"]["reason"], "type_mismatch", "{transport}");
     // Subscriptions: a 2026-07-28 listen, and a 2025-11-25 session's resources/subscribe.
     let watched = json!(["trails://kg/Requirement", "trails://kg/Requirement/REQ-7"]);
-    assert_eq!(report["listen_honored"], watched, "{transport}");
+    assert_eq!(report["listen_honored"], watched, "{transport}: the filtered page is not honoured");
     assert_eq!(report["listen_updates"], watched, "{transport}: the listen delivered both updates");
     let legacy = &report["legacy"];
     assert_eq!(

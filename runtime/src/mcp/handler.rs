@@ -226,19 +226,25 @@ impl ServerHandler for TrailsServer {
         Ok(())
     }
 
-    /// Tool-list changes and resource updates (rmcp drops the latter when no knowledge graph
-    /// advertises `subscribe`; each URI is checked when the listen starts).
+    /// Tool-list changes and the resource URIs that can be watched (rmcp drops the latter when no
+    /// knowledge graph advertises `subscribe`). A URI nobody can watch — a page, the schema,
+    /// nothing — is left out of the acknowledgement, the 2026-07-28 way of saying no: an error
+    /// after it reaches SDKs as a lost stream, without its reason. What depends on the caller
+    /// (builder-only resources) is checked when the listen starts.
     ///
     /// A filter naming more URIs than a subscriber may watch accepts none of them here (so rmcp's
     /// intersections stay cheap whatever the request holds); `listen` then refuses it.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let anyone = ScopeSet::up_to(Scope::Dev);
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.resource_subscriptions = requested
             .resource_subscriptions
             .as_ref()
             .filter(|uris| uris.len() <= self.shared.settings.max_subscriptions)
-            .cloned();
+            .map(|uris| {
+                uris.iter().filter(|uri| crate::resources::topic(&self.shared, uri, anyone).is_ok()).cloned().collect()
+            });
         Some(accepted)
     }
 

@@ -156,8 +156,9 @@ impl Drop for CloseOnDrop {
 }
 
 /// Serve one `subscriptions/listen` request until the client cancels it (or the connection
-/// goes). Every accepted URI is checked first — a URI that cannot be watched fails the request
-/// with the same `-32602` `resources/subscribe` gives, before any update is sent.
+/// goes). Every acknowledged URI is checked for the caller first — a builder-only resource asked
+/// for by another caller fails the request with the unknown-resource `-32602`, before any update
+/// is sent.
 pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: SubscriptionContext) -> Result<(), ErrorData> {
     // Counted as sent, repeats included: what a request may make the server hold is bounded.
     let max = shared.settings.max_subscriptions;
