@@ -110,7 +110,8 @@ fn scalar_of(ty: &Type, diags: &mut Diagnostics) -> Option<Scalar> {
             ty,
             format!(
                 "unsupported field type `{}`: {why}. Supported: String, bool, integers, f32/f64, trails::DateTime, \
-                 Option<T>, Vec<T>, Ref<NodeType>, and types annotated with #[shape] or implementing trails::Schema",
+                 trails::Blob (bytes), Option<T>, Vec<T>, Ref<NodeType>, and types annotated with #[shape] or \
+                 implementing trails::Schema",
                 type_text(ty)
             ),
         );

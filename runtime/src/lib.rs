@@ -84,8 +84,8 @@ pub use config::{
     Settings, TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
 pub use declare::{
-    Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape,
-    ToolOutput,
+    Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
+    Ref, Schema, Shape, ToolOutput,
 };
 pub use error::{Error, Result};
 pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
@@ -106,7 +106,7 @@ pub mod __fuzz {
         PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None }
     }
 
-    static FIELDS: [PredicateInfo; 7] = [
+    static FIELDS: [PredicateInfo; 8] = [
         field("req_id", Datatype::String),
         field("priority", Datatype::Integer),
         field("score", Datatype::Double),
@@ -114,6 +114,7 @@ pub mod __fuzz {
         field("due", Datatype::DateTime),
         field("owner", Datatype::Iri),
         field("details", Datatype::Json),
+        field("attachment", Datatype::Blob),
     ];
     /// A node type with a field of every datatype (also the URI parser's unit-test fixture).
     pub(crate) static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {

@@ -6,7 +6,7 @@
 pub mod golden;
 pub mod servers;
 
-use trails::{capability, meta_capability, node_type, shape, Ctx, DateTime, Ref, Result};
+use trails::{capability, meta_capability, node_type, shape, Blob, Ctx, DateTime, Ref, Result};
 
 /// A person who can own requirements.
 #[node_type(label = "Reviewer", iri = "https://example.org/people#Reviewer", unique = ["email"])]
@@ -195,9 +195,32 @@ pub async fn create_note(ctx: &Ctx, note: Note) -> Result<String> {
     Ok(ctx.kg()?.create(note).await?.iri)
 }
 
+/// A file and its previews: binary fields, stored content-addressed.
+#[node_type(label = "Attachment", iri = "https://example.org/files#Attachment", key = "name")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    #[predicate(pattern = r"^[a-z0-9-]{1,64}$")]
+    pub name: String,
+    /// The file itself.
+    pub file: Blob,
+    #[predicate(max_count = 4)]
+    pub previews: Vec<Blob>,
+}
+
+/// Store an attachment; the result shows its blobs' metadata, never their bytes.
+#[capability(
+    id = "fixtures.attachment.create",
+    version = "1.0.0",
+    side_effects(writes = ["https://example.org/graphs/files"])
+)]
+pub async fn create_attachment(ctx: &Ctx, attachment: Attachment) -> Result<Attachment> {
+    Ok(ctx.kg()?.create(attachment).await?.value)
+}
+
 /// Names of every tool this fixture app declares (plus the runtime's built-ins).
 pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures.assign",
+    "fixtures.attachment.create",
     "fixtures.constraints",
     "fixtures.fail",
     "fixtures.note.create",

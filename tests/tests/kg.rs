@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use trails::kg::{EmbeddedStore, Kg, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
-use trails::{node_type, Ctx, DateTime, Error, FieldCode, Ref};
+use trails::{node_type, Blob, Ctx, DateTime, Error, FieldCode, Ref};
 use trails_tests::servers::{OxigraphServer, TlsProxy};
 
 /// A team.
@@ -93,6 +93,7 @@ conformance!(
     sparql_is_read_only_and_binds_values_as_terms,
     concurrent_writers_racing_for_one_unique_value_exactly_one_wins,
     concurrent_updates_are_not_lost,
+    blobs_round_trip_by_content_and_the_graph_keeps_only_their_metadata,
 );
 
 /// An account; its e-mail is unique across every kind of account.
@@ -132,6 +133,22 @@ pub struct Sample {
     pub text: String,
     #[predicate(max_count = 5000)]
     pub items: Vec<String>,
+}
+
+/// A document: binary fields.
+#[node_type(label = "Document", iri = "https://example.org/t#Document", key = "name")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub name: String,
+    pub file: Blob,
+    #[predicate(max_count = 3)]
+    pub pages: Vec<Blob>,
+    pub cover: Option<Blob>,
+}
+
+/// `len` bytes holding every byte value (not UTF-8, NULs included).
+fn bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
@@ -515,6 +532,80 @@ fn acknowledged_writes_survive_a_reopen() {
         assert_eq!(alice.iri, "https://example.org/kg/Member/alice");
         assert!(!alice.value.active);
         assert_eq!(json!(alice.value.team), json!("https://example.org/kg/Team/core"));
+    });
+}
+
+fn blobs_round_trip_by_content_and_the_graph_keeps_only_their_metadata(kg: Kg) {
+    block_on(async {
+        let file = Blob::new("application/pdf", bytes(100_000, 0)).unwrap();
+        let pages: Vec<Blob> =
+            (1..=3).map(|seed| Blob::new("image/png", bytes(2_000 * seed as usize, seed)).unwrap()).collect();
+        let document = Document { name: "spec".into(), file: file.clone(), pages: pages.clone(), cover: None };
+        let created = kg.create(document.clone()).await.unwrap();
+        let read = kg.get::<Document>("spec").await.unwrap().unwrap();
+        assert_eq!(read.value, created.value, "a write returns what a read returns");
+        assert_eq!(read.value.file.bytes(), file.bytes());
+        assert_eq!(read.value.file.media_type(), "application/pdf");
+        let mut shas: Vec<String> = read.value.pages.iter().map(Blob::sha256).collect();
+        let mut expected: Vec<String> = pages.iter().map(Blob::sha256).collect();
+        shas.sort();
+        expected.sort();
+        assert_eq!(shas, expected, "every page comes back (a list is a set in the graph)");
+        for page in &read.value.pages {
+            assert_eq!(page, pages.iter().find(|p| p.sha256() == page.sha256()).unwrap());
+        }
+        // The graph holds the metadata: media type, size and SHA-256 — never the bytes.
+        let rows = kg.sparql("SELECT ?o WHERE { GRAPH ?g { ?s <https://example.org/t#file> ?o } }", &[]).await.unwrap();
+        let [row] = rows.as_slice() else { panic!("one file value: {rows:?}") };
+        let Term::Literal(kept) = &row[0].1 else { panic!("a literal") };
+        let kept: serde_json::Value = serde_json::from_str(kept.value()).unwrap();
+        assert_eq!(kept, json!({"media_type": "application/pdf", "sha256": file.sha256(), "size": 100_000}));
+        // Another instance holding the same bytes, and an update that drops a page and sets a cover.
+        let copy =
+            Document { name: "copy".into(), file: file.clone(), pages: Vec::new(), cover: Some(pages[0].clone()) };
+        kg.create(copy).await.unwrap();
+        let updated = kg
+            .update::<Document>("spec", |d| {
+                d.pages.retain(|p| p.sha256() != pages[1].sha256());
+                d.cover = Some(Blob::new("image/jpeg", bytes(10, 9)).unwrap());
+            })
+            .await
+            .unwrap();
+        let read = kg.get::<Document>("spec").await.unwrap().unwrap();
+        assert_eq!(read.value, updated.value);
+        assert_eq!(read.value.pages.len(), 2);
+        assert_eq!(read.value.cover.as_ref().unwrap().bytes(), bytes(10, 9));
+        let copy = kg.get::<Document>("copy").await.unwrap().unwrap();
+        assert_eq!(copy.value.file.bytes(), file.bytes());
+        assert_eq!(copy.value.cover.unwrap().bytes(), pages[0].bytes());
+        // A write that breaks a constraint stores nothing, blobs included.
+        let too_many = Document { name: "many".into(), file: file.clone(), pages: vec![file.clone(); 4], cover: None };
+        assert!(kg.create(too_many).await.is_err());
+        assert!(kg.get::<Document>("many").await.unwrap().is_none());
+    });
+}
+
+#[test]
+fn blob_bytes_survive_a_reopen_and_the_same_bytes_are_kept_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let open =
+        || Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Full).unwrap()), "https://example.org/kg");
+    let file = Blob::new("application/octet-stream", bytes(1 << 20, 3)).unwrap();
+    {
+        let kg = open();
+        block_on(async {
+            for n in 0..20 {
+                let document = Document { name: format!("d{n}"), file: file.clone(), pages: Vec::new(), cover: None };
+                kg.create(document).await.unwrap();
+            }
+        });
+    }
+    let on_disk: u64 = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(on_disk < 4 << 20, "20 instances of one 1 MiB blob take {on_disk} bytes on disk: it is kept once");
+    let kg = open();
+    block_on(async {
+        let read = kg.get::<Document>("d19").await.unwrap().unwrap();
+        assert_eq!(read.value.file, file);
     });
 }
 

@@ -533,3 +533,94 @@ async fn over_stdio_a_filtered_page_walk_equals_the_typed_api() {
     let typed = Requirement::objects(&ctx).where_eq(Requirement::FIELDS.status, "proposed").all().await.unwrap();
     assert_eq!(served, typed.iter().map(|stored| stored.iri.clone()).collect::<Vec<_>>());
 }
+
+/// A blob as a client sends it.
+fn sent_blob(media_type: &str, bytes: &[u8]) -> Value {
+    use base64::Engine as _;
+    json!({ "media_type": media_type, "base64": base64::engine::general_purpose::STANDARD.encode(bytes) })
+}
+
+#[tokio::test]
+async fn a_blob_is_sent_as_base64_shown_to_models_as_metadata_and_fetched_by_its_sha256() {
+    use base64::Engine as _;
+    let kg = Kg::temporary().unwrap();
+    let addr = serve(kg.clone()).await;
+    let client = connect(addr).await;
+    // Bytes no text decoder would pass through: every byte value, NULs included.
+    let file: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 256) as u8).collect();
+    let preview = b"\x89PNG\r\n\x1a\n preview".to_vec();
+    let encoded_file = base64::engine::general_purpose::STANDARD.encode(&file);
+    let arguments = json!({
+        "name": "manual",
+        "file": sent_blob("application/pdf", &file),
+        "previews": [sent_blob("image/png", &preview)],
+    });
+    let created = call(&client, "fixtures.attachment.create", arguments).await.unwrap();
+    let shown = created.structured_content.clone().expect("structured");
+    let sha = trails::Blob::new("application/pdf", file.clone()).unwrap().sha256();
+    assert_eq!(
+        shown["file"],
+        json!({"media_type": "application/pdf", "size": 50_000, "sha256": sha, "uri": format!("trails://blob/{sha}")}),
+        "the result shows the blob's metadata"
+    );
+    let text = serde_json::to_string(&created.content).unwrap();
+    assert!(!text.contains(&encoded_file[..64]) && !text.contains("base64"), "no bytes in content[]");
+    assert!(!serde_json::to_string(&shown).unwrap().contains("base64"), "no bytes in structuredContent");
+
+    // The model-controlled read and the JSON-LD resource show the same metadata, no bytes.
+    let got = call(&client, "trails.kg.get", json!({"node_type": "Attachment", "id": "manual"})).await.unwrap();
+    let got = got.structured_content.unwrap();
+    assert_eq!(got["fields"]["file"], shown["file"]);
+    assert_eq!(got["fields"]["previews"], shown["previews"]);
+    let (mime, document) = read(&client, "trails://kg/Attachment/manual").await.unwrap();
+    assert_eq!(mime, "application/ld+json");
+    assert_eq!(document["https://example.org/files#file"], shown["file"]);
+    assert!(!document.to_string().contains(&encoded_file[..64]));
+
+    // A host that reads resources fetches the bytes at the blob's URI.
+    let uri = format!("trails://blob/{sha}");
+    let fetched = client.read_resource(rmcp::model::ReadResourceRequestParams::new(&uri)).await.unwrap();
+    match fetched.contents.as_slice() {
+        [rmcp::model::ResourceContents::BlobResourceContents { uri: at, mime_type, blob, .. }] => {
+            assert_eq!((at.as_str(), mime_type.as_deref()), (uri.as_str(), Some("application/pdf")));
+            assert_eq!(base64::engine::general_purpose::STANDARD.decode(blob).unwrap(), file);
+        }
+        other => panic!("expected one blob content, got {other:?}"),
+    }
+    // A digest nothing holds is unknown; a malformed one says what a blob URI is; none is
+    // subscribable (a blob never changes).
+    let absent = read(&client, &format!("trails://blob/{}", "0".repeat(64))).await.unwrap_err();
+    assert!(absent.message.contains("unknown resource"), "{absent:?}");
+    let malformed = read(&client, "trails://blob/ABC").await.unwrap_err();
+    assert!(malformed.message.contains("64 lowercase hex digits"), "{malformed:?}");
+    // The 2025-* request (what this client's session speaks).
+    #[allow(deprecated)]
+    let subscribed = client.subscribe(rmcp::model::SubscribeRequestParams::new(&uri)).await;
+    let Err(ServiceError::McpError(refused)) = subscribed else { panic!("a blob is not subscribable: {subscribed:?}") };
+    assert_eq!(refused.data.unwrap()["subscribable"], false);
+
+    // What a client gets wrong is a FieldError at the blob's member, and nothing is stored.
+    let bad = json!({
+        "name": "broken",
+        "file": {"media_type": "pdf", "base64": "not base64!"},
+        "previews": [shown["file"].clone()],
+    });
+    let error = call(&client, "fixtures.attachment.create", bad).await.unwrap_err();
+    assert_eq!(error.code.0, -32602);
+    let fields: Vec<(String, String)> = error.data.unwrap()["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["field"].as_str().unwrap().to_owned(), e["code"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("file/media_type".to_owned(), "pattern".to_owned()),
+            ("file/base64".to_owned(), "pattern".to_owned()),
+            ("previews/0/base64".to_owned(), "required".to_owned()),
+        ],
+        "a blob shown in a result cannot be sent back without its bytes"
+    );
+    assert!(kg.get::<trails_tests::Attachment>("broken").await.unwrap().is_none());
+}

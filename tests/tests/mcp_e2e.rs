@@ -152,7 +152,7 @@ async fn golden_equals_wire_for_every_listed_tool() {
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, Some(DEV_TOKEN)).await;
     let tools: Vec<Tool> = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 19, "every fixture and example tool is listed to a dev caller");
+    assert_eq!(tools.len(), 20, "every fixture and example tool is listed to a dev caller");
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");
     for tool in tools {
         let wire = trails_tests::golden::to_sorted_pretty(&serde_json::to_value(&tool).unwrap());
@@ -569,7 +569,7 @@ mod hardening {
         let response = reqwest::get(format!("http://{addr}/.well-known/capabilities")).await.unwrap();
         assert_eq!(response.headers()["content-type"], "application/ld+json");
         let manifest: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-        assert_eq!(manifest["@graph"].as_array().unwrap().len(), 19);
+        assert_eq!(manifest["@graph"].as_array().unwrap().len(), 20);
         let disabled = http_server(settings("[capability.manifest]\nenabled = false", &[])).await;
         assert_eq!(reqwest::get(format!("http://{disabled}/.well-known/capabilities")).await.unwrap().status(), 404);
     }

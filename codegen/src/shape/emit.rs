@@ -4,6 +4,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::ir::{ObjectDecl, Scalar, ShapeBody, ShapeDecl};
 use crate::names;
@@ -102,6 +103,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
             let (handles, typed_api) = typed_api(ident, &item_visibility(&item), object);
             field_handles = handles;
             let predicates = predicate_infos(iri, object);
+            let nested_blobs = nested_blob_checks(ident, object);
             let count = object.fields.len();
             (
                 quote! {
@@ -110,6 +112,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                         const LABEL: &'static str = #label;
                         const INFO: &'static ::trails::__private::NodeTypeInfo = &__TRAILS_NODE_TYPE;
                     }
+                    #nested_blobs
                     static __TRAILS_PREDICATES: [::trails::__private::PredicateInfo; #count] = [#(#predicates),*];
                     static __TRAILS_NODE_TYPE: ::trails::__private::NodeTypeInfo = ::trails::__private::NodeTypeInfo {
                         label: #label, iri: #iri, parent: #parent_info, unique: &[#(#unique),*],
@@ -122,6 +125,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         }
         _ => (quote!(), quote!(::core::option::Option::None)),
     };
+    let contains_blob = contains_blob(decl);
     let extends_iri = match parent {
         Some(p) => quote!(::core::option::Option::Some(<#p as ::trails::__private::Shape>::IRI)),
         None => quote!(::core::option::Option::None),
@@ -139,6 +143,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
             impl ::trails::__private::Schema for #ident {
                 const SCHEMA_MEMBERS: &'static str = #members;
                 const DESCRIPTION_MEMBER: &'static str = #description;
+                const CONTAINS_BLOB: bool = #contains_blob;
                 fn validate_at(
                     value: &::trails::__private::serde_json::Value,
                     path: &mut ::trails::__private::Path,
@@ -243,6 +248,39 @@ fn object_impls(
     }
 }
 
+/// Whether a value of the type holds a `trails::Blob`: in a field (itself or nested), or in
+/// its parent's. Known only to the field types, so asked of them at compile time.
+fn contains_blob(decl: &ShapeDecl) -> TokenStream {
+    let ShapeBody::Object(object) = &decl.body else { return quote!(false) };
+    let nested = object.fields.iter().filter_map(|field| match &field.ty.scalar {
+        Scalar::Nested(t) => Some(t),
+        _ => None,
+    });
+    let parent = decl.extends.as_ref().map(|e| &e.parent);
+    let types = nested.chain(parent);
+    quote!(false #(|| <#types as ::trails::__private::Schema>::CONTAINS_BLOB)*)
+}
+
+/// A node type keeps a blob's bytes apart from the graph only for its own `Blob` fields; a blob
+/// inside a nested shape would land in the graph's JSON literal, so it fails the build.
+fn nested_blob_checks(ident: &syn::Ident, object: &ObjectDecl) -> TokenStream {
+    let checks = object.fields.iter().filter_map(|field| {
+        let Scalar::Nested(t) = &field.ty.scalar else { return None };
+        let message = format!(
+            "field `{}` of node type `{ident}` is a shape that holds a `trails::Blob`; a node type stores blobs only as its own fields: make the blob a field of `{ident}` (or a `Ref` to a node type that holds it)",
+            field.name
+        );
+        Some(quote_spanned! {field.rust_type.span()=>
+            const _: () = ::core::assert!(
+                ::core::matches!(<#t as ::trails::__private::Schema>::RDF_DATATYPE, ::trails::__private::Datatype::Blob)
+                    || !<#t as ::trails::__private::Schema>::CONTAINS_BLOB,
+                #message
+            );
+        })
+    });
+    quote!(#(#checks)*)
+}
+
 /// One `PredicateInfo` per own field (a parent's are reached through `NodeTypeInfo::parent`).
 fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
     let namespace = names::iri_namespace(iri);
@@ -252,20 +290,22 @@ fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
         .map(|field| {
             let field_name = &field.name;
             let predicate_iri = field.iri.clone().unwrap_or_else(|| format!("{namespace}{}", field.name));
+            let datatype = |name: TokenStream| quote!(::trails::__private::Datatype::#name);
             let (datatype, target) = match &field.ty.scalar {
-                Scalar::String => (quote!(String), quote!(None)),
-                Scalar::Bool => (quote!(Boolean), quote!(None)),
-                Scalar::Int(_) => (quote!(Integer), quote!(None)),
-                Scalar::Float => (quote!(Double), quote!(None)),
-                Scalar::DateTime => (quote!(DateTime), quote!(None)),
-                Scalar::Ref(t) => (quote!(Iri), quote!(Some(|| <#t as ::trails::__private::NodeType>::INFO))),
-                Scalar::Nested(_) => (quote!(Json), quote!(None)),
+                Scalar::String => (datatype(quote!(String)), quote!(None)),
+                Scalar::Bool => (datatype(quote!(Boolean)), quote!(None)),
+                Scalar::Int(_) => (datatype(quote!(Integer)), quote!(None)),
+                Scalar::Float => (datatype(quote!(Double)), quote!(None)),
+                Scalar::DateTime => (datatype(quote!(DateTime)), quote!(None)),
+                Scalar::Ref(t) => (datatype(quote!(Iri)), quote!(Some(|| <#t as ::trails::__private::NodeType>::INFO))),
+                // A JSON literal, or — for `trails::Blob` — content-addressed bytes: the type says.
+                Scalar::Nested(t) => (quote!(<#t as ::trails::__private::Schema>::RDF_DATATYPE), quote!(None)),
             };
             let required = field.required;
             let many = field.ty.array;
             quote! {
                 ::trails::__private::PredicateInfo {
-                    field: #field_name, iri: #predicate_iri, datatype: ::trails::__private::Datatype::#datatype,
+                    field: #field_name, iri: #predicate_iri, datatype: #datatype,
                     required: #required, many: #many, target: ::core::option::Option::#target,
                 }
             }

@@ -1,12 +1,14 @@
 //! What the macros implement: the [`Schema`], [`Shape`] and [`NodeType`] traits whose associated
 //! constants carry the build-time projections, what a handler may return ([`ToolOutput`]), the
-//! field types with a fixed projection ([`Ref`], [`DateTime`]) and the RDF mapping of node types.
+//! field types with a fixed projection ([`Ref`], [`DateTime`], [`Blob`]) and the RDF mapping of node types.
 
+pub(crate) mod blob;
 mod output;
 pub(crate) mod rdf;
 mod reference;
 mod traits;
 
+pub use blob::{Blob, BlobError};
 #[doc(hidden)]
 pub use output::shape_output;
 pub use output::{HandlerResult, Output, ToolOutput};

@@ -44,15 +44,24 @@ impl Output {
 
 /// Serialise a shape as structured output. Used by the code `#[shape]` generates.
 #[doc(hidden)]
-pub fn shape_output<T: Serialize>(value: &T) -> Result<Output, Error> {
-    serde_json::to_value(value).map(Output::structured).map_err(Error::internal)
+pub fn shape_output<T: Shape>(value: &T) -> Result<Output, Error> {
+    structured::<T>(value).map(Output::structured)
+}
+
+/// `value` as JSON, with the bytes of every blob stripped (models see blobs' metadata only).
+fn structured<T: Shape>(value: &impl Serialize) -> Result<Value, Error> {
+    let mut json = serde_json::to_value(value).map_err(Error::internal)?;
+    if T::CONTAINS_BLOB {
+        super::blob::strip_bytes(&mut json);
+    }
+    Ok(json)
 }
 
 impl<T: Shape> ToolOutput for Vec<T> {
     const OUTPUT_SCHEMA_MEMBER: &'static str = T::LIST_OUTPUT_SCHEMA_MEMBER;
     const OUTPUT_SHAPE: &'static str = T::IRI_JSON;
     fn into_output(self) -> Result<Output, Error> {
-        let items = serde_json::to_value(&self).map_err(Error::internal)?;
+        let items = structured::<T>(&self)?;
         Ok(Output::structured(serde_json::json!({ "items": items })))
     }
 }

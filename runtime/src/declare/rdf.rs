@@ -17,6 +17,9 @@ pub enum Datatype {
     Iri,
     /// A nested shape, stored as a JSON literal.
     Json,
+    /// A [`crate::Blob`]: the bytes are stored apart, content-addressed; the graph holds a JSON
+    /// literal `{"media_type","sha256","size"}`.
+    Blob,
 }
 
 impl Datatype {
@@ -29,7 +32,7 @@ impl Datatype {
             Datatype::Boolean => "http://www.w3.org/2001/XMLSchema#boolean",
             Datatype::DateTime => "http://www.w3.org/2001/XMLSchema#dateTime",
             Datatype::Iri => "http://www.w3.org/2001/XMLSchema#anyURI",
-            Datatype::Json => "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON",
+            Datatype::Json | Datatype::Blob => "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON",
         }
     }
 }

@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::rdf::Datatype;
 use crate::validate::{run, Errors, FieldError, ObjectRules, Path};
 
 /// A type with a JSON Schema and a validator. `#[shape]` and `#[node_type]` implement it; implement
@@ -46,6 +47,14 @@ pub trait Schema {
     const SCHEMA_MEMBERS: &'static str;
     /// `"description":"…",` from the type's doc comment, or empty.
     const DESCRIPTION_MEMBER: &'static str = "";
+    /// How a node type stores a field of this type: a JSON literal, or — for [`crate::Blob`] —
+    /// content-addressed bytes with their metadata in the graph.
+    #[doc(hidden)]
+    const RDF_DATATYPE: Datatype = Datatype::Json;
+    /// Whether a value of this type holds a [`crate::Blob`] (itself or in a field): its bytes
+    /// are stripped from results, and a node type may hold it only as its own field.
+    #[doc(hidden)]
+    const CONTAINS_BLOB: bool = false;
     /// Check `value` against every constraint, appending failures at `path`.
     fn validate_at(value: &Value, path: &mut Path, errors: &mut Errors);
 }

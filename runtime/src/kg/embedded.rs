@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use oxigraph::model::vocab::{rdf, xsd};
 use oxigraph::model::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad, Term, TermRef};
@@ -64,6 +64,9 @@ pub struct EmbeddedStore {
     path: PathBuf,
     /// How often the engine was rebuilt from SQLite (for stats).
     rebuilds: Arc<AtomicUsize>,
+    /// A read-only connection for blob bytes, which live in SQLite only (never in the engine's
+    /// memory). WAL lets it read while the writer writes.
+    blob_reader: Arc<Mutex<Connection>>,
     /// An exclusive lock on `kg.lock`, held while the store is open.
     _lock: std::fs::File,
     _temporary: Option<tempfile::TempDir>,
@@ -117,8 +120,12 @@ impl EmbeddedStore {
                 s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, g TEXT NOT NULL,
                 PRIMARY KEY (s, p, o, g)
              ) WITHOUT ROWID;
-             CREATE INDEX IF NOT EXISTS quad_by_graph_subject ON quad (g, s);",
+             CREATE INDEX IF NOT EXISTS quad_by_graph_subject ON quad (g, s);
+             CREATE TABLE IF NOT EXISTS blob (
+                sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, bytes BLOB NOT NULL
+             );",
         )?;
+        let blob_reader = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         let engine = Arc::new(RwLock::new(fresh_engine(&conn)?));
         let (jobs, queue) = mpsc::channel(QUEUE);
         let writer_engine = engine.clone();
@@ -132,7 +139,15 @@ impl EmbeddedStore {
                 path: path.clone(),
                 source,
             })?;
-        Ok(EmbeddedStore { engine, jobs, path, rebuilds, _lock: lock, _temporary: temporary })
+        Ok(EmbeddedStore {
+            engine,
+            jobs,
+            path,
+            rebuilds,
+            blob_reader: Arc::new(Mutex::new(blob_reader)),
+            _lock: lock,
+            _temporary: temporary,
+        })
     }
 
     /// The SQLite file.
@@ -303,6 +318,11 @@ fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &
                     object.to_string(),
                     write.graph.to_string()
                 ])?;
+            }
+            let mut insert_blob = savepoint
+                .prepare_cached("INSERT OR IGNORE INTO blob (sha256, media_type, bytes) VALUES (?1, ?2, ?3)")?;
+            for blob in &write.blobs {
+                insert_blob.execute(params![blob.sha256(), blob.media_type(), blob.bytes()])?;
             }
         }
         savepoint.commit()?;
@@ -588,6 +608,29 @@ impl Store for EmbeddedStore {
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>> {
         Box::pin(std::future::ready(self.select_now(&query, bindings)))
     }
+
+    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>> {
+        let reader = self.blob_reader.clone();
+        Box::pin(async move {
+            // Megabytes from disk: off the async workers.
+            let read = move || -> Result<Option<crate::Blob>, StoreError> {
+                let conn = reader.lock().unwrap_or_else(|p| p.into_inner());
+                let mut statement = conn.prepare_cached("SELECT media_type, bytes FROM blob WHERE sha256 = ?1")?;
+                let mut rows = statement.query(params![sha256])?;
+                let Some(row) = rows.next()? else { return Ok(None) };
+                let (media_type, bytes): (String, Vec<u8>) = (row.get(0)?, row.get(1)?);
+                let blob = crate::Blob::new(media_type, bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                if blob.sha256() != sha256 {
+                    return Err(StoreError::Corrupt(format!(
+                        "the bytes stored as blob {sha256} hash to {}",
+                        blob.sha256()
+                    )));
+                }
+                Ok(Some(blob))
+            };
+            tokio::task::spawn_blocking(read).await.map_err(|e| StoreError::Engine(e.to_string()))?
+        })
+    }
 }
 
 #[cfg(test)]
@@ -608,7 +651,13 @@ mod tests {
             let triples = (0..5)
                 .map(|i| (node(&format!("urn:p{i}")), Term::Literal(oxigraph::model::Literal::from(round as i64))))
                 .collect();
-            let write = Write { graph: graph.clone(), subject: subject.clone(), triples, checks: Vec::new() };
+            let write = Write {
+                graph: graph.clone(),
+                subject: subject.clone(),
+                triples,
+                checks: Vec::new(),
+                blobs: Vec::new(),
+            };
             runtime.block_on(store.write(write)).unwrap();
         }
         // 9 replacements removed 45 quads: at least two rebuilds past 20 each.

@@ -4,6 +4,7 @@
 use std::fmt::Display;
 use std::sync::Arc;
 
+use base64::Engine as _;
 use oxigraph::model::vocab::rdf;
 use oxigraph::model::{NamedNode, Term};
 use serde_json::Value;
@@ -13,7 +14,7 @@ use super::embedded::EmbeddedStore;
 use super::mapping;
 use super::provenance::{self, Call, Role, Touched};
 use super::store::{self, Check, Row, Store, StoreError, Triples, Write, WriteError};
-use crate::declare::{Datatype, NodeType, NodeTypeInfo};
+use crate::declare::{Blob, Datatype, NodeType, NodeTypeInfo};
 use crate::error::{Error, Result};
 use crate::validate::{FieldCode, FieldError};
 
@@ -31,18 +32,12 @@ fn is_a(info: &NodeTypeInfo, triples: &Triples) -> bool {
     triples.iter().any(|(p, o)| p.as_ref() == rdf::TYPE && matches!(o, Term::NamedNode(c) if c.as_str() == info.iri))
 }
 
-/// The value as the store will give it back (list items in their stored order), so what a
-/// write returns is what a read returns.
-fn stored_form<T: NodeType>(info: &NodeTypeInfo, triples: &Triples, iri: &str) -> Result<T> {
-    serde_json::from_value(mapping::instance(info, triples))
-        .map_err(|e| Error::internal(format!("{} at {iri} does not read back: {e}", info.label)))
-}
-
 /// A validated instance, ready to write.
 struct Prepared {
     json: Value,
     triples: Triples,
     checks: Vec<Check>,
+    blobs: Vec<Blob>,
 }
 
 /// A handle on the knowledge graph: cheap to clone, shared by every call.
@@ -153,7 +148,7 @@ impl Kg {
         if !errors.is_empty() {
             return Err(Error::validation(errors));
         }
-        let triples = mapping::triples(info, &json).map_err(Error::validation)?;
+        let mapping::Mapped { triples, blobs } = mapping::triples(info, &json).map_err(Error::validation)?;
         let mut checks = Vec::new();
         for predicate in info.all_predicates().into_iter().filter(|p| p.datatype == Datatype::Iri) {
             let Some(target) = predicate.target() else { continue };
@@ -206,14 +201,47 @@ impl Kg {
             }
             class = node.parent;
         }
-        Ok(Prepared { json, triples, checks })
+        Ok(Prepared { json, triples, checks, blobs })
+    }
+
+    /// The value as the store gives it back (list items in their stored order), so what a write
+    /// returns is what a read returns. Blob fields get their bytes from `known` (the write's
+    /// own) or from the store.
+    async fn stored_form<T: NodeType>(
+        &self,
+        info: &NodeTypeInfo,
+        triples: &Triples,
+        iri: &str,
+        known: &[Blob],
+    ) -> Result<T> {
+        let mut json = mapping::instance(info, triples);
+        for predicate in info.all_predicates().into_iter().filter(|p| p.datatype == Datatype::Blob) {
+            let shown: Vec<&mut Value> = match json.get_mut(predicate.field) {
+                Some(Value::Array(items)) => items.iter_mut().collect(),
+                Some(Value::Null) | None => Vec::new(),
+                Some(one) => vec![one],
+            };
+            for shown in shown {
+                let Some(sha256) = shown.get("sha256").and_then(Value::as_str).map(str::to_owned) else { continue };
+                let blob =
+                    match known.iter().find(|blob| blob.sha256() == sha256) {
+                        Some(blob) => blob.clone(),
+                        None => self.store.blob(sha256.clone()).await.map_err(store_failed)?.ok_or_else(|| {
+                            Error::internal(format!("blob {sha256} of {iri} is missing from the store"))
+                        })?,
+                    };
+                shown["base64"] = Value::String(base64::engine::general_purpose::STANDARD.encode(blob.bytes()));
+            }
+        }
+        serde_json::from_value(json)
+            .map_err(|e| Error::internal(format!("{} at {iri} does not read back: {e}", info.label)))
     }
 
     /// Store a new instance. Fails with `-32602` FieldErrors (and changes nothing) when it breaks
     /// a declared constraint, its key or a `unique` group is taken, or a `Ref` points at nothing.
     pub async fn create<T: NodeType>(&self, value: T) -> Result<Stored<T>> {
         let info = T::INFO;
-        let Prepared { json, triples, mut checks } = self.prepare(&value)?;
+        let Prepared { json, triples, mut checks, blobs } = self.prepare(&value)?;
         let iri = match Kg::key_of(info, &json) {
             Some(key) => mapping::instance_iri(&self.base, info.label, &key),
             None => mapping::instance_iri(&self.base, info.label, &uuid::Uuid::new_v4().to_string()),
@@ -221,8 +249,8 @@ impl Kg {
         let key = Kg::key_of(info, &json).map(Value::String).unwrap_or_else(|| Value::String(iri.clone()));
         checks.push(Check::Absent { field: info.key.unwrap_or_default().to_owned(), value: key });
         let subject = NamedNode::new(&iri).map_err(Error::internal)?;
-        let stored = stored_form::<T>(info, &triples, &iri)?;
-        let write = Write { graph: self.graph(info), subject, triples, checks };
+        let stored = self.stored_form::<T>(info, &triples, &iri, &blobs).await?;
+        let write = Write { graph: self.graph(info), subject, triples, checks, blobs };
         self.apply(write).await?;
         self.touch(Role::Generated, &iri);
         self.changed(info, &iri, ChangeKind::Created);
@@ -246,7 +274,7 @@ impl Kg {
                 continue;
             }
             let iri = subject.as_str();
-            let value = stored_form(info, &triples, iri)?;
+            let value = self.stored_form(info, &triples, iri, &[]).await?;
             self.touch(Role::Used, iri);
             items.push(Stored { iri: iri.to_owned(), value });
         }
@@ -299,9 +327,9 @@ impl Kg {
                 return Err(Kg::missing(info, iri));
             }
             let current = mapping::instance(info, &before);
-            let mut value: T = stored_form(info, &before, iri)?;
+            let mut value: T = self.stored_form(info, &before, iri, &[]).await?;
             change(&mut value);
-            let Prepared { json, triples, mut checks } = self.prepare(&value)?;
+            let Prepared { json, triples, mut checks, blobs } = self.prepare(&value)?;
             if let Some(key) = info.key.filter(|k| current.get(*k) != json.get(*k)) {
                 return Err(Error::validation(vec![FieldError {
                     field: key.to_owned(),
@@ -315,8 +343,8 @@ impl Kg {
                 current.get(info.key.unwrap_or_default()).cloned().unwrap_or_else(|| Value::String(iri.to_owned()));
             checks.push(Check::Present { field: info.key.unwrap_or_default().to_owned(), value: key });
             checks.push(Check::Unchanged { before });
-            let stored = stored_form::<T>(info, &triples, iri)?;
-            let write = Write { graph: self.graph(info), subject: subject.clone(), triples, checks };
+            let stored = self.stored_form::<T>(info, &triples, iri, &blobs).await?;
+            let write = Write { graph: self.graph(info), subject: subject.clone(), triples, checks, blobs };
             match self.store.write(write).await {
                 Ok(()) => {
                     self.touch(Role::Used, iri);
@@ -346,7 +374,7 @@ impl Kg {
         let provenance = NamedNode::new_unchecked(format!("{}/prov/", self.base));
         let value = Value::String(iri.to_owned());
         let checks = vec![Check::Present { field, value }, Check::Unreferenced { ignore_graphs: provenance }];
-        let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks };
+        let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks, blobs: Vec::new() };
         self.apply(write).await?;
         self.touch(Role::Invalidated, iri);
         self.changed(info, iri, ChangeKind::Deleted);
@@ -401,7 +429,13 @@ impl Kg {
         for iri in &doomed {
             let node = NamedNode::new_unchecked(iri.as_str());
             let present = Check::Present { field: String::new(), value: Value::String(iri.clone()) };
-            let write = Write { graph: node.clone(), subject: node, triples: Vec::new(), checks: vec![present] };
+            let write = Write {
+                graph: node.clone(),
+                subject: node,
+                triples: Vec::new(),
+                checks: vec![present],
+                blobs: Vec::new(),
+            };
             match self.store.write(write).await {
                 Ok(()) => dropped += 1,
                 // Already gone (another replica pruned it) or busy: the next pass sees it again.

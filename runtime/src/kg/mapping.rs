@@ -4,10 +4,11 @@
 use oxigraph::model::vocab::{rdf, xsd};
 use oxigraph::model::{Literal, NamedNode, NamedNodeRef, Term};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::Deserialize;
 use serde_json::{json, Map, Number, Value};
 
 use super::store::Triples;
-use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
+use crate::declare::{blob, Blob, Datatype, NodeTypeInfo, PredicateInfo};
 use crate::validate::{FieldCode, FieldError};
 
 /// What a key may contain unescaped in an IRI path segment (RFC 3986 unreserved).
@@ -51,6 +52,7 @@ pub(crate) fn term(predicate: &PredicateInfo, field: &str, value: &Value) -> Res
             .map(Term::NamedNode)
             .map_err(|e| rejected(field, format!("{field} is not an IRI the store accepts: {e}"), value, expected)),
         (Datatype::Json, other) => Ok(literal(other.to_string(), NamedNodeRef::new_unchecked(RDF_JSON))),
+        (Datatype::Blob, value) => blob_of(field, value).map(|blob| blob_term(&blob)),
         (_, other) => Err(rejected(
             field,
             format!("{field} does not fit its RDF datatype {}", predicate.datatype.iri()),
@@ -60,9 +62,53 @@ pub(crate) fn term(predicate: &PredicateInfo, field: &str, value: &Value) -> Res
     }
 }
 
+/// The blob a `Blob` field's value (as `Blob` serialises, or as a client sends it) holds.
+#[allow(clippy::result_large_err)]
+fn blob_of(field: &str, value: &Value) -> Result<Blob, FieldError> {
+    Blob::deserialize(value).map_err(|e| {
+        rejected(
+            field,
+            format!("{field} is not a blob: {e}"),
+            value,
+            json!({"media_type": "type/subtype", "base64": "…"}),
+        )
+    })
+}
+
+/// What the graph keeps of a blob: a JSON literal of its media type, SHA-256 and size.
+fn blob_term(blob: &Blob) -> Term {
+    let kept = json!({ "media_type": blob.media_type(), "sha256": blob.sha256(), "size": blob.len() });
+    Term::Literal(Literal::new_typed_literal(kept.to_string(), NamedNodeRef::new_unchecked(RDF_JSON)))
+}
+
+/// An instance as the store takes it: its triples and the bytes of its blobs.
+pub(crate) struct Mapped {
+    pub(crate) triples: Triples,
+    pub(crate) blobs: Vec<Blob>,
+}
+
+/// One value's term; a blob's bytes go to `blobs`.
+#[allow(clippy::result_large_err)]
+fn value_term(
+    predicate: &PredicateInfo,
+    field: &str,
+    value: &Value,
+    blobs: &mut Vec<Blob>,
+) -> Result<Term, FieldError> {
+    if predicate.datatype != Datatype::Blob {
+        return term(predicate, field, value);
+    }
+    let blob = blob_of(field, value)?;
+    let term = blob_term(&blob);
+    if !blobs.iter().any(|known| known.sha256() == blob.sha256()) {
+        blobs.push(blob);
+    }
+    Ok(term)
+}
+
 /// The triples of an instance (serialised to JSON by serde), `rdf:type` first: one per class
 /// up the `extends` chain, then one per field value.
-pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Triples, Vec<FieldError>> {
+pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Mapped, Vec<FieldError>> {
     let mut out = Vec::new();
     let mut class = Some(info);
     while let Some(node) = class {
@@ -78,6 +124,7 @@ pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Triples, 
         )]);
     };
     let mut errors = Vec::new();
+    let mut blobs = Vec::new();
     for predicate in info.all_predicates() {
         let iri = NamedNode::new_unchecked(predicate.iri);
         match object.get(predicate.field) {
@@ -86,7 +133,7 @@ pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Triples, 
                 let mut seen: Vec<Term> = Vec::with_capacity(items.len());
                 for (index, item) in items.iter().enumerate() {
                     let path = format!("{}/{index}", predicate.field);
-                    match term(predicate, &path, item) {
+                    match value_term(predicate, &path, item, &mut blobs) {
                         // RDF holds a set: a repeated item would silently vanish, so refuse it.
                         Ok(t) if seen.contains(&t) => errors.push(FieldError {
                             field: path.clone(),
@@ -103,14 +150,14 @@ pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Triples, 
                 }
                 out.extend(seen.into_iter().map(|t| (iri.clone(), t)));
             }
-            Some(value) => match term(predicate, predicate.field, value) {
+            Some(value) => match value_term(predicate, predicate.field, value, &mut blobs) {
                 Ok(t) => out.push((iri, t)),
                 Err(e) => errors.push(e),
             },
         }
     }
     if errors.is_empty() {
-        Ok(out)
+        Ok(Mapped { triples: out, blobs })
     } else {
         Err(errors)
     }
@@ -139,12 +186,18 @@ fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
             _ => None,
         },
         (Datatype::Json, Term::Literal(l)) => serde_json::from_str(l.value()).ok(),
+        (Datatype::Blob, Term::Literal(l)) => {
+            let kept: Value = serde_json::from_str(l.value()).ok()?;
+            let sha256 = kept.get("sha256")?.as_str().filter(|sha| blob::is_sha256(sha))?;
+            Some(blob::metadata(kept.get("media_type")?.as_str()?, kept.get("size")?.as_u64()?, sha256))
+        }
         _ => None,
     }
 }
 
-/// The JSON object of an instance from its triples. List items come back in their values' order
-/// (numbers by magnitude, text by code point, `false` before `true`): RDF keeps no order, and
+/// The JSON object of an instance from its triples; a blob is its metadata (the bytes are the
+/// store's, fetched by [`super::Kg`] for typed reads and by `trails://blob/<sha256>`). List items
+/// come back in their values' order (numbers by magnitude, text by code point, `false` before `true`): RDF keeps no order, and
 /// the values — unlike the terms' spelling, which differs between stores — are the same on all.
 pub(crate) fn instance(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Value {
     let mut object = Map::new();

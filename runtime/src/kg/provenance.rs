@@ -137,7 +137,7 @@ pub(crate) fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result
     // Activities are never rewritten: the check makes that explicit to every store.
     let checks =
         vec![Check::Absent { field: String::new(), value: serde_json::Value::String(subject.as_str().into()) }];
-    Ok(Write { graph: subject.clone(), subject, triples, checks })
+    Ok(Write { graph: subject.clone(), subject, triples, checks, blobs: Vec::new() })
 }
 
 /// Of the oldest activities (sorted oldest first: IRI, start time), those to drop: the first

@@ -59,6 +59,10 @@ pub struct Write {
     pub triples: Triples,
     /// What must hold, checked against the store as it is when the write applies.
     pub checks: Vec<Check>,
+    /// The bytes of the instance's [`crate::Blob`] fields, stored content-addressed in the same
+    /// atomic write (bytes the store holds already are kept once). Never removed by a later
+    /// write: another instance may hold the same bytes.
+    pub blobs: Vec<crate::Blob>,
 }
 
 /// An integrity condition of a write.
@@ -236,6 +240,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// A read-only SPARQL SELECT with `bindings` substituted as RDF terms (never spliced as text).
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>>;
+
+    /// The stored blob whose SHA-256 (lowercase hex) is `sha256`, with the media type it was
+    /// first stored with.
+    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>>;
 }
 
 impl Check {

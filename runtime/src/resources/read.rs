@@ -1,5 +1,6 @@
 //! Answers to `resources/list`, `resources/templates/list` and `resources/read`.
 
+use base64::Engine as _;
 use oxigraph::model::NamedNode;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use rmcp::ErrorData;
@@ -9,7 +10,7 @@ use super::fixed;
 use super::uri::{self, ListRequest, Target, UriError, SCHEME};
 use crate::auth::{Scope, ScopeSet};
 use crate::declare::{Datatype, NodeTypeInfo};
-use crate::kg::{mapping, Find, Kg};
+use crate::kg::{mapping, store_failed, Find, Kg};
 use crate::mcp::errors;
 use crate::server::Shared;
 
@@ -116,6 +117,7 @@ pub(crate) async fn read(
         Target::Stats => ("application/json", fixed::stats(shared, kg, scopes).await),
         Target::Types => ("application/json", types(shared, kg).await),
         Target::List(request) => ("application/json", page(kg, uri, request).await),
+        Target::Blob { sha256 } => return blob(kg, uri, sha256, trace_id).await,
         Target::Instance { node, id } => {
             let iri = mapping::instance_iri(kg.base(), node.label, &id);
             match instance(kg, node, &iri).await {
@@ -128,6 +130,15 @@ pub(crate) async fn read(
     let body = body.map_err(|error| errors::from_error(error, trace_id))?;
     let text = serde_json::to_string(&body).expect("JSON values serialise");
     Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)]))
+}
+
+/// The bytes of a stored blob, as MCP blob contents (base64) of its media type. Only a host that
+/// reads resources gets here: tool results show a blob's metadata and this URI.
+async fn blob(kg: &Kg, uri: &str, sha256: String, trace_id: &str) -> Result<ReadResourceResult, ErrorData> {
+    let stored = kg.store().blob(sha256).await.map_err(|e| errors::from_error(store_failed(e), trace_id))?;
+    let Some(blob) = stored else { return Err(errors::unknown_resource(uri)) };
+    let encoded = base64::engine::general_purpose::STANDARD.encode(blob.bytes());
+    Ok(ReadResourceResult::new(vec![ResourceContents::blob(encoded, uri).with_mime_type(blob.media_type())]))
 }
 
 pub(super) fn refused(uri: &str, error: UriError) -> ErrorData {
@@ -254,13 +265,14 @@ async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> crate::Res
         let value = match (predicate.datatype, predicate.many, value) {
             // A list of nested shapes is one `rdf:JSON` value per item; a `@json` term in the
             // context would make the whole array one value, so each item is typed in place.
-            (Datatype::Json, true, Value::Array(items)) => {
+            // A blob is its metadata object (never its bytes: fetch them at its `uri`).
+            (Datatype::Json | Datatype::Blob, true, Value::Array(items)) => {
                 json!(items.iter().map(|item| json!({ "@value": item, "@type": "@json" })).collect::<Vec<_>>())
             }
             _ => {
                 let coercion = match predicate.datatype {
                     Datatype::Iri => json!({ "@type": "@id" }),
-                    Datatype::Json => json!({ "@type": "@json" }),
+                    Datatype::Json | Datatype::Blob => json!({ "@type": "@json" }),
                     Datatype::String => json!({}),
                     other => json!({ "@type": other.iri() }),
                 };

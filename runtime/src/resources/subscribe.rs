@@ -48,6 +48,11 @@ pub(crate) fn topic(shared: &Shared, uri: &str, scopes: ScopeSet) -> Result<Topi
                 "{SCHEME}doctor is measured when it is read and is not subscribable; read it again instead"
             )))
         }
+        Target::Blob { .. } => {
+            return Err(not_subscribable(
+                "a blob is named by its SHA-256 and never changes; subscribe to the instance that holds it".into(),
+            ))
+        }
         Target::Schema => {
             return Err(not_subscribable(format!(
                 "{SCHEME}schema does not change while the server runs and is not subscribable"

@@ -4,6 +4,7 @@
 //! trails://schema | trails://kg/types | trails://stats | trails://doctor | trails://prov/latest
 //! trails://kg/<Type>[?where=<field>=<value>][&limit=<n>][&offset=<n>][&after=<iri>]
 //! trails://kg/<Type>/<id>
+//! trails://blob/<sha256>
 //! ```
 //! `where` is one clause with `=` only; its value is parsed under the field's datatype here and
 //! bound as an RDF term by the store, never spliced into query text. `"`, `\` and line breaks are
@@ -39,6 +40,11 @@ pub(crate) enum Target {
         node: &'static NodeTypeInfo,
         /// Its key (percent-decoded), or its generated id.
         id: String,
+    },
+    /// The bytes of a stored [`crate::Blob`], by SHA-256 (64 lowercase hex digits).
+    Blob {
+        /// The SHA-256.
+        sha256: String,
     },
 }
 
@@ -107,6 +113,15 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
         return match query {
             None => Ok(target),
             Some(_) => Err(grammar(format!("{SCHEME}{path} takes no query"))),
+        };
+    }
+    if let Some(sha256) = path.strip_prefix("blob/") {
+        if !crate::declare::blob::is_sha256(sha256) {
+            return Err(grammar(format!("a blob URI is {SCHEME}blob/<sha256>: 64 lowercase hex digits")));
+        }
+        return match query {
+            None => Ok(Target::Blob { sha256: sha256.to_owned() }),
+            Some(_) => Err(grammar("a blob URI takes no query".into())),
         };
     }
     let mut segments = path.strip_prefix("kg/").ok_or_else(unknown)?.split('/');
@@ -229,6 +244,9 @@ fn clause(uri: &str, node: &'static NodeTypeInfo, clause: &str) -> Result<Filter
         Datatype::Json => {
             return Err(grammar(format!("{field} holds a nested shape, which `where` cannot compare")));
         }
+        Datatype::Blob => {
+            return Err(grammar(format!("{field} holds binary content, which `where` cannot compare")));
+        }
     };
     Ok(Filter { predicate, value })
 }
@@ -242,7 +260,7 @@ fn xsd_name(datatype: Datatype) -> &'static str {
         Datatype::Boolean => "xsd:boolean",
         Datatype::DateTime => "xsd:dateTime",
         Datatype::Iri => "xsd:anyURI",
-        Datatype::Json => "rdf:JSON",
+        Datatype::Json | Datatype::Blob => "rdf:JSON",
     }
 }
 
@@ -287,6 +305,15 @@ mod tests {
         // `=` inside the value belongs to the value.
         let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=req_id=a=b", TYPES) else { panic!() };
         assert_eq!(list.filter.unwrap().value, Value::from("a=b"));
+        let sha = "0123456789abcdef".repeat(4);
+        let Ok(Target::Blob { sha256 }) = parse(&format!("trails://blob/{sha}"), TYPES) else { panic!() };
+        assert_eq!(sha256, sha);
+        for bad in
+            [format!("trails://blob/{}", sha.to_uppercase()), format!("trails://blob/{sha}0"), "trails://blob/".into()]
+        {
+            assert!(grammar_error(&bad).contains("64 lowercase hex digits"), "{bad}");
+        }
+        assert!(grammar_error(&format!("trails://blob/{sha}?x=1")).contains("no query"));
     }
 
     #[test]
@@ -315,8 +342,9 @@ mod tests {
             assert!(grammar_error(uri).contains("exactly one clause"), "{uri}");
         }
         assert!(grammar_error("trails://kg/Requirement?where=nope=1")
-            .contains("its fields: req_id, priority, score, done, due, owner, details"));
+            .contains("its fields: req_id, priority, score, done, due, owner, details, attachment"));
         assert!(grammar_error("trails://kg/Requirement?where=details=1").contains("nested shape"));
+        assert!(grammar_error("trails://kg/Requirement?where=attachment=1").contains("binary content"));
         assert!(grammar_error("trails://kg/Requirement?sort=priority").contains("unknown query parameter"));
         assert!(grammar_error("trails://kg/Requirement?limit=0").contains("1 to 1000"));
         assert!(grammar_error("trails://kg/Requirement?after=not%20an%20iri").contains("from `next`"));

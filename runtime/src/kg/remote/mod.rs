@@ -12,6 +12,7 @@ mod tls;
 
 use std::fmt::Write as _;
 
+use base64::Engine as _;
 use oxigraph::model::vocab::rdf;
 use oxigraph::model::{Literal, NamedNode, Term};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
@@ -22,6 +23,15 @@ use super::store::{self, Check, Find, Found, Row, Store, StoreError, StoreFuture
 const REVISION: &str = "https://w3id.org/trails/capability#revision";
 /// What a write receipt records: the subject it was for.
 const RECEIPT: &str = "https://w3id.org/trails/capability#receiptFor";
+/// The graph blob bytes live in (base64 literals), one subject per SHA-256.
+const BLOB_GRAPH: &str = "urn:trails:blobs";
+/// A blob's media type, and its bytes as standard base64.
+const BLOB_MEDIA_TYPE: &str = "https://w3id.org/trails/capability#mediaType";
+const BLOB_BASE64: &str = "https://w3id.org/trails/capability#base64";
+
+fn blob_subject(sha256: &str) -> String {
+    format!("<urn:trails:blob:sha256:{sha256}>")
+}
 
 /// A SPARQL 1.1 Protocol endpoint.
 pub struct RemoteStore {
@@ -312,6 +322,15 @@ impl RemoteStore {
             }
             let _ = writeln!(update, "    {s} <{REVISION}> {revision} .\n  }}");
         }
+        for blob in &write.blobs {
+            let bytes = Literal::new_simple_literal(base64::engine::general_purpose::STANDARD.encode(blob.bytes()));
+            let _ = writeln!(
+                update,
+                "  GRAPH <{BLOB_GRAPH}> {{ {} <{BLOB_MEDIA_TYPE}> {} ; <{BLOB_BASE64}> {bytes} }}",
+                blob_subject(&blob.sha256()),
+                Literal::new_simple_literal(blob.media_type()),
+            );
+        }
         update.push_str("}\nWHERE {\n");
         if replaces {
             let _ = writeln!(update, "  GRAPH {g} {{ {s} ?p ?o }}");
@@ -492,6 +511,31 @@ impl Store for RemoteStore {
                 return Ok(vec![vec![("result".to_owned(), Term::Literal(Literal::from(answer)))]]);
             }
             self.solutions(&bound.text).await
+        })
+    }
+
+    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>> {
+        Box::pin(async move {
+            // `sha256` is 64 hex digits (checked by every caller's parser): safe in an IRI.
+            if !crate::declare::blob::is_sha256(&sha256) {
+                return Ok(None);
+            }
+            let query = format!(
+                "SELECT ?m ?b WHERE {{ GRAPH <{BLOB_GRAPH}> {{ {} <{BLOB_MEDIA_TYPE}> ?m ; <{BLOB_BASE64}> ?b }} }} ORDER BY ?m LIMIT 1",
+                blob_subject(&sha256)
+            );
+            let rows = self.solutions(&query).await?;
+            let Some(row) = rows.first() else { return Ok(None) };
+            let corrupt = |why: String| StoreError::Corrupt(format!("blob {sha256}: {why}"));
+            let media_type = store::bound_text(row, "m").ok_or_else(|| corrupt("no media type".into()))?;
+            let encoded = store::bound_text(row, "b").ok_or_else(|| corrupt("no bytes".into()))?;
+            let bytes =
+                base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|e| corrupt(e.to_string()))?;
+            let blob = crate::Blob::new(media_type, bytes).map_err(|e| corrupt(e.to_string()))?;
+            if blob.sha256() != sha256 {
+                return Err(corrupt(format!("the bytes hash to {}", blob.sha256())));
+            }
+            Ok(Some(blob))
         })
     }
 }
