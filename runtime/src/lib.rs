@@ -147,6 +147,29 @@ pub mod __fuzz {
         let (limit, window) = (1 + number(2) % 16_384, 1024 + number(4) % (65_536 - 1024 + 1));
         crate::builtin::read_through(&text, number(0), limit, window);
     }
+
+    /// A blob as a client sends it, on `data` read as JSON (anything else is skipped): the
+    /// validator (what answers the client) and the deserialiser (what the handler gets) must
+    /// agree — a value one accepts and the other refuses would be an internal error or a blob
+    /// that skipped its checks — and an accepted blob must serialise back to itself with its
+    /// bytes stripped from what models see. Panics otherwise.
+    pub fn blob_value(data: &[u8]) {
+        use crate::declare::Schema as _;
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+        let errors = crate::validate::run(crate::Blob::validate_at, &value);
+        let parsed = serde_json::from_value::<crate::Blob>(value.clone());
+        match (errors.is_empty(), parsed) {
+            (true, Ok(blob)) => {
+                let mut shown = serde_json::to_value(&blob).expect("a blob serialises");
+                let back: crate::Blob = serde_json::from_value(shown.clone()).expect("a blob reads back");
+                assert_eq!(back, blob);
+                crate::declare::blob::strip_bytes(&mut shown);
+                assert_eq!(shown, blob.metadata(), "a result shows the metadata only");
+            }
+            (false, Err(_)) => {}
+            (valid, parsed) => panic!("validator says {valid}, deserialiser says {parsed:?} for {value}"),
+        }
+    }
 }
 
 #[doc(hidden)]

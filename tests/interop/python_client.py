@@ -5,6 +5,7 @@ Prints one JSON object describing what the SDK saw; the Rust test asserts on it.
 """
 
 import asyncio
+import base64
 import json
 import os
 import sys
@@ -13,6 +14,9 @@ import warnings
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pyld import jsonld
+
+# Bytes no text codec passes through unchanged.
+ATTACHMENT = bytes(range(256)) * 4
 
 
 async def run(server) -> dict:
@@ -28,7 +32,14 @@ async def run(server) -> dict:
 
         created = await client.call_tool(
             "requirements.create",
-            {"req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": ["auth"]},
+            {
+                "req_id": "REQ-1",
+                "title": "Single sign-on",
+                "status": "proposed",
+                "priority": 1,
+                "tags": ["auth"],
+                "attachments": [{"media_type": "text/plain", "base64": base64.b64encode(ATTACHMENT).decode()}],
+            },
         )
         report["create_is_error"] = bool(created.is_error)
         report["create_structured"] = created.structured_content
@@ -74,6 +85,15 @@ async def run(server) -> dict:
             "terms": sorted(key for key in document if not key.startswith("@")),
             "expanded_terms": sorted(key for key in expanded if not key.startswith("@")),
             "expanded": expanded,
+        }
+        # The attachment: metadata in the document, bytes at its `uri` as blob contents.
+        # (A list item of JSON is typed in place: `{"@value": …, "@type": "@json"}`.)
+        [attachment] = [item["@value"] for item in document["https://example.org/req#attachments"]]
+        [fetched] = (await client.read_resource(attachment["uri"])).contents
+        report["attachment"] = {
+            "shown": attachment,
+            "mime": fetched.mime_type,
+            "bytes_match": base64.b64decode(fetched.blob) == ATTACHMENT,
         }
         try:
             await client.read_resource("trails://kg/Requirement?where=priority=high")

@@ -27,3 +27,14 @@ fn the_read_field_window_corpus_replays_without_a_panic() {
     }
     assert!(replayed >= 6, "the corpus holds at least its seeds ({replayed} replayed)");
 }
+
+#[test]
+fn the_blob_value_corpus_replays_and_validator_and_deserialiser_agree() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/blob_value");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&corpus).expect("the corpus directory is in the repository") {
+        trails::__fuzz::blob_value(&std::fs::read(entry.unwrap().path()).unwrap());
+        replayed += 1;
+    }
+    assert!(replayed >= 8, "the corpus holds at least its seeds ({replayed} replayed)");
+}

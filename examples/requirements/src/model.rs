@@ -1,6 +1,6 @@
 //! The node types and shapes of the requirements app.
 
-use trails::{node_type, shape, DateTime, Ref};
+use trails::{node_type, shape, Blob, DateTime, Ref};
 
 /// A person who can own requirements.
 #[node_type(label = "Person", iri = "https://example.org/req#Person", key = "email")]
@@ -42,6 +42,10 @@ pub struct Requirement {
     pub owner: Option<Ref<Person>>,
     /// When it is due.
     pub due: Option<DateTime>,
+    /// Supporting files (specs, screenshots). Sent as base64; models see each file's media type,
+    /// size and SHA-256, and hosts that read resources fetch the bytes at its `uri`.
+    #[predicate(max_count = 5)]
+    pub attachments: Option<Vec<Blob>>,
 }
 
 /// Fields to change on a requirement; omitted fields stay as they are.

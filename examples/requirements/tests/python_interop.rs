@@ -118,6 +118,17 @@ fn assert_report(report: &Value, transport: &str) {
         json!({"@value": 1, "@type": "http://www.w3.org/2001/XMLSchema#integer"}),
         "{transport}: typed by the context"
     );
+    // A blob: the model-visible document has its metadata; the bytes come back as blob contents.
+    let shown = &report["attachment"]["shown"];
+    assert_eq!((shown["media_type"].as_str(), shown["size"].as_u64()), (Some("text/plain"), Some(1024)), "{transport}");
+    assert!(shown.get("base64").is_none(), "{transport}: no bytes in the document");
+    assert_eq!(report["attachment"]["mime"], "text/plain", "{transport}");
+    assert_eq!(report["attachment"]["bytes_match"], true, "{transport}: the SDK decodes the fetched bytes");
+    assert!(
+        !report["create_structured"].to_string().contains("base64"),
+        "{transport}: no bytes in the result: {}",
+        report["create_structured"]
+    );
     assert_eq!(report["bad_where"]["code"], -32602);
     assert_eq!(report["bad_where"]["data"]["reason"], "type_mismatch", "{transport}");
     // Subscriptions: a 2026-07-28 listen, and a 2025-11-25 session's resources/subscribe.
