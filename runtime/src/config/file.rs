@@ -114,6 +114,17 @@ pub struct HttpConfig {
     pub max_sessions: Option<usize>,
     /// Seconds a session may go without a client request before it expires (default 300).
     pub session_idle_secs: Option<u64>,
+    /// Connections served at once; the next is answered 503 (default 1024).
+    pub max_connections: Option<usize>,
+    /// Seconds to receive a request head, counted from when the server is ready for it — also
+    /// how long an idle keep-alive connection stays open (default 10).
+    pub header_timeout_secs: Option<u64>,
+    /// Seconds to receive a request body once its head arrived; then 408 (default 30).
+    pub body_timeout_secs: Option<u64>,
+    /// Largest request head in bytes; larger is refused 431 (default 16384, at least 8192).
+    pub max_header_bytes: Option<usize>,
+    /// Seconds requests in flight get to finish after SIGINT/SIGTERM (default 5).
+    pub shutdown_grace_secs: Option<u64>,
     /// Bearer tokens accepted on HTTP.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,

@@ -18,6 +18,10 @@ use crate::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
 pub const DEFAULT_HTTP_BIND: &str = "127.0.0.1:8080";
 /// Largest request body accepted when `[http] max_body_bytes` is unset.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Connections served at once when `[http] max_connections` is unset.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Largest request head when `[http] max_header_bytes` is unset.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
 /// Most concurrent MCP sessions when `[http] max_sessions` is unset.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 /// Most resources one subscriber watches when `[mcp] max_subscriptions` is unset.
@@ -111,6 +115,16 @@ pub struct Settings {
     /// How long a session may go without a client request before it expires (its notifications
     /// are held back from then on, so they cannot keep an abandoned session alive).
     pub session_idle: std::time::Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Time to receive a request head (and the longest a keep-alive connection idles).
+    pub header_timeout: std::time::Duration,
+    /// Time to receive a request body.
+    pub body_timeout: std::time::Duration,
+    /// Largest request head.
+    pub max_header_bytes: usize,
+    /// Time requests in flight get to finish once shutdown starts.
+    pub shutdown_grace: std::time::Duration,
     /// Most resources one subscriber watches.
     pub max_subscriptions: usize,
     /// Most notifications waiting per subscriber (drop-oldest beyond).
@@ -272,6 +286,34 @@ impl Settings {
                 return Err(ConfigError::Value { key: "[http] session_idle_secs", value: n.to_string(), expected });
             }
         };
+        // Up to an hour; only the grace period may be 0 (exit at once).
+        let seconds = |key: &'static str, value: Option<u64>, default: u64, least: u64| match value {
+            None => Ok(std::time::Duration::from_secs(default)),
+            Some(n) if (least..=3600).contains(&n) => Ok(std::time::Duration::from_secs(n)),
+            Some(n) => {
+                let expected = if least == 0 { "0 to 3600 seconds" } else { "1 to 3600 seconds" };
+                Err(ConfigError::Value { key, value: n.to_string(), expected })
+            }
+        };
+        let header_timeout = seconds("[http] header_timeout_secs", config.http.header_timeout_secs, 10, 1)?;
+        let body_timeout = seconds("[http] body_timeout_secs", config.http.body_timeout_secs, 30, 1)?;
+        let shutdown_grace = seconds("[http] shutdown_grace_secs", config.http.shutdown_grace_secs, 5, 0)?;
+        let max_connections = match config.http.max_connections {
+            None => DEFAULT_MAX_CONNECTIONS,
+            Some(n @ 1..=1_000_000) => n,
+            Some(n) => {
+                let expected = "1 to 1000000";
+                return Err(ConfigError::Value { key: "[http] max_connections", value: n.to_string(), expected });
+            }
+        };
+        let max_header_bytes = match config.http.max_header_bytes {
+            None => DEFAULT_MAX_HEADER_BYTES,
+            Some(n @ 8192..=1_048_576) => n,
+            Some(n) => {
+                let expected = "8192 to 1048576 (hyper reads heads in at least 8 KiB)";
+                return Err(ConfigError::Value { key: "[http] max_header_bytes", value: n.to_string(), expected });
+            }
+        };
         let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
         if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
@@ -326,6 +368,11 @@ impl Settings {
             http_sessions: config.http.sessions.unwrap_or(true),
             max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
             session_idle,
+            max_connections,
+            header_timeout,
+            body_timeout,
+            max_header_bytes,
+            shutdown_grace,
             max_subscriptions,
             subscription_queue,
             tool_window_chars,

@@ -3,6 +3,8 @@
 //! authentication in front of all of them.
 
 mod bearer;
+mod body;
+mod listen;
 mod origin;
 mod sessions;
 
@@ -17,15 +19,22 @@ use axum::routing::get;
 use axum::Router;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::mcp::{TrailsServer, Transport};
 use crate::server::Shared;
+use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins};
 use sessions::BoundedSessions;
 
-/// The whole HTTP application for a server bound at `bind`.
-pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
+pub(crate) use listen::{serve, ConnectionLimits};
+
+/// The whole HTTP application for a server bound at `bind`. Cancelling `streams` ends every MCP
+/// event stream and closes every session (shutdown); it needs a running Tokio runtime.
+pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<CancellationToken>) -> Router {
     let settings = &shared.settings;
     let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(streams.clone().unwrap_or_default())
         .with_allowed_hosts(allowed_hosts(settings, bind))
         .with_allowed_origins(allowed_origins(settings))
         .enforce_origin_validation()
@@ -36,6 +45,14 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
     // The factory runs per session (or per stateless request): an `Arc` clone and an empty
     // session, nothing rebuilt.
     let sessions = Arc::new(BoundedSessions::new(settings.max_sessions, settings.session_idle));
+    if let Some(streams) = &streams {
+        // Session event streams belong to the sessions, not to the service's token.
+        let (sessions, streams) = (sessions.clone(), streams.clone());
+        tokio::spawn(async move {
+            streams.cancelled().await;
+            sessions.close_all().await;
+        });
+    }
     let for_sessions = shared.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),
@@ -46,6 +63,11 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr) -> Router {
         .route_service("/mcp", mcp)
         .route("/.well-known/capabilities", get(manifest))
         .route("/healthz", get(|| async { "ok" }))
+        // Inside authentication: an unauthenticated request is refused before its body is read.
+        .layer(middleware::from_fn_with_state(
+            BodyLimits { timeout: settings.body_timeout, max_bytes: settings.max_body_bytes },
+            body::read_whole,
+        ))
         .layer(middleware::from_fn_with_state(shared.clone(), bearer::authenticate))
         .with_state(shared)
 }

@@ -30,6 +30,16 @@ impl BoundedSessions {
     }
 }
 
+impl BoundedSessions {
+    /// Close every session (shutdown): their event streams end, so clients see the server go.
+    pub(crate) async fn close_all(&self) {
+        let ids: Vec<SessionId> = self.inner.sessions.read().await.keys().cloned().collect();
+        for id in ids {
+            let _ = self.inner.close_session(&id).await;
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum SessionError {
     /// The server already holds its maximum number of sessions.

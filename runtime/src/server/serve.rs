@@ -1,14 +1,17 @@
 //! A built server and how it is served: over HTTP (the axum router) or stdio, until shutdown.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
 
 use super::catalog::NoSuchTool;
 use super::control::Control;
 use super::shared::Shared;
 use crate::auth::ScopeSet;
+use crate::http::ConnectionLimits;
 use crate::mcp::{TrailsServer, Transport};
 
 /// Why serving stopped with an error.
@@ -51,21 +54,38 @@ impl Server {
         serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise")
     }
 
-    /// The axum application (`/mcp`, `/.well-known/capabilities`, `/healthz`) for `bind`.
+    /// The axum application (`/mcp`, `/.well-known/capabilities`, `/healthz`) for `bind`, to
+    /// embed in your own server (which then owns connection limits and shutdown).
     pub fn router(&self, bind: SocketAddr) -> axum::Router {
-        crate::http::router(self.shared.clone(), bind)
+        crate::http::router(self.shared.clone(), bind, None)
     }
 
-    /// Serve HTTP on `listener` until Ctrl-C.
+    /// Serve HTTP on `listener` until SIGINT or SIGTERM, within the `[http]` connection limits;
+    /// then stop accepting, end event streams and give requests in flight
+    /// `[http] shutdown_grace_secs` to finish (a second signal ends them at once).
     pub async fn serve_http(&self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        self.serve_http_until(listener, shutdown_signal(), shutdown_signal()).await
+    }
+
+    /// [`Server::serve_http`] until `shutdown` completes (`again`: end the grace period early).
+    pub async fn serve_http_until(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()>,
+        again: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
         let bind = listener.local_addr().map_err(ServeError::Http)?;
         tracing::info!("serving MCP at http://{bind}/mcp");
-        axum::serve(listener, self.router(bind))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(ServeError::Http)
+        let settings = &self.shared.settings;
+        let limits = ConnectionLimits {
+            max_connections: settings.max_connections,
+            header_timeout: settings.header_timeout,
+            max_header_bytes: settings.max_header_bytes,
+            shutdown_grace: settings.shutdown_grace,
+        };
+        let streams = CancellationToken::new();
+        let app = crate::http::router(self.shared.clone(), bind, Some(streams.clone()));
+        crate::http::serve(listener, app, limits, streams, shutdown, again).await.map_err(ServeError::Http)
     }
 
     /// Serve one MCP client on stdin/stdout until it disconnects.
@@ -85,5 +105,26 @@ impl Server {
     /// Enable or disable a tool; connected sessions get `notifications/tools/list_changed`.
     pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         self.shared.set_tool_enabled(name, enabled)
+    }
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM (what `docker stop`, systemd and Kubernetes send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

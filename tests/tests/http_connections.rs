@@ -1,0 +1,226 @@
+//! The HTTP listener against careless and hostile clients, on the real fixture binary: shutdown
+//! with open event streams and half-sent requests, slow and idle connections cut off, a body that
+//! never finishes, connections past the cap, oversized request heads.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The fixture server with `[http]` settings `http`; killed when dropped.
+struct Server {
+    child: std::process::Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(http: &str) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("trails.toml");
+    std::fs::write(&config, format!("[mcp]\nscopes = [\"runtime\"]\n\n[http]\n{http}\n")).unwrap();
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["serve", "--http", &addr.to_string(), "--config"])
+        .arg(&config)
+        .env("TRAILS_KG_PATH", dir.path().join("kg"))
+        .env("TRAILS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    Server { child, addr, _dir: dir }
+}
+
+fn signal(server: &Server, name: &str) {
+    let status = Command::new("kill").args([format!("-{name}"), server.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+/// Wait for the process to exit, at most `limit`; its exit code.
+fn exits_within(server: &mut Server, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            return Some(status.code().unwrap_or(-1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    stream
+}
+
+/// Everything the server sends until it closes the connection (or the read times out).
+fn read_to_close(stream: &mut TcpStream) -> (String, Duration) {
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("the server kept the connection open: {e} (after {:?})", started.elapsed()),
+        }
+    }
+    (String::from_utf8_lossy(&seen).into_owned(), started.elapsed())
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"0"}}}"#;
+
+/// One request on its own connection (`Connection: close`); the whole answer as text.
+fn exchange(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+    let mut stream = connect(addr);
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).unwrap();
+    read_to_close(&mut stream).0
+}
+
+const JSON: [(&str, &str); 2] =
+    [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+
+/// The value of response header `name` in `answer`.
+fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
+    answer.lines().take_while(|line| !line.is_empty()).find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+#[test]
+fn sigint_ends_open_event_streams_and_half_sent_requests_and_exits_within_the_grace_period() {
+    for name in ["INT", "TERM"] {
+        let mut server = start("shutdown_grace_secs = 2");
+        // A 2025-06-18 session with its event stream open (what every session client keeps).
+        let initialized = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
+        let session = header(&initialized, "mcp-session-id").expect("a session").to_owned();
+        let in_session =
+            [JSON[0], JSON[1], ("Mcp-Session-Id", session.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+        exchange(server.addr, "POST", "/mcp", &in_session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let mut events = connect(server.addr);
+        let get = format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             Mcp-Protocol-Version: 2025-06-18\r\n\r\n"
+        );
+        events.write_all(get.as_bytes()).unwrap();
+        let mut head = [0u8; 12];
+        events.read_exact(&mut head).unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200", "the event stream is open");
+        // And a request whose body never finishes.
+        let mut half = connect(server.addr);
+        half.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\"").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+
+        signal(&server, name);
+        // The event stream ends at once; the half-sent request holds on to the grace period.
+        let (_, ended) = read_to_close(&mut events);
+        assert!(ended < Duration::from_millis(1500), "SIG{name}: the event stream ended after {ended:?}");
+        let code = exits_within(&mut server, Duration::from_secs(5));
+        assert_eq!(code, Some(0), "SIG{name}: exit 0 within the grace period (2 s) plus slack");
+    }
+}
+
+#[test]
+fn a_request_head_that_trickles_is_cut_off_and_so_is_an_idle_connection() {
+    let server = start("header_timeout_secs = 1");
+    // Slowloris: a head that never ends.
+    let mut slow = connect(server.addr);
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(300));
+        if slow.write_all(b"X-Slow: 1\r\n").is_err() {
+            break;
+        }
+    }
+    let (_, waited) = read_to_close(&mut slow);
+    assert!(waited < Duration::from_secs(3), "the trickling head was cut off (after {waited:?} more)");
+    // An idle keep-alive connection, after one full exchange.
+    let mut idle = connect(server.addr);
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let started = Instant::now();
+    let (answer, _) = read_to_close(&mut idle);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(3), "the idle connection was closed after {elapsed:?}");
+    // A connection that never sends a byte.
+    let mut silent = connect(server.addr);
+    let (_, waited) = read_to_close(&mut silent);
+    assert!(waited < Duration::from_secs(3), "the silent connection was closed after {waited:?}");
+}
+
+#[test]
+fn a_body_that_never_finishes_is_answered_408_with_a_json_rpc_error() {
+    let server = start("body_timeout_secs = 1\nheader_timeout_secs = 10");
+    let mut slow = connect(server.addr);
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 400\r\n\r\n{\"jsonrpc\":").unwrap();
+    let (answer, waited) = read_to_close(&mut slow);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"jsonrpc\":\"2.0\"") && answer.contains("-32600"), "{answer}");
+    assert!(waited < Duration::from_secs(4), "answered after {waited:?}");
+}
+
+#[test]
+fn connections_past_the_cap_are_refused_with_503_and_served_again_once_others_close() {
+    let server = start("max_connections = 4\nheader_timeout_secs = 30");
+    let held: Vec<TcpStream> = (0..4).map(|_| connect(server.addr)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut fifth = connect(server.addr);
+    fifth.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let (answer, _) = read_to_close(&mut fifth);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after:"), "{answer}");
+    assert!(answer.contains("-32000") || answer.contains("\"error\""), "a JSON-RPC error body: {answer}");
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !exchange(server.addr, "GET", "/healthz", &[], "").starts_with("HTTP/1.1 200") {
+        assert!(Instant::now() < deadline, "slots came back once the held connections closed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_oversized_request_head_is_refused_431_without_buffering_it() {
+    let server = start("max_header_bytes = 16384");
+    let mut big = connect(server.addr);
+    let header = format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(400_000));
+    // The server may close before reading it all: a failed write is part of the refusal.
+    let _ = big.write_all(header.as_bytes());
+    let (answer, _) = read_to_close(&mut big);
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 431"), "{answer}");
+    let ok = exchange(server.addr, "GET", "/healthz", &[], "");
+    assert!(ok.starts_with("HTTP/1.1 200"), "an ordinary request still passes: {ok}");
+}
+
+#[test]
+fn a_second_signal_ends_the_grace_period_at_once() {
+    let mut server = start("shutdown_grace_secs = 60\nbody_timeout_secs = 120");
+    let mut half = connect(server.addr);
+    half.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&server, "INT");
+    assert_eq!(exits_within(&mut server, Duration::from_millis(800)), None, "the grace period holds");
+    signal(&server, "INT");
+    assert_eq!(exits_within(&mut server, Duration::from_secs(3)), Some(0), "the second signal ends it");
+}
