@@ -85,13 +85,26 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 /// One request on its own connection (`Connection: close`); the whole answer as text.
 fn exchange(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+    exchange_as(addr, "127.0.0.1", method, path, headers, body.as_bytes())
+}
+
+/// [`exchange`] with this `Host` and raw body bytes.
+fn exchange_as(
+    addr: SocketAddr,
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> String {
     let mut stream = connect(addr);
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    request.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
     stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
     read_to_close(&mut stream).0
 }
 
@@ -181,6 +194,8 @@ fn a_body_that_never_finishes_is_answered_408_with_a_json_rpc_error() {
 #[test]
 fn connections_past_the_cap_are_refused_with_503_and_served_again_once_others_close() {
     let server = start("max_connections = 4\nheader_timeout_secs = 30");
+    // Let the server see start()'s probe connection close (it holds a slot until then).
+    std::thread::sleep(Duration::from_millis(500));
     let held: Vec<TcpStream> = (0..4).map(|_| connect(server.addr)).collect();
     std::thread::sleep(Duration::from_millis(300));
     let mut fifth = connect(server.addr);
@@ -223,4 +238,56 @@ fn a_second_signal_ends_the_grace_period_at_once() {
     assert_eq!(exits_within(&mut server, Duration::from_millis(800)), None, "the grace period holds");
     signal(&server, "INT");
     assert_eq!(exits_within(&mut server, Duration::from_secs(3)), Some(0), "the second signal ends it");
+}
+
+#[test]
+fn every_route_refuses_a_foreign_host_or_origin_with_403() {
+    let server = start("");
+    for path in ["/healthz", "/.well-known/capabilities", "/mcp"] {
+        let answer = exchange_as(server.addr, "evil.example", "GET", path, &[], b"");
+        assert!(answer.starts_with("HTTP/1.1 403"), "{path}: {answer}");
+        assert!(answer.contains("-32600") && answer.contains("Host"), "{path}: {answer}");
+        let answer = exchange(server.addr, "GET", path, &[("Origin", "https://evil.example")], "");
+        assert!(answer.starts_with("HTTP/1.1 403") && answer.contains("Origin"), "{path}: {answer}");
+    }
+    let answer = exchange(server.addr, "GET", "/healthz", &[("Origin", "http://localhost:5173")], "");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let answer = exchange_as(server.addr, &format!("localhost:{}", server.addr.port()), "GET", "/healthz", &[], b"");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[test]
+fn malformed_messages_get_400_with_a_json_rpc_error_and_bad_tool_params_get_32602() {
+    let server = start("");
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let cases: [(&[u8], &str, i32); 10] = [
+        (b"{not json", "400", -32700),
+        (b"", "400", -32700),
+        (b"\xff\xfe{}", "400", -32700),
+        (deep.as_bytes(), "400", -32700),
+        (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, "400", -32600),
+        (br#""ping""#, "400", -32600),
+        (br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, "400", -32600),
+        (br#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, "400", -32600),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, "200", -32602),
+        (
+            br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"trails_meta_ping","arguments":"x"}}"#,
+            "200",
+            -32602,
+        ),
+    ];
+    for (body, status, code) in cases {
+        let answer = exchange_as(server.addr, "127.0.0.1", "POST", "/mcp", &JSON, body);
+        let shown = String::from_utf8_lossy(&body[..body.len().min(60)]).into_owned();
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{shown}: {answer}");
+        assert!(
+            header(&answer, "content-type").is_some_and(|t| t.starts_with("application/json")),
+            "{shown}: {answer}"
+        );
+        let json: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(json["error"]["code"], code, "{shown}: {answer}");
+        if status == "200" {
+            assert_ne!(json["id"], serde_json::Value::Null, "{shown}: answered with the request's id");
+        }
+    }
 }

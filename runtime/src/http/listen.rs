@@ -122,9 +122,9 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// Answer a connection past the cap with 503 and close it. The answer is written without
-/// waiting (a fresh socket's buffer takes it); the request is drained briefly so closing does
-/// not reset the connection before the client reads the answer — at most `MAX_REFUSING` at once.
+/// Answer a connection past the cap with 503 and close it, draining the request briefly so that
+/// closing does not reset the connection before the client reads the answer: at most
+/// `MAX_REFUSING` such tasks at once, each done within half a second.
 fn refuse(socket: TcpStream, max: usize, refusing: &Arc<Semaphore>) {
     tracing::debug!(max, "refusing a connection past [http] max_connections");
     let body = format!(
@@ -134,14 +134,20 @@ fn refuse(socket: TcpStream, max: usize, refusing: &Arc<Semaphore>) {
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let _ = socket.try_write(answer.as_bytes());
-    let Ok(draining) = refusing.clone().try_acquire_owned() else { return };
+    let Ok(permit) = refusing.clone().try_acquire_owned() else {
+        // Too many refusals in flight: best effort, without waiting.
+        let _ = socket.try_write(answer.as_bytes());
+        return;
+    };
     tokio::spawn(async move {
         let mut socket = socket;
-        let _ = socket.shutdown().await;
-        let mut buffer = [0u8; 1024];
-        let drain = async { while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {} };
-        let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
-        drop(draining);
+        let refusing = async {
+            let _ = socket.write_all(answer.as_bytes()).await;
+            let _ = socket.shutdown().await;
+            let mut buffer = [0u8; 1024];
+            while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
+        };
+        let _ = tokio::time::timeout(Duration::from_millis(500), refusing).await;
+        drop(permit);
     });
 }

@@ -4,6 +4,7 @@
 
 mod bearer;
 mod body;
+mod jsonrpc;
 mod listen;
 mod origin;
 mod sessions;
@@ -24,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::{TrailsServer, Transport};
 use crate::server::Shared;
 use body::BodyLimits;
-use origin::{allowed_hosts, allowed_origins};
+use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
 
 pub(crate) use listen::{serve, ConnectionLimits};
@@ -61,6 +62,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     );
     Router::new()
         .route_service("/mcp", mcp)
+        .route_layer(middleware::from_fn(jsonrpc::check))
         .route("/.well-known/capabilities", get(manifest))
         .route("/healthz", get(|| async { "ok" }))
         // Inside authentication: an unauthenticated request is refused before its body is read.
@@ -69,6 +71,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             body::read_whole,
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), bearer::authenticate))
+        // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
+        .layer(middleware::from_fn_with_state(Arc::new(HostPolicy::new(settings, bind)), origin::check))
         .with_state(shared)
 }
 

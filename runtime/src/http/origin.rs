@@ -27,3 +27,149 @@ pub(crate) fn allowed_origins(settings: &Settings) -> Vec<String> {
         settings.allowed_origins.clone()
     }
 }
+
+/// One accepted `Host` (a port, or any port when none is given) or `Origin` (scheme, host and
+/// a port, `*`, or the scheme's default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Authority {
+    scheme: Option<String>,
+    host: String,
+    port: Port,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Port {
+    Any,
+    Default,
+    Is(u16),
+}
+
+fn normal_host(host: &str) -> String {
+    host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()
+}
+
+/// `host[:port]` (an unbracketed IPv6 address is a host without a port, as rmcp reads it);
+/// `None` when it is empty or holds what no host does.
+fn parse_host(text: &str, absent_port: Port) -> Option<Authority> {
+    let text = text.trim();
+    match text.parse::<axum::http::uri::Authority>() {
+        Ok(authority) if !authority.as_str().contains('@') => {
+            let port = authority.port_u16().map_or(absent_port, Port::Is);
+            Some(Authority { scheme: None, host: normal_host(authority.host()), port })
+        }
+        _ if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') => {
+            Some(Authority { scheme: None, host: normal_host(text), port: absent_port })
+        }
+        _ => None,
+    }
+}
+
+/// `scheme://host[:port|:*]`; `None` when it does not parse (`null` included).
+fn parse_origin(text: &str) -> Option<Authority> {
+    let (scheme, rest) = text.trim().split_once("://")?;
+    let (rest, port) = match rest.strip_suffix(":*") {
+        Some(rest) => (rest, Some(Port::Any)),
+        None => (rest, None),
+    };
+    let mut origin = parse_host(rest, Port::Default)?;
+    if let Some(port) = port {
+        origin.port = port;
+    }
+    origin.scheme = Some(scheme.to_ascii_lowercase());
+    Some(origin)
+}
+
+fn matches(allowed: &Authority, sent: &Authority) -> bool {
+    allowed.scheme == sent.scheme
+        && allowed.host == sent.host
+        && match allowed.port {
+            Port::Any => true,
+            port => port == sent.port,
+        }
+}
+
+/// The DNS-rebinding defence applied to *every* route (rmcp applies it to `/mcp` only).
+#[derive(Debug, Clone)]
+pub(crate) struct HostPolicy {
+    hosts: Vec<Authority>,
+    origins: Vec<Authority>,
+}
+
+impl HostPolicy {
+    pub(crate) fn new(settings: &Settings, bind: SocketAddr) -> HostPolicy {
+        HostPolicy {
+            hosts: allowed_hosts(settings, bind).iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
+            origins: allowed_origins(settings).iter().filter_map(|o| parse_origin(o)).collect(),
+        }
+    }
+
+    /// Why a request with these headers is refused, if it is.
+    fn refusal(&self, host: Option<&str>, origin: Option<&[u8]>) -> Option<&'static str> {
+        let sent = host.and_then(|h| parse_host(h, Port::Default));
+        let Some(sent) = sent else { return Some("the Host header is missing or malformed") };
+        if !self.hosts.iter().any(|allowed| matches(allowed, &sent)) {
+            return Some("the Host header is not one this server answers to ([http] allowed_hosts)");
+        }
+        // No `Origin`: not a browser; the Host check is the defence.
+        let origin = origin?;
+        let origin = std::str::from_utf8(origin).ok().and_then(parse_origin);
+        match origin {
+            Some(origin) if self.origins.iter().any(|allowed| matches(allowed, &origin)) => None,
+            _ => Some("the Origin header is not allowed ([http] allowed_origins)"),
+        }
+    }
+}
+
+/// Refuse a request from a `Host` or `Origin` the server does not accept: 403 with a JSON-RPC
+/// error, before authentication or anything else runs.
+pub(crate) async fn check(
+    axum::extract::State(policy): axum::extract::State<std::sync::Arc<HostPolicy>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let headers = request.headers();
+    let host = headers.get(axum::http::header::HOST).and_then(|h| h.to_str().ok());
+    let host = host.or_else(|| request.uri().authority().map(|a| a.as_str()));
+    let origin = headers.get(axum::http::header::ORIGIN).map(|o| o.as_bytes());
+    match policy.refusal(host, origin) {
+        None => next.run(request).await,
+        Some(reason) => {
+            tracing::debug!(reason, "refused a request by Host/Origin");
+            super::body::refusal(axum::http::StatusCode::FORBIDDEN, -32600, &format!("Forbidden: {reason}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(hosts: &[&str], origins: &[&str]) -> HostPolicy {
+        HostPolicy {
+            hosts: hosts.iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
+            origins: origins.iter().filter_map(|o| parse_origin(o)).collect(),
+        }
+    }
+
+    #[test]
+    fn hosts_and_origins_match_like_rmcps_policy() {
+        let p = policy(
+            &["localhost", "127.0.0.1", "::1", "api.example.com:443"],
+            &["http://localhost:*", "https://app.example.com"],
+        );
+        for host in ["localhost", "LOCALHOST:8080", "127.0.0.1:1", "[::1]:80", "api.example.com:443"] {
+            assert_eq!(p.refusal(Some(host), None), None, "{host}");
+        }
+        for host in ["evil.example", "api.example.com", "api.example.com:8443", "127.0.0.2"] {
+            assert!(p.refusal(Some(host), None).unwrap().contains("Host"), "{host}");
+        }
+        assert!(p.refusal(None, None).unwrap().contains("missing"));
+        assert_eq!(p.refusal(Some("localhost"), Some(b"http://localhost:5173")), None);
+        assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com")), None);
+        for origin in
+            [&b"null"[..], b"https://app.example.com:8443", b"http://evil.example", b"https://localhost:1", b"\xff"]
+        {
+            assert!(p.refusal(Some("localhost"), Some(origin)).unwrap().contains("Origin"), "{origin:?}");
+        }
+    }
+}
