@@ -22,18 +22,27 @@ impl Drop for Server {
 }
 
 fn start(http: &str) -> Server {
+    start_with(http, Some("warn"))
+}
+
+/// The fixture server, its log filter `log` (`None`: the default), stderr kept in `stderr.log`.
+fn start_with(http: &str, log: Option<&str>) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("trails.toml");
     std::fs::write(&config, format!("[mcp]\nscopes = [\"runtime\"]\n\n[http]\n{http}\n")).unwrap();
     let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"));
+    command
         .args(["serve", "--http", &addr.to_string(), "--config"])
         .arg(&config)
         .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        .env("TRAILS_LOG", "warn")
+        .env_remove("TRAILS_LOG")
         .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap());
+    if let Some(log) = log {
+        command.env("TRAILS_LOG", log);
+    }
+    let child = command.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while TcpStream::connect(addr).is_err() {
         assert!(Instant::now() < deadline, "server did not start listening on {addr}");
@@ -290,4 +299,43 @@ fn malformed_messages_get_400_with_a_json_rpc_error_and_bad_tool_params_get_3260
             assert_ne!(json["id"], serde_json::Value::Null, "{shown}: answered with the request's id");
         }
     }
+}
+
+#[test]
+fn hostile_names_are_echoed_cut_and_per_request_noise_stays_out_of_the_default_log() {
+    let server = start_with("", None);
+    let started = std::fs::metadata(server._dir.path().join("stderr.log")).unwrap().len();
+    // Big enough to show, small enough for the `Mcp-Name` header under the 16 KiB head bound.
+    let huge = "x".repeat(12_000);
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"0"}}"#;
+    let v2026 = [JSON[0], JSON[1], ("Mcp-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call")];
+    for n in 0..50 {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"{huge}","arguments":{{}},{meta}}}}}"#
+        );
+        let mut headers = v2026.to_vec();
+        headers.push(("Mcp-Name", &huge));
+        let answer = exchange_as(server.addr, "127.0.0.1", "POST", "/mcp", &headers, call.as_bytes());
+        assert!(answer.len() < 4_096, "a 12 kB tool name is echoed cut: the answer is {} bytes", answer.len());
+        assert!(!answer.contains(&huge[..1000]), "{}", &answer[..answer.len().min(300)]);
+        assert!(
+            answer.contains("unknown tool") && answer.contains("(12000 bytes)"),
+            "{}",
+            &answer[..answer.len().min(600)]
+        );
+        let bad_field = format!(
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"research.search","arguments":{{"{huge}":1}},{meta}}}}}"#
+        );
+        let mut headers = v2026.to_vec();
+        headers.push(("Mcp-Name", "research.search"));
+        let answer = exchange_as(server.addr, "127.0.0.1", "POST", "/mcp", &headers, bad_field.as_bytes());
+        assert!(answer.len() < 8_192, "an unknown 12 kB field name is echoed cut: {} bytes", answer.len());
+        assert!(answer.contains("unknown_field"), "{}", &answer[..answer.len().min(600)]);
+        let bad_token = exchange(server.addr, "GET", "/healthz", &[("Authorization", "Bearer wrong")], "");
+        assert!(bad_token.starts_with("HTTP/1.1 401"), "{bad_token}");
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let logged = std::fs::metadata(server._dir.path().join("stderr.log")).unwrap().len() - started;
+    let log = std::fs::read_to_string(server._dir.path().join("stderr.log")).unwrap();
+    assert!(logged < 2_048, "150 hostile requests wrote {logged} bytes of log at the default level:\n{log}");
 }

@@ -173,8 +173,13 @@ fn fail(error: &dyn std::fmt::Display, code: ExitCode) -> ExitCode {
     code
 }
 
+/// The log filter when `TRAILS_LOG` is unset.
+pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=error";
+
 fn init_logging() {
+    // rmcp logs every request at info and every error answer in full at warn: per-request noise
+    // a client controls (a 4 MB tool name became an 8 MB log line), so only its errors by default.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TRAILS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
 }

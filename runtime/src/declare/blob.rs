@@ -240,7 +240,7 @@ impl Schema for Blob {
         for (name, member) in object {
             if !SENT_MEMBERS.contains(&name.as_str()) {
                 reject(
-                    name,
+                    &crate::validate::echo_name(name),
                     FieldCode::UnknownField,
                     "is not a member of a blob (media_type, base64; size, sha256 and uri are computed)".into(),
                     member,

@@ -9,13 +9,18 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::throttle::Throttle;
 use crate::auth::{bearer, Caller};
 use crate::mcp::errors;
 use crate::server::Shared;
 
 /// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
 /// a token that does not verify stops the request here with 401, before MCP sees it.
-pub(crate) async fn authenticate(State(shared): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn authenticate(
+    State((shared, log)): State<(Arc<Shared>, Arc<Throttle>)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let settings = &shared.settings;
     let caller = match request.headers().get(header::AUTHORIZATION) {
         None => Caller::anonymous(settings.process_scopes),
@@ -26,7 +31,9 @@ pub(crate) async fn authenticate(State(shared): State<Arc<Shared>>, mut request:
                     Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) }
                 }
                 None => {
-                    tracing::warn!("rejected a request with an invalid bearer token");
+                    if let Some(held_back) = log.allow() {
+                        tracing::warn!(held_back, "rejected a request with an invalid bearer token");
+                    }
                     return unauthorized();
                 }
             }

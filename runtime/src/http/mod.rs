@@ -8,6 +8,7 @@ mod jsonrpc;
 mod listen;
 mod origin;
 mod sessions;
+mod throttle;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,6 +30,9 @@ use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
 
 pub(crate) use listen::{serve, ConnectionLimits};
+
+/// How often a warning any client can trigger is logged, at most.
+const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The whole HTTP application for a server bound at `bind`. Cancelling `streams` ends every MCP
 /// event stream and closes every session (shutdown); it needs a running Tokio runtime.
@@ -70,7 +74,10 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             BodyLimits { timeout: settings.body_timeout, max_bytes: settings.max_body_bytes },
             body::read_whole,
         ))
-        .layer(middleware::from_fn_with_state(shared.clone(), bearer::authenticate))
+        .layer(middleware::from_fn_with_state(
+            (shared.clone(), Arc::new(throttle::Throttle::new(LOG_EVERY))),
+            bearer::authenticate,
+        ))
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
         .layer(middleware::from_fn_with_state(Arc::new(HostPolicy::new(settings, bind)), origin::check))
         .with_state(shared)

@@ -19,6 +19,8 @@ pub(crate) struct BoundedSessions {
     /// Held from the count to the insert: creation is rare next to requests, so serialising it
     /// costs nothing measurable.
     creating: tokio::sync::Mutex<()>,
+    /// Refusals are logged at most once per interval.
+    log: super::throttle::Throttle,
 }
 
 impl BoundedSessions {
@@ -26,7 +28,12 @@ impl BoundedSessions {
     pub(crate) fn new(max: usize, idle: std::time::Duration) -> BoundedSessions {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(idle);
-        BoundedSessions { inner, max, creating: tokio::sync::Mutex::new(()) }
+        BoundedSessions {
+            inner,
+            max,
+            creating: tokio::sync::Mutex::new(()),
+            log: super::throttle::Throttle::new(super::LOG_EVERY),
+        }
     }
 }
 
@@ -74,7 +81,9 @@ impl SessionManager for BoundedSessions {
         let _creating = self.creating.lock().await;
         let open = self.inner.sessions.read().await.len();
         if open >= self.max {
-            tracing::warn!(open, max = self.max, "refusing a new MCP session");
+            if let Some(held_back) = self.log.allow() {
+                tracing::warn!(open, max = self.max, held_back, "refusing a new MCP session");
+            }
             return Err(SessionError::Full(self.max));
         }
         Ok(self.inner.create_session().await?)

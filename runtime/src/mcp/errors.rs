@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::auth::{Caller, Scope};
 use crate::config::ValidationErrors;
 use crate::error::Error;
-use crate::validate::FieldError;
+use crate::validate::{echo_name, FieldError};
 
 /// A missing or bad credential.
 pub(crate) const AUTHENTICATION_FAILED: i32 = -32001;
@@ -28,13 +28,16 @@ fn error(code: i32, message: impl Into<Cow<'static, str>>, data: Option<Value>) 
 
 /// The list and the call both say "unknown" for tools a caller may not know about, in the same
 /// bytes, so a masked denial cannot be told apart from a missing tool.
+/// The name is echoed cut (`echo_name`), like every name a client sends.
 pub(crate) fn unknown_tool(name: &str) -> ErrorData {
-    let message = Error::UnknownTool(name.to_owned()).to_string();
+    let name = echo_name(name);
+    let message = Error::UnknownTool(name.clone().into_owned()).to_string();
     error(ErrorCode::INVALID_PARAMS.0, message, Some(json!({ "tool": name })))
 }
 
 /// A resource URI that names nothing this server has (DESIGN §4.2: `-32602` with `{"uri"}`).
 pub(crate) fn unknown_resource(uri: &str) -> ErrorData {
+    let uri = echo_name(uri);
     error(ErrorCode::INVALID_PARAMS.0, format!("unknown resource: {uri}"), Some(json!({ "uri": uri })))
 }
 

@@ -142,11 +142,16 @@ async fn blob(kg: &Kg, uri: &str, sha256: String, trace_id: &str) -> Result<Read
 }
 
 pub(super) fn refused(uri: &str, error: UriError) -> ErrorData {
+    // The message quotes parts of the URI: cut like the URI itself, so the error stays small.
+    let uri = &*crate::validate::echo_name(uri);
     match error {
         UriError::Unknown { .. } => errors::unknown_resource(uri),
-        UriError::Grammar { message, .. } => ErrorData::invalid_params(message, Some(json!({ "uri": uri }))),
+        UriError::Grammar { message, .. } => {
+            let message = crate::validate::cut_text(&message, 1024).into_owned();
+            ErrorData::invalid_params(message, Some(json!({ "uri": uri })))
+        }
         UriError::TypeMismatch { field, value, expected_datatype } => ErrorData::invalid_params(
-            format!("`{value}` is not a valid {expected_datatype} for {field}"),
+            format!("`{}` is not a valid {expected_datatype} for {field}", crate::validate::echo_name(&value)),
             Some(
                 json!({ "uri": uri, "field": field, "reason": "type_mismatch", "expected_datatype": expected_datatype }),
             ),

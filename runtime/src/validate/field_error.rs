@@ -77,6 +77,23 @@ impl FieldError {
     }
 }
 
+/// Longest name (a field name, a tool name, a resource URI) echoed back in an error or a log.
+pub(crate) const NAME_ECHO_LIMIT: usize = 128;
+
+/// `name` as it may be echoed: at most [`NAME_ECHO_LIMIT`] characters, then an ellipsis and
+/// how long it was — a 4 MB tool name must not become a 4 MB error (or log line).
+pub(crate) fn echo_name(name: &str) -> std::borrow::Cow<'_, str> {
+    cut_text(name, NAME_ECHO_LIMIT)
+}
+
+/// `text` cut after `limit` characters, saying how long it was.
+pub(crate) fn cut_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(limit) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((at, _)) => std::borrow::Cow::Owned(format!("{}… ({} bytes)", &text[..at], text.len())),
+    }
+}
+
 /// Longest string echoed back in `value`; the rest is replaced by an ellipsis.
 const ECHO_LIMIT: usize = 200;
 

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::field_error::{echo, FieldCode, FieldError};
+use super::field_error::{echo, echo_name, FieldCode, FieldError};
 use super::report::{Errors, Path};
 use super::rules::{FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule, ObjectRules, StringRule};
 
@@ -51,7 +51,7 @@ fn report_unknown(rules: &ObjectRules, map: &Map<String, Value>, path: &Path, er
     rules.for_each_field(&mut |rule| known.push(rule.name));
     for (key, value) in map {
         if !known.contains(&key.as_str()) {
-            let field = path.field(key);
+            let field = path.field(&echo_name(key));
             let message = format!("{field} is not a known field; expected one of: {}", known.join(", "));
             fail(errors, field, FieldCode::UnknownField, message, value, json!(known));
         }

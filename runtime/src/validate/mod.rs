@@ -10,7 +10,7 @@ mod interpret;
 mod report;
 mod rules;
 
-pub(crate) use field_error::echo;
+pub(crate) use field_error::{cut_text, echo, echo_name};
 pub use field_error::{FieldCode, FieldError};
 pub(crate) use interpret::run;
 pub use interpret::{validate_item, validate_object};
