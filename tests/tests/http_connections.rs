@@ -339,3 +339,52 @@ fn hostile_names_are_echoed_cut_and_per_request_noise_stays_out_of_the_default_l
     let log = std::fs::read_to_string(server._dir.path().join("stderr.log")).unwrap();
     assert!(logged < 2_048, "150 hostile requests wrote {logged} bytes of log at the default level:\n{log}");
 }
+
+#[test]
+fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot() {
+    let token = "session-test-token";
+    let http = format!(
+        "max_sessions = 4\nmax_anonymous_sessions = 2\nsession_init_secs = 1\n\n[[http.tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]",
+        trails::sha256_hex(token)
+    );
+    let server = start(&http);
+    let bearer = format!("Bearer {token}");
+    let with_token = [JSON[0], JSON[1], ("Authorization", bearer.as_str())];
+    let session_of = |answer: &str| header(answer, "mcp-session-id").map(str::to_owned);
+    // Anonymous callers fill their pool with sessions they never initialize.
+    for _ in 0..2 {
+        let answer = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
+        assert!(session_of(&answer).is_some(), "{answer}");
+    }
+    let refused = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert_eq!(header(&refused, "retry-after"), Some("5"));
+    assert!(refused.contains("-32000") && refused.contains("present a token"), "{refused}");
+    // A caller with a token still gets one, and it is theirs alone.
+    let mine = session_of(&exchange(server.addr, "POST", "/mcp", &with_token, INITIALIZE)).expect("a session");
+    let in_mine = [
+        JSON[0],
+        JSON[1],
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", mine.as_str()),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    exchange(server.addr, "POST", "/mcp", &in_mine, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    let as_anonymous = [JSON[0], JSON[1], ("Mcp-Session-Id", mine.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let stolen = exchange(server.addr, "POST", "/mcp", &as_anonymous, ping);
+    assert!(stolen.starts_with("HTTP/1.1 404") && stolen.contains("-32600"), "{stolen}");
+    let deleted = exchange(server.addr, "DELETE", "/mcp", &as_anonymous, "");
+    assert!(deleted.starts_with("HTTP/1.1 404"), "another caller cannot end it: {deleted}");
+    let used = exchange(server.addr, "POST", "/mcp", &in_mine, ping);
+    assert!(used.starts_with("HTTP/1.1 200"), "still the owner's: {used}");
+    let unknown = [("Mcp-Session-Id", "no-such-session"), ("Mcp-Protocol-Version", "2025-06-18")];
+    let deleted = exchange(server.addr, "DELETE", "/mcp", &unknown, "");
+    assert!(deleted.starts_with("HTTP/1.1 404") && deleted.contains("Session not found"), "{deleted}");
+    // Half-opened sessions expire: the anonymous pool has room again.
+    std::thread::sleep(Duration::from_millis(1500));
+    let answer = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
+    assert!(session_of(&answer).is_some(), "{answer}");
+    let deleted = exchange(server.addr, "DELETE", "/mcp", &in_mine, "");
+    assert!(deleted.starts_with("HTTP/1.1 2"), "the owner can end it: {deleted}");
+}

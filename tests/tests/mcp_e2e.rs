@@ -539,11 +539,14 @@ mod hardening {
 
     #[tokio::test]
     async fn sessions_are_bounded() {
-        let addr = http_server(settings("[http]\nmax_sessions = 2", &[])).await;
+        let addr = http_server(settings("[http]\nmax_sessions = 2\nmax_anonymous_sessions = 2", &[])).await;
         let first = http_client(addr, None).await;
         let _second = http_client(addr, None).await;
         let third = post(addr, &[], INITIALIZE.into()).await;
-        assert!(third.status().is_server_error(), "a third session is refused: {}", third.status());
+        assert_eq!(third.status(), 503, "a third session is refused");
+        assert_eq!(third.headers()["retry-after"], "5");
+        let body: Value = third.json().await.unwrap();
+        assert_eq!(body["error"]["code"], -32000, "a JSON-RPC error: {body}");
         // Existing sessions keep working.
         assert!(call(&first, "trails_meta_ping", json!({})).await.is_ok());
     }
@@ -552,14 +555,14 @@ mod hardening {
     /// against 5 slots give exactly 5 sessions, never 6.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_session_cap_holds_under_concurrent_initialize() {
-        let addr = http_server(settings("[http]\nmax_sessions = 5", &[])).await;
+        let addr = http_server(settings("[http]\nmax_sessions = 5\nmax_anonymous_sessions = 5", &[])).await;
         let attempts: Vec<_> = (0..40).map(|_| tokio::spawn(post(addr, &[], INITIALIZE.into()))).collect();
         let mut statuses = Vec::new();
         for attempt in attempts {
             statuses.push(attempt.await.unwrap().status().as_u16());
         }
         let opened = statuses.iter().filter(|s| **s == 200).count();
-        let refused = statuses.iter().filter(|s| **s == 500).count();
+        let refused = statuses.iter().filter(|s| **s == 503).count();
         assert_eq!((opened, refused), (5, 35), "statuses: {statuses:?}");
     }
 

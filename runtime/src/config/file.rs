@@ -114,6 +114,12 @@ pub struct HttpConfig {
     pub max_sessions: Option<usize>,
     /// Seconds a session may go without a client request before it expires (default 300).
     pub session_idle_secs: Option<u64>,
+    /// Sessions anonymous callers may hold together (default half of `max_sessions`); the rest
+    /// stays for callers with a token.
+    pub max_anonymous_sessions: Option<usize>,
+    /// Seconds a new session has to send `notifications/initialized` before it is closed
+    /// (default 10).
+    pub session_init_secs: Option<u64>,
     /// Connections served at once; the next is answered 503 (default 1024).
     pub max_connections: Option<usize>,
     /// Seconds to receive a request head, counted from when the server is ready for it — also

@@ -115,6 +115,10 @@ pub struct Settings {
     /// How long a session may go without a client request before it expires (its notifications
     /// are held back from then on, so they cannot keep an abandoned session alive).
     pub session_idle: std::time::Duration,
+    /// Sessions anonymous callers may hold together.
+    pub max_anonymous_sessions: usize,
+    /// Time a new session has to send `notifications/initialized`.
+    pub session_init: std::time::Duration,
     /// Connections served at once.
     pub max_connections: usize,
     /// Time to receive a request head (and the longest a keep-alive connection idles).
@@ -298,6 +302,17 @@ impl Settings {
         let header_timeout = seconds("[http] header_timeout_secs", config.http.header_timeout_secs, 10, 1)?;
         let body_timeout = seconds("[http] body_timeout_secs", config.http.body_timeout_secs, 30, 1)?;
         let shutdown_grace = seconds("[http] shutdown_grace_secs", config.http.shutdown_grace_secs, 5, 0)?;
+        let session_init = seconds("[http] session_init_secs", config.http.session_init_secs, 10, 1)?;
+        let max_sessions = config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS);
+        let max_anonymous_sessions = match config.http.max_anonymous_sessions {
+            None => max_sessions.div_ceil(2),
+            Some(n) if n <= max_sessions => n,
+            Some(n) => {
+                let expected = "at most [http] max_sessions (0 refuses anonymous sessions)";
+                let key = "[http] max_anonymous_sessions";
+                return Err(ConfigError::Value { key, value: n.to_string(), expected });
+            }
+        };
         let max_connections = match config.http.max_connections {
             None => DEFAULT_MAX_CONNECTIONS,
             Some(n @ 1..=1_000_000) => n,
@@ -366,7 +381,9 @@ impl Settings {
             allowed_origins: config.http.allowed_origins,
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),
-            max_sessions: config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+            max_sessions,
+            max_anonymous_sessions,
+            session_init,
             session_idle,
             max_connections,
             header_timeout,

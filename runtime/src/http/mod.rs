@@ -7,6 +7,7 @@ mod body;
 mod jsonrpc;
 mod listen;
 mod origin;
+mod session_guard;
 mod sessions;
 mod throttle;
 
@@ -58,6 +59,12 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             sessions.close_all().await;
         });
     }
+    let guard = Arc::new(session_guard::SessionGuard::new(
+        sessions.clone(),
+        settings.max_sessions,
+        settings.max_anonymous_sessions,
+        settings.session_init,
+    ));
     let for_sessions = shared.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),
@@ -66,6 +73,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     );
     Router::new()
         .route_service("/mcp", mcp)
+        // Innermost first: the guard sees only well-formed messages.
+        .route_layer(middleware::from_fn_with_state(guard, session_guard::guard))
         .route_layer(middleware::from_fn(jsonrpc::check))
         .route("/.well-known/capabilities", get(manifest))
         .route("/healthz", get(|| async { "ok" }))

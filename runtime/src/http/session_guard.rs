@@ -1,0 +1,184 @@
+//! Who may open, use and end a 2025-* MCP session. rmcp's sessions belong to whoever knows the
+//! id and any client can fill every slot; in front of it this guard
+//! - binds a session to the caller that opened it: another caller (another token, or anonymous)
+//!   gets `404` as for a session that does not exist, also on `DELETE`;
+//! - answers `404` with a JSON-RPC error for an unknown session (rmcp: plain text, and `DELETE`
+//!   of one succeeded);
+//! - refuses `initialize` past the bound with `503`, `Retry-After` and a JSON-RPC error:
+//!   anonymous callers share at most `[http] max_anonymous_sessions`, so the rest of
+//!   `max_sessions` stays for callers with a token;
+//! - closes sessions that do not send `notifications/initialized` within
+//!   `[http] session_init_secs`, so half-opened sessions cannot hold slots.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use http_body_util::BodyExt;
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
+
+use super::body::refusal;
+use super::sessions::BoundedSessions;
+use crate::auth::Caller;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// A session as the guard knows it.
+#[derive(Debug)]
+struct Opened {
+    /// The token name that opened it (`None`: anonymous).
+    owner: Option<String>,
+    at: Instant,
+    initialized: bool,
+}
+
+pub(crate) struct SessionGuard {
+    sessions: Arc<BoundedSessions>,
+    opened: Mutex<HashMap<String, Opened>>,
+    max: usize,
+    max_anonymous: usize,
+    init_within: Duration,
+}
+
+impl SessionGuard {
+    pub(crate) fn new(
+        sessions: Arc<BoundedSessions>,
+        max: usize,
+        max_anonymous: usize,
+        init_within: Duration,
+    ) -> SessionGuard {
+        SessionGuard { sessions, opened: Mutex::default(), max, max_anonymous, init_within }
+    }
+
+    fn opened(&self) -> std::sync::MutexGuard<'_, HashMap<String, Opened>> {
+        self.opened.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Forget sessions rmcp no longer has (expired, deleted) and close those that were never
+    /// initialized in time.
+    async fn sweep(&self) {
+        let now = Instant::now();
+        let known: Vec<(String, bool)> = self
+            .opened()
+            .iter()
+            .filter(|(id, _)| !id.starts_with("pending-"))
+            .map(|(id, o)| (id.clone(), !o.initialized && now.duration_since(o.at) > self.init_within))
+            .collect();
+        for (id, stale) in known {
+            let session: SessionId = id.clone().into();
+            if stale {
+                let _ = self.sessions.close_session(&session).await;
+            }
+            if stale || !self.sessions.has_session(&session).await.unwrap_or(false) {
+                self.opened().remove(&id);
+            }
+        }
+    }
+}
+
+/// A slot held for an `initialize` in flight.
+struct Reservation {
+    guard: Arc<SessionGuard>,
+    id: String,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.guard.opened().remove(&self.id);
+    }
+}
+
+fn unknown_session() -> Response {
+    refusal(StatusCode::NOT_FOUND, -32600, "Session not found: start a new one with initialize")
+}
+
+fn full(anonymous: bool, max: usize) -> Response {
+    let message = if anonymous {
+        format!("no session slot for anonymous callers ({max} in use); retry later, or present a token")
+    } else {
+        format!("session limit reached ({max}); retry later or use stateless requests")
+    };
+    let mut response = refusal(StatusCode::SERVICE_UNAVAILABLE, -32000, &message);
+    response.headers_mut().insert("retry-after", HeaderValue::from_static("5"));
+    response
+}
+
+/// The JSON-RPC method of a POST body, if it has one.
+async fn method_of(body: Body) -> (Option<String>, axum::body::Bytes) {
+    let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let method = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|m| m.get("method").and_then(|m| m.as_str()).map(str::to_owned));
+    (method, bytes)
+}
+
+pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
+    let owner = request.extensions().get::<Caller>().and_then(|caller| caller.name.clone());
+    let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let Some(session) = session else {
+        if request.method() != Method::POST {
+            return next.run(request).await;
+        }
+        let (parts, body) = request.into_parts();
+        let (method, bytes) = method_of(body).await;
+        let request = Request::from_parts(parts, Body::from(bytes));
+        if method.as_deref() != Some("initialize") {
+            return next.run(request).await;
+        }
+        guard.sweep().await;
+        // Counted and reserved under one lock: concurrent `initialize`s cannot overshoot a pool.
+        let reserved = format!("pending-{}", uuid::Uuid::new_v4());
+        {
+            let mut opened = guard.opened();
+            let anonymous = opened.values().filter(|o| o.owner.is_none()).count();
+            if opened.len() >= guard.max {
+                return full(false, guard.max);
+            }
+            if owner.is_none() && anonymous >= guard.max_anonymous {
+                return full(true, guard.max_anonymous);
+            }
+            opened.insert(reserved.clone(), Opened { owner: owner.clone(), at: Instant::now(), initialized: true });
+        }
+        // Released however the request ends (a client hanging up mid-`initialize` included).
+        let reservation = Reservation { guard: guard.clone(), id: reserved };
+        let response = next.run(request).await;
+        drop(reservation);
+        let mut opened = guard.opened();
+        if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+            opened.insert(id.to_owned(), Opened { owner, at: Instant::now(), initialized: false });
+        }
+        return response;
+    };
+    let (known, initialized) = match guard.opened().get(&session) {
+        Some(opened) if opened.owner == owner => (true, opened.initialized),
+        // Another caller's session is, to this caller, no session at all.
+        Some(_) => return unknown_session(),
+        None => (false, true),
+    };
+    if !known && !guard.sessions.has_session(&session.clone().into()).await.unwrap_or(false) {
+        return unknown_session();
+    }
+    if request.method() == Method::DELETE {
+        let response = next.run(request).await;
+        if response.status().is_success() {
+            guard.opened().remove(&session);
+        }
+        return response;
+    }
+    if initialized || request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let (method, bytes) = method_of(body).await;
+    if method.as_deref() == Some("notifications/initialized") {
+        if let Some(opened) = guard.opened().get_mut(&session) {
+            opened.initialized = true;
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
