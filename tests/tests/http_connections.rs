@@ -183,6 +183,7 @@ fn a_request_head_that_trickles_is_cut_off_and_so_is_an_idle_connection() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_secs(3), "the idle connection was closed after {elapsed:?}");
+    assert!(elapsed > Duration::from_millis(700), "kept alive until idle, not closed at once: {elapsed:?}");
     // A connection that never sends a byte.
     let mut silent = connect(server.addr);
     let (_, waited) = read_to_close(&mut silent);
@@ -225,10 +226,16 @@ fn connections_past_the_cap_are_refused_with_503_and_served_again_once_others_cl
 fn an_oversized_request_head_is_refused_431_without_buffering_it() {
     let server = start("max_header_bytes = 16384");
     let mut big = connect(server.addr);
-    let header = format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(400_000));
-    // The server may close before reading it all: a failed write is part of the refusal.
-    let _ = big.write_all(header.as_bytes());
+    // Past the bound, yet small enough to sit in the socket buffers whole: the answer is read.
+    let header = format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(40_000));
+    big.write_all(header.as_bytes()).unwrap();
     let (answer, _) = read_to_close(&mut big);
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    // Far past it: refused without being buffered (a failed write is part of the refusal).
+    let mut huge = connect(server.addr);
+    let header = format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(4_000_000));
+    let _ = huge.write_all(header.as_bytes());
+    let (answer, _) = read_to_close(&mut huge);
     assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 431"), "{answer}");
     let ok = exchange(server.addr, "GET", "/healthz", &[], "");
     assert!(ok.starts_with("HTTP/1.1 200"), "an ordinary request still passes: {ok}");
@@ -344,7 +351,7 @@ fn hostile_names_are_echoed_cut_and_per_request_noise_stays_out_of_the_default_l
 fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot() {
     let token = "session-test-token";
     let http = format!(
-        "max_sessions = 4\nmax_anonymous_sessions = 2\nsession_init_secs = 1\n\n[[http.tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]",
+        "max_sessions = 4\nmax_anonymous_sessions = 2\nsession_init_secs = 3\n\n[[http.tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]",
         trails::sha256_hex(token)
     );
     let server = start(&http);
@@ -382,9 +389,25 @@ fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot(
     let deleted = exchange(server.addr, "DELETE", "/mcp", &unknown, "");
     assert!(deleted.starts_with("HTTP/1.1 404") && deleted.contains("Session not found"), "{deleted}");
     // Half-opened sessions expire: the anonymous pool has room again.
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(3500));
     let answer = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
     assert!(session_of(&answer).is_some(), "{answer}");
     let deleted = exchange(server.addr, "DELETE", "/mcp", &in_mine, "");
     assert!(deleted.starts_with("HTTP/1.1 2"), "the owner can end it: {deleted}");
+}
+
+#[test]
+fn a_client_that_sends_one_byte_holds_no_slot_and_http2_prior_knowledge_is_refused() {
+    let server = start("header_timeout_secs = 1");
+    // One byte of the HTTP/2 preface, then silence.
+    let mut stalled = connect(server.addr);
+    stalled.write_all(b"P").unwrap();
+    let (_, waited) = read_to_close(&mut stalled);
+    assert!(waited < Duration::from_secs(3), "a one-byte client was closed after {waited:?}");
+    // The HTTP/2 preface is not a request this server takes.
+    let mut h2 = connect(server.addr);
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    let (answer, waited) = read_to_close(&mut h2);
+    assert!(waited < Duration::from_secs(3), "closed after {waited:?}: {answer}");
+    assert!(!answer.contains("HTTP/2"), "{answer}");
 }

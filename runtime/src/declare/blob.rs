@@ -29,7 +29,8 @@ pub(crate) const BLOB_URI_PREFIX: &str = "trails://blob/";
 /// `type/subtype` with optional `; name=value` parameters (RFC 6838 restricted names).
 static MEDIA_TYPE: LazyLock<Regex> = LazyLock::new(|| {
     let name = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
-    Regex::new(&format!(r"^{name}/{name}(?:\s*;\s*{name}=(?:{name}|\x22[^\x22\\\r\n]{{0,128}}\x22))*$"))
+    // `[ \t]`, not `\s`: Rust's `\s` is Unicode and would let line breaks into a media type.
+    Regex::new(&format!(r"^{name}/{name}(?:[ \t]*;[ \t]*{name}=(?:{name}|\x22[^\x22\\\r\n]{{0,128}}\x22))*$"))
         .expect("the media type grammar compiles")
 });
 
@@ -377,7 +378,7 @@ mod tests {
         {
             assert!(check_media_type(good).is_ok(), "{good}");
         }
-        for bad in ["png", "image/", "/png", "image/png;", "a/b\nc", "text/plain; charset", ""] {
+        for bad in ["png", "image/", "/png", "image/png;", "a/b\nc", "text/plain; charset", "", "text/plain\r\n; a=b"] {
             assert!(check_media_type(bad).is_err(), "{bad:?}");
         }
         assert!(matches!(Blob::new("image", Vec::new()), Err(BlobError::MediaType(_))));

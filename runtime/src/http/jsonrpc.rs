@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::body::refusal;
 
 /// Why a message is refused: (HTTP status, JSON-RPC code, message, the id to answer with).
-fn refusal_of(bytes: &[u8]) -> Option<(StatusCode, i32, String, Value)> {
+pub(crate) fn refusal_of(bytes: &[u8]) -> Option<(StatusCode, i32, String, Value)> {
     let invalid = |message: &str| Some((StatusCode::BAD_REQUEST, -32600, message.to_owned(), Value::Null));
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Some((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is not UTF-8".into(), Value::Null));

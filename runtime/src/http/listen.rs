@@ -50,19 +50,17 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // HTTP/1 only: telling HTTP/2 apart takes 24 bytes read with no timeout (a client sending one
+    // byte would hold a slot forever), and HTTP/2 multiplexes 200 bodies per connection past
+    // every per-connection bound here. MCP clients speak HTTP/1.1; TLS terminators in front may
+    // speak HTTP/2 to the client.
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         // hyper's floor is 8 KiB; config refuses less.
         .max_buf_size(limits.max_header_bytes);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
-        .keep_alive_interval(Some(limits.header_timeout))
-        .keep_alive_timeout(limits.header_timeout);
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);

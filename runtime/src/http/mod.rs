@@ -4,7 +4,7 @@
 
 mod bearer;
 mod body;
-mod jsonrpc;
+pub(crate) mod jsonrpc;
 mod listen;
 mod origin;
 mod session_guard;

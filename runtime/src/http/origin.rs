@@ -79,12 +79,21 @@ fn parse_origin(text: &str) -> Option<Authority> {
     Some(origin)
 }
 
+/// The port an origin means: its scheme's default when it names none (`https://a` is `:443`).
+fn effective(origin: &Authority) -> Port {
+    match (origin.port, origin.scheme.as_deref()) {
+        (Port::Default, Some("http")) => Port::Is(80),
+        (Port::Default, Some("https")) => Port::Is(443),
+        (port, _) => port,
+    }
+}
+
 fn matches(allowed: &Authority, sent: &Authority) -> bool {
     allowed.scheme == sent.scheme
         && allowed.host == sent.host
         && match allowed.port {
             Port::Any => true,
-            port => port == sent.port,
+            _ => effective(allowed) == effective(sent),
         }
 }
 
@@ -166,6 +175,7 @@ mod tests {
         assert!(p.refusal(None, None).unwrap().contains("missing"));
         assert_eq!(p.refusal(Some("localhost"), Some(b"http://localhost:5173")), None);
         assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com")), None);
+        assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com:443")), None, "the default port, spelt");
         for origin in
             [&b"null"[..], b"https://app.example.com:8443", b"http://evil.example", b"https://localhost:1", b"\xff"]
         {

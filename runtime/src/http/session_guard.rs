@@ -84,12 +84,29 @@ impl SessionGuard {
 /// A slot held for an `initialize` in flight.
 struct Reservation {
     guard: Arc<SessionGuard>,
-    id: String,
+    /// `None` once committed.
+    id: Option<String>,
+}
+
+impl Reservation {
+    /// Swap the reservation for the session it opened (if it did), under one lock: no
+    /// concurrent count sees the slot free in between.
+    fn commit(mut self, session: Option<(String, Opened)>) {
+        let mut opened = self.guard.opened();
+        if let Some(reserved) = self.id.take() {
+            opened.remove(&reserved);
+        }
+        if let Some((id, session)) = session {
+            opened.insert(id, session);
+        }
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.guard.opened().remove(&self.id);
+        if let Some(reserved) = self.id.take() {
+            self.guard.opened().remove(&reserved);
+        }
     }
 }
 
@@ -145,22 +162,22 @@ pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Reque
             opened.insert(reserved.clone(), Opened { owner: owner.clone(), at: Instant::now(), initialized: true });
         }
         // Released however the request ends (a client hanging up mid-`initialize` included).
-        let reservation = Reservation { guard: guard.clone(), id: reserved };
+        let reservation = Reservation { guard: guard.clone(), id: Some(reserved) };
         let response = next.run(request).await;
-        drop(reservation);
-        let mut opened = guard.opened();
-        if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-            opened.insert(id.to_owned(), Opened { owner, at: Instant::now(), initialized: false });
-        }
+        let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+        reservation
+            .commit(opened_id.map(|id| (id.to_owned(), Opened { owner, at: Instant::now(), initialized: false })));
         return response;
     };
-    let (known, initialized) = match guard.opened().get(&session) {
-        Some(opened) if opened.owner == owner => (true, opened.initialized),
+    let initialized = match guard.opened().get(&session) {
+        Some(opened) if opened.owner == owner => opened.initialized,
         // Another caller's session is, to this caller, no session at all.
         Some(_) => return unknown_session(),
-        None => (false, true),
+        None => true,
     };
-    if !known && !guard.sessions.has_session(&session.clone().into()).await.unwrap_or(false) {
+    // rmcp's word on whether it still lives (it expires idle sessions on its own).
+    if !guard.sessions.has_session(&session.clone().into()).await.unwrap_or(false) {
+        guard.opened().remove(&session);
         return unknown_session();
     }
     if request.method() == Method::DELETE {

@@ -4,6 +4,7 @@
 mod dispatch;
 pub(crate) mod errors;
 mod handler;
+pub(crate) mod stdio;
 mod subscribe;
 
 pub(crate) use handler::{TrailsServer, Transport};

@@ -61,7 +61,8 @@ impl Server {
     }
 
     /// Serve HTTP on `listener` until SIGINT or SIGTERM, within the `[http]` connection limits;
-    /// then stop accepting, end event streams and give requests in flight
+    /// then stop accepting, close sessions and their event streams (a call in flight inside a
+    /// session is cancelled with it) and give stateless requests in flight
     /// `[http] shutdown_grace_secs` to finish (a second signal ends them at once).
     pub async fn serve_http(&self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         self.serve_http_until(listener, shutdown_signal(), shutdown_signal()).await
@@ -88,13 +89,29 @@ impl Server {
         crate::http::serve(listener, app, limits, streams, shutdown, again).await.map_err(ServeError::Http)
     }
 
-    /// Serve one MCP client on stdin/stdout until it disconnects.
+    /// Serve one MCP client on stdin/stdout until it closes stdin (or stdout). Every line gets
+    /// an answer: one that is not a well-formed message is answered with a JSON-RPC error, and
+    /// a line is at most `[http] max_body_bytes` long.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         tracing::info!("serving MCP on stdio");
         let server = TrailsServer::new(self.shared.clone(), Transport::Stdio);
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Stdio(Box::new(e)))?;
-        running.waiting().await.map_err(|e| ServeError::Stdio(Box::new(e)))?;
-        Ok(())
+        let max_line = self.shared.settings.max_body_bytes;
+        let guarded = crate::mcp::stdio::guarded(tokio::io::stdin(), tokio::io::stdout(), max_line);
+        let (stdout_closed, written) = (guarded.stdout_closed, guarded.written);
+        let served = match server.serve(guarded.rmcp).await {
+            Ok(running) => {
+                let cancel = running.cancellation_token();
+                tokio::spawn(async move {
+                    stdout_closed.cancelled().await;
+                    cancel.cancel();
+                });
+                running.waiting().await.map(drop).map_err(|e| ServeError::Stdio(Box::new(e)))
+            }
+            Err(e) => Err(ServeError::Stdio(Box::new(e))),
+        };
+        // rmcp's side is dropped by now: let what it wrote last reach stdout.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), written).await;
+        served
     }
 
     /// A handle to change what this server serves while it runs.
