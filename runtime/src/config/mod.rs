@@ -235,7 +235,13 @@ impl Settings {
             .filter(|t| !t.is_empty())
             .map(|token| TokenTable::new(vec![TokenEntry::from_plain("stdio", &token, process_scopes)]));
         let mut entries = Vec::new();
-        for token in &config.http.tokens {
+        for (index, token) in config.http.tokens.iter().enumerate() {
+            if config.http.tokens[..index].iter().any(|earlier| earlier.name == token.name) {
+                // A session belongs to the token name that opened it, and provenance names the
+                // caller by it: two tokens with one name would be one caller.
+                let expected = "a name no other token has";
+                return Err(ConfigError::Value { key: "[[http.tokens]] name", value: token.name.clone(), expected });
+            }
             let granted = scopes(&format!("token `{}`", token.name), token.scopes.iter().map(String::as_str))?;
             entries.push(TokenEntry::from_hex(&token.name, &token.sha256, granted)?);
         }
@@ -452,6 +458,14 @@ mod tests {
         let err = Settings::resolve(config, &|_| None).unwrap_err();
         assert!(matches!(err, ConfigError::TokenHash(_)), "{err}");
         assert!(err.to_string().contains("64 hex"), "{err}");
+        let hash = "0".repeat(64);
+        let twice = format!(
+            "[[http.tokens]]\nname = \"ci\"\nsha256 = \"{hash}\"\nscopes = [\"dev\"]\n\
+             [[http.tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]",
+            "1".repeat(64)
+        );
+        let err = Settings::resolve(Config::parse(&twice).unwrap(), &|_| None).unwrap_err().to_string();
+        assert!(err.contains("[[http.tokens]] name") && err.contains("ci"), "{err}");
         let err =
             Settings::resolve(Config::default(), &|n| (n == "TRAILS_MCP_SCOPES").then(|| "root".into())).unwrap_err();
         assert_eq!(err.to_string(), "TRAILS_MCP_SCOPES: unknown scope `root`; scopes are runtime, builder and dev");
