@@ -235,6 +235,16 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_meta_tools_enable",
 ];
 
+/// A child process killed (and reaped) when dropped, so a failing test leaves no server behind.
+pub struct KilledOnDrop(pub std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Referencing this from a binary or test makes the linker keep this crate's tables (and the
 /// example app's): items collected by `linkme` in a crate nothing references are dropped.
 pub fn link() {

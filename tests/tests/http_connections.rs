@@ -9,16 +9,9 @@ use std::time::{Duration, Instant};
 
 /// The fixture server with `[http]` settings `http`; killed when dropped.
 struct Server {
-    child: std::process::Child,
+    child: trails_tests::KilledOnDrop,
     addr: SocketAddr,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(http: &str) -> Server {
@@ -48,11 +41,11 @@ fn start_with(http: &str, log: Option<&str>) -> Server {
         assert!(Instant::now() < deadline, "server did not start listening on {addr}");
         std::thread::sleep(Duration::from_millis(25));
     }
-    Server { child, addr, _dir: dir }
+    Server { child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
 }
 
 fn signal(server: &Server, name: &str) {
-    let status = Command::new("kill").args([format!("-{name}"), server.child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill").args([format!("-{name}"), server.child.0.id().to_string()]).status().unwrap();
     assert!(status.success());
 }
 
@@ -60,7 +53,7 @@ fn signal(server: &Server, name: &str) {
 fn exits_within(server: &mut Server, limit: Duration) -> Option<i32> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
-        if let Some(status) = server.child.try_wait().unwrap() {
+        if let Some(status) = server.child.0.try_wait().unwrap() {
             return Some(status.code().unwrap_or(-1));
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -16,6 +16,7 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
 use trails::kg::{EmbeddedStore, Kg, Synchronous, Term};
 use trails::{Config, Error, Settings};
+use trails_tests::KilledOnDrop as Child;
 
 const PROV: &str = "http://www.w3.org/ns/prov#";
 
@@ -203,15 +204,6 @@ async fn provenance_retention_is_bounded(kg: Kg) {
         }
         assert!(Instant::now() < deadline, "{count} activities are kept; at most 30 expected");
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

@@ -3,21 +3,14 @@
 //! the session goes on after each, and a closed stdout ends the process.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 struct Server {
-    child: Child,
+    child: trails_tests::KilledOnDrop,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start() -> (Server, ChildStdin, BufReader<ChildStdout>) {
@@ -37,7 +30,7 @@ fn start() -> (Server, ChildStdin, BufReader<ChildStdout>) {
         .unwrap();
     let stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
-    (Server { child, _dir: dir }, stdin, stdout)
+    (Server { child: trails_tests::KilledOnDrop(child), _dir: dir }, stdin, stdout)
 }
 
 fn answer(stdout: &mut BufReader<ChildStdout>) -> Value {
@@ -97,7 +90,7 @@ fn a_closed_stdout_ends_the_process() {
         std::thread::sleep(Duration::from_millis(20));
     }
     while started.elapsed() < Duration::from_secs(10) {
-        if server.child.try_wait().unwrap().is_some() {
+        if server.child.0.try_wait().unwrap().is_some() {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -6,6 +6,7 @@ mod file;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub use file::{
     CapabilityConfig, Config, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, TokenConfig,
@@ -268,47 +269,40 @@ impl Settings {
             None => config.http.bind.unwrap_or_else(|| DEFAULT_HTTP_BIND.parse().expect("valid default")),
         };
         // Bounded above too: each is a per-subscriber memory (and per-write work) bound.
-        let bounded = |key: &'static str, value: Option<usize>, default: usize| match value {
-            Some(n @ 1..=4096) => Ok(n),
-            Some(n) => Err(ConfigError::Value { key, value: n.to_string(), expected: "1 to 4096" }),
-            None => Ok(default),
+        let max_subscriptions = within(
+            "[mcp] max_subscriptions",
+            config.mcp.max_subscriptions,
+            DEFAULT_MAX_SUBSCRIPTIONS,
+            1..=4096,
+            "1 to 4096",
+        )?;
+        let subscription_queue = within(
+            "[mcp] subscription_queue",
+            config.mcp.subscription_queue,
+            DEFAULT_SUBSCRIPTION_QUEUE,
+            1..=4096,
+            "1 to 4096",
+        )?;
+        let tool_window_chars = within(
+            "[mcp] tool_window_chars",
+            config.mcp.tool_window_chars,
+            DEFAULT_TOOL_WINDOW_CHARS,
+            1024..=65536,
+            "1024 to 65536",
+        )?;
+        let seconds = |key, value, default, range, expected| {
+            within(key, value, default, range, expected).map(Duration::from_secs)
         };
-        let max_subscriptions =
-            bounded("[mcp] max_subscriptions", config.mcp.max_subscriptions, DEFAULT_MAX_SUBSCRIPTIONS)?;
-        let subscription_queue =
-            bounded("[mcp] subscription_queue", config.mcp.subscription_queue, DEFAULT_SUBSCRIPTION_QUEUE)?;
-        let tool_window_chars = match config.mcp.tool_window_chars {
-            None => DEFAULT_TOOL_WINDOW_CHARS,
-            Some(n @ 1024..=65536) => n,
-            Some(n) => {
-                return Err(ConfigError::Value {
-                    key: "[mcp] tool_window_chars",
-                    value: n.to_string(),
-                    expected: "1024 to 65536",
-                })
-            }
-        };
-        let session_idle = match config.http.session_idle_secs {
-            None => std::time::Duration::from_secs(300),
-            Some(n @ 1..=86_400) => std::time::Duration::from_secs(n),
-            Some(n) => {
-                let expected = "1 to 86400 seconds";
-                return Err(ConfigError::Value { key: "[http] session_idle_secs", value: n.to_string(), expected });
-            }
-        };
+        let session_idle =
+            seconds("[http] session_idle_secs", config.http.session_idle_secs, 300, 1..=86_400, "1 to 86400 seconds")?;
         // Up to an hour; only the grace period may be 0 (exit at once).
-        let seconds = |key: &'static str, value: Option<u64>, default: u64, least: u64| match value {
-            None => Ok(std::time::Duration::from_secs(default)),
-            Some(n) if (least..=3600).contains(&n) => Ok(std::time::Duration::from_secs(n)),
-            Some(n) => {
-                let expected = if least == 0 { "0 to 3600 seconds" } else { "1 to 3600 seconds" };
-                Err(ConfigError::Value { key, value: n.to_string(), expected })
-            }
-        };
-        let header_timeout = seconds("[http] header_timeout_secs", config.http.header_timeout_secs, 10, 1)?;
-        let body_timeout = seconds("[http] body_timeout_secs", config.http.body_timeout_secs, 30, 1)?;
-        let shutdown_grace = seconds("[http] shutdown_grace_secs", config.http.shutdown_grace_secs, 5, 0)?;
-        let session_init = seconds("[http] session_init_secs", config.http.session_init_secs, 10, 1)?;
+        let hour = "1 to 3600 seconds";
+        let header_timeout =
+            seconds("[http] header_timeout_secs", config.http.header_timeout_secs, 10, 1..=3600, hour)?;
+        let body_timeout = seconds("[http] body_timeout_secs", config.http.body_timeout_secs, 30, 1..=3600, hour)?;
+        let shutdown_grace =
+            seconds("[http] shutdown_grace_secs", config.http.shutdown_grace_secs, 5, 0..=3600, "0 to 3600 seconds")?;
+        let session_init = seconds("[http] session_init_secs", config.http.session_init_secs, 10, 1..=3600, hour)?;
         let max_sessions = config.http.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS);
         let max_anonymous_sessions = match config.http.max_anonymous_sessions {
             None => max_sessions.div_ceil(2),
@@ -319,22 +313,20 @@ impl Settings {
                 return Err(ConfigError::Value { key, value: n.to_string(), expected });
             }
         };
-        let max_connections = match config.http.max_connections {
-            None => DEFAULT_MAX_CONNECTIONS,
-            Some(n @ 1..=1_000_000) => n,
-            Some(n) => {
-                let expected = "1 to 1000000";
-                return Err(ConfigError::Value { key: "[http] max_connections", value: n.to_string(), expected });
-            }
-        };
-        let max_header_bytes = match config.http.max_header_bytes {
-            None => DEFAULT_MAX_HEADER_BYTES,
-            Some(n @ 8192..=1_048_576) => n,
-            Some(n) => {
-                let expected = "8192 to 1048576 (hyper reads heads in at least 8 KiB)";
-                return Err(ConfigError::Value { key: "[http] max_header_bytes", value: n.to_string(), expected });
-            }
-        };
+        let max_connections = within(
+            "[http] max_connections",
+            config.http.max_connections,
+            DEFAULT_MAX_CONNECTIONS,
+            1..=1_000_000,
+            "1 to 1000000",
+        )?;
+        let max_header_bytes = within(
+            "[http] max_header_bytes",
+            config.http.max_header_bytes,
+            DEFAULT_MAX_HEADER_BYTES,
+            8192..=1_048_576,
+            "8192 to 1048576 (hyper reads heads in at least 8 KiB)",
+        )?;
         let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
         if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
@@ -419,6 +411,21 @@ impl Settings {
             None => Config::default(),
         };
         Settings::resolve(config, &|name| std::env::var(name).ok())
+    }
+}
+
+/// `value` (or `default` when unset) if it is within `range`; the error saying `expected` if not.
+fn within<T: Copy + PartialOrd + ToString>(
+    key: &'static str,
+    value: Option<T>,
+    default: T,
+    range: std::ops::RangeInclusive<T>,
+    expected: &'static str,
+) -> Result<T, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(n) if range.contains(&n) => Ok(n),
+        Some(n) => Err(ConfigError::Value { key, value: n.to_string(), expected }),
     }
 }
 

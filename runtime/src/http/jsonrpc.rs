@@ -15,18 +15,26 @@ use serde_json::{json, Value};
 use super::body::refusal;
 
 /// Why a message is refused: (HTTP status, JSON-RPC code, message, the id to answer with).
-pub(crate) fn refusal_of(bytes: &[u8]) -> Option<(StatusCode, i32, String, Value)> {
-    let invalid = |message: &str| Some((StatusCode::BAD_REQUEST, -32600, message.to_owned(), Value::Null));
+pub(crate) type Refused = (StatusCode, i32, String, Value);
+
+/// The method of a well-formed message (`None`: a response), left on the request for the layers
+/// inside, so none parses the body again.
+#[derive(Debug, Clone)]
+pub(crate) struct RpcMethod(pub(crate) Option<String>);
+
+/// Check one message; its method when it is well-formed.
+pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
+    let invalid = |message: &str| Err((StatusCode::BAD_REQUEST, -32600, message.to_owned(), Value::Null));
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return Some((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is not UTF-8".into(), Value::Null));
+        return Err((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is not UTF-8".into(), Value::Null));
     };
     if text.trim().is_empty() {
-        return Some((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is empty".into(), Value::Null));
+        return Err((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is empty".into(), Value::Null));
     }
     let message: Value = match serde_json::from_str(text) {
         Ok(message) => message,
         // serde_json's own limit (128 levels) makes too-deep nesting a parse error too.
-        Err(e) => return Some((StatusCode::BAD_REQUEST, -32700, format!("Parse error: {e}"), Value::Null)),
+        Err(e) => return Err((StatusCode::BAD_REQUEST, -32700, format!("Parse error: {e}"), Value::Null)),
     };
     let object = match &message {
         Value::Object(object) => object,
@@ -47,7 +55,7 @@ pub(crate) fn refusal_of(bytes: &[u8]) -> Option<(StatusCode, i32, String, Value
     let is_response = object.contains_key("result") || object.contains_key("error");
     let method = match object.get("method") {
         Some(Value::String(method)) => method.as_str(),
-        None if is_response => return None,
+        None if is_response => return Ok(RpcMethod(None)),
         _ => return invalid("Invalid Request: `method` must be a string"),
     };
     if method == "tools/call" && !id.is_null() {
@@ -56,29 +64,32 @@ pub(crate) fn refusal_of(bytes: &[u8]) -> Option<(StatusCode, i32, String, Value
         let arguments_ok = params.and_then(|p| p.get("arguments")).is_none_or(|a| a.is_object() || a.is_null());
         if !params.is_some_and(Value::is_object) || !name_ok || !arguments_ok {
             let message = "Invalid params: tools/call takes {\"name\": string, \"arguments\"?: object}";
-            return Some((StatusCode::OK, -32602, message.into(), id));
+            return Err((StatusCode::OK, -32602, message.into(), id));
         }
     }
-    None
+    Ok(RpcMethod(Some(method.to_owned())))
 }
 
 pub(crate) async fn check(request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
         return next.run(request).await;
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     // Already read whole (and bounded) by `body::read_whole`: this only takes the bytes.
     let bytes = match body.collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read"),
     };
-    match refusal_of(&bytes) {
-        None => next.run(Request::from_parts(parts, Body::from(bytes))).await,
-        Some((status, code, message, id)) if status == StatusCode::OK => {
+    match inspect(&bytes) {
+        Ok(method) => {
+            parts.extensions.insert(method);
+            next.run(Request::from_parts(parts, Body::from(bytes))).await
+        }
+        Err((status, code, message, id)) if status == StatusCode::OK => {
             let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
             (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
         }
-        Some((status, code, message, _)) => refusal(status, code, &message),
+        Err((status, code, message, _)) => refusal(status, code, &message),
     }
 }
 
@@ -87,7 +98,7 @@ mod tests {
     use super::*;
 
     fn code(body: &[u8]) -> Option<(u16, i32)> {
-        refusal_of(body).map(|(status, code, _, _)| (status.as_u16(), code))
+        inspect(body).err().map(|(status, code, _, _)| (status.as_u16(), code))
     }
 
     #[test]
@@ -119,5 +130,8 @@ mod tests {
         ] {
             assert_eq!(code(ok), None, "{}", String::from_utf8_lossy(ok));
         }
+        let method = |body: &[u8]| inspect(body).unwrap().0;
+        assert_eq!(method(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#).as_deref(), Some("initialize"));
+        assert_eq!(method(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), None);
     }
 }

@@ -14,15 +14,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 
 use super::body::refusal;
+use super::jsonrpc::RpcMethod;
 use super::sessions::BoundedSessions;
 use crate::auth::Caller;
 
@@ -125,25 +124,12 @@ fn full(anonymous: bool, max: usize) -> Response {
     response
 }
 
-/// The JSON-RPC method of a POST body, if it has one.
-async fn method_of(body: Body) -> (Option<String>, axum::body::Bytes) {
-    let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
-    let method = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|m| m.get("method").and_then(|m| m.as_str()).map(str::to_owned));
-    (method, bytes)
-}
-
 pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
     let owner = request.extensions().get::<Caller>().and_then(|caller| caller.name.clone());
+    // Left by `jsonrpc::check` on every well-formed POST.
+    let method = request.extensions().get::<RpcMethod>().and_then(|m| m.0.clone());
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let Some(session) = session else {
-        if request.method() != Method::POST {
-            return next.run(request).await;
-        }
-        let (parts, body) = request.into_parts();
-        let (method, bytes) = method_of(body).await;
-        let request = Request::from_parts(parts, Body::from(bytes));
         if method.as_deref() != Some("initialize") {
             return next.run(request).await;
         }
@@ -187,15 +173,10 @@ pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Reque
         }
         return response;
     }
-    if initialized || request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let (method, bytes) = method_of(body).await;
-    if method.as_deref() == Some("notifications/initialized") {
+    if !initialized && method.as_deref() == Some("notifications/initialized") {
         if let Some(opened) = guard.opened().get_mut(&session) {
             opened.initialized = true;
         }
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(request).await
 }

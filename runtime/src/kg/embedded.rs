@@ -619,14 +619,7 @@ impl Store for EmbeddedStore {
                 let mut rows = statement.query(params![sha256])?;
                 let Some(row) = rows.next()? else { return Ok(None) };
                 let (media_type, bytes): (String, Vec<u8>) = (row.get(0)?, row.get(1)?);
-                let blob = crate::Blob::new(media_type, bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                if blob.sha256() != sha256 {
-                    return Err(StoreError::Corrupt(format!(
-                        "the bytes stored as blob {sha256} hash to {}",
-                        blob.sha256()
-                    )));
-                }
-                Ok(Some(blob))
+                super::store::stored_blob(&sha256, &media_type, bytes).map(Some)
             };
             tokio::task::spawn_blocking(read).await.map_err(|e| StoreError::Engine(e.to_string()))?
         })

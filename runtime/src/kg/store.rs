@@ -41,6 +41,17 @@ pub(crate) fn count_of(rows: &[Row]) -> usize {
     rows.first().and_then(|row| bound_text(row, "n")).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
+/// A blob read back from a store, checked: the bytes must still hash to the SHA-256 they are
+/// stored under (a store changed outside Trails, or a corrupted file, is an error, not data).
+pub(crate) fn stored_blob(sha256: &str, media_type: &str, bytes: Vec<u8>) -> Result<crate::Blob, StoreError> {
+    let corrupt = |why: String| StoreError::Corrupt(format!("blob {sha256}: {why}"));
+    let blob = crate::Blob::new(media_type, bytes).map_err(|e| corrupt(e.to_string()))?;
+    if blob.sha256() != sha256 {
+        return Err(corrupt(format!("the bytes hash to {}", blob.sha256())));
+    }
+    Ok(blob)
+}
+
 /// The future a store operation returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::jsonrpc::refusal_of;
+use crate::http::jsonrpc::inspect;
 
 /// Bytes buffered between rmcp and the guard, each way.
 const PIPE: usize = 64 * 1024;
@@ -93,9 +93,9 @@ async fn read_lines(
         } else if line.iter().all(u8::is_ascii_whitespace) {
             None
         } else {
-            match refusal_of(&line) {
-                Some((_, code, message, id)) => Some(error_line(code, &message, id)),
-                None => {
+            match inspect(&line) {
+                Err((_, code, message, id)) => Some(error_line(code, &message, id)),
+                Ok(_) => {
                     line.push(b'\n');
                     if to_rmcp.write_all(&line).await.is_err() {
                         break;

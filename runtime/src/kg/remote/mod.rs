@@ -531,11 +531,7 @@ impl Store for RemoteStore {
             let encoded = store::bound_text(row, "b").ok_or_else(|| corrupt("no bytes".into()))?;
             let bytes =
                 base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|e| corrupt(e.to_string()))?;
-            let blob = crate::Blob::new(media_type, bytes).map_err(|e| corrupt(e.to_string()))?;
-            if blob.sha256() != sha256 {
-                return Err(corrupt(format!("the bytes hash to {}", blob.sha256())));
-            }
-            Ok(Some(blob))
+            store::stored_blob(&sha256, media_type, bytes).map(Some)
         })
     }
 }
