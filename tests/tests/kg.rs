@@ -94,6 +94,7 @@ conformance!(
     concurrent_writers_racing_for_one_unique_value_exactly_one_wins,
     concurrent_updates_are_not_lost,
     blobs_round_trip_by_content_and_the_graph_keeps_only_their_metadata,
+    an_instance_heavier_than_its_bound_is_a_field_error_and_changes_nothing,
 );
 
 /// An account; its e-mail is unique across every kind of account.
@@ -532,6 +533,44 @@ fn acknowledged_writes_survive_a_reopen() {
         assert_eq!(alice.iri, "https://example.org/kg/Member/alice");
         assert!(!alice.value.active);
         assert_eq!(json!(alice.value.team), json!("https://example.org/kg/Team/core"));
+    });
+}
+
+/// Issue 11 finding 3: what one instance may weigh is bounded by the store (`[kg]
+/// max_instance_bytes`), for creates and updates alike; blob bytes are stored apart and do not count.
+fn an_instance_heavier_than_its_bound_is_a_field_error_and_changes_nothing(kg: Kg) {
+    let kg = kg.with_max_instance_bytes(4096);
+    block_on(async {
+        let sample = |name: &str, text: String| Sample {
+            name: name.into(),
+            high: 1,
+            low: -1,
+            huge: 1.0,
+            tiny: 0.5,
+            on: true,
+            off: false,
+            text,
+            items: vec!["a".into(), "b".into()],
+        };
+        let error = kg.create(sample("heavy", "x".repeat(5000))).await.unwrap_err();
+        let Error::Validation { errors, .. } = error else { panic!("{error:?}") };
+        assert_eq!((errors[0].field.as_str(), errors[0].code), ("text", FieldCode::MaxSize));
+        assert!(errors[0].message.contains("at most 4096"), "{}", errors[0].message);
+        assert_eq!(errors[0].constraint, json!({"max_instance_bytes": 4096}));
+        assert!(errors[0].value.as_str().unwrap().len() < 400, "the value is echoed cut");
+        assert!(kg.get::<Sample>("heavy").await.unwrap().is_none(), "nothing was written");
+
+        kg.create(sample("light", "x".repeat(3000))).await.unwrap();
+        let error = kg.update::<Sample>("light", |s| s.text = "y".repeat(5000)).await.unwrap_err();
+        assert!(
+            matches!(&error, Error::Validation { errors, .. } if errors[0].code == FieldCode::MaxSize),
+            "{error:?}"
+        );
+        assert_eq!(kg.get::<Sample>("light").await.unwrap().unwrap().value.text, "x".repeat(3000), "unchanged");
+
+        // 100 KB of blob bytes: stored apart, so the instance itself is light.
+        let file = Blob::new("application/pdf", bytes(100_000, 7)).unwrap();
+        kg.create(Document { name: "big-file".into(), file, pages: Vec::new(), cover: None }).await.unwrap();
     });
 }
 

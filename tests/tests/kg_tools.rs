@@ -150,7 +150,9 @@ async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_f
     const REQUIREMENTS: usize = 5_000;
     trails_tests::link();
     let dir = tempfile::tempdir().unwrap();
-    let kg = Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Normal).unwrap()), trails::kg::DEFAULT_BASE);
+    // The 1 MB note is four times the default instance bound: this app raises it.
+    let kg = Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Normal).unwrap()), trails::kg::DEFAULT_BASE)
+        .with_max_instance_bytes(2 << 20);
     let writers: Vec<_> = (0..8)
         .map(|w| {
             let kg = kg.clone();
@@ -167,7 +169,7 @@ async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_f
     let note = long_text(1_000_000);
     kg.create(Note { slug: "long".into(), body: note.clone() }).await.unwrap();
 
-    let settings = Settings::resolve(Config::parse("").unwrap(), &|_| None).unwrap();
+    let settings = Settings::resolve(Config::parse("[kg]\nmax_instance_bytes = 2097152").unwrap(), &|_| None).unwrap();
     let window = settings.tool_window_chars;
     let server = trails::App::new().kg(kg).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

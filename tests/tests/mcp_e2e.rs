@@ -187,6 +187,54 @@ async fn http_invalid_call_returns_every_field_error_in_one_32602() {
     assert_eq!(fields[1]["constraint"], 100);
 }
 
+/// Issue 11 finding 3: one call's result is bounded in bytes, whatever the tool returns. A list
+/// keeps the items that fit and says how many; text is cut and says so; other structured results
+/// become an `isError` result naming the size and the bound.
+#[tokio::test]
+async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
+    const MAX: usize = 4096;
+    let addr = http_server(settings(&format!("max_result_bytes = {MAX}"), &[])).await;
+    let client = http_client(addr, None).await;
+    let note = |result: &CallToolResult| result.content[1].as_text().expect("a note block").text.clone();
+    let cut = |result: &CallToolResult| result.meta.as_ref().expect("_meta").0["trails"]["cut"].clone();
+
+    for n in 0..30 {
+        let title = format!("{n:03} {}", "searchable title ".repeat(11));
+        let requirement =
+            json!({"req_id": format!("REQ-{n}"), "title": title, "status": "proposed", "priority": 1, "tags": []});
+        call(&client, "requirements.create", requirement).await.unwrap();
+    }
+    let list = call(&client, "requirements.search", json!({"text": "searchable", "limit": 100})).await.unwrap();
+    let text = list.content[0].as_text().unwrap().text.clone();
+    assert!(text.len() <= MAX, "{} bytes", text.len());
+    let structured = list.structured_content.clone().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured, "the mirror is the cut result");
+    let shown = structured["items"].as_array().unwrap().len();
+    assert!((1..30).contains(&shown), "{shown} items");
+    assert_eq!(structured["items"][0]["req_id"], "REQ-0", "the first items, in order");
+    assert_eq!(
+        (cut(&list)["items_shown"].as_u64(), cut(&list)["items_total"].as_u64()),
+        (Some(shown as u64), Some(30))
+    );
+    assert!(note(&list).starts_with(&format!("Result cut: {shown} of 30 items shown")), "{}", note(&list));
+    assert_ne!(list.is_error, Some(true));
+
+    let long = "x".repeat(3 * MAX);
+    let text = call(&client, "fixtures.assign", json!({"reviewer": "urn:p:1", "paper_title": long})).await.unwrap();
+    assert_eq!(text.content[0].as_text().unwrap().text.len(), MAX);
+    assert_eq!(cut(&text)["bytes_shown"], MAX);
+    assert!(note(&text).contains(&format!("the first {MAX} of")), "{}", note(&text));
+
+    let record = json!({"handle": "abc", "code": "REQ-1", "status": "proposed", "priority": 1, "tags": ["a"],
+                        "address": {"city": long, "country": "FR"}});
+    let refused = call(&client, "fixtures.constraints", record).await.unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    let body = refused.structured_content.unwrap();
+    assert_eq!(body["max_result_bytes"], MAX);
+    assert!(body["result_bytes"].as_u64().unwrap() > 3 * MAX as u64);
+    assert!(body["error"].as_str().unwrap().contains("ask for less"), "{body}");
+}
+
 #[tokio::test]
 async fn scope_matrix_over_http() {
     let addr = http_server(settings("", &[])).await;

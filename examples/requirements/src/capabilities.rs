@@ -85,7 +85,7 @@ pub async fn search(ctx: &Ctx, criteria: SearchRequirements) -> Result<Vec<Requi
 pub async fn link(
     ctx: &Ctx,
     /// The requirement to assign.
-    #[predicate(pattern = r"^REQ-\d+$")]
+    #[predicate(pattern = r"^REQ-\d+$", max_length = 16)]
     req_id: String,
     /// IRI of the new owner, as returned by `people.create`.
     owner: Ref<Person>,

@@ -24,7 +24,7 @@ pub struct Person {
 #[derive(Clone, Debug)]
 pub struct Requirement {
     /// Stable identifier, `REQ-` followed by digits.
-    #[predicate(iri = "req:reqId", pattern = r"^REQ-\d+$", required)]
+    #[predicate(iri = "req:reqId", pattern = r"^REQ-\d+$", max_length = 16, required)]
     pub req_id: String,
     /// One-line summary.
     #[predicate(min_length = 3, max_length = 200)]
@@ -51,7 +51,7 @@ pub struct Requirement {
 /// Fields to change on a requirement; omitted fields stay as they are.
 #[shape(iri = "https://example.org/req/shapes#UpdateRequirement")]
 pub struct UpdateRequirement {
-    #[predicate(pattern = r"^REQ-\d+$")]
+    #[predicate(pattern = r"^REQ-\d+$", max_length = 16)]
     pub req_id: String,
     #[predicate(min_length = 3, max_length = 200)]
     pub title: Option<String>,

@@ -101,6 +101,7 @@ impl App {
             },
             None => None,
         };
+        let kg = kg.map(|kg| kg.with_max_instance_bytes(settings.kg_max_instance_bytes));
         let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg)?;
         Ok(Server::new(Arc::new(shared)))
     }

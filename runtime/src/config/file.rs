@@ -48,6 +48,9 @@ pub struct KgConfig {
     /// PEM file of CA certificates trusted for an `https://` remote store besides the system's
     /// roots (a private CA; `TRAILS_KG_CA_FILE`).
     pub ca_file: Option<std::path::PathBuf>,
+    /// Heaviest instance the store accepts, in bytes of text: every literal and IRI it holds
+    /// (blob bytes are stored apart and not counted; default 256 KiB; 1024 to 67108864).
+    pub max_instance_bytes: Option<usize>,
     /// Provenance activities kept at most (default 100000; the oldest go first).
     pub provenance_keep: Option<usize>,
     /// Provenance activities older than this many days are dropped (default 90).
@@ -81,6 +84,10 @@ pub struct McpConfig {
     /// Most characters of text one `trails.kg.*` tool result carries (default 4096; 1024 to
     /// 65536): what does not fit is named, with the call that continues it.
     pub tool_window_chars: Option<usize>,
+    /// Largest tool result, in bytes of JSON text (default 1 MiB; 4096 to 67108864). A list
+    /// result keeps the items that fit and says so; a text result is cut and says so; another
+    /// structured result becomes an `isError` result naming the size.
+    pub max_result_bytes: Option<usize>,
 }
 
 /// How validation failures reach the client (DESIGN §4.2).

@@ -32,6 +32,12 @@ pub const DEFAULT_SUBSCRIPTION_QUEUE: usize = 256;
 /// Most characters one `trails.kg.*` result carries when `[mcp] tool_window_chars` is unset.
 pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
 
+/// Largest tool result when `[mcp] max_result_bytes` is unset: room for four instances at
+/// [`DEFAULT_MAX_INSTANCE_BYTES`], and about 250k tokens — more than a model should read at once.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
+/// Heaviest instance when `[kg] max_instance_bytes` is unset (see [`crate::kg::Kg::with_max_instance_bytes`]).
+pub const DEFAULT_MAX_INSTANCE_BYTES: usize = 256 * 1024;
+
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -136,6 +142,8 @@ pub struct Settings {
     pub subscription_queue: usize,
     /// Most characters of text one `trails.kg.*` tool result carries.
     pub tool_window_chars: usize,
+    /// Largest tool result, in bytes of JSON text.
+    pub max_result_bytes: usize,
     /// Serve the capability manifest.
     pub manifest_enabled: bool,
     /// The embedded store's data directory.
@@ -146,6 +154,8 @@ pub struct Settings {
     pub kg_synchronous: crate::kg::Synchronous,
     /// A remote store to serve instead of the embedded one.
     pub kg_remote: Option<RemoteKg>,
+    /// Heaviest instance the store accepts.
+    pub kg_max_instance_bytes: usize,
     /// Provenance activities kept at most.
     pub provenance_keep: usize,
     /// Provenance older than this is dropped.
@@ -290,6 +300,20 @@ impl Settings {
             1024..=65536,
             "1024 to 65536",
         )?;
+        let max_result_bytes = within(
+            "[mcp] max_result_bytes",
+            config.mcp.max_result_bytes,
+            DEFAULT_MAX_RESULT_BYTES,
+            4096..=64 * 1024 * 1024,
+            "4096 to 67108864",
+        )?;
+        let kg_max_instance_bytes = within(
+            "[kg] max_instance_bytes",
+            config.kg.max_instance_bytes,
+            DEFAULT_MAX_INSTANCE_BYTES,
+            1024..=64 * 1024 * 1024,
+            "1024 to 67108864",
+        )?;
         let seconds = |key, value, default, range, expected| {
             within(key, value, default, range, expected).map(Duration::from_secs)
         };
@@ -391,6 +415,7 @@ impl Settings {
             max_subscriptions,
             subscription_queue,
             tool_window_chars,
+            max_result_bytes,
             manifest_enabled: config.capability.manifest.enabled,
             kg_path: env("TRAILS_KG_PATH")
                 .map(PathBuf::from)
@@ -399,6 +424,7 @@ impl Settings {
             kg_base,
             kg_synchronous: config.kg.synchronous.unwrap_or_default(),
             kg_remote,
+            kg_max_instance_bytes,
             provenance_keep: config.kg.provenance_keep.unwrap_or(100_000),
             provenance_max_age: chrono::Duration::days(i64::from(config.kg.provenance_max_age_days.unwrap_or(90))),
         })

@@ -29,16 +29,27 @@ pub struct Output {
     pub structured: Option<Value>,
     /// The text block of `content[]`.
     pub text: String,
+    /// `structured` is `{"items": [...]}` of a `Vec<Shape>` result: a result over
+    /// `[mcp] max_result_bytes` keeps the items that fit instead of failing.
+    list: bool,
 }
 
 impl Output {
     /// Structured content with its JSON text as the mirror.
     pub fn structured(value: Value) -> Self {
-        Output { text: value.to_string(), structured: Some(value) }
+        Output { text: value.to_string(), structured: Some(value), list: false }
+    }
+    /// `{"items": items}` of a list result, with its JSON text as the mirror.
+    pub(crate) fn list(items: Value) -> Self {
+        Output { list: true, ..Output::structured(serde_json::json!({ "items": items })) }
     }
     /// Text only.
     pub fn text(text: impl Into<String>) -> Self {
-        Output { structured: None, text: text.into() }
+        Output { structured: None, text: text.into(), list: false }
+    }
+    /// Whether this is a list result (see [`Output::list`]).
+    pub(crate) fn is_list(&self) -> bool {
+        self.list
     }
 }
 
@@ -61,8 +72,7 @@ impl<T: Shape> ToolOutput for Vec<T> {
     const OUTPUT_SCHEMA_MEMBER: &'static str = T::LIST_OUTPUT_SCHEMA_MEMBER;
     const OUTPUT_SHAPE: &'static str = T::IRI_JSON;
     fn into_output(self) -> Result<Output, Error> {
-        let items = structured::<T>(&self)?;
-        Ok(Output::structured(serde_json::json!({ "items": items })))
+        Ok(Output::list(structured::<T>(&self)?))
     }
 }
 

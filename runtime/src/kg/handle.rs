@@ -49,6 +49,8 @@ pub struct Kg {
     touched: Option<Arc<Touched>>,
     /// Told about every acknowledged write; shared by every clone.
     observers: Arc<Observers>,
+    /// Heaviest instance accepted (see [`Kg::with_max_instance_bytes`]).
+    max_instance_bytes: usize,
 }
 
 impl std::fmt::Debug for Kg {
@@ -85,7 +87,22 @@ impl Kg {
     /// A handle on `store`, naming instances under `base` (an absolute IRI without a trailing `/`).
     pub fn new(store: Arc<dyn Store>, base: impl Into<String>) -> Kg {
         let base: String = base.into();
-        Kg { store, base: base.trim_end_matches('/').into(), touched: None, observers: Arc::default() }
+        Kg {
+            store,
+            base: base.trim_end_matches('/').into(),
+            touched: None,
+            observers: Arc::default(),
+            max_instance_bytes: crate::config::DEFAULT_MAX_INSTANCE_BYTES,
+        }
+    }
+
+    /// Refuse instances heavier than `bytes` (`[kg] max_instance_bytes`): the bytes of every
+    /// literal and IRI the instance holds, predicates included (what the store keeps and every
+    /// read of it returns). Blob bytes are stored apart, once, and do not count. A heavier
+    /// create or update is a `max_size` FieldError naming its heaviest field, and changes nothing.
+    pub fn with_max_instance_bytes(mut self, bytes: usize) -> Kg {
+        self.max_instance_bytes = bytes;
+        self
     }
 
     /// Tell `observer` about every write acknowledged through this handle or any clone of it.
@@ -149,6 +166,7 @@ impl Kg {
             return Err(Error::validation(errors));
         }
         let mapping::Mapped { triples, blobs } = mapping::triples(info, &json).map_err(Error::validation)?;
+        self.check_weight(info, &json, &triples)?;
         let mut checks = Vec::new();
         for predicate in info.all_predicates().into_iter().filter(|p| p.datatype == Datatype::Iri) {
             let Some(target) = predicate.target() else { continue };
@@ -297,6 +315,39 @@ impl Kg {
             }
         }
         self.store.write(write).await
+    }
+
+    /// Refuse `triples` heavier than the bound, naming the heaviest field.
+    fn check_weight(&self, info: &NodeTypeInfo, json: &Value, triples: &Triples) -> Result<()> {
+        let weight_of = |(predicate, object): &(NamedNode, Term)| {
+            predicate.as_str().len()
+                + match object {
+                    Term::Literal(literal) => literal.value().len(),
+                    Term::NamedNode(node) => node.as_str().len(),
+                    other => other.to_string().len(),
+                }
+        };
+        let weight: usize = triples.iter().map(weight_of).sum();
+        if weight <= self.max_instance_bytes {
+            return Ok(());
+        }
+        let predicates = info.all_predicates();
+        let heaviest = predicates
+            .iter()
+            .map(|p| (p, triples.iter().filter(|(q, _)| q.as_str() == p.iri).map(weight_of).sum::<usize>()))
+            .max_by_key(|(_, weight)| *weight);
+        let (field, field_weight) = heaviest.map(|(p, w)| (p.field, w)).unwrap_or_default();
+        Err(Error::validation(vec![FieldError {
+            field: field.to_owned(),
+            code: FieldCode::MaxSize,
+            message: format!(
+                "the {} weighs {weight} bytes ({field} alone {field_weight}); the store keeps at most {} per \
+                 instance ([kg] max_instance_bytes): send less, or store large content as a Blob",
+                info.label, self.max_instance_bytes
+            ),
+            value: crate::validate::echo(json.get(field).unwrap_or(&Value::Null)),
+            constraint: serde_json::json!({ "max_instance_bytes": self.max_instance_bytes }),
+        }]))
     }
 
     /// `T`'s instance with key `key`.

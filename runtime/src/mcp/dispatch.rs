@@ -6,14 +6,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::errors;
+use super::{bound, errors};
 use crate::auth::Caller;
-use crate::config::ValidationErrors;
+use crate::config::{Settings, ValidationErrors};
 use crate::error::Error;
 use crate::kg::provenance::Call;
 use crate::registry::{call_tool, ToolKind};
@@ -55,7 +55,7 @@ pub(crate) async fn call(
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     // A panicking handler (or validator) fails its own call only.
     let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
-    let result = answer(outcome, settings.validation_errors, &trace_id, &span);
+    let result = answer(outcome, settings, &trace_id, &span);
     if let Some((kg, touched)) = recording {
         let error_code = match &result {
             Err(error) => Some(error.code.0),
@@ -80,18 +80,14 @@ pub(crate) async fn call(
 /// The handler's outcome on the wire.
 fn answer(
     outcome: std::thread::Result<Result<crate::declare::Output, Error>>,
-    validation_errors: ValidationErrors,
+    settings: &Settings,
     trace_id: &str,
     span: &tracing::Span,
 ) -> Result<CallToolResult, ErrorData> {
     let _in_span = span.enter(); // no await in here: safe to hold
     match outcome {
-        Ok(Ok(output)) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
-            result.structured_content = output.structured;
-            Ok(result)
-        }
-        Ok(Err(Error::Validation { errors, total })) if validation_errors == ValidationErrors::ToolResult => {
+        Ok(Ok(output)) => Ok(bound::result(output, settings.max_result_bytes)),
+        Ok(Err(Error::Validation { errors, total })) if settings.validation_errors == ValidationErrors::ToolResult => {
             Ok(errors::validation_result(&errors, total))
         }
         Ok(Err(error)) => Err(errors::from_error(error, trace_id)),

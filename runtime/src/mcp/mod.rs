@@ -1,6 +1,7 @@
 //! MCP: the rmcp `ServerHandler` (initialize, tools, resources), the one `tools/call` dispatch
 //! every transport shares, resource subscriptions, and the error table of DESIGN §4.2.
 
+mod bound;
 mod dispatch;
 pub(crate) mod errors;
 mod handler;

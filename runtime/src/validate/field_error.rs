@@ -29,6 +29,9 @@ pub enum FieldCode {
     MinCount,
     /// A list with more items than `max_count`.
     MaxCount,
+    /// An instance heavier than the store accepts (`[kg] max_instance_bytes`); `field` names its
+    /// heaviest field.
+    MaxSize,
     /// A value that does not parse under the field's RDF datatype (`?where=` filters).
     TypeMismatch,
     /// A value (or a combination, `unique = [...]`) another instance already has, or a key that is taken.
