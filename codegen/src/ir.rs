@@ -13,25 +13,20 @@ pub struct IntKind {
     pub min: i128,
     /// Largest value the type holds.
     pub max: i128,
-    /// Whether the schema states the type's bounds (`u8`..`u32`, `i8`..`i32`, and `minimum: 0`
-    /// for `u64`). `i64`'s bounds are implied by JSON numbers and left out.
-    pub emit_min: bool,
-    /// See `emit_min`.
-    pub emit_max: bool,
 }
 
 /// Every integer type a field may have.
 pub const INT_KINDS: &[IntKind] = &[
-    IntKind { name: "u8", min: 0, max: u8::MAX as i128, emit_min: true, emit_max: true },
-    IntKind { name: "u16", min: 0, max: u16::MAX as i128, emit_min: true, emit_max: true },
-    IntKind { name: "u32", min: 0, max: u32::MAX as i128, emit_min: true, emit_max: true },
-    IntKind { name: "u64", min: 0, max: u64::MAX as i128, emit_min: true, emit_max: false },
-    IntKind { name: "usize", min: 0, max: u64::MAX as i128, emit_min: true, emit_max: false },
-    IntKind { name: "i8", min: i8::MIN as i128, max: i8::MAX as i128, emit_min: true, emit_max: true },
-    IntKind { name: "i16", min: i16::MIN as i128, max: i16::MAX as i128, emit_min: true, emit_max: true },
-    IntKind { name: "i32", min: i32::MIN as i128, max: i32::MAX as i128, emit_min: true, emit_max: true },
-    IntKind { name: "i64", min: i64::MIN as i128, max: i64::MAX as i128, emit_min: false, emit_max: false },
-    IntKind { name: "isize", min: i64::MIN as i128, max: i64::MAX as i128, emit_min: false, emit_max: false },
+    IntKind { name: "u8", min: 0, max: u8::MAX as i128 },
+    IntKind { name: "u16", min: 0, max: u16::MAX as i128 },
+    IntKind { name: "u32", min: 0, max: u32::MAX as i128 },
+    IntKind { name: "u64", min: 0, max: u64::MAX as i128 },
+    IntKind { name: "usize", min: 0, max: u64::MAX as i128 },
+    IntKind { name: "i8", min: i8::MIN as i128, max: i8::MAX as i128 },
+    IntKind { name: "i16", min: i16::MIN as i128, max: i16::MAX as i128 },
+    IntKind { name: "i32", min: i32::MIN as i128, max: i32::MAX as i128 },
+    IntKind { name: "i64", min: i64::MIN as i128, max: i64::MAX as i128 },
+    IntKind { name: "isize", min: i64::MIN as i128, max: i64::MAX as i128 },
 ];
 
 /// What one value (a field, or one item of a `Vec` field) is.

@@ -107,20 +107,17 @@ fn scalar_members(scalar: &Scalar, c: &Constraints, described: bool, t: &mut Tem
         }
         Scalar::Int(kind) => {
             t.text("\"type\":\"integer\"");
+            // The type's own bounds are stated too (`i64` and `u64` included): JSON Schema's
+            // integers are unbounded, and a client must not be told 2^64 fits an `i64`.
             let min = match c.min_value {
-                Some(Num::Int(v)) => Some(v),
-                _ => kind.emit_min.then_some(kind.min),
+                Some(Num::Int(v)) => v,
+                _ => kind.min,
             };
             let max = match c.max_value {
-                Some(Num::Int(v)) => Some(v),
-                _ => kind.emit_max.then_some(kind.max),
+                Some(Num::Int(v)) => v,
+                _ => kind.max,
             };
-            if let Some(min) = min {
-                t.text(&format!(",\"minimum\":{min}"));
-            }
-            if let Some(max) = max {
-                t.text(&format!(",\"maximum\":{max}"));
-            }
+            t.text(&format!(",\"minimum\":{min},\"maximum\":{max}"));
         }
         Scalar::Float => {
             t.text("\"type\":\"number\"");

@@ -2,15 +2,29 @@
 //! documented differences (DESIGN §3):
 //! - no `$schema` / `title` keys; no `format` for Rust number widths;
 //! - `Option<T>` is `T`'s schema (schemars emits a `[T, "null"]` type union, which clients break on);
-//! - we state the natural bounds of `u8..u32` and `i8..i32` as `minimum`/`maximum`; schemars
-//!   states some of them. Bounds equal to a Rust type's own limits are dropped on both sides.
+//! - we state the natural bounds of every integer type (`u8` to `u64`, `i8` to `i64`) as
+//!   `minimum`/`maximum`; schemars states some of them. Bounds equal to a Rust type's own limits
+//!   are dropped on both sides.
 
 use serde_json::{Map, Value};
 use trails_codegen::preview;
 use trails_codegen::shape::Kind;
 
-const NATURAL_BOUNDS: &[i64] =
-    &[0, 255, 65_535, 4_294_967_295, -128, 127, -32_768, 32_767, -2_147_483_648, 2_147_483_647];
+const NATURAL_BOUNDS: &[i128] = &[
+    0,
+    255,
+    65_535,
+    4_294_967_295,
+    u64::MAX as i128,
+    -128,
+    127,
+    -32_768,
+    32_767,
+    -2_147_483_648,
+    2_147_483_647,
+    i64::MIN as i128,
+    i64::MAX as i128,
+];
 
 fn normalise(value: &Value) -> Value {
     match value {
@@ -19,7 +33,7 @@ fn normalise(value: &Value) -> Value {
             for (key, item) in map {
                 match key.as_str() {
                     "$schema" | "title" | "format" => continue,
-                    "minimum" | "maximum" if item.as_i64().is_some_and(|n| NATURAL_BOUNDS.contains(&n)) => continue,
+                    "minimum" | "maximum" if natural_bound(item) => continue,
                     "type" => {
                         // ["number", "null"] → "number"
                         let collapsed = match item {
@@ -45,6 +59,11 @@ fn normalise(value: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(normalise).collect()),
         other => other.clone(),
     }
+}
+
+fn natural_bound(item: &Value) -> bool {
+    let n = item.as_i64().map(i128::from).or_else(|| item.as_u64().map(i128::from));
+    n.is_some_and(|n| NATURAL_BOUNDS.contains(&n))
 }
 
 /// Compile the struct for schemars and keep its source for our preview.

@@ -138,15 +138,29 @@ impl Registry {
         let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
         call_tool(tool, ctx, arguments).await
     }
+
+    /// Check `arguments` against tool `name`'s declared input without running it: exactly the
+    /// check a call makes first (a dry run; missing arguments mean `{}`).
+    pub fn check(&self, name: &str, arguments: &Value) -> Result<(), Error> {
+        let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
+        let empty = Value::Object(Default::default());
+        let errors = run(tool.validate, if arguments.is_null() { &empty } else { arguments });
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::from(errors))
+        }
+    }
 }
 
 /// Validate `arguments` against `tool`'s input and dispatch. Missing arguments mean `{}`.
 pub(crate) async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
-    let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
+    let mut arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
     let errors = run(tool.validate, &arguments);
     if !errors.is_empty() {
         return Err(Error::from(errors));
     }
+    errors.rewrite_integral_floats(&mut arguments);
     (tool.call)(ctx, arguments).await
 }
 

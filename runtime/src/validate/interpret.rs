@@ -98,7 +98,13 @@ pub fn validate_item(rule: &ItemRule, value: &Value, path: &mut Path, errors: &m
             None => type_error(errors, "a string"),
         },
         ItemRule::Integer(rule) => match integer_of(value) {
-            Some(number) => check_integer(rule, number, &field, value, errors),
+            Some((number, written_as_float)) => {
+                let before = errors.total();
+                check_integer(rule, number, &field, value, errors);
+                if written_as_float && errors.total() == before {
+                    errors.integral_float(path);
+                }
+            }
             None => type_error(errors, "an integer"),
         },
         ItemRule::Number(rule) => match value.as_f64() {
@@ -124,9 +130,17 @@ pub fn validate_item(rule: &ItemRule, value: &Value, path: &mut Path, errors: &m
     }
 }
 
-fn integer_of(value: &Value) -> Option<i128> {
+/// JSON Schema's integer: any number whose fractional part is zero — `1.0`, `-0`, `1e2` and
+/// `2^64` included — and whether it was written as a float. A float beyond `i128` saturates:
+/// past every bound a Rust integer type has, so it fails `min_value`/`max_value`, as it does
+/// under any JSON Schema validator.
+fn integer_of(value: &Value) -> Option<(i128, bool)> {
     let number = value.as_number()?;
-    number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from))
+    if let Some(exact) = number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from)) {
+        return Some((exact, false));
+    }
+    let float = number.as_f64()?;
+    (float.is_finite() && float.fract() == 0.0).then_some((float as i128, true))
 }
 
 fn check_string(rule: &StringRule, text: &str, field: &str, value: &Value, errors: &mut Errors) {
@@ -152,11 +166,11 @@ fn check_string(rule: &StringRule, text: &str, field: &str, value: &Value, error
 
 fn check_integer(rule: &IntegerRule, number: i128, field: &str, value: &Value, errors: &mut Errors) {
     if let Some(min) = rule.min.filter(|min| number < *min) {
-        let message = format!("{field} must be at least {min}, got {number}");
+        let message = format!("{field} must be at least {min}, got {value}");
         fail(errors, field.to_owned(), FieldCode::MinValue, message, value, bound(min));
     }
     if let Some(max) = rule.max.filter(|max| number > *max) {
-        let message = format!("{field} must be at most {max}, got {number}");
+        let message = format!("{field} must be at most {max}, got {value}");
         fail(errors, field.to_owned(), FieldCode::MaxValue, message, value, bound(max));
     }
     if !rule.one_of.is_empty() && !rule.one_of.contains(&number) {

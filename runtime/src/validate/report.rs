@@ -11,6 +11,10 @@ pub const MAX_FIELD_ERRORS: usize = 64;
 pub struct Errors {
     list: Vec<FieldError>,
     omitted: usize,
+    /// Where an integer arrived written as a float (`1.0`, `-0.0`, `1e2`): an integer to JSON
+    /// Schema, so valid, but serde reads integers only from integer tokens (see
+    /// [`Errors::rewrite_integral_floats`]). Empty for almost every call.
+    integral_floats: Vec<Vec<String>>,
 }
 
 impl Errors {
@@ -33,6 +37,30 @@ impl Errors {
     /// The kept failures.
     pub fn into_vec(self) -> Vec<FieldError> {
         self.list
+    }
+    /// Note that the integer at `path` was written as a float.
+    pub(crate) fn integral_float(&mut self, path: &Path) {
+        self.integral_floats.push(path.0.clone());
+    }
+    /// Rewrite every integer written as a float in `value` (the value this walk validated) as
+    /// the integer it is, so that the handler's types read it. Only integer-typed positions are
+    /// touched: a float field or a free-form JSON value keeps its number as sent.
+    pub(crate) fn rewrite_integral_floats(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        for path in &self.integral_floats {
+            let pointer: String =
+                path.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect();
+            let Some(at) = value.pointer_mut(&pointer) else { continue };
+            // The walk validated it as an integer within its type's bounds: i64 or u64 hold it.
+            if let Some(float) = at.as_f64().filter(|f| f.fract() == 0.0) {
+                let integer = float as i128;
+                if let Ok(small) = i64::try_from(integer) {
+                    *at = Value::from(small);
+                } else if let Ok(large) = u64::try_from(integer) {
+                    *at = Value::from(large);
+                }
+            }
+        }
     }
 }
 

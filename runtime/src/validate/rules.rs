@@ -12,7 +12,8 @@ use super::report::{Errors, Path};
 pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
 
 /// A regex from a `pattern` predicate. The macro compiled this source and checked it for ECMA-262
-/// portability; every pattern is also listed in `PATTERNS` and compiled when the registry is
+/// portability; it is compiled with ECMA-262's meaning of `\d`, `\w`, `\b`, `\s` and `.` (see
+/// `ecma.rs`), so it accepts exactly what a JSON Schema client accepts; every pattern is also listed in `PATTERNS` and compiled when the registry is
 /// collected, so a server whose `regex` crate disagrees with the macro's refuses to start instead
 /// of validating with a different rule.
 pub struct Pattern {
@@ -48,7 +49,7 @@ impl Pattern {
     /// Compile now (idempotent), reporting a failure instead of hiding it.
     pub(crate) fn compile(&self) -> Result<&Regex, PatternError> {
         self.compiled
-            .get_or_init(|| Regex::new(self.source))
+            .get_or_init(|| Regex::new(&super::ecma::to_rust(self.source)))
             .as_ref()
             .map_err(|e| PatternError { source_text: self.source, reason: e.to_string() })
     }
