@@ -304,6 +304,34 @@ async fn over_http_a_2026_listen_receives_resource_and_tool_list_updates() {
     }
 }
 
+/// Issue 11: anonymous callers share a smaller pool of listen requests (as of sessions), so one
+/// client without a token cannot take every place from those with one.
+#[tokio::test]
+async fn anonymous_listeners_cannot_take_every_place() {
+    let addr = http_server("[http]\nmax_sessions = 4\nmax_anonymous_sessions = 1").await;
+    let filter = || SubscriptionFilter::builder().resource_subscriptions([TYPES.to_owned()]).build();
+    let first = discovering(http_transport(addr, None)).await;
+    let mut held = first.peer().listen(filter()).await.expect("acknowledged");
+    let second = discovering(http_transport(addr, None)).await;
+    let mut refused = second.peer().listen(filter()).await.expect("acknowledged, then ended");
+    match tokio::time::timeout(Duration::from_secs(10), refused.next()).await.expect("it ends") {
+        Err(ServiceError::McpError(error)) => {
+            assert_eq!((error.code.0, error.data.unwrap()), (-32603, json!({ "max_anonymous_listens": 1 })));
+            assert!(error.message.contains("present a token"), "{}", error.message);
+        }
+        other => panic!("expected the refusal, got {other:?}"),
+    }
+    // A caller with a token still gets a place, and its updates.
+    let builder = discovering(http_transport(addr, Some(BUILDER_TOKEN))).await;
+    let mut served = builder.peer().listen(filter()).await.expect("acknowledged");
+    create(&builder, "REQ-9").await;
+    for subscription in [&mut served, &mut held] {
+        let next =
+            tokio::time::timeout(Duration::from_secs(10), subscription.next()).await.expect("the update arrives");
+        assert!(matches!(next.unwrap().expect("open"), ServerNotification::ResourceUpdatedNotification(_)));
+    }
+}
+
 #[tokio::test]
 async fn over_stdio_a_2026_listen_receives_resource_updates() {
     let client = discovering(stdio_transport()).await;

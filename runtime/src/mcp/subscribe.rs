@@ -61,6 +61,9 @@ fn refusal(refused: Refused) -> ErrorData {
         Refused::TooManySubscribers { max } => {
             ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(json!({ "max_subscribers": max })))
         }
+        Refused::TooManyAnonymous { max } => {
+            ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(json!({ "max_anonymous_listens": max })))
+        }
     }
 }
 
@@ -165,7 +168,8 @@ pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: Subscripti
     if context.requested().resource_subscriptions.as_ref().is_some_and(|uris| uris.len() > max) {
         return Err(refusal(Refused::TooManyResources { max }));
     }
-    let subscriber = shared.subscriptions.subscriber(SubscriberKind::Listen).map_err(refusal)?;
+    let kind = SubscriberKind::Listen { anonymous: !caller.is_authenticated() };
+    let subscriber = shared.subscriptions.subscriber(kind).map_err(refusal)?;
     let subscriber = CloseOnDrop(subscriber);
     let accepted = context.accepted();
     for uri in accepted.resource_subscriptions.iter().flatten() {

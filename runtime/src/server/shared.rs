@@ -56,6 +56,7 @@ impl Shared {
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
         let subscriptions = Arc::new(Subscriptions::new(
             settings.max_sessions,
+            settings.max_anonymous_sessions,
             settings.max_subscriptions,
             settings.subscription_queue,
         ));

@@ -52,6 +52,8 @@ pub(crate) enum Refused {
     TooManyResources { max: usize },
     #[error("the server already serves {max} subscribers; try again later")]
     TooManySubscribers { max: usize },
+    #[error("anonymous callers already hold {max} `subscriptions/listen` requests together (`[http] max_anonymous_sessions`); present a token, or try again later")]
+    TooManyAnonymous { max: usize },
 }
 
 /// What a subscriber is: each kind has its own limit, so listen requests cannot crowd sessions
@@ -60,8 +62,13 @@ pub(crate) enum Refused {
 pub(crate) enum SubscriberKind {
     /// A 2025-* session (stdio, or HTTP with a session).
     Session,
-    /// One 2026-07-28 `subscriptions/listen` request.
-    Listen,
+    /// One 2026-07-28 `subscriptions/listen` request, and whether its caller is anonymous
+    /// (anonymous callers share a smaller pool, as they do for sessions: one client without a
+    /// token cannot take every place from those with one).
+    Listen {
+        /// The caller presented no token.
+        anonymous: bool,
+    },
 }
 
 /// One session's (or one listen request's) subscriptions and pending notifications.
@@ -156,18 +163,27 @@ pub(crate) struct Subscriptions {
     lagged: AtomicU64,
     /// Most subscribers of each kind.
     max_subscribers: usize,
+    /// Most listen requests of anonymous callers together.
+    max_anonymous_listens: usize,
     max_per_subscriber: usize,
     queue_capacity: usize,
 }
 
 impl Subscriptions {
-    /// At most `max_subscribers` sessions and as many listen requests, each watching at most
-    /// `max_per_subscriber` URIs with a queue of `queue_capacity`.
-    pub(crate) fn new(max_subscribers: usize, max_per_subscriber: usize, queue_capacity: usize) -> Subscriptions {
+    /// At most `max_subscribers` sessions and as many listen requests (at most
+    /// `max_anonymous_listens` of them anonymous), each watching at most `max_per_subscriber` URIs
+    /// with a queue of `queue_capacity`.
+    pub(crate) fn new(
+        max_subscribers: usize,
+        max_anonymous_listens: usize,
+        max_per_subscriber: usize,
+        queue_capacity: usize,
+    ) -> Subscriptions {
         Subscriptions {
             subscribers: Mutex::default(),
             lagged: AtomicU64::new(0),
             max_subscribers,
+            max_anonymous_listens,
             max_per_subscriber,
             queue_capacity,
         }
@@ -183,9 +199,14 @@ impl Subscriptions {
     pub(crate) fn subscriber(&self, kind: SubscriberKind) -> Result<Arc<Subscriber>, Refused> {
         let mut subscribers = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
         subscribers.retain(|s| s.strong_count() > 0);
-        let of_kind = subscribers.iter().filter_map(Weak::upgrade).filter(|s| s.kind == kind).count();
-        if of_kind >= self.max_subscribers {
+        let live: Vec<SubscriberKind> = subscribers.iter().filter_map(Weak::upgrade).map(|s| s.kind).collect();
+        let same = |a: &SubscriberKind| std::mem::discriminant(a) == std::mem::discriminant(&kind);
+        if live.iter().filter(|k| same(k)).count() >= self.max_subscribers {
             return Err(Refused::TooManySubscribers { max: self.max_subscribers });
+        }
+        let anonymous = SubscriberKind::Listen { anonymous: true };
+        if kind == anonymous && live.iter().filter(|k| **k == anonymous).count() >= self.max_anonymous_listens {
+            return Err(Refused::TooManyAnonymous { max: self.max_anonymous_listens });
         }
         let subscriber = Arc::new(Subscriber {
             kind,
@@ -254,7 +275,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_change_reaches_exactly_the_uris_that_watch_it() {
-        let hub = Subscriptions::new(10, 10, 16);
+        let hub = Subscriptions::new(10, 10, 10, 16);
         let one = hub.subscriber(SubscriberKind::Session).unwrap();
         one.watch(Topic::Umbrella("Requirement"), "trails://kg/Requirement").unwrap();
         one.watch(Topic::Instance("urn:x/Requirement/R-1".into()), "trails://kg/Requirement/R-1").unwrap();
@@ -279,7 +300,7 @@ mod tests {
 
     #[test]
     fn limits_per_subscriber_and_per_server_are_enforced_and_counted() {
-        let hub = Subscriptions::new(2, 2, 1);
+        let hub = Subscriptions::new(2, 1, 2, 1);
         let one = hub.subscriber(SubscriberKind::Session).unwrap();
         one.watch(Topic::Stats, "trails://stats").unwrap();
         one.watch(Topic::Stats, "trails://stats").unwrap();
@@ -295,7 +316,15 @@ mod tests {
 
         let two = hub.subscriber(SubscriberKind::Session).unwrap();
         assert!(matches!(hub.subscriber(SubscriberKind::Session), Err(Refused::TooManySubscribers { max: 2 })));
-        let _listen = hub.subscriber(SubscriberKind::Listen).expect("listen requests have places of their own");
+        let listen = SubscriberKind::Listen { anonymous: true };
+        let _listen = hub.subscriber(listen).expect("listen requests have places of their own");
+        assert!(
+            matches!(hub.subscriber(listen), Err(Refused::TooManyAnonymous { max: 1 })),
+            "anonymous listeners share their own smaller pool"
+        );
+        let _token_listen = hub
+            .subscriber(SubscriberKind::Listen { anonymous: false })
+            .expect("a caller with a token still gets a place when anonymous ones hold theirs");
         drop(two);
         let _three = hub.subscriber(SubscriberKind::Session).expect("a dropped subscriber frees its place");
 

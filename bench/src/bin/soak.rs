@@ -1,0 +1,413 @@
+//! `soak`: the example app under hostile and careless load for a while, then idle; reports what
+//! it answered and what it held. Not part of the test suite (it runs for minutes); run it before
+//! changing anything in the HTTP layer, and see the README for the last figures:
+//!
+//! ```text
+//! cargo build --release -p requirements -p trails-bench
+//! target/release/soak --secs 600
+//! ```
+//!
+//! The server is the example app's own binary (`requirements serve --http`, found next to this
+//! one or given with `--server PATH`) in its own process, on a fresh store. At the same time:
+//!
+//! - 64 workers, one keep-alive connection each, send a mix of valid calls (search, list,
+//!   updates of 100 seeded requirements, KG reads) and invalid ones (bad arguments, unknown
+//!   tools with 10 kB names, malformed JSON, batches, bad tokens, foreign hosts, oversized
+//!   bodies);
+//! - 200 slowloris connections trickle a request head one byte a second (reconnecting when cut);
+//! - 100 connections connect and send nothing (reconnecting when cut);
+//! - 4 flooders open MCP sessions as fast as they can and never finish initialising them.
+//!
+//! Every second it samples the server's RSS and open file descriptors. After the load it waits
+//! `--settle` seconds (default 20: past the header and session-init timeouts) and samples again.
+//! It fails (exit 1) if a request got a 5xx other than the documented 503 refusals, or if open
+//! file descriptors did not come back to where they started.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const WORKERS: usize = 64;
+const SLOWLORIS: usize = 200;
+const SILENT: usize = 100;
+const FLOODERS: usize = 4;
+const SEEDED: usize = 100;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+/// The server process, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server() -> Server {
+    let binary = arg("--server")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::current_exe().unwrap().parent().unwrap().join("requirements"));
+    assert!(
+        binary.exists(),
+        "{} not found: build it (cargo build --release -p requirements) or pass --server",
+        binary.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let config = dir.path().join("trails.toml");
+    // A bounded provenance log: the valid writes would otherwise grow the store by design.
+    std::fs::write(
+        &config,
+        format!(
+            "[kg]\nprovenance_keep = 1000\n[[http.tokens]]\nname = \"soak\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
+            trails::sha256_hex("soak-token")
+        ),
+    )
+    .unwrap();
+    let stderr = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
+    let child = Command::new(&binary)
+        .args(["serve", "--http", &addr.to_string(), "--config"])
+        .arg(&config)
+        .env("TRAILS_KG_PATH", dir.path().join("data"))
+        .env_remove("TRAILS_LOG")
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "the server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server { child, addr, _dir: dir }
+}
+
+/// (RSS in KiB, open file descriptors) of `pid`.
+fn sample(pid: u32) -> (u64, usize) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let rss = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0);
+    (rss, fds)
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"soak","version":"0"}}"#;
+
+/// One request of the mix: (kind, method header, name header, body, extra headers).
+struct Request {
+    kind: &'static str,
+    method: &'static str,
+    name: String,
+    body: Vec<u8>,
+    token: Option<&'static str>,
+    host: Option<&'static str>,
+}
+
+fn call(kind: &'static str, tool: &str, arguments: &str) -> Request {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},{META}}}}}"#
+    );
+    Request { kind, method: "tools/call", name: tool.to_owned(), body: body.into_bytes(), token: None, host: None }
+}
+
+/// The `n`th request of a worker's mix.
+fn request(n: u64) -> Request {
+    let pick = n % 200;
+    let id = n % SEEDED as u64;
+    match pick {
+        0..=59 => call("valid: requirements.search", "requirements.search", r#"{"text":"soak","limit":20}"#),
+        60..=79 => Request {
+            kind: "valid: tools/list",
+            method: "tools/list",
+            name: String::new(),
+            body: format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#).into_bytes(),
+            token: None,
+            host: None,
+        },
+        80..=99 => {
+            let status = ["proposed", "accepted", "rejected"][(n / 7 % 3) as usize];
+            call(
+                "valid: requirements.update",
+                "requirements.update",
+                &format!(r#"{{"req_id":"REQ-{id}","status":"{status}"}}"#),
+            )
+        }
+        100..=109 => call("valid: trails.kg.list", "trails.kg.list", r#"{"node_type":"Requirement","limit":50}"#),
+        110..=119 => {
+            call("valid: trails.kg.get", "trails.kg.get", &format!(r#"{{"node_type":"Requirement","id":"REQ-{id}"}}"#))
+        }
+        120..=139 => call(
+            "invalid: bad arguments",
+            "requirements.create",
+            r#"{"req_id":"R1","title":"x","status":"draft","priority":9,"tags":[],"extra":"y"}"#,
+        ),
+        140..=149 => {
+            let long = "x".repeat(10_000);
+            let mut request = call("invalid: unknown 10 kB tool name", &long, "{}");
+            request.name = "x".repeat(100);
+            request
+        }
+        150..=159 => Request {
+            kind: "invalid: malformed JSON",
+            method: "tools/call",
+            name: "x".into(),
+            body: br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"#.to_vec(),
+            token: None,
+            host: None,
+        },
+        160..=169 => Request {
+            kind: "invalid: batch",
+            method: "tools/list",
+            name: String::new(),
+            body: br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#
+                .to_vec(),
+            token: None,
+            host: None,
+        },
+        170..=179 => {
+            let mut request = call("invalid: bad token", "requirements.search", "{}");
+            request.token = Some("not-the-token");
+            request
+        }
+        180..=189 => {
+            let mut request = call("invalid: foreign Host", "requirements.search", "{}");
+            request.host = Some("evil.example");
+            request
+        }
+        190..=198 => {
+            let mut request = call("valid: builder stats", "trails_meta_requirements_stats", "{}");
+            request.token = Some("soak-token");
+            request
+        }
+        _ if n % 2000 == 199 => {
+            let mut request = call("invalid: 5 MB body", "requirements.search", r#"{"text":"x"}"#);
+            request.body.resize(5 * 1024 * 1024, b' ');
+            request
+        }
+        _ => call("valid: requirements.search", "requirements.search", r#"{"text":"REQ","limit":5}"#),
+    }
+}
+
+/// Outcomes counted by (request kind, what came back).
+type Tally = Arc<Mutex<BTreeMap<(String, String), u64>>>;
+
+fn outcome(status: u16, body: &[u8]) -> String {
+    let code = serde_json::from_slice::<serde_json::Value>(body).ok().and_then(|v| v["error"]["code"].as_i64());
+    let is_error =
+        serde_json::from_slice::<serde_json::Value>(body).ok().and_then(|v| v["result"]["isError"].as_bool());
+    match (code, is_error) {
+        (Some(code), _) => format!("{status} error {code}"),
+        (None, Some(true)) => format!("{status} isError"),
+        _ => format!("{status}"),
+    }
+}
+
+async fn worker(addr: SocketAddr, start: u64, stop: Arc<AtomicBool>, tally: Tally, sent: Arc<AtomicU64>) {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
+    let mut n = start;
+    while !stop.load(Ordering::Relaxed) {
+        let r = request(n);
+        n += 1;
+        let mut builder = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", r.method)
+            .body(r.body);
+        if !r.name.is_empty() {
+            builder = builder.header("mcp-name", r.name);
+        }
+        if let Some(token) = r.token {
+            builder = builder.bearer_auth(token);
+        }
+        if let Some(host) = r.host {
+            builder = builder.header("host", host);
+        }
+        let key = match builder.send().await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let body = response.bytes().await.unwrap_or_default();
+                outcome(status, &body)
+            }
+            Err(error) if error.is_connect() => "connection refused".into(),
+            Err(_) => "connection closed".into(),
+        };
+        sent.fetch_add(1, Ordering::Relaxed);
+        *tally.lock().unwrap().entry((r.kind.to_owned(), key)).or_default() += 1;
+    }
+}
+
+/// A connection that sends its head one byte a second (or nothing at all) until cut.
+async fn trickler(addr: SocketAddr, silent: bool, stop: Arc<AtomicBool>, cuts: Arc<AtomicU64>) {
+    let head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Padding: ";
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(mut stream) = TcpStream::connect(addr).await else {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            continue;
+        };
+        let mut at = 0;
+        let mut buffer = [0u8; 512];
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if !silent {
+                let byte = head.get(at).copied().unwrap_or(b'a');
+                at += 1;
+                if stream.write_all(&[byte]).await.is_err() {
+                    break;
+                }
+            }
+            match tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buffer)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                Ok(Ok(_)) => break, // an answer (408/431) then close
+                Err(_) => {}        // still open
+            }
+        }
+        cuts.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Opens sessions (2025-11-25 `initialize`) and never sends `notifications/initialized`.
+async fn flooder(addr: SocketAddr, stop: Arc<AtomicBool>, tally: Tally) {
+    let client = reqwest::Client::new();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
+    while !stop.load(Ordering::Relaxed) {
+        let answer = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+            .await;
+        let key = match answer {
+            Ok(response) => response.status().as_u16().to_string(),
+            Err(_) => "connection error".into(),
+        };
+        *tally.lock().unwrap().entry(("session flood: initialize".into(), key)).or_default() += 1;
+    }
+}
+
+async fn seed(addr: SocketAddr) {
+    let client = reqwest::Client::new();
+    for n in 0..SEEDED {
+        let r = call(
+            "seed",
+            "requirements.create",
+            &format!(
+                r#"{{"req_id":"REQ-{n}","title":"soak requirement {n}","status":"proposed","priority":3,"tags":["soak"]}}"#
+            ),
+        );
+        let response = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "requirements.create")
+            .body(r.body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "seeding failed: {}", response.text().await.unwrap_or_default());
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let secs: u64 = arg("--secs").and_then(|s| s.parse().ok()).unwrap_or(600);
+    let settle: u64 = arg("--settle").and_then(|s| s.parse().ok()).unwrap_or(20);
+    let server = start_server();
+    let pid = server.child.id();
+    seed(server.addr).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let start = sample(pid);
+    println!("soak: {secs} s of load against pid {pid} at {}; start RSS {} KiB, {} fds", server.addr, start.0, start.1);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let tally: Tally = Arc::default();
+    let sent = Arc::new(AtomicU64::new(0));
+    let cuts = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for w in 0..WORKERS {
+        tasks.push(tokio::spawn(worker(server.addr, w as u64 * 7919, stop.clone(), tally.clone(), sent.clone())));
+    }
+    for i in 0..SLOWLORIS + SILENT {
+        tasks.push(tokio::spawn(trickler(server.addr, i >= SLOWLORIS, stop.clone(), cuts.clone())));
+    }
+    for _ in 0..FLOODERS {
+        tasks.push(tokio::spawn(flooder(server.addr, stop.clone(), tally.clone())));
+    }
+    let began = Instant::now();
+    let mut peak = start;
+    while began.elapsed() < Duration::from_secs(secs) {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = sample(pid);
+        peak = (peak.0.max(now.0), peak.1.max(now.1));
+        if began.elapsed().as_secs().is_multiple_of(60) {
+            println!(
+                "  {:>4} s: {} requests, RSS {} KiB, {} fds",
+                began.elapsed().as_secs(),
+                sent.load(Ordering::Relaxed),
+                now.0,
+                now.1
+            );
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
+    let elapsed = began.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(settle)).await;
+    let end = sample(pid);
+    let log_bytes = std::fs::metadata(server._dir.path().join("stderr.log")).map(|m| m.len()).unwrap_or(0);
+
+    let total = sent.load(Ordering::Relaxed);
+    println!(
+        "\n{total} requests in {elapsed:.0} s ({:.0}/s) from {WORKERS} workers; {} slow/silent connections cut",
+        total as f64 / elapsed,
+        cuts.load(Ordering::Relaxed)
+    );
+    println!("\n| request | answer | count |\n|---|---|---|");
+    let tally = tally.lock().unwrap();
+    let mut server_errors = 0;
+    for ((kind, answer), count) in tally.iter() {
+        println!("| {kind} | {answer} | {count} |");
+        if answer.starts_with('5') && !answer.starts_with("503") {
+            server_errors += count;
+        }
+    }
+    println!("\n| | RSS (KiB) | open fds |\n|---|---|---|");
+    println!("| start | {} | {} |", start.0, start.1);
+    println!("| peak | {} | {} |", peak.0, peak.1);
+    println!("| end ({settle} s after the load) | {} | {} |", end.0, end.1);
+    println!("\nserver log: {log_bytes} bytes");
+    let fds_back = end.1 <= start.1 + 2;
+    if server_errors > 0 || !fds_back {
+        println!("FAILED: {server_errors} unexpected 5xx; fds back to start: {fds_back}");
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}
