@@ -35,8 +35,10 @@ pub enum Error {
 
 impl Error {
     /// A validation failure with these field errors.
-    pub fn validation(errors: Vec<FieldError>) -> Self {
+    pub fn validation(mut errors: Vec<FieldError>) -> Self {
         let total = errors.len();
+        // Bounded like the validator's own report: an error never echoes a huge list back.
+        errors.truncate(crate::validate::MAX_FIELD_ERRORS);
         Error::Validation { errors, total }
     }
     /// An internal failure; `detail` is logged under the call's trace id, never sent.

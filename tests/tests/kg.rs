@@ -257,19 +257,24 @@ fn a_page_of_more_rows_than_an_endpoint_returns_at_once_comes_back_whole(kg: Kg)
     });
 }
 
+/// A `Sample` with ordinary values, `text` and `items` list entries.
+fn plain_sample(name: &str, text: String, items: usize) -> Sample {
+    Sample {
+        name: name.into(),
+        high: 1,
+        low: -1,
+        huge: 1.0,
+        tiny: 0.5,
+        on: true,
+        off: false,
+        text,
+        items: (0..items).map(|i| format!("item {i}")).collect(),
+    }
+}
+
 fn an_instance_too_large_for_one_atomic_write_is_refused_whole(kg: Kg) {
     block_on(async {
-        let sample = |name: &str, items: usize| Sample {
-            name: name.into(),
-            high: 1,
-            low: -1,
-            huge: 1.0,
-            tiny: 0.5,
-            on: true,
-            off: false,
-            text: String::new(),
-            items: (0..items).map(|i| format!("item {i}")).collect(),
-        };
+        let sample = |name: &str, items: usize| plain_sample(name, String::new(), items);
         let error = kg.create(sample("big", 1500)).await.unwrap_err();
         assert!(matches!(error, Error::Internal(_)), "{error:?}");
         assert!(format!("{error:?}").contains("at most 1000"), "{error:?}");
@@ -539,34 +544,29 @@ fn acknowledged_writes_survive_a_reopen() {
 /// Issue 11 finding 3: what one instance may weigh is bounded by the store (`[kg]
 /// max_instance_bytes`), for creates and updates alike; blob bytes are stored apart and do not count.
 fn an_instance_heavier_than_its_bound_is_a_field_error_and_changes_nothing(kg: Kg) {
-    let kg = kg.with_max_instance_bytes(4096);
+    let kg = kg.with_max_instance_bytes(8192);
     block_on(async {
-        let sample = |name: &str, text: String| Sample {
-            name: name.into(),
-            high: 1,
-            low: -1,
-            huge: 1.0,
-            tiny: 0.5,
-            on: true,
-            off: false,
-            text,
-            items: vec!["a".into(), "b".into()],
-        };
-        let error = kg.create(sample("heavy", "x".repeat(5000))).await.unwrap_err();
+        let sample = |name: &str, text: String| plain_sample(name, text, 2);
+        let error = kg.create(sample("heavy", "x".repeat(9000))).await.unwrap_err();
         let Error::Validation { errors, .. } = error else { panic!("{error:?}") };
         assert_eq!((errors[0].field.as_str(), errors[0].code), ("text", FieldCode::MaxSize));
-        assert!(errors[0].message.contains("at most 4096"), "{}", errors[0].message);
-        assert_eq!(errors[0].constraint, json!({"max_instance_bytes": 4096}));
+        assert!(errors[0].message.contains("at most 8192"), "{}", errors[0].message);
+        assert_eq!(errors[0].constraint, json!({"max_instance_bytes": 8192}));
         assert!(errors[0].value.as_str().unwrap().len() < 400, "the value is echoed cut");
         assert!(kg.get::<Sample>("heavy").await.unwrap().is_none(), "nothing was written");
 
         kg.create(sample("light", "x".repeat(3000))).await.unwrap();
-        let error = kg.update::<Sample>("light", |s| s.text = "y".repeat(5000)).await.unwrap_err();
+        let error = kg.update::<Sample>("light", |s| s.text = "y".repeat(9000)).await.unwrap_err();
         assert!(
             matches!(&error, Error::Validation { errors, .. } if errors[0].code == FieldCode::MaxSize),
             "{error:?}"
         );
         assert_eq!(kg.get::<Sample>("light").await.unwrap().unwrap().value.text, "x".repeat(3000), "unchanged");
+
+        // A long key is stored on every triple: 40 short items under a 300-byte key weigh more
+        // than their text.
+        let error = kg.create(plain_sample(&"k".repeat(300), String::new(), 40)).await.unwrap_err();
+        assert!(matches!(&error, Error::Validation { errors, .. } if errors[0].field == "items"), "{error:?}");
 
         // 100 KB of blob bytes: stored apart, so the instance itself is light.
         let file = Blob::new("application/pdf", bytes(100_000, 7)).unwrap();

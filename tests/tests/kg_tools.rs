@@ -169,7 +169,7 @@ async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_f
     let note = long_text(1_000_000);
     kg.create(Note { slug: "long".into(), body: note.clone() }).await.unwrap();
 
-    let settings = Settings::resolve(Config::parse("[kg]\nmax_instance_bytes = 2097152").unwrap(), &|_| None).unwrap();
+    let settings = Settings::resolve(Config::parse("").unwrap(), &|_| None).unwrap();
     let window = settings.tool_window_chars;
     let server = trails::App::new().kg(kg).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

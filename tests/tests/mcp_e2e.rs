@@ -193,7 +193,7 @@ async fn http_invalid_call_returns_every_field_error_in_one_32602() {
 #[tokio::test]
 async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
     const MAX: usize = 4096;
-    let addr = http_server(settings(&format!("max_result_bytes = {MAX}"), &[])).await;
+    let addr = http_server(settings(&format!("max_result_bytes = {MAX}\ntool_window_chars = 1024"), &[])).await;
     let client = http_client(addr, None).await;
     let note = |result: &CallToolResult| result.content[1].as_text().expect("a note block").text.clone();
     let cut = |result: &CallToolResult| result.meta.as_ref().expect("_meta").0["trails"]["cut"].clone();

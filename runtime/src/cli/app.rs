@@ -58,7 +58,8 @@ impl App {
     }
 
     /// Serve this knowledge graph instead of the embedded store of `[kg]` (a remote store, or
-    /// `Kg::temporary()` in tests).
+    /// `Kg::temporary()` in tests). Its instance bound stays its own unless `[kg]
+    /// max_instance_bytes` is set, which replaces it.
     pub fn kg(mut self, kg: Kg) -> App {
         self.kg = Some(kg);
         self
@@ -101,7 +102,10 @@ impl App {
             },
             None => None,
         };
-        let kg = kg.map(|kg| kg.with_max_instance_bytes(settings.kg_max_instance_bytes));
+        let kg = match (kg, settings.kg_max_instance_bytes) {
+            (Some(kg), Some(bytes)) => Some(kg.with_max_instance_bytes(bytes)),
+            (kg, _) => kg,
+        };
         let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg)?;
         Ok(Server::new(Arc::new(shared)))
     }

@@ -154,8 +154,8 @@ pub struct Settings {
     pub kg_synchronous: crate::kg::Synchronous,
     /// A remote store to serve instead of the embedded one.
     pub kg_remote: Option<RemoteKg>,
-    /// Heaviest instance the store accepts.
-    pub kg_max_instance_bytes: usize,
+    /// Heaviest instance the store accepts, when configured (unset: the store's own bound).
+    pub kg_max_instance_bytes: Option<usize>,
     /// Provenance activities kept at most.
     pub provenance_keep: usize,
     /// Provenance older than this is dropped.
@@ -307,13 +307,25 @@ impl Settings {
             4096..=64 * 1024 * 1024,
             "4096 to 67108864",
         )?;
-        let kg_max_instance_bytes = within(
-            "[kg] max_instance_bytes",
-            config.kg.max_instance_bytes,
-            DEFAULT_MAX_INSTANCE_BYTES,
-            1024..=64 * 1024 * 1024,
-            "1024 to 67108864",
-        )?;
+        // Unset keeps the store's own bound (`Kg::with_max_instance_bytes`, or the default).
+        let kg_max_instance_bytes = match config.kg.max_instance_bytes {
+            None => None,
+            value => Some(within(
+                "[kg] max_instance_bytes",
+                value,
+                DEFAULT_MAX_INSTANCE_BYTES,
+                1024..=64 * 1024 * 1024,
+                "1024 to 67108864",
+            )?),
+        };
+        // A `trails.kg.*` window is characters (up to 4 bytes each): it must fit in a result.
+        if max_result_bytes < 4 * tool_window_chars {
+            return Err(ConfigError::Value {
+                key: "[mcp] max_result_bytes",
+                value: max_result_bytes.to_string(),
+                expected: "at least 4 × [mcp] tool_window_chars (a window of 4-byte characters must fit in a result)",
+            });
+        }
         let seconds = |key, value, default, range, expected| {
             within(key, value, default, range, expected).map(Duration::from_secs)
         };

@@ -96,9 +96,8 @@ impl Kg {
         }
     }
 
-    /// Refuse instances heavier than `bytes` (`[kg] max_instance_bytes`): the bytes of every
-    /// literal and IRI the instance holds, predicates included (what the store keeps and every
-    /// read of it returns). Blob bytes are stored apart, once, and do not count. A heavier
+    /// Refuse instances heavier than `bytes` (`[kg] max_instance_bytes`): the bytes the store
+    /// keeps for it — every triple's subject, graph, predicate and object, datatypes included. Blob bytes are stored apart, once, and do not count. A heavier
     /// create or update is a `max_size` FieldError naming its heaviest field, and changes nothing.
     pub fn with_max_instance_bytes(mut self, bytes: usize) -> Kg {
         self.max_instance_bytes = bytes;
@@ -166,7 +165,6 @@ impl Kg {
             return Err(Error::validation(errors));
         }
         let mapping::Mapped { triples, blobs } = mapping::triples(info, &json).map_err(Error::validation)?;
-        self.check_weight(info, &json, &triples)?;
         let mut checks = Vec::new();
         for predicate in info.all_predicates().into_iter().filter(|p| p.datatype == Datatype::Iri) {
             let Some(target) = predicate.target() else { continue };
@@ -267,6 +265,7 @@ impl Kg {
         let key = Kg::key_of(info, &json).map(Value::String).unwrap_or_else(|| Value::String(iri.clone()));
         checks.push(Check::Absent { field: info.key.unwrap_or_default().to_owned(), value: key });
         let subject = NamedNode::new(&iri).map_err(Error::internal)?;
+        self.check_weight(info, &json, &iri, &triples)?;
         let stored = self.stored_form::<T>(info, &triples, &iri, &blobs).await?;
         let write = Write { graph: self.graph(info), subject, triples, checks, blobs };
         self.apply(write).await?;
@@ -317,12 +316,16 @@ impl Kg {
         self.store.write(write).await
     }
 
-    /// Refuse `triples` heavier than the bound, naming the heaviest field.
-    fn check_weight(&self, info: &NodeTypeInfo, json: &Value, triples: &Triples) -> Result<()> {
+    /// Refuse an instance heavier than the bound, naming the heaviest field. The weight is what
+    /// the store keeps: each triple's subject, graph, predicate and object (a literal's datatype
+    /// IRI included) — a long key repeated on every triple counts every time.
+    fn check_weight(&self, info: &NodeTypeInfo, json: &Value, subject: &str, triples: &Triples) -> Result<()> {
+        let per_triple = subject.len() + self.graph(info).as_str().len();
         let weight_of = |(predicate, object): &(NamedNode, Term)| {
-            predicate.as_str().len()
+            per_triple
+                + predicate.as_str().len()
                 + match object {
-                    Term::Literal(literal) => literal.value().len(),
+                    Term::Literal(literal) => literal.value().len() + literal.datatype().as_str().len(),
                     Term::NamedNode(node) => node.as_str().len(),
                     other => other.to_string().len(),
                 }
@@ -381,6 +384,7 @@ impl Kg {
             let mut value: T = self.stored_form(info, &before, iri, &[]).await?;
             change(&mut value);
             let Prepared { json, triples, mut checks, blobs } = self.prepare(&value)?;
+            self.check_weight(info, &json, iri, &triples)?;
             if let Some(key) = info.key.filter(|k| current.get(*k) != json.get(*k)) {
                 return Err(Error::validation(vec![FieldError {
                     field: key.to_owned(),

@@ -130,11 +130,14 @@ pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Mapped, V
         match object.get(predicate.field) {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) if predicate.many => {
-                let mut seen: Vec<Term> = Vec::with_capacity(items.len());
+                // A set, not a scan: a list without `max_count` may hold every item a 4 MB body can.
+                let mut seen: std::collections::HashSet<Term> = std::collections::HashSet::with_capacity(items.len());
                 for (index, item) in items.iter().enumerate() {
                     let path = format!("{}/{index}", predicate.field);
                     match value_term(predicate, &path, item, &mut blobs) {
                         // RDF holds a set: a repeated item would silently vanish, so refuse it.
+                        // Reported like the validator's errors: at most MAX_FIELD_ERRORS kept.
+                        Ok(_) if errors.len() >= crate::validate::MAX_FIELD_ERRORS => {}
                         Ok(t) if seen.contains(&t) => errors.push(FieldError {
                             field: path.clone(),
                             code: FieldCode::TypeMismatch,
@@ -144,7 +147,9 @@ pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Mapped, V
                             value: item.clone(),
                             constraint: json!("unique items"),
                         }),
-                        Ok(t) => seen.push(t),
+                        Ok(t) => {
+                            seen.insert(t);
+                        }
                         Err(e) => errors.push(e),
                     }
                 }

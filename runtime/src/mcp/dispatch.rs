@@ -55,9 +55,12 @@ pub(crate) async fn call(
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     // A panicking handler (or validator) fails its own call only.
     let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
+    // The handler's outcome, not the wire's: a result too large to send is still a call that ran.
+    let handler_succeeded = matches!(outcome, Ok(Ok(_)));
     let result = answer(outcome, settings, &trace_id, &span);
     if let Some((kg, touched)) = recording {
         let error_code = match &result {
+            _ if handler_succeeded => None,
             Err(error) => Some(error.code.0),
             Ok(result) if result.is_error == Some(true) => Some(rmcp::model::ErrorCode::INVALID_PARAMS.0),
             Ok(_) => None,

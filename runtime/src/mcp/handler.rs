@@ -250,7 +250,9 @@ impl ServerHandler for TrailsServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let caller = self.caller(context.request_context())?;
-        subscribe::listen(&self.shared, &caller, context).await
+        // The anonymous pool is HTTP's: a stdio client is the one peer of its process.
+        let anonymous = self.transport == Transport::Http && !caller.is_authenticated();
+        subscribe::listen(&self.shared, &caller, anonymous, context).await
     }
 }
 

@@ -61,7 +61,7 @@ fn refusal(refused: Refused) -> ErrorData {
         Refused::TooManySubscribers { max } => {
             ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(json!({ "max_subscribers": max })))
         }
-        Refused::TooManyAnonymous { max } => {
+        Refused::AnonymousPoolFull { max } => {
             ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(json!({ "max_anonymous_listens": max })))
         }
     }
@@ -162,13 +162,20 @@ impl Drop for CloseOnDrop {
 /// goes). Every acknowledged URI is checked for the caller first — a builder-only resource asked
 /// for by another caller fails the request with the unknown-resource `-32602`, before any update
 /// is sent.
-pub(crate) async fn listen(shared: &Shared, caller: &Caller, context: SubscriptionContext) -> Result<(), ErrorData> {
+///
+/// `anonymous`: the request counts against the anonymous callers' pool (HTTP without a token).
+pub(crate) async fn listen(
+    shared: &Shared,
+    caller: &Caller,
+    anonymous: bool,
+    context: SubscriptionContext,
+) -> Result<(), ErrorData> {
     // Counted as sent, repeats included: what a request may make the server hold is bounded.
     let max = shared.settings.max_subscriptions;
     if context.requested().resource_subscriptions.as_ref().is_some_and(|uris| uris.len() > max) {
         return Err(refusal(Refused::TooManyResources { max }));
     }
-    let kind = SubscriberKind::Listen { anonymous: !caller.is_authenticated() };
+    let kind = SubscriberKind::Listen { anonymous };
     let subscriber = shared.subscriptions.subscriber(kind).map_err(refusal)?;
     let subscriber = CloseOnDrop(subscriber);
     let accepted = context.accepted();

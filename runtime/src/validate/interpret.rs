@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::field_error::{echo, echo_name, FieldCode, FieldError};
-use super::report::{Errors, Path};
+use super::report::{Errors, Path, MAX_INTEGRAL_FLOATS};
 use super::rules::{FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule, ObjectRules, StringRule};
 
 fn fail(errors: &mut Errors, field: String, code: FieldCode, message: String, value: &Value, constraint: Value) {
@@ -101,8 +101,13 @@ pub fn validate_item(rule: &ItemRule, value: &Value, path: &mut Path, errors: &m
             Some((number, written_as_float)) => {
                 let before = errors.total();
                 check_integer(rule, number, &field, value, errors);
-                if written_as_float && errors.total() == before {
-                    errors.integral_float(path);
+                if written_as_float && errors.total() == before && !errors.integral_float(path) {
+                    let message = format!(
+                        "{} is one of more than {MAX_INTEGRAL_FLOATS} integers written with a fraction or an \
+                         exponent; write integers as integers",
+                        display(&field)
+                    );
+                    fail(errors, field.clone(), FieldCode::Type, message, value, json!("an integer"));
                 }
             }
             None => type_error(errors, "an integer"),

@@ -11,11 +11,17 @@ pub const MAX_FIELD_ERRORS: usize = 64;
 pub struct Errors {
     list: Vec<FieldError>,
     omitted: usize,
-    /// Where an integer arrived written as a float (`1.0`, `-0.0`, `1e2`): an integer to JSON
-    /// Schema, so valid, but serde reads integers only from integer tokens (see
-    /// [`Errors::rewrite_integral_floats`]). Empty for almost every call.
-    integral_floats: Vec<Vec<String>>,
+    /// Where an integer arrived written as a float (`1.0`, `-0.0`, `1e2`), as JSON pointers: an
+    /// integer to JSON Schema, so valid, but serde reads integers only from integer tokens (see
+    /// [`Errors::rewrite_integral_floats`]). Empty for almost every call; at most
+    /// [`MAX_INTEGRAL_FLOATS`].
+    integral_floats: Vec<String>,
 }
+
+/// Most integers written as floats one value may hold (each is remembered until the rewrite):
+/// past it they are refused, so a body of `[1.0,1.0,…]` cannot make the walk hold a pointer per
+/// item without bound.
+pub const MAX_INTEGRAL_FLOATS: usize = 10_000;
 
 impl Errors {
     /// Record a failure (counted, but not kept, past the bound).
@@ -38,19 +44,23 @@ impl Errors {
     pub fn into_vec(self) -> Vec<FieldError> {
         self.list
     }
-    /// Note that the integer at `path` was written as a float.
-    pub(crate) fn integral_float(&mut self, path: &Path) {
-        self.integral_floats.push(path.0.clone());
+    /// Note that the integer at `path` was written as a float; `false` (nothing noted) past
+    /// [`MAX_INTEGRAL_FLOATS`].
+    pub(crate) fn integral_float(&mut self, path: &Path) -> bool {
+        if self.integral_floats.len() >= MAX_INTEGRAL_FLOATS {
+            return false;
+        }
+        let pointer = path.0.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect();
+        self.integral_floats.push(pointer);
+        true
     }
     /// Rewrite every integer written as a float in `value` (the value this walk validated) as
     /// the integer it is, so that the handler's types read it. Only integer-typed positions are
     /// touched: a float field or a free-form JSON value keeps its number as sent.
     pub(crate) fn rewrite_integral_floats(&self, value: &mut serde_json::Value) {
         use serde_json::Value;
-        for path in &self.integral_floats {
-            let pointer: String =
-                path.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect();
-            let Some(at) = value.pointer_mut(&pointer) else { continue };
+        for pointer in &self.integral_floats {
+            let Some(at) = value.pointer_mut(pointer) else { continue };
             // The walk validated it as an integer within its type's bounds: i64 or u64 hold it.
             if let Some(float) = at.as_f64().filter(|f| f.fract() == 0.0) {
                 let integer = float as i128;

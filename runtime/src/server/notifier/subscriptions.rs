@@ -53,7 +53,7 @@ pub(crate) enum Refused {
     #[error("the server already serves {max} subscribers; try again later")]
     TooManySubscribers { max: usize },
     #[error("anonymous callers already hold {max} `subscriptions/listen` requests together (`[http] max_anonymous_sessions`); present a token, or try again later")]
-    TooManyAnonymous { max: usize },
+    AnonymousPoolFull { max: usize },
 }
 
 /// What a subscriber is: each kind has its own limit, so listen requests cannot crowd sessions
@@ -206,7 +206,7 @@ impl Subscriptions {
         }
         let anonymous = SubscriberKind::Listen { anonymous: true };
         if kind == anonymous && live.iter().filter(|k| **k == anonymous).count() >= self.max_anonymous_listens {
-            return Err(Refused::TooManyAnonymous { max: self.max_anonymous_listens });
+            return Err(Refused::AnonymousPoolFull { max: self.max_anonymous_listens });
         }
         let subscriber = Arc::new(Subscriber {
             kind,
@@ -319,7 +319,7 @@ mod tests {
         let listen = SubscriberKind::Listen { anonymous: true };
         let _listen = hub.subscriber(listen).expect("listen requests have places of their own");
         assert!(
-            matches!(hub.subscriber(listen), Err(Refused::TooManyAnonymous { max: 1 })),
+            matches!(hub.subscriber(listen), Err(Refused::AnonymousPoolFull { max: 1 })),
             "anonymous listeners share their own smaller pool"
         );
         let _token_listen = hub
