@@ -207,6 +207,39 @@ async fn provenance_retention_is_bounded(kg: Kg) {
     }
 }
 
+/// Found by the soak: one pruning pass per 100 calls, deleting one activity per commit, fell
+/// behind concurrent callers (18,000 kept of 1,000 after 30 s), and the store — the engine's
+/// memory with it — grew with the load. Passes now delete concurrently and run until caught up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provenance_pruning_keeps_up_with_concurrent_callers() {
+    const CALLS: usize = 3000;
+    let kg = Kg::temporary().unwrap();
+    let addr = serve_with(kg.clone(), "[kg]\nprovenance_keep = 10").await;
+    let client = connect(addr).await;
+    let mut callers = tokio::task::JoinSet::new();
+    for worker in 0..32 {
+        let peer = client.peer().clone();
+        callers.spawn(async move {
+            for _ in (worker..CALLS).step_by(32) {
+                peer.call_tool(CallToolRequestParams::new("trails_meta_ping")).await.unwrap();
+            }
+        });
+    }
+    while let Some(done) = callers.join_next().await {
+        done.unwrap();
+    }
+    // The last pass started within the last 100 calls and runs until it is caught up.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let count = activity_count(&kg).await;
+        if count <= 10 + 100 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{count} activities kept after {CALLS} calls; keep is 10");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn start_example(dir: &std::path::Path) -> (Child, SocketAddr) {
     let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))

@@ -77,7 +77,7 @@ fn start_server() -> Server {
     std::fs::write(
         &config,
         format!(
-            "[kg]\nprovenance_keep = 1000\n[[http.tokens]]\nname = \"soak\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
+            "[mcp]\nscopes = [\"builder\"]\n[kg]\nprovenance_keep = 1000\n[[http.tokens]]\nname = \"soak\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
             trails::sha256_hex("soak-token")
         ),
     )
@@ -231,6 +231,11 @@ fn outcome(status: u16, body: &[u8]) -> String {
 /// for a valid request; a 5xx other than the documented 503 refusals, an internal error
 /// (`-32603`) or a lost connection for any request.
 fn is_failure(kind: &str, answer: &str) -> bool {
+    // The server answers 413 as soon as the body passes the bound and closes the connection
+    // without reading the rest: a client still sending may see the reset before the answer.
+    if kind.contains("5 MB body") && answer == "connection closed" {
+        return false;
+    }
     let valid = kind.starts_with("valid") || kind == "seed";
     (valid && answer != "200")
         || (answer.starts_with('5') && !answer.starts_with("503"))
@@ -241,9 +246,14 @@ fn is_failure(kind: &str, answer: &str) -> bool {
 async fn worker(addr: SocketAddr, start: u64, stop: Arc<AtomicBool>, tally: Tally, sent: Arc<AtomicU64>) {
     let client = reqwest::Client::builder().pool_max_idle_per_host(1).timeout(Duration::from_secs(30)).build().unwrap();
     let mut n = start;
+    // `--only TEXT`: just the requests whose kind contains it (to find what holds memory).
+    let only = arg("--only");
     while !stop.load(Ordering::Relaxed) {
         let r = request(n);
         n += 1;
+        if only.as_deref().is_some_and(|only| !r.kind.contains(only)) {
+            continue;
+        }
         let mut builder = client
             .post(format!("http://{addr}/mcp"))
             .header("content-type", "application/json")
@@ -350,6 +360,33 @@ async fn seed(addr: SocketAddr) {
     }
 }
 
+/// `trails://stats` (instances, provenance kept and pruned): what the store holds after the load.
+async fn store_stats(addr: SocketAddr) -> String {
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"trails://stats",{META}}}}}"#);
+    let answer = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "resources/read")
+        .header("mcp-name", "trails://stats")
+        .body(body)
+        .send()
+        .await;
+    let Ok(answer) = answer else { return "unavailable".into() };
+    let text = answer.text().await.unwrap_or_default();
+    let data = text.lines().filter_map(|l| l.strip_prefix("data:")).next_back().unwrap_or(&text).to_owned();
+    let message: serde_json::Value = serde_json::from_str(data.trim()).unwrap_or_default();
+    let stats = message["result"]["contents"][0]["text"].as_str().unwrap_or_default();
+    let stats: serde_json::Value = serde_json::from_str(stats).unwrap_or_default();
+    json_compact(&serde_json::json!({ "instances": stats["instances"], "provenance": stats["provenance"] }))
+}
+
+fn json_compact(value: &serde_json::Value) -> String {
+    value.to_string()
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let secs: u64 = arg("--secs").and_then(|s| s.parse().ok()).unwrap_or(600);
@@ -366,13 +403,17 @@ async fn main() -> std::process::ExitCode {
     let sent = Arc::new(AtomicU64::new(0));
     let cuts = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
-    for w in 0..WORKERS {
+    // `--parts workers,slow,flood` (default all): to find which load holds what.
+    let parts = arg("--parts").unwrap_or_else(|| "workers,slow,flood".into());
+    let (workers, slow, flood) =
+        (parts.contains("workers") as usize, parts.contains("slow") as usize, parts.contains("flood") as usize);
+    for w in 0..WORKERS * workers {
         tasks.push(tokio::spawn(worker(server.addr, w as u64 * 7919, stop.clone(), tally.clone(), sent.clone())));
     }
-    for i in 0..SLOWLORIS + SILENT {
+    for i in 0..(SLOWLORIS + SILENT) * slow {
         tasks.push(tokio::spawn(trickler(server.addr, i >= SLOWLORIS, stop.clone(), cuts.clone())));
     }
-    for _ in 0..FLOODERS {
+    for _ in 0..FLOODERS * flood {
         tasks.push(tokio::spawn(flooder(server.addr, stop.clone(), tally.clone())));
     }
     let began = Instant::now();
@@ -397,10 +438,14 @@ async fn main() -> std::process::ExitCode {
         let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
     }
     tokio::time::sleep(Duration::from_secs(settle)).await;
+    let stats = store_stats(server.addr).await;
     let mut server = server;
     let alive = server.child.try_wait().ok().flatten().is_none();
     let end = sample(pid);
     let log_bytes = std::fs::metadata(server._dir.path().join("stderr.log")).map(|m| m.len()).unwrap_or(0);
+    // Kept for reading after the run (the server's directory goes with it).
+    let kept_log = std::env::temp_dir().join("trails-soak-server.log");
+    let _ = std::fs::copy(server._dir.path().join("stderr.log"), &kept_log);
 
     let total = sent.load(Ordering::Relaxed);
     println!(
@@ -422,7 +467,10 @@ async fn main() -> std::process::ExitCode {
     println!("| start | {} | {} |", start.0, start.1);
     println!("| peak | {} | {} |", peak.0, peak.1);
     println!("| end ({settle} s after the load) | {} | {} |", end.0, end.1);
-    println!("\nserver log: {log_bytes} bytes");
+    println!(
+        "\nserver log: {log_bytes} bytes (copied to {}); trails://stats after the load: {stats}",
+        kept_log.display()
+    );
     let fds_back = alive && end.1 > 0 && end.1 <= start.1 + 2;
     if failures > 0 || !fds_back || !alive {
         println!("FAILED: {failures} answers show a failure (✗); server alive: {alive}; fds back to start: {fds_back}");

@@ -5,6 +5,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use base64::Engine as _;
+use futures_util::StreamExt as _;
 use oxigraph::model::vocab::rdf;
 use oxigraph::model::{NamedNode, Term};
 use serde_json::Value;
@@ -51,7 +52,15 @@ pub struct Kg {
     observers: Arc<Observers>,
     /// Heaviest instance accepted (see [`Kg::with_max_instance_bytes`]).
     max_instance_bytes: usize,
+    /// Updates of one instance through this handle (or a clone) take turns: the shard of its IRI
+    /// is held for the read-modify-write, so in-process callers never race each other into
+    /// conflicts (found by the soak: 64 callers updating one instance exhausted every attempt).
+    /// Conflicts with other processes sharing a remote store are still retried.
+    update_turns: Arc<[tokio::sync::Mutex<()>]>,
 }
+
+/// Shards of [`Kg::update_turns`].
+const UPDATE_SHARDS: usize = 64;
 
 impl std::fmt::Debug for Kg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,10 +83,23 @@ fn write_failed(error: WriteError) -> Error {
     }
 }
 
+/// Before attempt `attempt` (1-based) of a write that lost a race: a random pause of up to
+/// 2^attempt ms (at most 128 ms), so writers racing for one instance spread out instead of
+/// colliding again in lockstep (found by the soak: 64 callers updating one instance exhausted
+/// every attempt without it).
+async fn backoff(attempt: usize) {
+    let ceiling_ms = 1u64 << attempt.min(7);
+    let jitter = (uuid::Uuid::new_v4().as_u128() % u128::from(ceiling_ms * 1000)) as u64;
+    tokio::time::sleep(std::time::Duration::from_micros(jitter)).await;
+}
+
 /// Most provenance activities one pruning pass removes. Pruning runs every 100 calls, so passes
 /// keep up with any call rate while each stays bounded work — and every query stays far under a
 /// remote endpoint's row cap (Virtuoso's `ResultSetMaxRows`, 10,000 on Debian).
 pub(crate) const PRUNE_BATCH: usize = 1000;
+
+/// Deletes one pruning pass has in flight at once (a remote store gets this many requests).
+const PRUNE_CONCURRENCY: usize = 32;
 
 /// How often an update re-reads and re-applies its change after a concurrent one (and how often
 /// a create or delete is re-sent when the store rolled it back for a concurrent transaction).
@@ -93,6 +115,7 @@ impl Kg {
             touched: None,
             observers: Arc::default(),
             max_instance_bytes: crate::config::DEFAULT_MAX_INSTANCE_BYTES,
+            update_turns: (0..UPDATE_SHARDS).map(|_| tokio::sync::Mutex::new(())).collect(),
         }
     }
 
@@ -307,9 +330,9 @@ impl Kg {
 
     /// [`Kg::apply`] with the store's own error.
     async fn retrying(&self, write: Write) -> std::result::Result<(), WriteError> {
-        for _ in 1..UPDATE_ATTEMPTS {
+        for attempt in 1..UPDATE_ATTEMPTS {
             match self.store.write(write.clone()).await {
-                Err(WriteError::Conflict) => continue,
+                Err(WriteError::Conflict) => backoff(attempt).await,
                 done => return done,
             }
         }
@@ -375,7 +398,17 @@ impl Kg {
     pub async fn update_iri<T: NodeType>(&self, iri: &str, mut change: impl FnMut(&mut T)) -> Result<Stored<T>> {
         let info = T::INFO;
         let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
-        for _ in 0..UPDATE_ATTEMPTS {
+        let shard = {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            iri.hash(&mut hasher);
+            (hasher.finish() % UPDATE_SHARDS as u64) as usize
+        };
+        let _turn = self.update_turns[shard].lock().await;
+        for attempt in 0..UPDATE_ATTEMPTS {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
             let before = self.store.describe(self.graph(info), subject.clone()).await.map_err(store_failed)?;
             if !is_a(info, &before) {
                 return Err(Kg::missing(info, iri));
@@ -407,7 +440,7 @@ impl Kg {
                     self.changed(info, iri, ChangeKind::Updated);
                     return Ok(Stored { iri: iri.to_owned(), value: stored });
                 }
-                Err(WriteError::Conflict) => continue,
+                Err(WriteError::Conflict) => {}
                 Err(error) => return Err(write_failed(error)),
             }
         }
@@ -480,18 +513,27 @@ impl Kg {
             })
             .collect();
         let doomed = provenance::to_prune(oldest, total.saturating_sub(keep), chrono::Utc::now() - max_age);
+        // Many deletes in flight at once: the embedded store commits them in batches (one fsync
+        // each), so a pass keeps up with any call rate instead of paying a commit per activity.
+        let deletes: Vec<_> = doomed
+            .iter()
+            .map(|iri| {
+                let node = NamedNode::new_unchecked(iri.as_str());
+                let present = Check::Present { field: String::new(), value: Value::String(iri.clone()) };
+                let write = Write {
+                    graph: node.clone(),
+                    subject: node,
+                    triples: Vec::new(),
+                    checks: vec![present],
+                    blobs: Vec::new(),
+                };
+                self.store.write(write)
+            })
+            .collect();
+        let mut outcomes = futures_util::stream::iter(deletes).buffer_unordered(PRUNE_CONCURRENCY);
         let mut dropped = 0;
-        for iri in &doomed {
-            let node = NamedNode::new_unchecked(iri.as_str());
-            let present = Check::Present { field: String::new(), value: Value::String(iri.clone()) };
-            let write = Write {
-                graph: node.clone(),
-                subject: node,
-                triples: Vec::new(),
-                checks: vec![present],
-                blobs: Vec::new(),
-            };
-            match self.store.write(write).await {
+        while let Some(outcome) = outcomes.next().await {
+            match outcome {
                 Ok(()) => dropped += 1,
                 // Already gone (another replica pruned it) or busy: the next pass sees it again.
                 Err(WriteError::Rejected(_) | WriteError::Conflict) => {}

@@ -93,11 +93,22 @@ impl Shared {
             let (shared, kg) = (self.clone(), kg.clone());
             tokio::spawn(async move {
                 let (keep, max_age) = (shared.settings.provenance_keep, shared.settings.provenance_max_age);
-                match kg.prune_provenance(keep, max_age).await {
-                    Ok(dropped) => {
-                        shared.provenance_pruned.fetch_add(dropped as u64, Ordering::Relaxed);
+                // Pass after pass until a pass has less than a full batch to drop: under load
+                // faster than one pass per PRUNE_EVERY calls, pruning catches up instead of
+                // letting the log (and the engine's memory) grow until the load stops.
+                loop {
+                    match kg.prune_provenance(keep, max_age).await {
+                        Ok(dropped) => {
+                            shared.provenance_pruned.fetch_add(dropped as u64, Ordering::Relaxed);
+                            if dropped < crate::kg::PRUNE_BATCH {
+                                break;
+                            }
+                        }
+                        Err(error) => {
+                            tracing::error!(%error, "pruning provenance failed");
+                            break;
+                        }
                     }
-                    Err(error) => tracing::error!(%error, "pruning provenance failed"),
                 }
                 shared.pruning.store(false, Ordering::Release);
             });
