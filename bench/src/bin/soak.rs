@@ -209,17 +209,17 @@ fn request(n: u64) -> Request {
 /// Outcomes counted by (request kind, what came back).
 type Tally = Arc<Mutex<BTreeMap<(String, String), u64>>>;
 
-/// What came back: the status, and the JSON-RPC error code or `isError` of the message, whether
-/// it came as JSON or as a `text/event-stream` (the last `data:` line).
-fn outcome(status: u16, body: &[u8]) -> String {
+/// The JSON-RPC message of an answer, whether it came as JSON or as a `text/event-stream`
+/// (its last `data:` line).
+fn message_of(body: &[u8]) -> serde_json::Value {
     let text = String::from_utf8_lossy(body);
-    let message = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .rfind(|data| !data.trim().is_empty())
-        .map(str::to_owned)
-        .unwrap_or_else(|| text.into_owned());
-    let message: serde_json::Value = serde_json::from_str(message.trim()).unwrap_or_default();
+    let data = text.lines().filter_map(|line| line.strip_prefix("data:")).rfind(|data| !data.trim().is_empty());
+    serde_json::from_str(data.unwrap_or(&text).trim()).unwrap_or_default()
+}
+
+/// What came back: the status, and the JSON-RPC error code or `isError` of the message.
+fn outcome(status: u16, body: &[u8]) -> String {
+    let message = message_of(body);
     match (message["error"]["code"].as_i64(), message["result"]["isError"].as_bool()) {
         (Some(code), _) => format!("{status} error {code}"),
         (None, Some(true)) => format!("{status} isError"),
@@ -375,16 +375,10 @@ async fn store_stats(addr: SocketAddr) -> String {
         .send()
         .await;
     let Ok(answer) = answer else { return "unavailable".into() };
-    let text = answer.text().await.unwrap_or_default();
-    let data = text.lines().filter_map(|l| l.strip_prefix("data:")).next_back().unwrap_or(&text).to_owned();
-    let message: serde_json::Value = serde_json::from_str(data.trim()).unwrap_or_default();
+    let message = message_of(&answer.bytes().await.unwrap_or_default());
     let stats = message["result"]["contents"][0]["text"].as_str().unwrap_or_default();
     let stats: serde_json::Value = serde_json::from_str(stats).unwrap_or_default();
-    json_compact(&serde_json::json!({ "instances": stats["instances"], "provenance": stats["provenance"] }))
-}
-
-fn json_compact(value: &serde_json::Value) -> String {
-    value.to_string()
+    serde_json::json!({ "instances": stats["instances"], "provenance": stats["provenance"] }).to_string()
 }
 
 #[tokio::main]

@@ -143,24 +143,25 @@ impl Registry {
     /// check a call makes first (a dry run; missing arguments mean `{}`).
     pub fn check(&self, name: &str, arguments: &Value) -> Result<(), Error> {
         let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
-        let empty = Value::Object(Default::default());
-        let errors = run(tool.validate, if arguments.is_null() { &empty } else { arguments });
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::from(errors))
-        }
+        validated(tool, arguments.clone()).map(drop)
     }
 }
 
-/// Validate `arguments` against `tool`'s input and dispatch. Missing arguments mean `{}`.
-pub(crate) async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
+/// `arguments` (missing means `{}`) if they meet `tool`'s declared input, with every integer
+/// written as a float rewritten as the integer it is, so the handler's types read them.
+fn validated(tool: &'static ToolEntry, arguments: Value) -> Result<Value, Error> {
     let mut arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
     let errors = run(tool.validate, &arguments);
     if !errors.is_empty() {
         return Err(Error::from(errors));
     }
     errors.rewrite_integral_floats(&mut arguments);
+    Ok(arguments)
+}
+
+/// Validate `arguments` against `tool`'s input and dispatch. Missing arguments mean `{}`.
+pub(crate) async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
+    let arguments = validated(tool, arguments)?;
     (tool.call)(ctx, arguments).await
 }
 
