@@ -71,6 +71,7 @@ mod error;
 mod http;
 pub mod kg;
 mod mcp;
+mod memory;
 mod projection;
 mod registry;
 mod resources;

@@ -352,9 +352,10 @@ fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot(
     let with_token = [JSON[0], JSON[1], ("Authorization", bearer.as_str())];
     let session_of = |answer: &str| header(answer, "mcp-session-id").map(str::to_owned);
     // Anonymous callers fill their pool with sessions they never initialize.
+    let mut half_opened = Vec::new();
     for _ in 0..2 {
         let answer = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
-        assert!(session_of(&answer).is_some(), "{answer}");
+        half_opened.push(session_of(&answer).unwrap_or_else(|| panic!("{answer}")));
     }
     let refused = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
     assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
@@ -381,8 +382,13 @@ fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot(
     let unknown = [("Mcp-Session-Id", "no-such-session"), ("Mcp-Protocol-Version", "2025-06-18")];
     let deleted = exchange(server.addr, "DELETE", "/mcp", &unknown, "");
     assert!(deleted.starts_with("HTTP/1.1 404") && deleted.contains("Session not found"), "{deleted}");
-    // Half-opened sessions expire: the anonymous pool has room again.
-    std::thread::sleep(Duration::from_millis(3500));
+    // Half-opened sessions are closed (on a timer: no `initialize` has come to sweep them) and
+    // the anonymous pool has room again.
+    std::thread::sleep(Duration::from_millis(5000));
+    let in_half_opened =
+        [JSON[0], JSON[1], ("Mcp-Session-Id", half_opened[0].as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let gone = exchange(server.addr, "POST", "/mcp", &in_half_opened, ping);
+    assert!(gone.starts_with("HTTP/1.1 404") && gone.contains("Session not found"), "{gone}");
     let answer = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
     assert!(session_of(&answer).is_some(), "{answer}");
     let deleted = exchange(server.addr, "DELETE", "/mcp", &in_mine, "");

@@ -18,11 +18,18 @@
 //! - 100 connections connect and send nothing (reconnecting when cut);
 //! - 4 flooders open MCP sessions as fast as they can and never finish initialising them.
 //!
+//! Before the load, `--warmup` seconds (default 30) of the workers' mix alone bring the store to
+//! the content the load leaves (requirements updated, a full provenance log); the RSS after the
+//! following quiet `--settle` seconds (default 30) is the baseline.
+//!
 //! Every second it samples the server's RSS and open file descriptors. After the load it waits
-//! `--settle` seconds (default 20: past the header and session-init timeouts) and samples again.
+//! `--settle` seconds (past the header and session-init timeouts, and the server's 10 s quiet
+//! check that gives memory back) and samples again.
+//!
 //! It fails (exit 1) if a valid request got anything but a 200 without an error, any request a
 //! 5xx other than the documented 503 refusals, an internal error or a lost connection, if the
-//! server died, or if open file descriptors did not come back to where they started.
+//! server died, if open file descriptors did not come back to where they started, or if RSS did
+//! not come back to within a fifth of the baseline.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -356,7 +363,9 @@ async fn seed(addr: SocketAddr) {
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 200, "seeding failed: {}", response.text().await.unwrap_or_default());
+        let status = response.status().as_u16();
+        let body = response.bytes().await.unwrap_or_default();
+        assert_eq!(outcome(status, &body), "200", "seeding failed: {}", String::from_utf8_lossy(&body));
     }
 }
 
@@ -381,37 +390,31 @@ async fn store_stats(addr: SocketAddr) -> String {
     serde_json::json!({ "instances": stats["instances"], "provenance": stats["provenance"] }).to_string()
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    let secs: u64 = arg("--secs").and_then(|s| s.parse().ok()).unwrap_or(600);
-    let settle: u64 = arg("--settle").and_then(|s| s.parse().ok()).unwrap_or(20);
-    let server = start_server();
-    let pid = server.child.id();
-    seed(server.addr).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let start = sample(pid);
-    println!("soak: {secs} s of load against pid {pid} at {}; start RSS {} KiB, {} fds", server.addr, start.0, start.1);
+/// What a load phase left behind: the highest RSS and fd count sampled, and how long it ran.
+struct Phase {
+    peak: (u64, usize),
+    elapsed: f64,
+}
 
+/// `secs` of load (the parts `parts` names) against `pid` at `addr`; samples every second and
+/// prints a line a minute.
+async fn load(addr: SocketAddr, pid: u32, secs: u64, parts: &str, counts: &Counts) -> Phase {
     let stop = Arc::new(AtomicBool::new(false));
-    let tally: Tally = Arc::default();
-    let sent = Arc::new(AtomicU64::new(0));
-    let cuts = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
-    // `--parts workers,slow,flood` (default all): to find which load holds what.
-    let parts = arg("--parts").unwrap_or_else(|| "workers,slow,flood".into());
     let (workers, slow, flood) =
         (parts.contains("workers") as usize, parts.contains("slow") as usize, parts.contains("flood") as usize);
     for w in 0..WORKERS * workers {
-        tasks.push(tokio::spawn(worker(server.addr, w as u64 * 7919, stop.clone(), tally.clone(), sent.clone())));
+        let (stop, tally, sent) = (stop.clone(), counts.tally.clone(), counts.sent.clone());
+        tasks.push(tokio::spawn(worker(addr, w as u64 * 7919, stop, tally, sent)));
     }
     for i in 0..(SLOWLORIS + SILENT) * slow {
-        tasks.push(tokio::spawn(trickler(server.addr, i >= SLOWLORIS, stop.clone(), cuts.clone())));
+        tasks.push(tokio::spawn(trickler(addr, i >= SLOWLORIS, stop.clone(), counts.cuts.clone())));
     }
     for _ in 0..FLOODERS * flood {
-        tasks.push(tokio::spawn(flooder(server.addr, stop.clone(), tally.clone())));
+        tasks.push(tokio::spawn(flooder(addr, stop.clone(), counts.tally.clone())));
     }
     let began = Instant::now();
-    let mut peak = start;
+    let mut peak = sample(pid);
     while began.elapsed() < Duration::from_secs(secs) {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let now = sample(pid);
@@ -420,7 +423,7 @@ async fn main() -> std::process::ExitCode {
             println!(
                 "  {:>4} s: {} requests, RSS {} KiB, {} fds",
                 began.elapsed().as_secs(),
-                sent.load(Ordering::Relaxed),
+                counts.sent.load(Ordering::Relaxed),
                 now.0,
                 now.1
             );
@@ -431,6 +434,42 @@ async fn main() -> std::process::ExitCode {
     for task in tasks {
         let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
     }
+    Phase { peak, elapsed }
+}
+
+/// What every phase adds to.
+#[derive(Default)]
+struct Counts {
+    tally: Tally,
+    sent: Arc<AtomicU64>,
+    cuts: Arc<AtomicU64>,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let secs: u64 = arg("--secs").and_then(|s| s.parse().ok()).unwrap_or(600);
+    let warmup: u64 = arg("--warmup").and_then(|s| s.parse().ok()).unwrap_or(30);
+    let settle: u64 = arg("--settle").and_then(|s| s.parse().ok()).unwrap_or(30);
+    // `--parts workers,slow,flood` (default all): to find which load holds what.
+    let parts = arg("--parts").unwrap_or_else(|| "workers,slow,flood".into());
+    let server = start_server();
+    let pid = server.child.id();
+    seed(server.addr).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let start = sample(pid);
+    let counts = Counts::default();
+    // The baseline: the same store content the load leaves (seeded requirements updated, a full
+    // provenance log), reached by the workers' mix alone (no slow connections, no session flood),
+    // then quiet. Memory after the load is compared with this, not with the empty start.
+    println!("soak: {warmup} s of warm-up (workers) against pid {pid} at {}", server.addr);
+    load(server.addr, pid, warmup, "workers", &counts).await;
+    tokio::time::sleep(Duration::from_secs(settle)).await;
+    let baseline = sample(pid);
+    println!("soak: {secs} s of load ({parts}); start RSS {} KiB, after warm-up {} KiB", start.0, baseline.0);
+    let before = counts.sent.load(Ordering::Relaxed);
+    let phase = load(server.addr, pid, secs, &parts, &counts).await;
+    let peak = phase.peak;
+    let elapsed = phase.elapsed;
     tokio::time::sleep(Duration::from_secs(settle)).await;
     let stats = store_stats(server.addr).await;
     let mut server = server;
@@ -441,14 +480,14 @@ async fn main() -> std::process::ExitCode {
     let kept_log = std::env::temp_dir().join("trails-soak-server.log");
     let _ = std::fs::copy(server._dir.path().join("stderr.log"), &kept_log);
 
-    let total = sent.load(Ordering::Relaxed);
+    let total = counts.sent.load(Ordering::Relaxed) - before;
     println!(
         "\n{total} requests in {elapsed:.0} s ({:.0}/s) from {WORKERS} workers; {} slow/silent connections cut",
         total as f64 / elapsed,
-        cuts.load(Ordering::Relaxed)
+        counts.cuts.load(Ordering::Relaxed)
     );
     println!("\n| request | answer | count |\n|---|---|---|");
-    let tally = tally.lock().unwrap();
+    let tally = counts.tally.lock().unwrap();
     let mut failures = 0;
     for ((kind, answer), count) in tally.iter() {
         let failed = is_failure(kind, answer);
@@ -458,7 +497,8 @@ async fn main() -> std::process::ExitCode {
         }
     }
     println!("\n| | RSS (KiB) | open fds |\n|---|---|---|");
-    println!("| start | {} | {} |", start.0, start.1);
+    println!("| start (seeded) | {} | {} |", start.0, start.1);
+    println!("| baseline ({warmup} s of valid calls, then {settle} s quiet) | {} | {} |", baseline.0, baseline.1);
     println!("| peak | {} | {} |", peak.0, peak.1);
     println!("| end ({settle} s after the load) | {} | {} |", end.0, end.1);
     println!(
@@ -466,8 +506,14 @@ async fn main() -> std::process::ExitCode {
         kept_log.display()
     );
     let fds_back = alive && end.1 > 0 && end.1 <= start.1 + 2;
-    if failures > 0 || !fds_back || !alive {
-        println!("FAILED: {failures} answers show a failure (✗); server alive: {alive}; fds back to start: {fds_back}");
+    // Back to the baseline (same store content), give or take a fifth: allocator pages are
+    // handed back whole, so the figure never matches to the byte.
+    let memory_back = alive && end.0 > 0 && end.0 <= baseline.0 + baseline.0 / 5;
+    if failures > 0 || !fds_back || !memory_back || !alive {
+        println!(
+            "FAILED: {failures} answers show a failure (✗); server alive: {alive}; fds back to start: {fds_back}; \
+             RSS back to the baseline: {memory_back}"
+        );
         return std::process::ExitCode::FAILURE;
     }
     std::process::ExitCode::SUCCESS

@@ -35,8 +35,10 @@ pub(crate) use listen::{serve, ConnectionLimits};
 /// How often a warning any client can trigger is logged, at most.
 const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The whole HTTP application for a server bound at `bind`. Cancelling `streams` ends every MCP
-/// event stream and closes every session (shutdown); it needs a running Tokio runtime.
+/// The whole HTTP application for a server bound at `bind`. With `streams` (serving), half-opened
+/// sessions are swept on a timer and cancelling `streams` ends every MCP event stream and closes
+/// every session (shutdown); that needs a running Tokio runtime. Without it, half-opened sessions
+/// are swept when the next `initialize` comes.
 pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<CancellationToken>) -> Router {
     let settings = &shared.settings;
     let config = StreamableHttpServerConfig::default()
@@ -51,20 +53,34 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     // The factory runs per session (or per stateless request): an `Arc` clone and an empty
     // session, nothing rebuilt.
     let sessions = Arc::new(BoundedSessions::new(settings.max_sessions, settings.session_idle));
-    if let Some(streams) = &streams {
-        // Session event streams belong to the sessions, not to the service's token.
-        let (sessions, streams) = (sessions.clone(), streams.clone());
-        tokio::spawn(async move {
-            streams.cancelled().await;
-            sessions.close_all().await;
-        });
-    }
     let guard = Arc::new(session_guard::SessionGuard::new(
         sessions.clone(),
         settings.max_sessions,
         settings.max_anonymous_sessions,
         settings.session_init,
     ));
+    if let Some(streams) = &streams {
+        // Session event streams belong to the sessions, not to the service's token.
+        let (sessions, closing) = (sessions.clone(), streams.clone());
+        tokio::spawn(async move {
+            closing.cancelled().await;
+            sessions.close_all().await;
+        });
+        // Half-opened sessions are closed within `session_init_secs` even when no `initialize`
+        // comes to sweep them (without this, a flood's sessions would hold their memory until
+        // rmcp's idle timeout).
+        let (guard, closing, every) = (guard.clone(), streams.clone(), settings.session_init / 2);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    () = closing.cancelled() => return,
+                    _ = ticks.tick() => guard.sweep().await,
+                }
+            }
+        });
+    }
     let for_sessions = shared.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),

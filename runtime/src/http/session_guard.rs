@@ -60,7 +60,7 @@ impl SessionGuard {
 
     /// Forget sessions rmcp no longer has (expired, deleted) and close those that were never
     /// initialized in time.
-    async fn sweep(&self) {
+    pub(crate) async fn sweep(&self) {
         let now = Instant::now();
         let known: Vec<(String, bool)> = self
             .opened()

@@ -48,6 +48,19 @@ impl Synchronous {
     }
 }
 
+/// When the writer rebuilds the engine (tests make both small).
+#[derive(Clone, Copy)]
+struct Rebuilds {
+    /// After this many quads were removed, at once.
+    after_removals: usize,
+    /// After this long without a write, if removals are worth it.
+    quiet: std::time::Duration,
+}
+
+impl Rebuilds {
+    const DEFAULT: Rebuilds = Rebuilds { after_removals: REBUILD_AFTER_REMOVALS, quiet: crate::memory::QUIET };
+}
+
 struct Job {
     write: Write,
     reply: oneshot::Sender<Result<(), WriteError>>,
@@ -79,7 +92,7 @@ fn engine_error(error: impl std::fmt::Display) -> StoreError {
 impl EmbeddedStore {
     /// Open (creating it on first use) the store in `dir`, and rebuild the engine from it.
     pub fn open(dir: &Path, synchronous: Synchronous) -> Result<EmbeddedStore, StoreError> {
-        EmbeddedStore::open_with(dir, synchronous, None, REBUILD_AFTER_REMOVALS)
+        EmbeddedStore::open_with(dir, synchronous, None, Rebuilds::DEFAULT)
     }
 
     /// A store in a fresh temporary directory, removed when the store is dropped (for tests).
@@ -90,14 +103,14 @@ impl EmbeddedStore {
             source,
         })?;
         let path = dir.path().to_owned();
-        EmbeddedStore::open_with(&path, Synchronous::Normal, Some(dir), REBUILD_AFTER_REMOVALS)
+        EmbeddedStore::open_with(&path, Synchronous::Normal, Some(dir), Rebuilds::DEFAULT)
     }
 
     fn open_with(
         dir: &Path,
         synchronous: Synchronous,
         temporary: Option<tempfile::TempDir>,
-        rebuild_after: usize,
+        rebuilds_when: Rebuilds,
     ) -> Result<EmbeddedStore, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
             what: "cannot create the data directory",
@@ -126,19 +139,26 @@ impl EmbeddedStore {
              );",
         )?;
         let blob_reader = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        let engine = Arc::new(RwLock::new(fresh_engine(&conn)?));
+        let (fresh, loaded) = fresh_engine(&conn)?;
+        let engine = Arc::new(RwLock::new(fresh));
         let (jobs, queue) = mpsc::channel(QUEUE);
-        let writer_engine = engine.clone();
         let rebuilds = Arc::new(AtomicUsize::new(0));
-        let writer_rebuilds = rebuilds.clone();
-        std::thread::Builder::new()
-            .name("trails-kg-writer".into())
-            .spawn(move || write_loop(conn, writer_engine, queue, rebuild_after, writer_rebuilds))
-            .map_err(|source| StoreError::Io {
-                what: "cannot start the writer thread for",
-                path: path.clone(),
-                source,
-            })?;
+        // The writer is a plain thread (SQLite and the engine block); a current-thread runtime of
+        // its own only gives it a timed wait on the queue, for the idle work.
+        let timer = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|source| {
+            StoreError::Io { what: "cannot start the writer's timer for", path: path.clone(), source }
+        })?;
+        let writer = Writer {
+            conn,
+            shared: engine.clone(),
+            queue,
+            when: rebuilds_when,
+            rebuilds: rebuilds.clone(),
+            live: loaded,
+        };
+        std::thread::Builder::new().name("trails-kg-writer".into()).spawn(move || writer.run(&timer)).map_err(
+            |source| StoreError::Io { what: "cannot start the writer thread for", path: path.clone(), source },
+        )?;
         Ok(EmbeddedStore {
             engine,
             jobs,
@@ -176,15 +196,15 @@ impl EmbeddedStore {
     }
 }
 
-/// A new engine holding exactly what SQLite holds.
-fn fresh_engine(conn: &Connection) -> Result<Engine, StoreError> {
+/// A new engine holding exactly what SQLite holds, and how many quads that is.
+fn fresh_engine(conn: &Connection) -> Result<(Engine, usize), StoreError> {
     let engine = Engine::new().map_err(engine_error)?;
-    load(conn, &engine)?;
-    Ok(engine)
+    let loaded = load(conn, &engine)?;
+    Ok((engine, loaded))
 }
 
-/// Every quad of SQLite into the (empty) engine.
-fn load(conn: &Connection, engine: &Engine) -> Result<(), StoreError> {
+/// Every quad of SQLite into the (empty) engine; how many.
+fn load(conn: &Connection, engine: &Engine) -> Result<usize, StoreError> {
     let mut statement = conn.prepare("SELECT s, p, o, g FROM quad")?;
     let rows = statement.query_map([], |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
@@ -194,9 +214,11 @@ fn load(conn: &Connection, engine: &Engine) -> Result<(), StoreError> {
         let (s, p, o, g) = row?;
         quads.push(parse_quad(&s, &p, &o, &g)?);
     }
+    let loaded = quads.len();
     let mut loader = engine.bulk_loader();
     loader.load_quads(quads).map_err(engine_error)?;
-    loader.commit().map_err(engine_error)
+    loader.commit().map_err(engine_error)?;
+    Ok(loaded)
 }
 
 fn parse_quad(s: &str, p: &str, o: &str, g: &str) -> Result<Quad, StoreError> {
@@ -208,43 +230,101 @@ fn parse_quad(s: &str, p: &str, o: &str, g: &str) -> Result<Quad, StoreError> {
     Ok(Quad::new(subject, predicate, object, graph))
 }
 
-fn write_loop(
-    mut conn: Connection,
+/// The writer thread's state.
+struct Writer {
+    conn: Connection,
+    /// Where readers take the engine from.
     shared: Arc<RwLock<Engine>>,
-    mut queue: mpsc::Receiver<Job>,
-    rebuild_after: usize,
+    queue: mpsc::Receiver<Job>,
+    when: Rebuilds,
     rebuilds: Arc<AtomicUsize>,
-) {
-    let mut engine = shared.read().unwrap_or_else(|p| p.into_inner()).clone();
-    let mut removed = 0;
-    while let Some(first) = queue.blocking_recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    /// About how many quads the engine holds (what a rebuild would load): exact after a rebuild,
+    /// then kept up to date with each batch's churn.
+    live: usize,
+}
+
+/// What writes did to the engine: quads removed (which it keeps in memory until a rebuild) and
+/// added.
+#[derive(Debug, Default, Clone, Copy)]
+struct Churn {
+    removed: usize,
+    added: usize,
+}
+
+impl Writer {
+    fn run(mut self, timer: &tokio::runtime::Runtime) {
+        let mut engine = self.shared.read().unwrap_or_else(|p| p.into_inner()).clone();
+        // Quads removed from the current engine.
+        let mut removed = 0;
+        // Whether writes came since the writer last went quiet (otherwise wait without a timeout).
+        // Gone quiet, it rebuilds the engine if removed quads are pending (and worth a rebuild):
+        // without that, the engine's memory after a burst of writes would stay at the burst's
+        // high-water mark until the next `after_removals` removals. (`memory` then returns the
+        // freed pages to the system.)
+        let mut busy = false;
+        loop {
+            let next = if busy {
+                // The timeout is made inside `block_on`: its timer needs the runtime's context.
+                let quiet = self.when.quiet;
+                match timer.block_on(async { tokio::time::timeout(quiet, self.queue.recv()).await }) {
+                    Ok(next) => next,
+                    Err(_quiet) => {
+                        if worth_a_quiet_rebuild(removed, self.live) && self.rebuild(&mut engine) {
+                            removed = 0;
+                        }
+                        busy = false;
+                        continue;
+                    }
+                }
+            } else {
+                timer.block_on(self.queue.recv())
+            };
+            let Some(first) = next else { return };
+            busy = true;
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match self.queue.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            let (engine_committed, churn) = commit_batch(&mut self.conn, &engine, batch);
+            removed += churn.removed;
+            self.live = (self.live + churn.added).saturating_sub(churn.removed);
+            if (!engine_committed || removed >= self.when.after_removals) && self.rebuild(&mut engine) {
+                removed = 0;
             }
         }
-        let (engine_committed, removed_now) = commit_batch(&mut conn, &engine, batch);
-        removed += removed_now;
-        if !engine_committed || removed >= rebuild_after {
-            // Build the replacement off to the side: readers keep the old one until the swap.
-            match fresh_engine(&conn) {
-                Ok(fresh) => {
-                    *shared.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
-                    engine = fresh;
-                    removed = 0;
-                    rebuilds.fetch_add(1, AtomicOrdering::Relaxed);
-                }
-                Err(error) => tracing::error!(%error, "rebuilding the RDF engine from SQLite failed"),
+    }
+
+    /// Swap in an engine loaded from SQLite; whether that worked. The replacement is built off to
+    /// the side: readers keep the old one until the swap (and free it when their reads end).
+    fn rebuild(&mut self, engine: &mut Engine) -> bool {
+        match fresh_engine(&self.conn) {
+            Ok((fresh, loaded)) => {
+                *self.shared.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+                *engine = fresh;
+                self.live = loaded;
+                self.rebuilds.fetch_add(1, AtomicOrdering::Relaxed);
+                true
+            }
+            Err(error) => {
+                tracing::error!(%error, "rebuilding the RDF engine from SQLite failed");
+                false
             }
         }
     }
 }
 
-/// Commit one batch; (whether the engine took it, how many quads it removed from the engine).
-fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (bool, usize) {
-    let mut removed = 0;
+/// A rebuild loads every live quad again, so when quiet it is worth it only once removals are a
+/// fair share of them: at most eight quads loaded per quad removed, however the writes trickle in.
+fn worth_a_quiet_rebuild(removed: usize, live: usize) -> bool {
+    removed > 0 && removed.saturating_mul(8) >= live
+}
+
+/// Commit one batch; (whether the engine took it, what it did to the engine).
+fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (bool, Churn) {
+    let mut churn = Churn::default();
     let mut verdicts: Vec<Result<(), WriteError>> = Vec::with_capacity(batch.len());
     let outcome = (|| -> Result<bool, StoreError> {
         let mut tx = engine.start_transaction().map_err(engine_error)?;
@@ -257,8 +337,9 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (boo
             let violations = check(&tx, &job.write);
             if violations.is_empty() {
                 match apply(&mut tx, &mut sql, &job.write) {
-                    Ok(count) => {
-                        removed += count;
+                    Ok(done) => {
+                        churn.removed += done.removed;
+                        churn.added += done.added;
                         verdicts.push(Ok(()));
                     }
                     // This write alone is undone; the batch goes on.
@@ -280,7 +361,7 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (boo
             for (job, verdict) in batch.into_iter().zip(verdicts) {
                 let _ = job.reply.send(verdict);
             }
-            (engine_committed, removed)
+            (engine_committed, churn)
         }
         Err(error) => {
             tracing::error!(%error, "a write batch failed; nothing of it was written");
@@ -288,15 +369,15 @@ fn commit_batch(conn: &mut Connection, engine: &Engine, batch: Vec<Job>) -> (boo
             for job in batch {
                 let _ = job.reply.send(Err(WriteError::Store(StoreError::Engine(detail.clone()))));
             }
-            (true, 0)
+            (true, Churn::default())
         }
     }
 }
 
-/// Replace the subject's triples; how many quads were removed. SQLite first, inside a
+/// Replace the subject's triples; how many quads were removed and added. SQLite first, inside a
 /// savepoint: if it fails, only this write is undone (and the engine was not touched yet), so the
 /// other writes of the batch still commit.
-fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &Write) -> Result<usize, StoreError> {
+fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &Write) -> Result<Churn, StoreError> {
     let graph = GraphName::NamedNode(write.graph.clone());
     let old: Vec<Quad> = tx
         .quads_for_pattern(Some(write.subject.as_ref().into()), None, None, Some(graph.as_ref()))
@@ -333,7 +414,7 @@ fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &
     for (predicate, object) in &write.triples {
         tx.insert(&Quad::new(write.subject.clone(), predicate.clone(), object.clone(), graph.clone()));
     }
-    Ok(old.len())
+    Ok(Churn { removed: old.len(), added: write.triples.len() })
 }
 
 fn has_type(tx: &Transaction<'_>, subject: &NamedNode, class: &NamedNode, graph: Option<GraphNameRef<'_>>) -> bool {
@@ -628,6 +709,8 @@ impl Store for EmbeddedStore {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn node(iri: &str) -> NamedNode {
@@ -637,7 +720,8 @@ mod tests {
     #[test]
     fn the_engine_is_rebuilt_after_enough_removals_and_keeps_the_live_data() {
         let dir = tempfile::tempdir().unwrap();
-        let store = EmbeddedStore::open_with(dir.path(), Synchronous::Normal, None, 20).unwrap();
+        let when = Rebuilds { after_removals: 20, quiet: Duration::from_secs(3600) };
+        let store = EmbeddedStore::open_with(dir.path(), Synchronous::Normal, None, when).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let (graph, subject) = (node("urn:g"), node("urn:s"));
         for round in 0..10 {
@@ -659,5 +743,45 @@ mod tests {
         assert_eq!(now.len(), 5, "the rebuilt engine holds the live triples only");
         assert!(now.iter().all(|(_, o)| o.to_string().starts_with("\"9\"")), "{now:?}");
         assert_eq!(store.len().unwrap(), 5);
+    }
+
+    fn replace(store: &EmbeddedStore, runtime: &tokio::runtime::Runtime, subject: &str, value: i64) {
+        let write = Write {
+            graph: node("urn:g"),
+            subject: node(subject),
+            triples: vec![(node("urn:p"), Term::Literal(oxigraph::model::Literal::from(value)))],
+            checks: Vec::new(),
+            blobs: Vec::new(),
+        };
+        runtime.block_on(store.write(write)).unwrap();
+    }
+
+    #[test]
+    fn a_quiet_writer_rebuilds_the_engine_once_removals_are_worth_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let when = Rebuilds { after_removals: 1_000_000, quiet: Duration::from_millis(200) };
+        let store = EmbeddedStore::open_with(dir.path(), Synchronous::Normal, None, when).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // 20 live quads, then one replaced: 1 removal is not worth reloading 20.
+        for i in 0..20 {
+            replace(&store, &runtime, &format!("urn:s{i}"), 0);
+        }
+        std::thread::sleep(Duration::from_millis(600));
+        let after_loading = store.engine_rebuilds();
+        assert_eq!(after_loading, 0, "writes that remove nothing never cause a rebuild");
+        replace(&store, &runtime, "urn:s0", 1);
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(store.engine_rebuilds(), 0, "one removal against 20 live quads is not worth a rebuild");
+        // Three more: 4 removals × 8 ≥ 20 live quads.
+        for value in 2..5 {
+            replace(&store, &runtime, "urn:s1", value);
+        }
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(store.engine_rebuilds(), 1, "enough removals, then quiet: one rebuild");
+        assert_eq!(store.len().unwrap(), 20, "the rebuilt engine holds the live quads");
+        let now = runtime.block_on(store.describe(node("urn:g"), node("urn:s1"))).unwrap();
+        assert!(now.iter().all(|(_, o)| o.to_string().starts_with("\"4\"")), "{now:?}");
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(store.engine_rebuilds(), 1, "staying quiet does not rebuild again");
     }
 }

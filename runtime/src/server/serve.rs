@@ -86,7 +86,11 @@ impl Server {
         };
         let streams = CancellationToken::new();
         let app = crate::http::router(self.shared.clone(), bind, Some(streams.clone()));
-        crate::http::serve(listener, app, limits, streams, shutdown, again).await.map_err(ServeError::Http)
+        let served = crate::http::serve(listener, app, limits, streams, shutdown, again);
+        tokio::select! {
+            served = served => served.map_err(ServeError::Http),
+            never = crate::memory::give_back_when_quiet() => match never {},
+        }
     }
 
     /// Serve one MCP client on stdin/stdout until it closes stdin (or stdout). Every line gets
@@ -98,16 +102,22 @@ impl Server {
         let max_line = self.shared.settings.max_body_bytes;
         let guarded = crate::mcp::stdio::guarded(tokio::io::stdin(), tokio::io::stdout(), max_line);
         let (stdout_closed, written) = (guarded.stdout_closed, guarded.written);
-        let served = match server.serve(guarded.rmcp).await {
-            Ok(running) => {
-                let cancel = running.cancellation_token();
-                tokio::spawn(async move {
-                    stdout_closed.cancelled().await;
-                    cancel.cancel();
-                });
-                running.waiting().await.map(drop).map_err(|e| ServeError::Stdio(Box::new(e)))
+        let serving = async {
+            match server.serve(guarded.rmcp).await {
+                Ok(running) => {
+                    let cancel = running.cancellation_token();
+                    tokio::spawn(async move {
+                        stdout_closed.cancelled().await;
+                        cancel.cancel();
+                    });
+                    running.waiting().await.map(drop).map_err(|e| ServeError::Stdio(Box::new(e)))
+                }
+                Err(e) => Err(ServeError::Stdio(Box::new(e))),
             }
-            Err(e) => Err(ServeError::Stdio(Box::new(e))),
+        };
+        let served = tokio::select! {
+            served = serving => served,
+            never = crate::memory::give_back_when_quiet() => match never {},
         };
         // rmcp's side is dropped by now: let what it wrote last reach stdout.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), written).await;
