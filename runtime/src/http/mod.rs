@@ -66,17 +66,22 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             closing.cancelled().await;
             sessions.close_all().await;
         });
-        // Half-opened sessions are closed within `session_init_secs` even when no `initialize`
-        // comes to sweep them (without this, a flood's sessions would hold their memory until
-        // rmcp's idle timeout).
-        let (guard, closing, every) = (guard.clone(), streams.clone(), settings.session_init / 2);
+        // Half-opened sessions are closed at most 1.5 × `session_init_secs` after they opened
+        // even when no `initialize` comes to sweep them (without this, a flood's sessions would
+        // hold their memory until rmcp's idle timeout).
+        let every = (settings.session_init / 2).max(std::time::Duration::from_millis(100));
+        let (guard, closing) = (guard.clone(), streams.clone());
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(every);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
                     () = closing.cancelled() => return,
-                    _ = ticks.tick() => guard.sweep().await,
+                    _ = ticks.tick() => {}
+                }
+                tokio::select! {
+                    () = closing.cancelled() => return,
+                    () = guard.sweep() => {}
                 }
             }
         });

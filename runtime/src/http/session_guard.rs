@@ -70,8 +70,10 @@ impl SessionGuard {
             .collect();
         for (id, stale) in known {
             let session: SessionId = id.clone().into();
+            // A session whose worker no longer reads its channel must not hold up the sweep.
             if stale {
-                let _ = self.sessions.close_session(&session).await;
+                let closing = self.sessions.close_session(&session);
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(1), closing).await;
             }
             if stale || !self.sessions.has_session(&session).await.unwrap_or(false) {
                 self.opened().remove(&id);

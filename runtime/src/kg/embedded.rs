@@ -6,6 +6,7 @@
 //! between the two commits loses nothing: start-up rebuilds the engine from SQLite.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -143,11 +144,6 @@ impl EmbeddedStore {
         let engine = Arc::new(RwLock::new(fresh));
         let (jobs, queue) = mpsc::channel(QUEUE);
         let rebuilds = Arc::new(AtomicUsize::new(0));
-        // The writer is a plain thread (SQLite and the engine block); a current-thread runtime of
-        // its own only gives it a timed wait on the queue, for the idle work.
-        let timer = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|source| {
-            StoreError::Io { what: "cannot start the writer's timer for", path: path.clone(), source }
-        })?;
         let writer = Writer {
             conn,
             shared: engine.clone(),
@@ -156,9 +152,9 @@ impl EmbeddedStore {
             rebuilds: rebuilds.clone(),
             live: loaded,
         };
-        std::thread::Builder::new().name("trails-kg-writer".into()).spawn(move || writer.run(&timer)).map_err(
-            |source| StoreError::Io { what: "cannot start the writer thread for", path: path.clone(), source },
-        )?;
+        std::thread::Builder::new().name("trails-kg-writer".into()).spawn(move || writer.run()).map_err(|source| {
+            StoreError::Io { what: "cannot start the writer thread for", path: path.clone(), source }
+        })?;
         Ok(EmbeddedStore {
             engine,
             jobs,
@@ -203,22 +199,30 @@ fn fresh_engine(conn: &Connection) -> Result<(Engine, usize), StoreError> {
     Ok((engine, loaded))
 }
 
-/// Every quad of SQLite into the (empty) engine; how many.
+/// Every quad of SQLite into the (empty) engine; how many. Streamed: a rebuild holds the old
+/// engine and the new one, not a third copy of every quad in between.
 fn load(conn: &Connection, engine: &Engine) -> Result<usize, StoreError> {
     let mut statement = conn.prepare("SELECT s, p, o, g FROM quad")?;
-    let rows = statement.query_map([], |row| {
-        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
-    })?;
-    let mut quads = Vec::new();
-    for row in rows {
-        let (s, p, o, g) = row?;
-        quads.push(parse_quad(&s, &p, &o, &g)?);
-    }
-    let loaded = quads.len();
+    let mut loaded = 0;
+    let quads = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+        })?
+        .map(|row| {
+            let (s, p, o, g) = row?;
+            loaded += 1;
+            parse_quad(&s, &p, &o, &g)
+        });
     let mut loader = engine.bulk_loader();
-    loader.load_quads(quads).map_err(engine_error)?;
-    loader.commit().map_err(engine_error)?;
+    loader.load_ok_quads::<StoreError, StoreError>(quads)?;
+    loader.commit()?;
     Ok(loaded)
+}
+
+impl From<oxigraph::store::StorageError> for StoreError {
+    fn from(error: oxigraph::store::StorageError) -> Self {
+        engine_error(error)
+    }
 }
 
 fn parse_quad(s: &str, p: &str, o: &str, g: &str) -> Result<Quad, StoreError> {
@@ -252,10 +256,22 @@ struct Churn {
 }
 
 impl Writer {
-    fn run(mut self, timer: &tokio::runtime::Runtime) {
+    fn run(mut self) {
+        // The writer is a plain thread (SQLite and the engine block); a current-thread runtime of
+        // its own only gives it a timed wait on the queue, for the work it does once quiet. Built
+        // here, not by the opener: a runtime dropped inside async code panics.
+        let timer = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+            Ok(timer) => Some(timer),
+            Err(error) => {
+                tracing::error!(%error, "the store's writer has no timer: the engine is rebuilt only after many removals");
+                None
+            }
+        };
         let mut engine = self.shared.read().unwrap_or_else(|p| p.into_inner()).clone();
-        // Quads removed from the current engine.
+        // Quads removed from the current engine (which it keeps in memory until a rebuild).
         let mut removed = 0;
+        // The engine missed a committed batch and its rebuild failed: rebuild at the next chance.
+        let mut stale = false;
         // Whether writes came since the writer last went quiet (otherwise wait without a timeout).
         // Gone quiet, it rebuilds the engine if removed quads are pending (and worth a rebuild):
         // without that, the engine's memory after a burst of writes would stay at the burst's
@@ -263,21 +279,23 @@ impl Writer {
         // freed pages to the system.)
         let mut busy = false;
         loop {
-            let next = if busy {
-                // The timeout is made inside `block_on`: its timer needs the runtime's context.
-                let quiet = self.when.quiet;
-                match timer.block_on(async { tokio::time::timeout(quiet, self.queue.recv()).await }) {
-                    Ok(next) => next,
-                    Err(_quiet) => {
-                        if worth_a_quiet_rebuild(removed, self.live) && self.rebuild(&mut engine) {
-                            removed = 0;
+            let next = match &timer {
+                Some(timer) if busy => {
+                    // The timeout is made inside `block_on`: its timer needs the runtime's context.
+                    let quiet = self.when.quiet;
+                    match timer.block_on(async { tokio::time::timeout(quiet, self.queue.recv()).await }) {
+                        Ok(next) => next,
+                        Err(_quiet) => {
+                            if (stale || worth_a_quiet_rebuild(removed, self.live)) && self.rebuild(&mut engine) {
+                                (removed, stale) = (0, false);
+                            }
+                            busy = false;
+                            continue;
                         }
-                        busy = false;
-                        continue;
                     }
                 }
-            } else {
-                timer.block_on(self.queue.recv())
+                Some(timer) => timer.block_on(self.queue.recv()),
+                None => self.queue.blocking_recv(),
             };
             let Some(first) = next else { return };
             busy = true;
@@ -291,8 +309,9 @@ impl Writer {
             let (engine_committed, churn) = commit_batch(&mut self.conn, &engine, batch);
             removed += churn.removed;
             self.live = (self.live + churn.added).saturating_sub(churn.removed);
-            if (!engine_committed || removed >= self.when.after_removals) && self.rebuild(&mut engine) {
-                removed = 0;
+            stale |= !engine_committed;
+            if (stale || removed >= self.when.after_removals) && self.rebuild(&mut engine) {
+                (removed, stale) = (0, false);
             }
         }
     }
@@ -408,13 +427,24 @@ fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &
         }
         savepoint.commit()?;
     }
-    for quad in &old {
+    let new: HashSet<Quad> = write
+        .triples
+        .iter()
+        .map(|(predicate, object)| Quad::new(write.subject.clone(), predicate.clone(), object.clone(), graph.clone()))
+        .collect();
+    // Only what changes is touched and counted: a quad the write keeps stays where it is, and
+    // counting it as removed would make the writer rebuild for garbage that does not exist.
+    let mut churn = Churn::default();
+    for quad in old.iter().filter(|quad| !new.contains(*quad)) {
         tx.remove(quad);
+        churn.removed += 1;
     }
-    for (predicate, object) in &write.triples {
-        tx.insert(&Quad::new(write.subject.clone(), predicate.clone(), object.clone(), graph.clone()));
+    let old: HashSet<Quad> = old.into_iter().collect();
+    for quad in new.iter().filter(|quad| !old.contains(*quad)) {
+        tx.insert(quad);
+        churn.added += 1;
     }
-    Ok(Churn { removed: old.len(), added: write.triples.len() })
+    Ok(churn)
 }
 
 fn has_type(tx: &Transaction<'_>, subject: &NamedNode, class: &NamedNode, graph: Option<GraphNameRef<'_>>) -> bool {
@@ -762,26 +792,30 @@ mod tests {
         let when = Rebuilds { after_removals: 1_000_000, quiet: Duration::from_millis(200) };
         let store = EmbeddedStore::open_with(dir.path(), Synchronous::Normal, None, when).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        // 20 live quads, then one replaced: 1 removal is not worth reloading 20.
+        let quiet = || std::thread::sleep(Duration::from_millis(600));
         for i in 0..20 {
             replace(&store, &runtime, &format!("urn:s{i}"), 0);
         }
-        std::thread::sleep(Duration::from_millis(600));
-        let after_loading = store.engine_rebuilds();
-        assert_eq!(after_loading, 0, "writes that remove nothing never cause a rebuild");
-        replace(&store, &runtime, "urn:s0", 1);
-        std::thread::sleep(Duration::from_millis(600));
-        assert_eq!(store.engine_rebuilds(), 0, "one removal against 20 live quads is not worth a rebuild");
-        // Three more: 4 removals × 8 ≥ 20 live quads.
-        for value in 2..5 {
-            replace(&store, &runtime, "urn:s1", value);
+        quiet();
+        assert_eq!(store.engine_rebuilds(), 0, "writes that remove nothing never cause a rebuild");
+        for _ in 0..5 {
+            replace(&store, &runtime, "urn:s0", 0);
         }
-        std::thread::sleep(Duration::from_millis(600));
+        quiet();
+        assert_eq!(store.engine_rebuilds(), 0, "a write that keeps its quads removes none");
+        // Two removals against 20 live quads (2 × 8 < 20): not worth reloading them.
+        replace(&store, &runtime, "urn:s0", 1);
+        replace(&store, &runtime, "urn:s1", 1);
+        quiet();
+        assert_eq!(store.engine_rebuilds(), 0, "two removals against 20 live quads are not worth a rebuild");
+        // A third (3 × 8 ≥ 20).
+        replace(&store, &runtime, "urn:s1", 4);
+        quiet();
         assert_eq!(store.engine_rebuilds(), 1, "enough removals, then quiet: one rebuild");
         assert_eq!(store.len().unwrap(), 20, "the rebuilt engine holds the live quads");
         let now = runtime.block_on(store.describe(node("urn:g"), node("urn:s1"))).unwrap();
         assert!(now.iter().all(|(_, o)| o.to_string().starts_with("\"4\"")), "{now:?}");
-        std::thread::sleep(Duration::from_millis(600));
+        quiet();
         assert_eq!(store.engine_rebuilds(), 1, "staying quiet does not rebuild again");
     }
 }

@@ -55,7 +55,9 @@ impl Server {
     }
 
     /// The axum application (`/mcp`, `/.well-known/capabilities`, `/healthz`) for `bind`, to
-    /// embed in your own server (which then owns connection limits and shutdown).
+    /// embed in your own server, which then owns connection limits and shutdown. What
+    /// [`Server::serve_http`] adds is then not done: half-opened sessions are closed only when the
+    /// next `initialize` comes, and freed memory is not handed back to the system when quiet.
     pub fn router(&self, bind: SocketAddr) -> axum::Router {
         crate::http::router(self.shared.clone(), bind, None)
     }
@@ -85,6 +87,9 @@ impl Server {
             shutdown_grace: settings.shutdown_grace,
         };
         let streams = CancellationToken::new();
+        // However serving ends (this future dropped by a caller's timeout included), the tasks
+        // the router started for its sessions end with it.
+        let _end_session_tasks = streams.clone().drop_guard();
         let app = crate::http::router(self.shared.clone(), bind, Some(streams.clone()));
         let served = crate::http::serve(listener, app, limits, streams, shutdown, again);
         tokio::select! {
