@@ -117,6 +117,9 @@ pub struct HttpConfig {
     pub max_body_bytes: Option<usize>,
     /// Keep MCP sessions for 2025-* clients (default true). 2026-07-28 is always stateless.
     pub sessions: Option<bool>,
+    /// Answer stateless `tools/list`, `tools/call` and resource requests from the pre-computed
+    /// tables instead of through rmcp (default true; the answers are the same, see DESIGN §4.8).
+    pub hot_path: Option<bool>,
     /// Most concurrent MCP sessions (idle ones expire after `session_idle_secs`).
     pub max_sessions: Option<usize>,
     /// Seconds a session may go without a client request before it expires (default 300).

@@ -117,6 +117,8 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Keep MCP sessions for 2025-* clients.
     pub http_sessions: bool,
+    /// Answer stateless `tools/list`, `tools/call` and resource requests without rmcp.
+    pub hot_path: bool,
     /// Most concurrent MCP sessions (and as many `subscriptions/listen` requests besides).
     pub max_sessions: usize,
     /// How long a session may go without a client request before it expires (its notifications
@@ -415,6 +417,7 @@ impl Settings {
             allowed_origins: config.http.allowed_origins,
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),
+            hot_path: config.http.hot_path.unwrap_or(true),
             max_sessions,
             max_anonymous_sessions,
             session_init,

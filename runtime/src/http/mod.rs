@@ -4,6 +4,7 @@
 
 mod bearer;
 mod body;
+mod hot;
 pub(crate) mod jsonrpc;
 mod listen;
 mod origin;
@@ -30,6 +31,8 @@ use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
 
+pub(crate) use hot::shape_result;
+use hot::HotPath;
 pub(crate) use listen::{serve, ConnectionLimits};
 
 /// How often a warning any client can trigger is logged, at most.
@@ -92,8 +95,14 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         sessions,
         config,
     );
-    Router::new()
-        .route_service("/mcp", mcp)
+    let mut routes = Router::new().route_service("/mcp", mcp);
+    if settings.hot_path {
+        // Innermost: it answers only what passed every check below and rmcp would serve
+        // statelessly; the rest goes on to rmcp.
+        routes =
+            routes.route_layer(middleware::from_fn_with_state(Arc::new(HotPath::new(shared.clone())), hot::answer));
+    }
+    routes
         // Innermost first: the guard sees only well-formed messages.
         .route_layer(middleware::from_fn_with_state(guard, session_guard::guard))
         .route_layer(middleware::from_fn(jsonrpc::check))

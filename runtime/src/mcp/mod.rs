@@ -8,4 +8,5 @@ mod handler;
 pub(crate) mod stdio;
 mod subscribe;
 
-pub(crate) use handler::{TrailsServer, Transport};
+pub(crate) use dispatch::call as call_tool;
+pub(crate) use handler::{TrailsServer, Transport, PROTOCOL_VERSIONS};

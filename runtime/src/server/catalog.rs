@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
-use rmcp::model::Tool;
+use axum::body::Bytes;
+use rmcp::model::{ListToolsResult, ServerResult, Tool};
 
 use crate::auth::{Scope, ScopeSet};
 use crate::registry::{Registry, ToolEntry};
@@ -23,6 +24,12 @@ pub(crate) struct Catalog {
     disabled: RwLock<BTreeSet<&'static str>>,
     /// `tools/list` answers by scope-set bits; cleared whenever the enabled set changes.
     listings: RwLock<HashMap<u8, Arc<Vec<Tool>>>>,
+    /// The same answers serialised, by (scope-set bits, 2026-07-28 shape): what the hot path
+    /// sends. Cleared with `listings`.
+    encoded: RwLock<HashMap<(u8, bool), Bytes>>,
+    /// Whether any input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then checks
+    /// `Mcp-Param-*` headers, which the hot path leaves to it).
+    param_headers: bool,
 }
 
 /// A macro-emitted descriptor rmcp cannot read: a bug in Trails, reported with the tool.
@@ -69,7 +76,15 @@ impl Catalog {
                     .map_err(|e| BadDescriptor { tool: entry.name, reason: e.to_string() })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Catalog { tools, production, disabled: RwLock::default(), listings: RwLock::default() })
+        let param_headers = tools.iter().any(|t| t.entry.descriptor.contains("x-mcp-header"));
+        Ok(Catalog {
+            tools,
+            production,
+            disabled: RwLock::default(),
+            listings: RwLock::default(),
+            encoded: RwLock::default(),
+            param_headers,
+        })
     }
 
     fn served(&self, entry: &ToolEntry) -> bool {
@@ -83,15 +98,45 @@ impl Catalog {
         if let Some(cached) = self.listings.read().unwrap_or_else(|p| p.into_inner()).get(&scopes.bits()) {
             return cached.clone();
         }
-        let listing: Arc<Vec<Tool>> = Arc::new(
-            self.tools
-                .iter()
-                .filter(|t| self.served(t.entry) && scopes.contains(t.entry.scope))
-                .map(|t| t.tool.clone())
-                .collect(),
-        );
-        self.listings.write().unwrap_or_else(|p| p.into_inner()).insert(scopes.bits(), listing.clone());
-        listing
+        // Built under the write lock, which `set_enabled` also holds while it changes the enabled
+        // set: a listing built from the old set cannot be cached after the change cleared it.
+        let mut listings = self.listings.write().unwrap_or_else(|p| p.into_inner());
+        listings
+            .entry(scopes.bits())
+            .or_insert_with(|| {
+                Arc::new(
+                    self.tools
+                        .iter()
+                        .filter(|t| self.served(t.entry) && scopes.contains(t.entry.scope))
+                        .map(|t| t.tool.clone())
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+
+    /// The `tools/list` result for `scopes` as rmcp serialises it, for 2026-07-28 peers
+    /// (`current`: with `resultType` and cache hints) or older ones; serialised once.
+    pub(crate) fn list_json(&self, scopes: ScopeSet, current: bool) -> Bytes {
+        let key = (scopes.bits(), current);
+        if let Some(cached) = self.encoded.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return cached.clone();
+        }
+        let mut encoded = self.encoded.write().unwrap_or_else(|p| p.into_inner());
+        encoded
+            .entry(key)
+            .or_insert_with(|| {
+                let mut result =
+                    ServerResult::ListToolsResult(ListToolsResult::with_all_items(self.list(scopes).as_ref().clone()));
+                crate::http::shape_result(&mut result, current);
+                Bytes::from(serde_json::to_vec(&result).expect("tool descriptors serialise"))
+            })
+            .clone()
+    }
+
+    /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.
+    pub(crate) fn declares_param_headers(&self) -> bool {
+        self.param_headers
     }
 
     pub(crate) fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
@@ -111,11 +156,15 @@ impl Catalog {
         let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
             return Err(NoSuchTool(name.to_owned()));
         };
+        // Both caches locked across the change (in the order the builders take them), so no
+        // listing of the old set survives it.
+        let mut encoded = self.encoded.write().unwrap_or_else(|p| p.into_inner());
+        let mut listings = self.listings.write().unwrap_or_else(|p| p.into_inner());
         let mut disabled = self.disabled.write().unwrap_or_else(|p| p.into_inner());
         let changed = if enabled { disabled.remove(tool.entry.name) } else { disabled.insert(tool.entry.name) };
-        drop(disabled);
         if changed {
-            self.listings.write().unwrap_or_else(|p| p.into_inner()).clear();
+            listings.clear();
+            encoded.clear();
         }
         Ok(changed)
     }

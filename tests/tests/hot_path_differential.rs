@@ -1,0 +1,369 @@
+//! The stateless hot path (`[http] hot_path`, on by default) against rmcp: one corpus of
+//! requests, sent to a fixture server with the hot path and to one without it (every request
+//! then goes through rmcp's `StreamableHttpService`), in both session modes. Every answer must be
+//! the same: HTTP status, content type, SSE framing and JSON body (trace ids and generated ids
+//! normalised, since each server makes its own).
+//!
+//! The reference is rmcp behind Trails' own checks, which answer some requests before rmcp sees
+//! them on both paths. Those are intended differences from *plain* rmcp (the hostile-client
+//! issue, DESIGN §4.2), and the corpus pins them here too (`trails_refusals`): invalid JSON, an
+//! empty body, a batch, a wrong `id` type or `jsonrpc` → 400 with a JSON-RPC `-32700`/`-32600`
+//! (rmcp: 415 with a text body); a `tools/call` whose params are not `{name, arguments?}` →
+//! `-32602` with its id (rmcp: `-32601`); a foreign `Host`/`Origin` → 403 JSON (rmcp: 403 text);
+//! a bad token → 401 JSON; a body over `max_body_bytes` → 413 JSON (rmcp: 413 text).
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BUILDER_TOKEN: &str = "hot-path-builder-token";
+const DEV_TOKEN: &str = "hot-path-dev-token";
+/// Small, so an oversized body is cheap to send.
+const MAX_BODY: usize = 65_536;
+
+struct Server {
+    _child: trails_tests::KilledOnDrop,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+fn start(sessions: bool, hot_path: bool) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("trails.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp]\nscopes = [\"runtime\"]\n\n[http]\nsessions = {sessions}\nhot_path = {hot_path}\nmax_body_bytes = {MAX_BODY}\n\
+             allowed_origins = [\"http://localhost:*\"]\n\n\
+             [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n\n\
+             [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+            trails::sha256_hex(BUILDER_TOKEN),
+            trails::sha256_hex(DEV_TOKEN),
+        ),
+    )
+    .unwrap();
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["serve", "--http", &addr.to_string(), "--config"])
+        .arg(&config)
+        .env("TRAILS_KG_PATH", dir.path().join("kg"))
+        // The hot path logs each answer it gives at debug: the test counts them.
+        .env("TRAILS_LOG", "error,trails::http::hot=debug")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
+}
+
+type Headers = Vec<(String, String)>;
+/// A change to a request's headers.
+type Edit = dyn Fn(&mut Headers);
+
+/// One request of the corpus.
+#[derive(Clone, Debug)]
+struct Case {
+    name: String,
+    headers: Headers,
+    body: Vec<u8>,
+}
+
+/// How a request names its protocol version: the `MCP-Protocol-Version` header, `_meta`'s
+/// version, whether `_meta` carries client capabilities.
+#[derive(Clone, Copy, Debug)]
+struct Version {
+    header: Option<&'static str>,
+    meta: Option<&'static str>,
+    capabilities: bool,
+}
+
+const VERSIONS: &[Version] = &[
+    Version { header: None, meta: None, capabilities: false },
+    Version { header: Some("2024-11-05"), meta: None, capabilities: false },
+    Version { header: Some("2025-03-26"), meta: None, capabilities: false },
+    Version { header: Some("2025-06-18"), meta: None, capabilities: false },
+    Version { header: Some("2025-11-25"), meta: None, capabilities: false },
+    Version { header: Some("2099-01-01"), meta: None, capabilities: false },
+    Version { header: Some("2026-07-28"), meta: None, capabilities: false },
+    Version { header: Some("2025-06-18"), meta: Some("2025-06-18"), capabilities: true },
+    Version { header: Some("2025-11-25"), meta: Some("2025-11-25"), capabilities: false },
+    Version { header: Some("2025-11-25"), meta: Some("2025-11-25"), capabilities: true },
+    Version { header: Some("2026-07-28"), meta: Some("2026-07-28"), capabilities: true },
+    Version { header: Some("2026-07-28"), meta: Some("2026-07-28"), capabilities: false },
+    Version { header: None, meta: Some("2026-07-28"), capabilities: true },
+    Version { header: Some("2025-06-18"), meta: Some("2026-07-28"), capabilities: true },
+    Version { header: Some("2025-03-26"), meta: Some("2025-03-26"), capabilities: true },
+    Version { header: Some("2099-01-01"), meta: Some("2099-01-01"), capabilities: true },
+];
+
+/// A method call: (label, method, params without `_meta`, the `Mcp-Name` it implies).
+fn calls() -> Vec<(&'static str, &'static str, Value, Option<String>)> {
+    let tool = |label, name: &str, arguments: Value| {
+        (label, "tools/call", json!({ "name": name, "arguments": arguments }), Some(name.to_owned()))
+    };
+    let read = |label, uri: &str| (label, "resources/read", json!({ "uri": uri }), Some(uri.to_owned()));
+    vec![
+        ("tools/list", "tools/list", json!({}), None),
+        ("tools/list with a cursor", "tools/list", json!({ "cursor": "abc" }), None),
+        ("tools/list with a bad cursor", "tools/list", json!({ "cursor": 5 }), None),
+        tool("call search", "research.search", json!({ "query": "graph", "limit": 2 })),
+        tool("call search, bad arguments", "research.search", json!({ "query": "", "limit": 0, "extra": 1 })),
+        tool("call an unknown tool", "no_such_tool", json!({})),
+        tool("call a dev tool", "trails_meta_fixture_inspect", json!({})),
+        tool("call policy failure", "fixtures.fail", json!({ "how": "policy" })),
+        tool("call budget failure", "fixtures.fail", json!({ "how": "budget" })),
+        tool("call internal failure", "fixtures.fail", json!({ "how": "internal" })),
+        tool("call a panicking handler", "fixtures.fail", json!({ "how": "panic" })),
+        ("resources/list", "resources/list", json!({}), None),
+        ("resources/templates/list", "resources/templates/list", json!({}), None),
+        read("read stats", "trails://stats"),
+        read("read an unknown resource", "trails://no/such/thing"),
+        read("read a builder resource", "trails://doctor"),
+        ("read without a uri", "resources/read", json!({}), None),
+        ("ping", "ping", json!({}), None),
+    ]
+}
+
+fn message(id: Value, method: &str, mut params: Value, version: Version) -> Vec<u8> {
+    if let Some(meta) = version.meta {
+        let mut object = json!({
+            "io.modelcontextprotocol/protocolVersion": meta,
+            "io.modelcontextprotocol/clientInfo": { "name": "differential", "version": "0" },
+        });
+        if version.capabilities {
+            object["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        params["_meta"] = object;
+    }
+    serde_json::to_vec(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).unwrap()
+}
+
+/// The headers a well-behaved client sends for `version`, `method` and `name`.
+fn headers_for(version: Version, method: &str, name: Option<&str>) -> Headers {
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        ("accept".to_owned(), "application/json, text/event-stream".to_owned()),
+    ];
+    if let Some(header) = version.header {
+        headers.push(("mcp-protocol-version".into(), header.into()));
+        headers.push(("mcp-method".into(), method.into()));
+        if let Some(name) = name {
+            headers.push(("mcp-name".into(), name.into()));
+        }
+    }
+    headers
+}
+
+fn corpus() -> Vec<Case> {
+    let mut cases = Vec::new();
+    // Every owned (and a few unowned) method under every way of naming a version.
+    for (v, version) in VERSIONS.iter().enumerate() {
+        for (label, method, params, name) in calls() {
+            cases.push(Case {
+                name: format!("{label} / {version:?}"),
+                headers: headers_for(*version, method, name.as_deref()),
+                body: message(json!(v * 100 + cases.len()), method, params, *version),
+            });
+        }
+    }
+    let current = VERSIONS[10];
+    let search = json!({ "name": "research.search", "arguments": { "query": "graph" } });
+    let with = |name: &str, change: &Edit, method: &str, params: Value| {
+        let call_name = params.get("name").or(params.get("uri")).and_then(Value::as_str).map(str::to_owned);
+        let mut headers = headers_for(current, method, call_name.as_deref());
+        change(&mut headers);
+        Case { name: name.into(), headers, body: message(json!(7), method, params, current) }
+    };
+    let set = |key: &'static str, value: &'static str| {
+        move |headers: &mut Headers| {
+            headers.retain(|(k, _)| k != key);
+            headers.push((key.into(), value.into()));
+        }
+    };
+    let remove = |key: &'static str| move |headers: &mut Headers| headers.retain(|(k, _)| k != key);
+    let add =
+        |key: &'static str, value: &'static str| move |headers: &mut Headers| headers.push((key.into(), value.into()));
+    let list = json!({});
+    for (name, change) in [
+        ("no Mcp-Method", &remove("mcp-method") as &Edit),
+        ("wrong Mcp-Method", &set("mcp-method", "tools/list")),
+        ("two Mcp-Method", &add("mcp-method", "tools/call")),
+        ("no Mcp-Name", &remove("mcp-name")),
+        ("wrong Mcp-Name", &set("mcp-name", "fixtures.fail")),
+        ("base64 Mcp-Name", &set("mcp-name", "=?base64?cmVzZWFyY2guc2VhcmNo?=")),
+        ("bad base64 Mcp-Name", &set("mcp-name", "=?base64?!!!?=")),
+        ("Accept */*", &set("accept", "*/*")),
+        ("Accept JSON only", &set("accept", "application/json")),
+        ("Accept with a zero weight", &set("accept", "application/json;q=0, text/event-stream")),
+        ("Accept in two headers", &|h: &mut Headers| {
+            h.retain(|(k, _)| k != "accept");
+            h.push(("accept".into(), "text/event-stream".into()));
+            h.push(("accept".into(), "application/json".into()));
+        }),
+        ("Content-Type text", &set("content-type", "text/plain")),
+        ("Content-Type with charset", &set("content-type", "application/json; charset=utf-8")),
+        ("no Content-Type", &remove("content-type")),
+        ("allowed Origin", &add("origin", "http://localhost:3000")),
+        ("foreign Origin", &add("origin", "https://evil.example")),
+        ("foreign Host", &add("host", "evil.example")),
+        ("builder token", &add("authorization", "Bearer hot-path-builder-token")),
+        ("dev token", &add("authorization", "Bearer hot-path-dev-token")),
+        ("bad token", &add("authorization", "Bearer wrong")),
+        ("unknown session id", &add("mcp-session-id", "no-such-session")),
+        ("unknown protocol header", &set("mcp-protocol-version", "2030-01-01")),
+    ] {
+        cases.push(with(&format!("call: {name}"), change, "tools/call", search.clone()));
+        cases.push(with(&format!("list: {name}"), change, "tools/list", list.clone()));
+    }
+    for token in ["Bearer hot-path-builder-token", "Bearer hot-path-dev-token"] {
+        for (label, method, params, name) in calls() {
+            let mut headers = headers_for(current, method, name.as_deref());
+            headers.push(("authorization".into(), token.into()));
+            cases.push(Case {
+                name: format!("{label} with {token}"),
+                headers,
+                body: message(json!("token"), method, params, current),
+            });
+        }
+    }
+    // Ids of every accepted kind come back as rmcp writes them.
+    for id in [json!(0), json!(-42), json!(i64::MAX), json!(u64::MAX), json!("x"), json!("é\u{1}\"\\/"), json!("")] {
+        cases.push(Case {
+            name: format!("id {id}"),
+            headers: headers_for(current, "tools/list", None),
+            body: message(id, "tools/list", json!({}), current),
+        });
+    }
+    cases.push(Case {
+        name: "id written with escapes".into(),
+        headers: headers_for(current, "tools/list", None),
+        body: br#"{"jsonrpc":"2.0","id":"\u0041\/b","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#.to_vec(),
+    });
+    // Notifications and responses the client posts; initialize.
+    let plain = headers_for(current, "notifications/initialized", None);
+    cases.push(Case {
+        name: "notification".into(),
+        headers: plain.clone(),
+        body: br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+    });
+    cases.push(Case {
+        name: "a response".into(),
+        headers: plain.clone(),
+        body: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+    });
+    cases.push(Case {
+        name: "initialize".into(),
+        headers: headers_for(VERSIONS[3], "initialize", None),
+        body: br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"d","version":"0"}}}"#.to_vec(),
+    });
+    cases.extend(trails_refusals());
+    cases
+}
+
+/// What Trails answers before rmcp on both paths (the intended differences from plain rmcp).
+fn trails_refusals() -> Vec<Case> {
+    let headers = headers_for(VERSIONS[10], "tools/list", None);
+    let raw = |name: &str, body: &[u8]| Case { name: name.into(), headers: headers.clone(), body: body.to_vec() };
+    vec![
+        raw("invalid JSON", b"{\"jsonrpc\":"),
+        raw("empty body", b""),
+        raw("invalid UTF-8", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}"),
+        raw("a batch", br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#),
+        raw("a float id", br#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#),
+        raw("a null id", br#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#),
+        raw("jsonrpc 1.0", br#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#),
+        raw("no method", br#"{"jsonrpc":"2.0","id":1}"#),
+        raw("tools/call without params", br#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#),
+        raw(
+            "tools/call with array arguments",
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":[]}}"#,
+        ),
+        raw("a body over max_body_bytes", &vec![b' '; MAX_BODY + 1]),
+    ]
+}
+
+/// What the test compares of an answer.
+#[derive(Debug, PartialEq)]
+struct Answer {
+    status: u16,
+    content_type: Option<String>,
+    cache_control: Option<String>,
+    session: bool,
+    body: String,
+}
+
+async fn send(client: &reqwest::Client, addr: SocketAddr, case: &Case) -> Answer {
+    let mut request = client.post(format!("http://{addr}/mcp")).body(case.body.clone());
+    let mut host = false;
+    for (name, value) in &case.headers {
+        host |= name == "host";
+        request = request.header(name.as_str(), value.as_str());
+    }
+    if !host {
+        request = request.header("host", addr.to_string());
+    }
+    let response = request.send().await.unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+    let (status, content_type, cache_control) =
+        (response.status().as_u16(), header("content-type"), header("cache-control"));
+    let session = response.headers().contains_key("mcp-session-id");
+    let body = response.text().await.unwrap();
+    Answer { status, content_type, cache_control, session, body: normalise(&body) }
+}
+
+/// Trace ids, uuids and timestamps differ between two servers; nothing else may.
+fn normalise(body: &str) -> String {
+    let hex = regex::Regex::new(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+        .unwrap();
+    let time = regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})").unwrap();
+    let body = hex.replace_all(body, "<id>");
+    time.replace_all(&body, "<time>").into_owned()
+}
+
+/// (requests sent, how many the hot path answered).
+async fn compare(sessions: bool) -> (usize, usize) {
+    let (hot, reference) = (start(sessions, true), start(sessions, false));
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let cases = corpus();
+    let mut differences = Vec::new();
+    for case in &cases {
+        let (fast, slow) = (send(&client, hot.addr, case).await, send(&client, reference.addr, case).await);
+        if fast != slow {
+            differences
+                .push(format!("{} (sessions = {sessions}):\n  hot path: {fast:?}\n  rmcp:     {slow:?}", case.name));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} answers differ:\n{}",
+        differences.len(),
+        cases.len(),
+        differences.join("\n")
+    );
+    let answered_by = |server: &Server| {
+        let log = std::fs::read_to_string(server._dir.path().join("stderr.log")).unwrap();
+        log.matches("answered on the hot path").count()
+    };
+    assert_eq!(answered_by(&reference), 0, "the reference server has the hot path off");
+    (cases.len(), answered_by(&hot))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hot_path_answers_exactly_as_rmcp_with_sessions_off() {
+    let (sent, answered) = compare(false).await;
+    assert!(sent >= 150, "the corpus has {sent} requests");
+    eprintln!("sessions off: {answered} of {sent} answered on the hot path");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hot_path_answers_exactly_as_rmcp_with_sessions_on() {
+    let (sent, answered) = compare(true).await;
+    eprintln!("sessions on: {answered} of {sent} answered on the hot path");
+}
