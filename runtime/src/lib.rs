@@ -149,6 +149,12 @@ pub mod __fuzz {
         crate::builtin::read_through(&text, number(0), limit, window);
     }
 
+    /// The HTTP hot path's request parsing and decision on `data`: header lines, a blank line,
+    /// the body. Never panics; what it takes is what it may answer (see `http/hot`).
+    pub fn hot_path(data: &[u8]) {
+        crate::http::fuzz_hot_path(data);
+    }
+
     /// A blob as a client sends it, on `data` read as JSON (anything else is skipped): the
     /// validator (what answers the client) and the deserialiser (what the handler gets) must
     /// agree — a value one accepts and the other refuses would be an internal error or a blob

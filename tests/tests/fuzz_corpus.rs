@@ -38,3 +38,14 @@ fn the_blob_value_corpus_replays_and_validator_and_deserialiser_agree() {
     }
     assert!(replayed >= 8, "the corpus holds at least its seeds ({replayed} replayed)");
 }
+
+#[test]
+fn the_hot_path_corpus_replays_without_a_panic() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/hot_path");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&corpus).expect("the corpus directory is in the repository") {
+        trails::__fuzz::hot_path(&std::fs::read(entry.unwrap().path()).unwrap());
+        replayed += 1;
+    }
+    assert!(replayed >= 8, "the corpus holds at least its seeds ({replayed} replayed)");
+}

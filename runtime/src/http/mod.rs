@@ -31,8 +31,8 @@ use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
 
-pub(crate) use hot::shape_result;
 use hot::HotPath;
+pub(crate) use hot::{fuzz as fuzz_hot_path, shape_result};
 pub(crate) use listen::{serve, ConnectionLimits};
 
 /// How often a warning any client can trigger is logged, at most.

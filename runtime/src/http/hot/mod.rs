@@ -21,8 +21,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use http_body_util::BodyExt;
 use rmcp::model::{
-    CallToolResponse, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta, JsonRpcRequest,
-    ListResourceTemplatesResult, ListResourcesResult, ProtocolVersion, ReadResourceResponse, RequestId,
+    CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta,
+    JsonRpcRequest, ListResourceTemplatesResult, ListResourcesResult, ProtocolVersion, ReadResourceResponse, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 
@@ -46,10 +46,19 @@ impl HotPath {
     }
 }
 
+/// The requests the hot path owns.
+enum Owned {
+    ListTools,
+    CallTool(CallToolRequestParams),
+    ListResources,
+    ListResourceTemplates,
+    ReadResource(String),
+}
+
 /// A request the hot path answers, with what decides the answer's shape.
 struct Planned {
     id: RequestId,
-    request: ClientRequest,
+    request: Owned,
     /// The version came in `_meta` (rmcp's "negotiated" path: error codes map to HTTP statuses).
     negotiated: bool,
     /// The effective version is 2026-07-28 or later: results keep `resultType` and list/read
@@ -71,20 +80,29 @@ pub(crate) async fn answer(State(hot): State<Arc<HotPath>>, request: Request, ne
     let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
         return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read");
     };
-    let Some(planned) = plan(hot.sessions, &hot.shared, &parts.headers, &bytes) else {
+    let param_headers = hot.shared.catalog.declares_param_headers();
+    let Some(planned) = plan(hot.sessions, param_headers, &parts.headers, &bytes) else {
         return next.run(Request::from_parts(parts, Body::from(bytes))).await;
     };
-    tracing::debug!(method = planned.request.method(), "answered on the hot path");
+    tracing::debug!(id = %planned.id, "answered on the hot path");
     let caller = parts
         .extensions
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(|| Caller::anonymous(hot.shared.settings.process_scopes));
-    hot.serve(planned, caller).await
+    // In a task of its own, as rmcp runs handlers: a client that hangs up does not cut a call
+    // off half-way (its writes and its provenance record complete); dropping the handle detaches.
+    match tokio::spawn(async move { hot.serve(planned, caller).await }).await {
+        Ok(response) => response,
+        // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
+        // leave the request hanging; this answers.
+        Err(_) => refusal(StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error: the request failed"),
+    }
 }
 
 /// Whether rmcp would serve this request statelessly, and every rule it applies first passes.
-fn plan(sessions: bool, shared: &Shared, headers: &HeaderMap, bytes: &[u8]) -> Option<Planned> {
+/// `param_headers`: some tool declares SEP-2243 `x-mcp-header` parameters.
+fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, bytes: &[u8]) -> Option<Planned> {
     // Trails' own Host/Origin check let it through; rmcp also needs the Host to parse as an
     // authority (an unbracketed IPv6 address does not). Browsers' requests (with an Origin) are
     // rmcp's.
@@ -142,7 +160,7 @@ fn plan(sessions: bool, shared: &Shared, headers: &HeaderMap, bytes: &[u8]) -> O
             return None;
         }
         // SEP-2243 `Mcp-Param-*` headers (none of Trails' schemas declares one today).
-        if method == "tools/call" && shared.catalog.declares_param_headers() {
+        if method == "tools/call" && param_headers {
             return None;
         }
     }
@@ -154,31 +172,38 @@ fn plan(sessions: bool, shared: &Shared, headers: &HeaderMap, bytes: &[u8]) -> O
         }
     }
     let version = requested.as_ref().map(ProtocolVersion::as_str).or(header).unwrap_or("2025-03-26");
-    Some(Planned { current: version >= V2026, negotiated: requested.is_some(), id, request, meta_malformed })
+    let (current, negotiated) = (version >= V2026, requested.is_some());
+    let request = match request {
+        ClientRequest::ListToolsRequest(_) => Owned::ListTools,
+        ClientRequest::CallToolRequest(call) => Owned::CallTool(call.params),
+        ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
+        ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
+        ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri),
+        _ => return None,
+    };
+    Some(Planned { id, request, negotiated, current, meta_malformed })
 }
 
 impl HotPath {
     async fn serve(&self, planned: Planned, caller: Caller) -> Response {
         let shared = &self.shared;
         let outcome = match planned.request {
-            ClientRequest::ListToolsRequest(_) => {
+            Owned::ListTools => {
                 let result = shared.catalog.list_json(caller.scopes, planned.current);
                 return self.send(StatusCode::OK, response_bytes(&planned.id, &result));
             }
-            ClientRequest::CallToolRequest(call) => {
-                crate::mcp::call_tool(shared, &call.params.name, call.params.arguments, caller)
-                    .await
-                    .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
-            }
-            ClientRequest::ListResourcesRequest(_) => Ok(ServerResult::ListResourcesResult(
-                ListResourcesResult::with_all_items(crate::resources::list(shared, caller.scopes)),
-            )),
-            ClientRequest::ListResourceTemplatesRequest(_) => Ok(ServerResult::ListResourceTemplatesResult(
+            Owned::CallTool(params) => crate::mcp::call_tool(shared, &params.name, params.arguments, caller)
+                .await
+                .map(|result| ServerResult::from(CallToolResponse::Complete(result))),
+            Owned::ListResources => Ok(ServerResult::ListResourcesResult(ListResourcesResult::with_all_items(
+                crate::resources::list(shared, caller.scopes),
+            ))),
+            Owned::ListResourceTemplates => Ok(ServerResult::ListResourceTemplatesResult(
                 ListResourceTemplatesResult::with_all_items(crate::resources::templates(shared)),
             )),
-            ClientRequest::ReadResourceRequest(read) => {
+            Owned::ReadResource(uri) => {
                 let trace_id = uuid::Uuid::new_v4().simple().to_string();
-                crate::resources::read(shared, &read.params.uri, &trace_id, caller.scopes)
+                crate::resources::read(shared, &uri, &trace_id, caller.scopes)
                     .await
                     .map(|result| ServerResult::from(ReadResourceResponse::Complete(result)))
                     // rmcp gives 2026-07-28 peers `-32602` for a missing resource (not for
@@ -190,7 +215,6 @@ impl HotPath {
                         error
                     })
             }
-            _ => unreachable!("`plan` takes only the five methods above"),
         };
         let (status, message) = match outcome {
             Ok(mut result) => {
@@ -214,7 +238,10 @@ impl HotPath {
             event.extend_from_slice(b"data: ");
             event.extend_from_slice(&json);
             event.extend_from_slice(b"\n\n");
-            let mut response = Response::new(Body::from(event));
+            // A stream of one event, sent chunked as rmcp's event streams are.
+            let event =
+                futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(Bytes::from(event)) });
+            let mut response = Response::new(Body::from_stream(event));
             let headers = response.headers_mut();
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -260,6 +287,48 @@ fn status_of(error: &ErrorData, meta_malformed: bool) -> StatusCode {
         -32602 if meta_malformed => StatusCode::BAD_REQUEST,
         -32601 => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
+    }
+}
+
+/// The fuzz target's entry (`trails::__fuzz::hot_path`): `data` is a request head's header lines
+/// (`name: value`, malformed lines skipped), a blank line, then the body. Trails' own check and
+/// the hot path's decision run on it in both session modes; neither may panic, and what the hot
+/// path takes must be one well-formed message naming one of its five methods with the headers
+/// rmcp requires.
+pub(crate) fn fuzz(data: &[u8]) {
+    let split = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());
+    let (head, body) = (&data[..split], data.get(split + 2..).unwrap_or_default());
+    let mut headers = HeaderMap::new();
+    for line in head.split(|b| *b == b'\n') {
+        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
+        let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::from_bytes(&line[..colon]),
+            HeaderValue::from_bytes(line[colon + 1..].trim_ascii()),
+        ) else {
+            continue;
+        };
+        headers.append(name, value);
+    }
+    if super::jsonrpc::inspect(body).is_err() {
+        return;
+    }
+    for (sessions, param_headers) in [(false, false), (true, false), (false, true), (true, true)] {
+        let Some(planned) = plan(sessions, param_headers, &headers, body) else { continue };
+        assert!(headers::accepts_json_and_sse(&headers) && headers::content_type_is_json(&headers));
+        let method = match planned.request {
+            Owned::ListTools => "tools/list",
+            Owned::CallTool(_) => "tools/call",
+            Owned::ListResources => "resources/list",
+            Owned::ListResourceTemplates => "resources/templates/list",
+            Owned::ReadResource(_) => "resources/read",
+        };
+        let sent: serde_json::Value = serde_json::from_slice(body).expect("the check parsed it");
+        assert_eq!(sent["method"].as_str(), Some(method), "the hot path took {sent} as `{method}`");
+        let version = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+        if version.is_some_and(|v| v >= V2026) {
+            assert_eq!(headers.get("mcp-method").and_then(|v| v.to_str().ok()), Some(method));
+        }
+        assert!(!sessions || planned.negotiated, "with sessions on, only `_meta`-versioned requests");
     }
 }
 
