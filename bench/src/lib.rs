@@ -1,106 +1,96 @@
-//! The two benchmark apps, with the same tools: Trails (macros, generated validators) and a
-//! plain rmcp server (`#[tool_router]`, schemars constraints, router built once and cloned).
+//! The benchmark apps' shared pieces: the Trails app's shapes and the equivalent rmcp server
+//! (`#[tool_router]`, schemars constraints, router built once and cloned per request as rmcp
+//! intends). Each server runs as a binary of its own (`trails-100`, `trails-1000`, `rmcp-100`,
+//! `rmcp-1000`, `serve-static`); `mcp-bench` drives them with `wrk` from outside.
+
+pub mod process {
+    //! What the drivers (`mcp-bench`, `soak`) need to run servers as processes of their own.
+
+    use std::net::SocketAddr;
+    use std::process::Child;
+
+    /// The value after `--name` on the command line.
+    pub fn arg(name: &str) -> Option<String> {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+    }
+
+    /// A loopback address no one listens on (yet).
+    pub fn free_addr() -> SocketAddr {
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
+    }
+
+    /// (RSS in KiB, open file descriptors) of `pid`.
+    pub fn sample(pid: u32) -> (u64, usize) {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let rss = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0);
+        (rss, fds)
+    }
+
+    /// A child process, killed when dropped.
+    pub struct Killed(pub Child);
+
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
 
 pub mod trails_app {
-    use trails::shape;
-
-    #[shape(iri = "https://example.org/bench#Input")]
-    pub struct BenchInput {
-        /// Text to echo.
-        #[predicate(min_length = 1, max_length = 200)]
-        pub query: String,
-        /// Repetitions (1–100).
-        #[predicate(min_value = 1, max_value = 100)]
-        pub limit: Option<u32>,
-        #[predicate(one_of = ["asc", "desc"])]
-        pub order: Option<String>,
-    }
-
-    #[shape(iri = "https://example.org/bench#Output")]
-    pub struct BenchOutput {
-        pub echo: String,
-        pub count: u32,
-    }
-
-    pub fn work(input: BenchInput) -> BenchOutput {
-        BenchOutput { echo: input.query, count: input.limit.unwrap_or(1) }
-    }
-
-    /// The 100-capability app.
-    pub mod caps {
-        include!(concat!(env!("OUT_DIR"), "/trails_caps_100.rs"));
-    }
-
-    /// Keeps this crate's linker-collected tables in the binaries.
-    pub fn link() {}
+    include!(concat!(env!("OUT_DIR"), "/trails_shapes.rs"));
 }
 
 pub mod rmcp_app {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+
     use rmcp::handler::server::router::tool::ToolRouter;
     use rmcp::model::{InitializeResult, ServerCapabilities};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     use rmcp::{tool_handler, ServerHandler};
-    use schemars::JsonSchema;
-    use serde::{Deserialize, Serialize};
 
-    #[derive(Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    pub struct BenchInput {
-        /// Text to echo.
-        #[schemars(length(min = 1, max = 200))]
-        pub query: String,
-        /// Repetitions (1–100).
-        #[schemars(range(min = 1, max = 100))]
-        pub limit: Option<u32>,
-        pub order: Option<Order>,
-    }
+    include!(concat!(env!("OUT_DIR"), "/rmcp_types.rs"));
 
-    #[derive(Deserialize, JsonSchema)]
-    #[serde(rename_all = "lowercase")]
-    pub enum Order {
-        Asc,
-        Desc,
-    }
-
-    #[derive(Serialize, JsonSchema)]
-    pub struct BenchOutput {
-        pub echo: String,
-        pub count: u32,
-    }
-
-    pub fn work(input: BenchInput) -> BenchOutput {
-        BenchOutput { echo: input.query, count: input.limit.unwrap_or(1) }
-    }
-
+    /// The rmcp baseline: 100 tools (`Baseline::tools_100()`) or 1000 (`Baseline::tools_1000()`).
     #[derive(Clone)]
     pub struct Baseline {
         tool_router: ToolRouter<Self>,
     }
 
-    impl Baseline {
-        pub fn new() -> Self {
-            Baseline { tool_router: Self::tool_router() }
-        }
-    }
-
-    impl Baseline {
-        /// The router, for inspection.
-        pub fn router(&self) -> &ToolRouter<Self> {
-            &self.tool_router
-        }
-    }
-
-    impl Default for Baseline {
-        fn default() -> Self {
-            Self::new()
-        }
-    }
-
     include!(concat!(env!("OUT_DIR"), "/rmcp_tools_100.rs"));
+    include!(concat!(env!("OUT_DIR"), "/rmcp_tools_1000.rs"));
 
     #[tool_handler(router = self.tool_router)]
     impl ServerHandler for Baseline {
         fn get_info(&self) -> InitializeResult {
             InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
         }
+    }
+
+    /// Serve the tools `router` builds at `http://ADDR/mcp` (ADDR: the first argument) in rmcp's
+    /// stateless JSON mode, the mode Trails' bench server runs in.
+    pub fn serve(router: fn() -> ToolRouter<Baseline>) {
+        let addr: SocketAddr =
+            std::env::args().nth(1).and_then(|a| a.parse().ok()).expect("usage: rmcp-N ADDR (e.g. 127.0.0.1:8080)");
+        let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+        runtime.block_on(async move {
+            let server = Baseline { tool_router: router() };
+            let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true);
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+            let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
+            axum::serve(listener, axum::Router::new().route_service("/mcp", service)).await.expect("serve");
+        });
     }
 }

@@ -7,6 +7,8 @@
 //!   not (Oxigraph server from PyPI, into the cached virtualenv the interop test also uses;
 //!   Virtuoso 7 from Debian's packages, with apt, when `virtuoso-t` is missing), then runs every
 //!   test, including those plain `cargo test` reports as ignored for lack of them.
+//! - `cargo xtask bench [ARGS]`: installs `wrk` (Debian's package) when missing, builds the
+//!   benchmark servers in release mode, and runs `mcp-bench ARGS` (see `bench/src/bin/mcp-bench.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,9 +21,11 @@ fn main() -> ExitCode {
     match task.as_deref() {
         Some("snapshot") => snapshot(),
         Some("test") => test(),
+        Some("bench") => bench(),
         _ => {
-            eprintln!("usage: cargo xtask snapshot    rewrite schemas/ (tool goldens and the manifest)");
-            eprintln!("       cargo xtask test        provision test servers, then run every test");
+            eprintln!("usage: cargo xtask snapshot       rewrite schemas/ (tool goldens and the manifest)");
+            eprintln!("       cargo xtask test           provision test servers, then run every test");
+            eprintln!("       cargo xtask bench [ARGS]   install wrk if missing, run the MCP benchmark");
             ExitCode::from(2)
         }
     }
@@ -33,16 +37,22 @@ const OXIGRAPH: &str = "oxigraph==0.5.13";
 /// Debian's Virtuoso 7 server package (`virtuoso-t`, `isql-vt`).
 const VIRTUOSO_PACKAGE: &str = "virtuoso-opensource-7-bin";
 
-/// `TRAILS_VIRTUOSO`, or `virtuoso-t` installed by apt (as root, or through `sudo -n`) when missing.
+/// `TRAILS_VIRTUOSO`, or `virtuoso-t` installed by apt when missing.
 fn virtuoso() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os("TRAILS_VIRTUOSO") {
         return Ok(PathBuf::from(path));
     }
-    let installed = PathBuf::from("/usr/bin/virtuoso-t");
+    apt_install(VIRTUOSO_PACKAGE, "/usr/bin/virtuoso-t")
+        .map_err(|e| format!("{e}; or point TRAILS_VIRTUOSO at virtuoso-t"))
+}
+
+/// `binary`, installed from Debian's `package` with apt (as root, or through `sudo -n`) when missing.
+fn apt_install(package: &str, binary: &str) -> Result<PathBuf, String> {
+    let installed = PathBuf::from(binary);
     if installed.exists() {
         return Ok(installed);
     }
-    println!("xtask: installing {VIRTUOSO_PACKAGE} with apt-get");
+    println!("xtask: installing {package} with apt-get");
     let apt = |args: &[&str]| {
         let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
         let mut command = if root { Command::new("apt-get") } else { Command::new("sudo") };
@@ -51,12 +61,10 @@ fn virtuoso() -> Result<PathBuf, String> {
         }
         run(command.env("DEBIAN_FRONTEND", "noninteractive").args(args))
     };
-    let install = ["install", "-y", "-q", "--no-install-recommends", VIRTUOSO_PACKAGE];
+    let install = ["install", "-y", "-q", "--no-install-recommends", package];
     // The package lists may be stale or absent on a fresh machine: refresh once and retry.
     if !(apt(&install) || (apt(&["update", "-q"]) && apt(&install))) || !installed.exists() {
-        return Err(format!(
-            "could not install {VIRTUOSO_PACKAGE} (needs root or passwordless sudo); install it, or point TRAILS_VIRTUOSO at virtuoso-t"
-        ));
+        return Err(format!("could not install {package} (needs root or passwordless sudo); install it"));
     }
     Ok(installed)
 }
@@ -101,6 +109,28 @@ fn test() -> ExitCode {
             eprintln!("error: cannot run cargo test: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn bench() -> ExitCode {
+    if let Err(error) = apt_install("wrk", "/usr/bin/wrk") {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = Command::new(&cargo).args(["build", "--release", "--locked", "-p", "trails-bench", "--bins"]).status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("error: cargo build --release -p trails-bench failed");
+        return ExitCode::FAILURE;
+    }
+    let status = Command::new(cargo)
+        .args(["run", "--quiet", "--release", "--locked", "-p", "trails-bench", "--bin", "mcp-bench", "--"])
+        .args(std::env::args().skip(2))
+        .status();
+    if status.is_ok_and(|s| s.success()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

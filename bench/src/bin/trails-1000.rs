@@ -1,4 +1,5 @@
-//! A Trails app with 1000 capabilities, for the start-up benchmark: `startup-trails serve --http ADDR`.
+//! The benchmark's Trails app with 1000 capabilities, for start-up:
+//! `trails-1000 serve --http ADDR --config FILE`.
 
 mod trails_app {
     pub use trails_bench::trails_app::*;
@@ -9,5 +10,5 @@ mod caps {
 }
 
 fn main() -> std::process::ExitCode {
-    trails::App::new().named("startup-trails", "0").run()
+    trails::App::new().named("trails-1000", "0").run()
 }
