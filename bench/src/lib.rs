@@ -32,6 +32,17 @@ pub mod process {
         (rss, fds)
     }
 
+    /// Anonymous resident memory of `pid` in KiB: RSS without the pages of files mapped (the
+    /// binary's code among them), which the kernel can drop and read again.
+    pub fn rss_anon(pid: u32) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("RssAnon:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// A child process, killed when dropped.
     pub struct Killed(pub Child);
 

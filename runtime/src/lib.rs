@@ -90,7 +90,7 @@ pub use declare::{
 };
 pub use error::{Error, Result};
 pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
-pub use server::{AppState, BadDescriptor, Control, Ctx, NoSuchTool, ServeError, Server};
+pub use server::{AppState, Control, Ctx, NoSuchTool, ServeError, Server};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 

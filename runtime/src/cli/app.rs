@@ -14,7 +14,7 @@ use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
 use crate::kg::{EmbeddedStore, Kg, RemoteStore, StoreError};
 use crate::registry::{Registry, RegistryError};
-use crate::server::{AppState, BadDescriptor, Catalog, ServeError, Server, Shared};
+use crate::server::{AppState, Catalog, ServeError, Server, Shared};
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
@@ -37,9 +37,6 @@ pub enum BuildError {
     /// Duplicate names, or a pattern that does not compile here.
     #[error(transparent)]
     Registry(#[from] RegistryError),
-    /// A descriptor rmcp cannot read (a Trails bug).
-    #[error(transparent)]
-    Descriptor(#[from] BadDescriptor),
     /// The knowledge-graph store could not be opened.
     #[error("cannot open the knowledge graph: {0}")]
     Store(#[from] StoreError),
@@ -106,7 +103,7 @@ impl App {
             (Some(kg), Some(bytes)) => Some(kg.with_max_instance_bytes(bytes)),
             (kg, _) => kg,
         };
-        let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg)?;
+        let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg);
         Ok(Server::new(Arc::new(shared)))
     }
 
@@ -156,7 +153,7 @@ impl App {
 
 fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
     let registry = Registry::collect()?;
-    let catalog = Catalog::new(&registry, settings.production)?;
+    let catalog = Catalog::new(&registry, settings.production);
     Ok(serde_json::to_string_pretty(catalog.list(scopes).as_ref()).expect("tools serialise"))
 }
 

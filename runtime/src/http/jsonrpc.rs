@@ -17,10 +17,15 @@ use super::body::refusal;
 /// Why a message is refused: (HTTP status, JSON-RPC code, message, the id to answer with).
 pub(crate) type Refused = (StatusCode, i32, String, Value);
 
-/// The method of a well-formed message (`None`: a response), left on the request for the layers
-/// inside, so none parses the body again.
+/// What the layers inside need to know of a well-formed message, left on the request so none
+/// parses the body again.
 #[derive(Debug, Clone)]
-pub(crate) struct RpcMethod(pub(crate) Option<String>);
+pub(crate) struct RpcMethod {
+    /// The method (`None`: a response).
+    pub(crate) method: Option<String>,
+    /// rmcp reads the message as a request: a method and an id, neither `result` nor `error`.
+    pub(crate) request: bool,
+}
 
 /// Check one message; its method when it is well-formed.
 pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
@@ -55,7 +60,7 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
     let is_response = object.contains_key("result") || object.contains_key("error");
     let method = match object.get("method") {
         Some(Value::String(method)) => method.as_str(),
-        None if is_response => return Ok(RpcMethod(None)),
+        None if is_response => return Ok(RpcMethod { method: None, request: false }),
         _ => return invalid("Invalid Request: `method` must be a string"),
     };
     if method == "tools/call" && !id.is_null() {
@@ -67,7 +72,8 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
             return Err((StatusCode::OK, -32602, message.into(), id));
         }
     }
-    Ok(RpcMethod(Some(method.to_owned())))
+    let request = object.contains_key("id") && !is_response;
+    Ok(RpcMethod { method: Some(method.to_owned()), request })
 }
 
 pub(crate) async fn check(request: Request, next: Next) -> Response {
@@ -130,8 +136,16 @@ mod tests {
         ] {
             assert_eq!(code(ok), None, "{}", String::from_utf8_lossy(ok));
         }
-        let method = |body: &[u8]| inspect(body).unwrap().0;
-        assert_eq!(method(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#).as_deref(), Some("initialize"));
-        assert_eq!(method(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), None);
+        let method = |body: &[u8]| inspect(body).map(|m| (m.method, m.request)).unwrap();
+        let initialize = method(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        assert_eq!(initialize, (Some("initialize".to_owned()), true));
+        assert_eq!(method(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), (None, false));
+        // What rmcp does not read as a request: a notification, a method beside a result.
+        let initialized = method(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(initialized, (Some("notifications/initialized".to_owned()), false));
+        assert_eq!(
+            method(br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#),
+            (Some("ping".to_owned()), false)
+        );
     }
 }

@@ -15,11 +15,11 @@ mod throttle;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::Router;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -95,7 +95,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         sessions,
         config,
     );
-    let mut routes = Router::new().route_service("/mcp", mcp);
+    let mut routes = Router::new().route("/mcp", any(to_rmcp).with_state(Arc::new(mcp)));
     if settings.hot_path {
         // Innermost: it answers only what passed every check below and rmcp would serve
         // statelessly; the rest goes on to rmcp.
@@ -120,6 +120,16 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
         .layer(middleware::from_fn_with_state(Arc::new(HostPolicy::new(settings, bind)), origin::check))
         .with_state(shared)
+}
+
+/// rmcp's service, behind one `Arc`. Each middleware in front of a route clones the route's
+/// service per request, and rmcp's `call` clones itself again (its config, host and origin lists
+/// included); here a request reaches rmcp's `handle` without either copy.
+async fn to_rmcp(
+    State(rmcp): State<Arc<StreamableHttpService<TrailsServer, BoundedSessions>>>,
+    request: Request,
+) -> Response {
+    rmcp.handle(request).await.into_response()
 }
 
 async fn manifest(State(shared): State<Arc<Shared>>) -> Response {

@@ -129,7 +129,7 @@ fn full(anonymous: bool, max: usize) -> Response {
 pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
     let owner = request.extensions().get::<Caller>().and_then(|caller| caller.name.clone());
     // Left by `jsonrpc::check` on every well-formed POST.
-    let method = request.extensions().get::<RpcMethod>().and_then(|m| m.0.clone());
+    let method = request.extensions().get::<RpcMethod>().and_then(|m| m.method.clone());
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let Some(session) = session else {
         if method.as_deref() != Some("initialize") {

@@ -130,7 +130,7 @@ impl ServerHandler for TrailsServer {
     /// Lets rmcp check SEP-2243 `Mcp-Param-*` headers against the declared input schema.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         match self.shared.catalog.lookup(name, ScopeSet::up_to(Scope::Dev)) {
-            Lookup::Found(tool) => Some(tool.tool.clone()),
+            Lookup::Found(tool) => Some(tool.tool().clone()),
             _ => None,
         }
     }

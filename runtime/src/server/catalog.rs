@@ -1,9 +1,13 @@
-//! The served tool set: the registry's descriptors parsed once into rmcp `Tool`s, the run-time
-//! enable/disable switch, and `tools/list` answers cached per effective scope set.
+//! The served tool set: the registry's descriptors, the run-time enable/disable switch, and
+//! `tools/list` answers cached per effective scope set.
+//!
+//! Nothing is parsed at start: the hot path's `tools/list` bytes are the macro-emitted
+//! descriptors put side by side, and a descriptor becomes an rmcp `Tool` only the first time
+//! rmcp's own path needs it (a session's `tools/list`, `tools` on the command line).
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use axum::body::Bytes;
 use rmcp::model::{ListToolsResult, ServerResult, Tool};
@@ -11,10 +15,28 @@ use rmcp::model::{ListToolsResult, ServerResult, Tool};
 use crate::auth::{Scope, ScopeSet};
 use crate::registry::{Registry, ToolEntry};
 
-/// One served tool: its static entry and its descriptor parsed once.
+/// One served tool: its static entry, and its descriptor as rmcp's `Tool` once something asked.
 pub(crate) struct CatalogTool {
     pub(crate) entry: &'static ToolEntry,
-    pub(crate) tool: Tool,
+    parsed: OnceLock<Tool>,
+}
+
+impl CatalogTool {
+    /// The descriptor as rmcp's `Tool`, parsed the first time it is asked for.
+    pub(crate) fn tool(&self) -> &Tool {
+        self.parsed.get_or_init(|| {
+            // The descriptors are the macros' own output, and `tests/tests/registry.rs` reads
+            // every one the fixture and example apps declare as rmcp does: failing here is a bug
+            // in Trails' code generation, not something a request or a declaration can cause.
+            let mut tool: Tool = serde_json::from_str(self.entry.descriptor).unwrap_or_else(|e| {
+                panic!("descriptor of `{}` is not a valid MCP tool ({e}); this is a bug in Trails", self.entry.name)
+            });
+            // Borrow the static strings: `tools/list` on rmcp's path clones every tool per request.
+            tool.name = Cow::Borrowed(self.entry.name);
+            tool.description = Some(Cow::Borrowed(self.entry.description));
+            tool
+        })
+    }
 }
 
 /// The served tool set.
@@ -32,16 +54,6 @@ pub(crate) struct Catalog {
     param_headers: bool,
 }
 
-/// A macro-emitted descriptor rmcp cannot read: a bug in Trails, reported with the tool.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("descriptor of `{tool}` is not a valid MCP tool ({reason}); this is a bug in Trails, please report it")]
-pub struct BadDescriptor {
-    /// The tool's MCP name.
-    pub tool: &'static str,
-    /// serde's message.
-    pub reason: String,
-}
-
 /// Enabling or disabling a tool the server does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no tool named `{0}`")]
@@ -57,34 +69,29 @@ pub(crate) enum Lookup<'a> {
 }
 
 impl Catalog {
-    /// Parse every descriptor once. The descriptors come from the macros, so a parse failure is
-    /// a bug in Trails, reported with the tool's name.
-    pub(crate) fn new(registry: &Registry, production: bool) -> Result<Catalog, BadDescriptor> {
+    /// The registry's tools, in name order; nothing parsed yet.
+    pub(crate) fn new(registry: &Registry, production: bool) -> Catalog {
         // The `trails.kg.*` tools read node types: an app without any does not serve them.
         let has_kg = registry.node_types().next().is_some();
-        let tools = registry
+        let tools: Vec<CatalogTool> = registry
             .tools()
             .filter(|entry| has_kg || !entry.id().starts_with(crate::builtin::KG_TOOLS))
-            .map(|entry| {
-                serde_json::from_str::<Tool>(entry.descriptor)
-                    .map(|mut tool| {
-                        // Borrow the static strings: `tools/list` clones every tool per request.
-                        tool.name = Cow::Borrowed(entry.name);
-                        tool.description = Some(Cow::Borrowed(entry.description));
-                        CatalogTool { entry, tool }
-                    })
-                    .map_err(|e| BadDescriptor { tool: entry.name, reason: e.to_string() })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|entry| CatalogTool { entry, parsed: OnceLock::new() })
+            .collect();
         let param_headers = tools.iter().any(|t| t.entry.descriptor.contains("x-mcp-header"));
-        Ok(Catalog {
+        Catalog {
             tools,
             production,
             disabled: RwLock::default(),
             listings: RwLock::default(),
             encoded: RwLock::default(),
             param_headers,
-        })
+        }
+    }
+
+    /// The tools a caller with `scopes` sees, in name order.
+    fn visible(&self, scopes: ScopeSet) -> impl Iterator<Item = &CatalogTool> {
+        self.tools.iter().filter(move |t| self.served(t.entry) && scopes.contains(t.entry.scope))
     }
 
     fn served(&self, entry: &ToolEntry) -> bool {
@@ -103,35 +110,43 @@ impl Catalog {
         let mut listings = self.listings.write().unwrap_or_else(|p| p.into_inner());
         listings
             .entry(scopes.bits())
-            .or_insert_with(|| {
-                Arc::new(
-                    self.tools
-                        .iter()
-                        .filter(|t| self.served(t.entry) && scopes.contains(t.entry.scope))
-                        .map(|t| t.tool.clone())
-                        .collect(),
-                )
-            })
+            .or_insert_with(|| Arc::new(self.visible(scopes).map(|t| t.tool().clone()).collect()))
             .clone()
     }
 
     /// The `tools/list` result for `scopes` as rmcp serialises it, for 2026-07-28 peers
-    /// (`current`: with `resultType` and cache hints) or older ones; serialised once.
+    /// (`current`: with `resultType` and cache hints) or older ones; built once, from the
+    /// descriptors as the macros wrote them.
     pub(crate) fn list_json(&self, scopes: ScopeSet, current: bool) -> Bytes {
         let key = (scopes.bits(), current);
         if let Some(cached) = self.encoded.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return cached.clone();
         }
         let mut encoded = self.encoded.write().unwrap_or_else(|p| p.into_inner());
-        encoded
-            .entry(key)
-            .or_insert_with(|| {
-                let mut result =
-                    ServerResult::ListToolsResult(ListToolsResult::with_all_items(self.list(scopes).as_ref().clone()));
-                crate::http::shape_result(&mut result, current);
-                Bytes::from(serde_json::to_vec(&result).expect("tool descriptors serialise"))
-            })
-            .clone()
+        encoded.entry(key).or_insert_with(|| self.encode_list(scopes, current)).clone()
+    }
+
+    /// rmcp's serialisation of an empty listing, with the descriptors in its `tools` array. Each
+    /// descriptor is the JSON rmcp writes for that `Tool` (compact, the same members; only their
+    /// order may differ): `tests/tests/registry.rs` holds every declared tool to that.
+    fn encode_list(&self, scopes: ScopeSet, current: bool) -> Bytes {
+        let mut empty = ServerResult::ListToolsResult(ListToolsResult::with_all_items(Vec::new()));
+        crate::http::shape_result(&mut empty, current);
+        let empty = serde_json::to_vec(&empty).expect("an empty listing serialises");
+        const TOOLS: &[u8] = br#""tools":["#;
+        let at =
+            empty.windows(TOOLS.len()).position(|w| w == TOOLS).expect("a listing has a `tools` array") + TOOLS.len();
+        let visible: Vec<&str> = self.visible(scopes).map(|t| t.entry.descriptor).collect();
+        let mut bytes = Vec::with_capacity(empty.len() + visible.iter().map(|d| d.len() + 1).sum::<usize>());
+        bytes.extend_from_slice(&empty[..at]);
+        for (i, descriptor) in visible.into_iter().enumerate() {
+            if i > 0 {
+                bytes.push(b',');
+            }
+            bytes.extend_from_slice(descriptor.as_bytes());
+        }
+        bytes.extend_from_slice(&empty[at..]);
+        Bytes::from(bytes)
     }
 
     /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.

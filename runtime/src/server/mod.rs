@@ -10,7 +10,7 @@ mod notifier;
 mod serve;
 mod shared;
 
-pub use catalog::{BadDescriptor, NoSuchTool};
+pub use catalog::NoSuchTool;
 pub(crate) use catalog::{Catalog, Lookup};
 pub use control::Control;
 pub use ctx::{AppState, Ctx};

@@ -9,7 +9,7 @@ use crate::kg::provenance::{Call, Touched};
 use crate::kg::Kg;
 use crate::registry::{Registry, ShapeEntry};
 
-use super::catalog::{BadDescriptor, Catalog, NoSuchTool};
+use super::catalog::{Catalog, NoSuchTool};
 use super::ctx::AppState;
 use super::notifier::Subscriptions;
 
@@ -49,8 +49,8 @@ impl Shared {
         name: String,
         version: String,
         kg: Option<Kg>,
-    ) -> Result<Shared, BadDescriptor> {
-        let catalog = Catalog::new(registry, settings.production)?;
+    ) -> Shared {
+        let catalog = Catalog::new(registry, settings.production);
         let manifest = crate::projection::manifest(registry);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
@@ -64,7 +64,7 @@ impl Shared {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
         }
-        Ok(Shared {
+        Shared {
             catalog,
             settings,
             state,
@@ -78,7 +78,7 @@ impl Shared {
             provenance_calls: AtomicUsize::new(0),
             provenance_pruned: AtomicU64::new(0),
             pruning: AtomicBool::new(false),
-        })
+        }
     }
 
     /// Record the activity of a finished call (durable before the call answers), and now and
