@@ -11,6 +11,7 @@
 //! `tests/tests/hot_path_differential.rs` holds the two paths to the same bytes.
 
 mod headers;
+mod pieces;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ use super::jsonrpc::RpcMethod;
 use crate::auth::Caller;
 use crate::mcp::PROTOCOL_VERSIONS;
 use crate::server::Shared;
+use pieces::Pieces;
 
 /// What the hot path needs of the server.
 pub(crate) struct HotPath {
@@ -226,7 +228,7 @@ impl HotPath {
         let outcome = match planned.request {
             Owned::ListTools => {
                 let result = shared.catalog.list_json(caller.scopes, planned.current);
-                return self.send(StatusCode::OK, response_bytes(&planned.id, &result));
+                return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
             Owned::CallTool(params) => crate::mcp::call_tool(shared, &params.name, params.arguments, caller)
                 .await
@@ -264,12 +266,13 @@ impl HotPath {
             }
         };
         let body = serde_json::to_vec(&message).expect("rmcp messages serialise");
-        self.send(status, body)
+        self.send(status, Pieces::new([Bytes::from(body)]))
     }
 
     /// JSON, or with sessions on a 200 as one SSE event (what rmcp sends in each case).
-    fn send(&self, status: StatusCode, json: Vec<u8>) -> Response {
+    fn send(&self, status: StatusCode, json: Pieces) -> Response {
         let mut response = if self.sessions && status == StatusCode::OK {
+            let json = json.concat();
             let mut event = Vec::with_capacity(json.len() + 8);
             event.extend_from_slice(b"data: ");
             event.extend_from_slice(&json);
@@ -284,7 +287,7 @@ impl HotPath {
             headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
             response
         } else {
-            let mut response = Response::new(Body::from(json));
+            let mut response = Response::new(Body::new(json));
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             response
         };
@@ -303,16 +306,14 @@ pub(crate) fn shape_result(result: &mut ServerResult, current: bool) {
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}` around a result already serialised: what
-/// `ServerJsonRpcMessage::response` serialises to, without serialising the result again.
-fn response_bytes(id: &RequestId, result: &Bytes) -> Vec<u8> {
+/// `ServerJsonRpcMessage::response` serialises to, without serialising or copying the result.
+fn response_pieces(id: &RequestId, result: Bytes) -> Pieces {
     let id = serde_json::to_vec(id).expect("ids serialise");
-    let mut body = Vec::with_capacity(result.len() + id.len() + 40);
-    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    body.extend_from_slice(&id);
-    body.extend_from_slice(br#","result":"#);
-    body.extend_from_slice(result);
-    body.push(b'}');
-    body
+    let mut head = Vec::with_capacity(id.len() + 32);
+    head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    head.extend_from_slice(&id);
+    head.extend_from_slice(br#","result":"#);
+    Pieces::new([Bytes::from(head), result, Bytes::from_static(b"}")])
 }
 
 /// The HTTP status rmcp gives a JSON-RPC error on its negotiated path.
@@ -390,7 +391,7 @@ mod tests {
         shape_result(&mut result, true);
         let bytes = Bytes::from(serde_json::to_vec(&result).unwrap());
         for id in [NumberOrString::Number(-7), NumberOrString::String("a\"b\u{e9}".into())] {
-            let spliced = response_bytes(&id, &bytes);
+            let spliced = response_pieces(&id, bytes.clone()).concat();
             let whole = serde_json::to_vec(&ServerJsonRpcMessage::response(result.clone(), id)).unwrap();
             assert_eq!(String::from_utf8(spliced).unwrap(), String::from_utf8(whole).unwrap());
         }
