@@ -90,6 +90,21 @@ async fn http_client(addr: SocketAddr, token: Option<&str>) -> RunningService<Ro
     Recorder::default().serve(StreamableHttpClientTransport::from_config(config)).await.expect("client connects")
 }
 
+/// A 2026-07-28 client over HTTP: stateless, so its requests take the hot path.
+async fn stateless_client(addr: SocketAddr, token: Option<&str>) -> RunningService<RoleClient, Recorder> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    Recorder::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] },
+        )
+        .await
+        .expect("discover handshake")
+}
+
 async fn stdio_client(
     env: &[(&str, &str)],
     meta: Option<Map<String, Value>>,
@@ -364,6 +379,9 @@ async fn disabling_a_tool_notifies_sessions_and_removes_it() {
     let addr = http_server(settings("", &[])).await;
     let builder = http_client(addr, Some(BUILDER_TOKEN)).await;
     let watcher = http_client(addr, None).await;
+    // The hot path's listings are cached bytes: they must follow the switch too.
+    let stateless = stateless_client(addr, None).await;
+    assert!(names(&stateless).await.contains(&"research.search".to_owned()));
     let notified = watcher.service().list_changed.clone();
     let switched =
         call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": false})).await.unwrap();
@@ -372,10 +390,13 @@ async fn disabling_a_tool_notifies_sessions_and_removes_it() {
         .await
         .expect("notifications/tools/list_changed reached the other session");
     assert!(!names(&watcher).await.contains(&"research.search".to_owned()));
+    assert!(!names(&stateless).await.contains(&"research.search".to_owned()));
     let error = call(&watcher, "research.search", json!({"query": "x"})).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
+    assert_eq!(call(&stateless, "research.search", json!({"query": "x"})).await.unwrap_err().code.0, -32602);
     call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": true})).await.unwrap();
     assert!(names(&watcher).await.contains(&"research.search".to_owned()));
+    assert!(names(&stateless).await.contains(&"research.search".to_owned()));
     let bad = call(&builder, "trails_meta_tools_enable", json!({"tool": "nope", "enabled": true})).await.unwrap_err();
     assert_eq!(bad.data.unwrap()["fields"][0]["field"], "tool");
 }
@@ -383,14 +404,7 @@ async fn disabling_a_tool_notifies_sessions_and_removes_it() {
 #[tokio::test]
 async fn protocol_2026_07_28_works_statelessly() {
     let addr = http_server(settings("", &[])).await;
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
-    let client = Recorder::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] },
-        )
-        .await
-        .expect("discover handshake");
+    let client = stateless_client(addr, None).await;
     assert!(names(&client).await.contains(&"research.search".to_owned()));
     let error = call(&client, "research.search", json!({"query": ""})).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
@@ -410,14 +424,7 @@ async fn protocol_2026_07_28_works_statelessly() {
     assert_eq!(unknown.code.0, -32602);
 
     // And -32004 for an authenticated caller lacking the scope.
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(RUNTIME_TOKEN);
-    let runtime_client = Recorder::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] },
-        )
-        .await
-        .unwrap();
+    let runtime_client = stateless_client(addr, Some(RUNTIME_TOKEN)).await;
     let denied = call(&runtime_client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
     assert_eq!(denied.code.0, -32004);
 }
