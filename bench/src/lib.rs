@@ -54,6 +54,15 @@ pub mod process {
     }
 }
 
+/// A listener whose connections send without Nagle's delay, as Trails' own listener does: a
+/// 100 kB listing spans several segments, and the comparison must not hinge on that setting.
+pub async fn listener(addr: std::net::SocketAddr) -> impl axum::serve::Listener<Addr = std::net::SocketAddr> {
+    use axum::serve::ListenerExt;
+    tokio::net::TcpListener::bind(addr).await.expect("bind").tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    })
+}
+
 pub mod trails_app {
     include!(concat!(env!("OUT_DIR"), "/trails_shapes.rs"));
 }
@@ -100,8 +109,9 @@ pub mod rmcp_app {
                 Arc::new(LocalSessionManager::default()),
                 config,
             );
-            let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
-            axum::serve(listener, axum::Router::new().route_service("/mcp", service)).await.expect("serve");
+            axum::serve(crate::listener(addr).await, axum::Router::new().route_service("/mcp", service))
+                .await
+                .expect("serve");
         });
     }
 }

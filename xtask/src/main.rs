@@ -113,9 +113,13 @@ fn test() -> ExitCode {
 }
 
 fn bench() -> ExitCode {
-    if let Err(error) = apt_install("wrk", "/usr/bin/wrk") {
-        eprintln!("error: {error}");
-        return ExitCode::FAILURE;
+    let on_path =
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("wrk").is_file()));
+    if !on_path {
+        if let Err(error) = apt_install("wrk", "/usr/bin/wrk") {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let built = Command::new(&cargo).args(["build", "--release", "--locked", "-p", "trails-bench", "--bins"]).status();

@@ -24,7 +24,7 @@ fn main() {
     };
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
+        let listener = trails_bench::listener(addr).await;
         axum::serve(listener, axum::Router::new().route("/mcp", post(answer))).await.expect("serve");
     });
 }

@@ -79,6 +79,13 @@ impl Catalog {
             .map(|entry| CatalogTool { entry, parsed: OnceLock::new() })
             .collect();
         let param_headers = tools.iter().any(|t| t.entry.descriptor.contains("x-mcp-header"));
+        // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a
+        // code-generation bug stops the start where a developer sees it, not a later request.
+        if cfg!(debug_assertions) {
+            for tool in &tools {
+                tool.tool();
+            }
+        }
         Catalog {
             tools,
             production,

@@ -100,9 +100,11 @@ pub(crate) async fn answer(State(hot): State<Arc<HotPath>>, request: Request, ne
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(|| Caller::anonymous(hot.shared.settings.process_scopes));
-    // Listings are answered at once from tables: nothing in them can be cut off half-way.
+    // Listings are answered at once from tables: nothing in them can be cut off half-way, so
+    // they need no task of their own (only the same answer to a panic).
     if matches!(planned.request, Owned::ListTools | Owned::ListResources | Owned::ListResourceTemplates) {
-        return hot.serve(planned, caller).await;
+        let listing = std::panic::AssertUnwindSafe(hot.serve(planned, caller));
+        return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
     }
     // In a task of its own, as rmcp runs handlers: a client that hangs up does not cut a call
     // off half-way (its writes and its provenance record complete); dropping the handle detaches.
@@ -110,8 +112,12 @@ pub(crate) async fn answer(State(hot): State<Arc<HotPath>>, request: Request, ne
         Ok(response) => response,
         // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
         // leave the request hanging; this answers.
-        Err(_) => refusal(StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error: the request failed"),
+        Err(_) => internal_error(),
     }
+}
+
+fn internal_error() -> Response {
+    refusal(StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error: the request failed")
 }
 
 /// Whether rmcp would serve this request statelessly, and every rule it applies first passes.
