@@ -235,6 +235,15 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_meta_tools_enable",
 ];
 
+/// Block until something listens on `addr` (a server just spawned), failing after 20 s.
+pub fn wait_until_listening(addr: std::net::SocketAddr) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the server did not start listening on {addr}");
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+}
+
 /// A child process killed (and reaped) when dropped, so a failing test leaves no server behind.
 pub struct KilledOnDrop(pub std::process::Child);
 

@@ -23,9 +23,8 @@
 //! guard (none is known) leaves an rmcp request hanging, while the hot path answers 500 with
 //! `-32603`.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -66,11 +65,7 @@ fn start(sessions: bool, hot_path: bool) -> Server {
         .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    trails_tests::wait_until_listening(addr);
     Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
 }
 

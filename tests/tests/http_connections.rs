@@ -36,11 +36,7 @@ fn start_with(http: &str, log: Option<&str>) -> Server {
         command.env("TRAILS_LOG", log);
     }
     let child = command.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    trails_tests::wait_until_listening(addr);
     Server { child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
 }
 

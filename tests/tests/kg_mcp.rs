@@ -2,7 +2,7 @@
 //! fails with the same `-32602` as the typed API; every call leaves one PROV-O activity; and a
 //! requirement created over MCP survives `kill -9` of the server, with its activity.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -249,11 +249,7 @@ fn start_example(dir: &std::path::Path) -> (Child, SocketAddr) {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "server did not start listening on {addr}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    trails_tests::wait_until_listening(addr);
     (Child(child), addr)
 }
 

@@ -364,11 +364,7 @@ impl DualServer {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(std::time::Instant::now() < deadline, "the server did not start listening on {addr}");
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        trails_tests::wait_until_listening(addr);
         let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
         DualServer { child, addr, stdin, stdout: std::io::BufReader::new(stdout), _dir: dir }
     }
