@@ -265,7 +265,7 @@ fn every_route_refuses_a_foreign_host_or_origin_with_403() {
 fn malformed_messages_get_400_with_a_json_rpc_error_and_bad_tool_params_get_32602() {
     let server = start("");
     let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
-    let cases: [(&[u8], &str, i32); 10] = [
+    let cases: [(&[u8], &str, i32); 11] = [
         (b"{not json", "400", -32700),
         (b"", "400", -32700),
         (b"\xff\xfe{}", "400", -32700),
@@ -274,6 +274,7 @@ fn malformed_messages_get_400_with_a_json_rpc_error_and_bad_tool_params_get_3260
         (br#""ping""#, "400", -32600),
         (br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, "400", -32600),
         (br#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, "400", -32600),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"ping","result":{}}"#, "400", -32600),
         (br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, "200", -32602),
         (
             br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"trails_meta_ping","arguments":"x"}}"#,

@@ -48,12 +48,13 @@ fn every_bad_line_is_answered_and_the_session_goes_on() {
     assert_eq!(answer(&mut stdout)["id"], 1);
     writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     let long = format!(r#"{{"jsonrpc":"2.0","id":99,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(100_000));
-    let bad: [(&[u8], i32, Value); 7] = [
+    let bad: [(&[u8], i32, Value); 8] = [
         (b"\xff\xfe not utf-8", -32700, Value::Null),
         (b"{not json", -32700, Value::Null),
         (br#"[{"jsonrpc":"2.0","id":2,"method":"ping"}]"#, -32600, Value::Null),
         (b"42", -32600, Value::Null),
         (br#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#, -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"ping","result":{}}"#, -32600, Value::Null),
         (br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#, -32602, json!(3)),
         (long.as_bytes(), -32700, Value::Null),
     ];

@@ -23,7 +23,8 @@ pub(crate) type Refused = (StatusCode, i32, String, Value);
 pub(crate) struct RpcMethod {
     /// The method (`None`: a response).
     pub(crate) method: Option<String>,
-    /// rmcp reads the message as a request: a method and an id, neither `result` nor `error`.
+    /// rmcp reads the message as a request: a method and an id (`inspect` refuses a method
+    /// beside `result`/`error`).
     pub(crate) request: bool,
 }
 
@@ -58,11 +59,15 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
         Some(_) => return invalid("Invalid Request: `id` must be a string or an integer"),
     };
     let is_response = object.contains_key("result") || object.contains_key("error");
-    let method = match object.get("method") {
-        Some(Value::String(method)) => method.as_str(),
-        None if is_response => return Ok(RpcMethod { method: None, request: false }),
-        _ => return invalid("Invalid Request: `method` must be a string"),
-    };
+    let method =
+        match object.get("method") {
+            Some(_) if is_response => return invalid(
+                "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
+            ),
+            Some(Value::String(method)) => method.as_str(),
+            None if is_response => return Ok(RpcMethod { method: None, request: false }),
+            _ => return invalid("Invalid Request: `method` must be a string"),
+        };
     if method == "tools/call" && !id.is_null() {
         let params = object.get("params");
         let name_ok = params.and_then(|p| p.get("name")).is_some_and(Value::is_string);
@@ -72,7 +77,7 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
             return Err((StatusCode::OK, -32602, message.into(), id));
         }
     }
-    let request = object.contains_key("id") && !is_response;
+    let request = object.contains_key("id");
     Ok(RpcMethod { method: Some(method.to_owned()), request })
 }
 
@@ -125,6 +130,9 @@ mod tests {
             (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#, (200, -32602)),
             (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#, (200, -32602)),
             (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#, (200, -32602)),
+            // rmcp answers these 415 in plain text; the contract is a JSON-RPC error.
+            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#, (400, -32600)),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","error":{"code":1,"message":"x"}}"#, (400, -32600)),
         ] {
             assert_eq!(code(body), Some(expected), "{}", String::from_utf8_lossy(body));
         }
@@ -140,12 +148,8 @@ mod tests {
         let initialize = method(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
         assert_eq!(initialize, (Some("initialize".to_owned()), true));
         assert_eq!(method(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), (None, false));
-        // What rmcp does not read as a request: a notification, a method beside a result.
+        // What rmcp does not read as a request: a notification.
         let initialized = method(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         assert_eq!(initialized, (Some("notifications/initialized".to_owned()), false));
-        assert_eq!(
-            method(br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#),
-            (Some("ping".to_owned()), false)
-        );
     }
 }
