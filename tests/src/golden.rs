@@ -1,5 +1,5 @@
 //! Golden snapshots of the wire contract (DESIGN §5): `schemas/mcp/<tool>.json`, one file per
-//! tool, sorted keys, byte-exact, plus the manifest. The same code checks (tests) and rewrites
+//! tool, sorted keys, byte-exact, plus the manifest and the OpenAPI document. The same code checks (tests) and rewrites
 //! (`cargo xtask snapshot`, `TRAILS_UPDATE_MCP_SNAPSHOTS=1`), so the two can never disagree.
 
 use std::collections::BTreeMap;
@@ -15,6 +15,10 @@ use trails::{Registry, ToolEntry};
 pub const UPDATE_ENV: &str = "TRAILS_UPDATE_MCP_SNAPSHOTS";
 pub const ACCEPT_HINT: &str =
     "run `cargo xtask snapshot` (or `TRAILS_UPDATE_MCP_SNAPSHOTS=1 cargo test`) to accept the new contract";
+
+/// The `info` of the golden OpenAPI document (a served one carries the app's name and version).
+pub const GOLDEN_TITLE: &str = "trails-app";
+pub const GOLDEN_VERSION: &str = "0.0.0";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -58,6 +62,10 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     let mut text = serde_json::to_string_pretty(&manifest).expect("a Value always serialises");
     text.push('\n');
     files.insert(PathBuf::from("manifest.jsonld"), text);
+    // What `GET /openapi.json` serves a caller who may see every tool (keys sorted: the order of
+    // an OpenAPI document's members carries no meaning).
+    let openapi: Value = serde_json::from_str(&registry.openapi(GOLDEN_TITLE, GOLDEN_VERSION)).expect("valid JSON");
+    files.insert(PathBuf::from("openapi.json"), to_sorted_pretty(&openapi));
     files
 }
 

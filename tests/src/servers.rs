@@ -18,6 +18,39 @@ pub fn venv() -> PathBuf {
     }
 }
 
+/// The pinned Python tools, one per line of `tests/python-requirements.txt`.
+pub const PYTHON_REQUIREMENTS: &str = include_str!("../python-requirements.txt");
+
+/// [`venv`], created if missing, with [`PYTHON_REQUIREMENTS`] installed when they changed since
+/// the last install (a copy of the file in the venv records what was installed). Once per process.
+pub fn python() -> Result<PathBuf, String> {
+    static READY: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    READY.get_or_init(provision).clone()
+}
+
+fn provision() -> Result<PathBuf, String> {
+    let venv = venv();
+    let run = |command: &mut Command| command.status().is_ok_and(|s| s.success());
+    if !venv.join("bin/python").exists() && !run(Command::new("python3").args(["-m", "venv"]).arg(&venv)) {
+        return Err(format!("`python3 -m venv {}` failed (Debian: apt-get install python3-venv)", venv.display()));
+    }
+    let stamp = venv.join("trails-requirements.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(PYTHON_REQUIREMENTS) {
+        return Ok(venv);
+    }
+    let requirements = std::env::temp_dir().join(format!("trails-requirements-{}.txt", std::process::id()));
+    std::fs::write(&requirements, PYTHON_REQUIREMENTS).map_err(|e| e.to_string())?;
+    let installed = run(Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+        .arg(&requirements));
+    let _ = std::fs::remove_file(&requirements);
+    if !installed {
+        return Err(format!("pip install -r tests/python-requirements.txt into {} failed", venv.display()));
+    }
+    std::fs::write(&stamp, PYTHON_REQUIREMENTS).map_err(|e| e.to_string())?;
+    Ok(venv)
+}
+
 /// `TRAILS_OXIGRAPH`, or the CLI in [`venv`].
 pub fn oxigraph_binary() -> PathBuf {
     std::env::var_os("TRAILS_OXIGRAPH").map(PathBuf::from).unwrap_or_else(|| venv().join("bin/oxigraph"))

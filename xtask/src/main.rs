@@ -31,9 +31,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// The pinned Oxigraph server (its CLI ships in this PyPI wheel).
-const OXIGRAPH: &str = "oxigraph==0.5.13";
-
 /// Debian's Virtuoso 7 server package (`virtuoso-t`, `isql-vt`).
 const VIRTUOSO_PACKAGE: &str = "virtuoso-opensource-7-bin";
 
@@ -74,20 +71,14 @@ fn run(command: &mut Command) -> bool {
 }
 
 fn test() -> ExitCode {
-    let venv = trails_tests::servers::venv();
-    if !venv.join("bin/python").exists() && !run(Command::new("python3").args(["-m", "venv"]).arg(&venv)) {
-        eprintln!("error: `python3 -m venv {}` failed", venv.display());
-        return ExitCode::FAILURE;
-    }
-    let oxigraph = venv.join("bin/oxigraph");
-    if !oxigraph.exists() {
-        println!("xtask: installing {OXIGRAPH} into {}", venv.display());
-        let pip = venv.join("bin/pip");
-        if !run(Command::new(pip).args(["install", "--quiet", "--disable-pip-version-check", OXIGRAPH])) {
-            eprintln!("error: could not install {OXIGRAPH} into {}", venv.display());
+    let venv = match trails_tests::servers::python() {
+        Ok(venv) => venv,
+        Err(error) => {
+            eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
-    }
+    };
+    let oxigraph = venv.join("bin/oxigraph");
     let virtuoso = match virtuoso() {
         Ok(path) => path,
         Err(error) => {

@@ -9,10 +9,9 @@ use serde_json::{json, Value};
 mod support;
 use support::serve_http;
 
-/// Pinned so the test measures our server, not a moving client.
-const PYTHON_SDK: &str = "mcp==2.3.0";
-/// A JSON-LD processor, to check that expansion keeps every term of an instance document.
-const PYLD: &str = "pyld==2.0.4";
+/// The suite's pinned Python tools (the MCP SDK and PyLD among them); `cargo xtask test` installs
+/// them, and this test does when run alone.
+const REQUIREMENTS: &str = "../../tests/python-requirements.txt";
 
 fn venv_dir() -> PathBuf {
     std::env::var_os("TRAILS_PYENV").map(PathBuf::from).unwrap_or_else(|| {
@@ -33,19 +32,17 @@ fn python() -> PathBuf {
         || run(Command::new(&python).args(["-c", "import mcp, pyld, sys; sys.exit(0)"]).stderr(Stdio::null()));
     if !has_sdk() {
         assert!(
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv)),
+            venv.join("bin/pip").exists() || run(Command::new("python3").args(["-m", "venv"]).arg(&venv)),
             "python3 -m venv {} failed",
             venv.display()
         );
+        let requirements = Path::new(env!("CARGO_MANIFEST_DIR")).join(REQUIREMENTS);
         assert!(
-            run(Command::new(venv.join("bin/pip")).args([
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                PYTHON_SDK,
-                PYLD
-            ])),
-            "pip install {PYTHON_SDK} {PYLD} failed"
+            run(Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+                .arg(&requirements)),
+            "pip install -r {} failed",
+            requirements.display()
         );
         assert!(has_sdk(), "the MCP SDK is not importable after installing it");
     }

@@ -26,13 +26,21 @@ use crate::validate::{Errors, FieldCode, FieldError, Path};
 /// The scheme and authority of a blob's fetch path: `trails://blob/<sha256>`.
 pub(crate) const BLOB_URI_PREFIX: &str = "trails://blob/";
 
-/// `type/subtype` with optional `; name=value` parameters (RFC 6838 restricted names).
-static MEDIA_TYPE: LazyLock<Regex> = LazyLock::new(|| {
-    let name = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
-    // `[ \t]`, not `\s`: Rust's `\s` is Unicode and would let line breaks into a media type.
-    Regex::new(&format!(r"^{name}/{name}(?:[ \t]*;[ \t]*{name}=(?:{name}|\x22[^\x22\\\r\n]{{0,128}}\x22))*$"))
-        .expect("the media type grammar compiles")
-});
+/// `type/subtype` with optional `; name=value` parameters (RFC 6838 restricted names). `[ \t]`,
+/// not `\s`: Rust's `\s` is Unicode and would let line breaks into a media type. The same
+/// pattern is in the schema (`MEDIA_TYPE_SCHEMA`), so clients see the rule the validator applies.
+const MEDIA_TYPE_PATTERN: &str = concat!(
+    r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}",
+    r"(?:[ \t]*;[ \t]*[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}=",
+    r"(?:[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}|\x22[^\x22\\\r\n]{0,128}\x22))*$"
+);
+
+static MEDIA_TYPE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(MEDIA_TYPE_PATTERN).expect("the media type grammar compiles"));
+
+/// Standard base64 as the decoder accepts it: padded, and the last symbol's unused bits zero.
+#[cfg(test)]
+const BASE64_PATTERN: &str = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$";
 
 /// Longest media type accepted.
 const MAX_MEDIA_TYPE: usize = 255;
@@ -209,8 +217,8 @@ const SENT_MEMBERS: [&str; 5] = ["media_type", "base64", "size", "sha256", "uri"
 impl Schema for Blob {
     const SCHEMA_MEMBERS: &'static str = concat!(
         r#""type":"object","properties":{"#,
-        r#""media_type":{"description":"The media type of the bytes, e.g. image/png","type":"string","maxLength":255},"#,
-        r#""base64":{"description":"The bytes, standard base64 (sent only: results show the metadata)","type":"string","contentEncoding":"base64","writeOnly":true},"#,
+        r#""media_type":{"description":"The media type of the bytes, e.g. image/png","type":"string","maxLength":255,"pattern":"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(?:[ \\t]*;[ \\t]*[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}=(?:[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}|\\x22[^\\x22\\\\\\r\\n]{0,128}\\x22))*$"},"#,
+        r#""base64":{"description":"The bytes, standard base64 (sent only: results show the metadata)","type":"string","contentEncoding":"base64","pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$","writeOnly":true},"#,
         r#""size":{"description":"How many bytes","type":"integer","minimum":0,"readOnly":true},"#,
         r#""sha256":{"description":"SHA-256 of the bytes, hex","type":"string","pattern":"^[0-9a-f]{64}$","readOnly":true},"#,
         r#""uri":{"description":"Where resources/read fetches the bytes","type":"string","format":"uri","readOnly":true}"#,
@@ -370,6 +378,31 @@ mod tests {
         let wrong = json!({"media_type": "text/plain", "base64": "aGk=", "size": 3, "sha256": "00"});
         let fields: Vec<String> = errors(wrong).into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["size", "sha256"]);
+    }
+
+    #[test]
+    fn the_schema_states_the_rules_the_validator_applies() {
+        let schema: Value = serde_json::from_str(&format!("{{{}}}", <Blob as Schema>::SCHEMA_MEMBERS)).unwrap();
+        assert_eq!(schema["properties"]["media_type"]["pattern"], MEDIA_TYPE_PATTERN);
+        assert_eq!(schema["properties"]["base64"]["pattern"], BASE64_PATTERN);
+        // Clients read the patterns as ECMA-262: what `to_rust` makes of them is what we check.
+        let media_type = Regex::new(&crate::validate::ecma::to_rust(MEDIA_TYPE_PATTERN)).unwrap();
+        let base64 = Regex::new(&crate::validate::ecma::to_rust(BASE64_PATTERN)).unwrap();
+        for text in ["image/png", "text/plain; charset=utf-8", "a/b;x=\"q\"", "png", "a/b\nc", "", "a/b;"] {
+            assert_eq!(media_type.is_match(text), check_media_type(text).is_ok(), "{text:?}");
+        }
+        let alphabet = b"AQgwBE+/=a0";
+        let mut samples = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> =
+                samples.iter().flat_map(|s| alphabet.iter().map(move |&c| format!("{s}{}", c as char))).collect();
+            samples.extend(longer);
+        }
+        samples.extend(["aGk=", "aGk", "aGl=", "aGVsbG8gd29ybGQ=", "aGVsbG8gd29ybGR=", "aG k="].map(String::from));
+        for text in &samples {
+            let decodes = base64::engine::general_purpose::STANDARD.decode(text).is_ok();
+            assert_eq!(base64.is_match(text), decodes, "{text:?}");
+        }
     }
 
     #[test]

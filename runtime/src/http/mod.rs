@@ -1,10 +1,11 @@
 //! HTTP: the axum router. MCP Streamable HTTP at `/mcp` (rmcp's service with the Host/Origin
-//! policy, body limit and bounded sessions), the capability manifest, `/healthz`, and bearer
-//! authentication in front of all of them.
+//! policy, body limit and bounded sessions), the capability manifest, the OpenAPI document and
+//! `POST /invoke/{id}`, `/healthz`, and bearer authentication in front of all of them.
 
 mod bearer;
 mod body;
 mod hot;
+mod invoke;
 pub(crate) mod jsonrpc;
 mod listen;
 mod origin;
@@ -19,7 +20,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use axum::Router;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -107,6 +108,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         .route_layer(middleware::from_fn_with_state(guard, session_guard::guard))
         .route_layer(middleware::from_fn(jsonrpc::check))
         .route("/.well-known/capabilities", get(manifest))
+        .route("/openapi.json", get(invoke::openapi))
+        .route("/invoke/{id}", post(invoke::invoke))
         .route("/healthz", get(|| async { "ok" }))
         // Inside authentication: an unauthenticated request is refused before its body is read.
         .layer(middleware::from_fn_with_state(

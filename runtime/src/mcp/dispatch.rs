@@ -1,6 +1,7 @@
 //! `tools/call`, transport-independent: look the tool up for the caller, check scope, validate,
 //! run the handler (a panic fails its own call only), and map the outcome to the wire. Every
-//! transport calls this one function, so scope checks, validation and error mapping exist once.
+//! transport — MCP over stdio and HTTP, and `POST /invoke/{id}` — calls this one function, so
+//! scope checks, validation, provenance and error mapping exist once.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -13,11 +14,20 @@ use tracing::Instrument;
 
 use super::{bound, errors};
 use crate::auth::Caller;
-use crate::config::{Settings, ValidationErrors};
+use crate::config::ValidationErrors;
 use crate::error::Error;
 use crate::kg::provenance::Call;
 use crate::registry::{call_tool, ToolKind};
-use crate::server::{Control, Ctx, Lookup, Shared};
+use crate::server::{CatalogTool, Control, Ctx, Lookup, Shared};
+
+/// Which encoding the call's answer takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// A `tools/call`: validation failures as `[mcp] validation_errors` says.
+    Mcp,
+    /// `POST /invoke/{id}`: validation failures are always errors (the HTTP layer answers 422).
+    Invoke,
+}
 
 /// Call tool `name` with `arguments` as `caller`.
 pub(crate) async fn call(
@@ -25,21 +35,10 @@ pub(crate) async fn call(
     name: &str,
     arguments: Option<Map<String, Value>>,
     caller: Caller,
+    via: Via,
 ) -> Result<CallToolResult, ErrorData> {
     let settings = &shared.settings;
-    let tool = match shared.catalog.lookup(name, caller.scopes) {
-        Lookup::Found(tool) => tool,
-        Lookup::Unknown => return Err(errors::unknown_tool(name)),
-        Lookup::Denied(tool) => {
-            return Err(if settings.mask_denied {
-                errors::unknown_tool(name)
-            } else if !caller.is_authenticated() {
-                errors::authentication_required(name, tool.entry.scope)
-            } else {
-                errors::scope_denied(name, tool.entry.scope, &caller)
-            });
-        }
-    };
+    let tool = admit(shared, name, &caller)?;
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
     let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_control(Control(shared.clone()));
@@ -57,7 +56,8 @@ pub(crate) async fn call(
     let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
     // The handler's outcome, not the wire's: a result too large to send is still a call that ran.
     let handler_succeeded = matches!(outcome, Ok(Ok(_)));
-    let result = answer(outcome, settings, &trace_id, &span);
+    let as_result = via == Via::Mcp && settings.validation_errors == ValidationErrors::ToolResult;
+    let result = answer(outcome, settings.max_result_bytes, as_result, &trace_id, &span);
     if let Some((kg, touched)) = recording {
         let error_code = match &result {
             _ if handler_succeeded => None,
@@ -80,17 +80,32 @@ pub(crate) async fn call(
     result
 }
 
+/// Whether `caller` may call tool `name`: the tool, or the error that says why not (unknown, no
+/// token, scope denied — or unknown for all of these under `mask_denied`).
+pub(crate) fn admit<'a>(shared: &'a Shared, name: &str, caller: &Caller) -> Result<&'a CatalogTool, ErrorData> {
+    match shared.catalog.lookup(name, caller.scopes) {
+        Lookup::Found(tool) => Ok(tool),
+        Lookup::Unknown => Err(errors::unknown_tool(name)),
+        Lookup::Denied(_) if shared.settings.mask_denied => Err(errors::unknown_tool(name)),
+        Lookup::Denied(tool) if !caller.is_authenticated() => {
+            Err(errors::authentication_required(name, tool.entry.scope))
+        }
+        Lookup::Denied(tool) => Err(errors::scope_denied(name, tool.entry.scope, caller)),
+    }
+}
+
 /// The handler's outcome on the wire.
 fn answer(
     outcome: std::thread::Result<Result<crate::declare::Output, Error>>,
-    settings: &Settings,
+    max_result_bytes: usize,
+    validation_as_result: bool,
     trace_id: &str,
     span: &tracing::Span,
 ) -> Result<CallToolResult, ErrorData> {
     let _in_span = span.enter(); // no await in here: safe to hold
     match outcome {
-        Ok(Ok(output)) => Ok(bound::result(output, settings.max_result_bytes)),
-        Ok(Err(Error::Validation { errors, total })) if settings.validation_errors == ValidationErrors::ToolResult => {
+        Ok(Ok(output)) => Ok(bound::result(output, max_result_bytes)),
+        Ok(Err(Error::Validation { errors, total })) if validation_as_result => {
             Ok(errors::validation_result(&errors, total))
         }
         Ok(Err(error)) => Err(errors::from_error(error, trace_id)),

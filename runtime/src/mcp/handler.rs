@@ -160,7 +160,9 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        dispatch::call(&self.shared, &request.name, request.arguments, caller).await.map(CallToolResponse::Complete)
+        dispatch::call(&self.shared, &request.name, request.arguments, caller, dispatch::Via::Mcp)
+            .await
+            .map(CallToolResponse::Complete)
     }
 
     // Resources: node-type data, the schema and stats are `runtime` scope, which every caller

@@ -8,5 +8,5 @@ mod handler;
 pub(crate) mod stdio;
 mod subscribe;
 
-pub(crate) use dispatch::call as call_tool;
+pub(crate) use dispatch::{admit, call as call_tool, Via};
 pub(crate) use handler::{TrailsServer, Transport, PROTOCOL_VERSIONS};

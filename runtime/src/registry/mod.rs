@@ -116,6 +116,12 @@ impl Registry {
         crate::projection::manifest(self)
     }
 
+    /// The OpenAPI 3.1 document of every tool, as `GET /openapi.json` serves it to a caller who
+    /// may see them all, titled `title` and `version`.
+    pub fn openapi(&self, title: &str, version: &str) -> String {
+        crate::projection::openapi(self.tools(), crate::projection::Info { title, version })
+    }
+
     /// The tool named `name` (the MCP name).
     pub fn tool(&self, name: &str) -> Option<&'static ToolEntry> {
         self.tools.get(name).copied()

@@ -42,6 +42,8 @@ impl CatalogTool {
 /// The served tool set.
 pub(crate) struct Catalog {
     tools: Vec<CatalogTool>,
+    /// Capability id → tool name (`POST /invoke/{id}` names the capability).
+    names_by_id: HashMap<&'static str, &'static str>,
     production: bool,
     disabled: RwLock<BTreeSet<&'static str>>,
     /// `tools/list` answers by scope-set bits; cleared whenever the enabled set changes.
@@ -49,6 +51,8 @@ pub(crate) struct Catalog {
     /// The same answers serialised, by (scope-set bits, 2026-07-28 shape): what the hot path
     /// sends. Cleared with `listings`.
     encoded: RwLock<HashMap<(u8, bool), Bytes>>,
+    /// The OpenAPI document by scope-set bits. Cleared with `listings`.
+    openapi: RwLock<HashMap<u8, Bytes>>,
     /// Whether any input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then checks
     /// `Mcp-Param-*` headers, which the hot path leaves to it).
     param_headers: bool,
@@ -87,11 +91,13 @@ impl Catalog {
             }
         }
         Catalog {
+            names_by_id: tools.iter().map(|t| (t.entry.id, t.entry.name)).collect(),
             tools,
             production,
             disabled: RwLock::default(),
             listings: RwLock::default(),
             encoded: RwLock::default(),
+            openapi: RwLock::default(),
             param_headers,
         }
     }
@@ -156,9 +162,31 @@ impl Catalog {
         Bytes::from(bytes)
     }
 
+    /// The OpenAPI document for `scopes`: what `render` makes of the visible tools, built once
+    /// per enabled set (cleared with the listings).
+    pub(crate) fn openapi_json(
+        &self,
+        scopes: ScopeSet,
+        render: impl FnOnce(Vec<&'static ToolEntry>) -> String,
+    ) -> Bytes {
+        if let Some(cached) = self.openapi.read().unwrap_or_else(|p| p.into_inner()).get(&scopes.bits()) {
+            return cached.clone();
+        }
+        let mut documents = self.openapi.write().unwrap_or_else(|p| p.into_inner());
+        documents
+            .entry(scopes.bits())
+            .or_insert_with(|| Bytes::from(render(self.visible(scopes).map(|t| t.entry).collect())))
+            .clone()
+    }
+
     /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.
     pub(crate) fn declares_param_headers(&self) -> bool {
         self.param_headers
+    }
+
+    /// The tool name of capability `id`, if the server has it (served or not).
+    pub(crate) fn name_of(&self, id: &str) -> Option<&'static str> {
+        self.names_by_id.get(id).copied()
     }
 
     pub(crate) fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
@@ -178,8 +206,9 @@ impl Catalog {
         let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
             return Err(NoSuchTool(name.to_owned()));
         };
-        // Both caches locked across the change (in the order the builders take them), so no
+        // Every cache locked across the change (in the order the builders take them), so no
         // listing of the old set survives it.
+        let mut openapi = self.openapi.write().unwrap_or_else(|p| p.into_inner());
         let mut encoded = self.encoded.write().unwrap_or_else(|p| p.into_inner());
         let mut listings = self.listings.write().unwrap_or_else(|p| p.into_inner());
         let mut disabled = self.disabled.write().unwrap_or_else(|p| p.into_inner());
@@ -187,6 +216,7 @@ impl Catalog {
         if changed {
             listings.clear();
             encoded.clear();
+            openapi.clear();
         }
         Ok(changed)
     }

@@ -11,7 +11,7 @@ mod serve;
 mod shared;
 
 pub use catalog::NoSuchTool;
-pub(crate) use catalog::{Catalog, Lookup};
+pub(crate) use catalog::{Catalog, CatalogTool, Lookup};
 pub use control::Control;
 pub use ctx::{AppState, Ctx};
 pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Topic, Update};

@@ -236,9 +236,11 @@ impl HotPath {
                 let result = shared.catalog.list_json(caller.scopes, planned.current);
                 return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
-            Owned::CallTool(params) => crate::mcp::call_tool(shared, &params.name, params.arguments, caller)
-                .await
-                .map(|result| ServerResult::from(CallToolResponse::Complete(result))),
+            Owned::CallTool(params) => {
+                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, crate::mcp::Via::Mcp)
+                    .await
+                    .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
+            }
             Owned::ListResources => Ok(ServerResult::ListResourcesResult(ListResourcesResult::with_all_items(
                 crate::resources::list(shared, caller.scopes),
             ))),

@@ -1,0 +1,296 @@
+//! OpenAPI 3.1: one `POST /invoke/{id}` operation per capability, assembled from the two
+//! descriptors the macros emitted for it — the tool descriptor gives the input and output
+//! schemas, the canonical ADR-0005 descriptor gives every `x-trails-*` extension — so the HTTP
+//! projection cannot say anything the MCP one and the manifest do not.
+//!
+//! The answer of `/invoke` is the MCP `CallToolResult` (`content`, `structuredContent`,
+//! `isError`, `_meta`): the same result in another envelope. Errors are `{"error": {code,
+//! message, data}}` with the JSON-RPC code MCP would have answered (DESIGN §4.2) and an HTTP
+//! status that says the same thing.
+
+use serde_json::{json, Map, Value};
+
+use crate::auth::Scope;
+use crate::registry::ToolEntry;
+
+/// What the document says it describes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Info<'a> {
+    /// The app's name (`serverInfo.name`).
+    pub(crate) title: &'a str,
+    /// The app's version.
+    pub(crate) version: &'a str,
+}
+
+/// The path of a capability's operation.
+pub(crate) fn invoke_path(id: &str) -> String {
+    format!("/invoke/{id}")
+}
+
+/// The whole document for `tools`, in their order.
+pub(crate) fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>) -> String {
+    let mut paths = Map::new();
+    for tool in tools {
+        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool) }));
+    }
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": info.title,
+            "version": info.version,
+            "description": "Every capability of this app as `POST /invoke/{id}`: the same dispatch, validation, \
+                scopes and provenance as the MCP tool of the same capability. The canonical descriptors are at \
+                `/.well-known/capabilities`; `x-trails-*` carries them here.",
+        },
+        "paths": paths,
+        "components": components(),
+    });
+    serde_json::to_string(&document).expect("a JSON value serialises")
+}
+
+fn operation(tool: &ToolEntry) -> Value {
+    // Both are the macros' own output: `tests/tests/registry.rs` reads every declared one.
+    let descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
+    let canonical: Map<String, Value> = serde_json::from_str(tool.canonical()).expect("canonical descriptors are JSON");
+    let description = tool.description();
+    let summary = description.lines().next().unwrap_or_default().trim();
+    let mut op = Map::new();
+    op.insert("operationId".into(), json!(tool.id()));
+    if !summary.is_empty() {
+        op.insert("summary".into(), json!(summary));
+    }
+    if !description.is_empty() {
+        op.insert("description".into(), json!(description));
+    }
+    op.insert("tags".into(), json!([tool.kind().as_str()]));
+    if canonical.get("version_status").and_then(Value::as_str) == Some("deprecated") {
+        op.insert("deprecated".into(), json!(true));
+    }
+    // Runtime capabilities also serve anonymous callers; the rest need a token with their scope.
+    let security = match tool.scope() {
+        Scope::Runtime => json!([{}, { "bearer": [] }]),
+        Scope::Builder | Scope::Dev => json!([{ "bearer": [] }]),
+    };
+    op.insert("security".into(), security);
+    op.insert(
+        "requestBody".into(),
+        json!({
+            "required": true,
+            "description": "The capability's arguments: the tool's `inputSchema`.",
+            "content": { "application/json": { "schema": request_schema(descriptor["inputSchema"].clone()) } },
+        }),
+    );
+    op.insert("responses".into(), responses(descriptor.get("outputSchema")));
+    op.insert("x-trails-kind".into(), json!(tool.kind().as_str()));
+    op.insert("x-trails-scope".into(), json!(tool.scope().as_str()));
+    op.insert("x-trails-tool".into(), json!(tool.name()));
+    if let Some(uri) = descriptor.pointer("/_meta/trails/manifest_uri") {
+        op.insert("x-trails-manifest-uri".into(), uri.clone());
+    }
+    // The canonical descriptor's fields after id and description, in canonical order.
+    for (field, value) in canonical {
+        if !matches!(field.as_str(), "@id" | "@type" | "id" | "description") {
+            op.insert(format!("x-trails-{}", field.replace('_', "-")), value);
+        }
+    }
+    Value::Object(op)
+}
+
+/// The input schema as the validator reads a request. The MCP schema serves requests and results
+/// alike and stays simple for MCP clients; an OpenAPI 3.1 document can state the request
+/// contract exactly:
+/// - an optional property may also be `null` (read as absent). MCP schemas leave `null` out on
+///   purpose: some MCP clients break on type unions (DESIGN §3);
+/// - a `writeOnly` member is required in a request (a blob's `base64`: results show the blob's
+///   metadata, requests must send its bytes). OpenAPI reads `required` + `writeOnly` as
+///   "required in requests".
+fn request_schema(mut schema: Value) -> Value {
+    fn visit(schema: &mut Value) {
+        let Some(object) = schema.as_object_mut() else { return };
+        if let Some(items) = object.get_mut("items") {
+            visit(items);
+        }
+        let mut required: Vec<String> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        let write_only: Vec<String> = match object.get("properties") {
+            Some(Value::Object(properties)) => properties
+                .iter()
+                .filter(|(name, p)| p["writeOnly"] == json!(true) && !required.contains(name))
+                .map(|(name, _)| name.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !write_only.is_empty() {
+            required.extend(write_only);
+            object.insert("required".into(), json!(required));
+        }
+        let Some(Value::Object(properties)) = object.get_mut("properties") else { return };
+        for (name, property) in properties.iter_mut() {
+            visit(property);
+            if required.contains(name) {
+                continue;
+            }
+            let Some(property) = property.as_object_mut() else { continue };
+            match property.get("type").cloned() {
+                Some(Value::String(single)) if single != "null" => {
+                    property.insert("type".into(), json!([single, "null"]));
+                }
+                Some(Value::Array(mut types)) if !types.contains(&json!("null")) => {
+                    types.push(json!("null"));
+                    property.insert("type".into(), Value::Array(types));
+                }
+                _ => {}
+            }
+            if let Some(Value::Array(values)) = property.get_mut("enum") {
+                if !values.contains(&Value::Null) {
+                    values.push(Value::Null);
+                }
+            }
+        }
+    }
+    visit(&mut schema);
+    schema
+}
+
+fn responses(output_schema: Option<&Value>) -> Value {
+    let mut result = json!({
+        "type": "object",
+        "required": ["content"],
+        "properties": {
+            "content": {
+                "type": "array",
+                "description": "The MCP content blocks: the result's text (a mirror of `structuredContent` when there \
+                    is one), then a note when the result was cut at `[mcp] max_result_bytes`.",
+                "items": { "type": "object" },
+            },
+            "isError": {
+                "type": "boolean",
+                "description": "The call ran but its result could not be sent whole (too large); `content` says why.",
+            },
+            "_meta": { "type": "object", "description": "`trails.cut` when a list or text result was cut." },
+        },
+    });
+    if let Some(schema) = output_schema {
+        result["properties"]["structuredContent"] = schema.clone();
+    }
+    let reference = |name: &str| json!({ "$ref": format!("#/components/responses/{name}") });
+    json!({
+        "200": {
+            "description": "The capability ran: its result, as MCP's `tools/call` returns it.",
+            "content": { "application/json": { "schema": result } },
+        },
+        "400": reference("BadRequest"),
+        "401": reference("Unauthorized"),
+        "403": reference("Forbidden"),
+        "404": reference("NotFound"),
+        "409": reference("Conflict"),
+        "413": reference("TooLarge"),
+        "415": reference("UnsupportedMediaType"),
+        "422": reference("ValidationFailed"),
+        "500": reference("InternalError"),
+    })
+}
+
+fn components() -> Value {
+    let error = |description: &str| {
+        json!({
+            "description": description,
+            "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } },
+        })
+    };
+    let mut unauthorized = error(
+        "No valid token: a token that does not verify (any capability), or none for a capability that needs a \
+         scope (`-32001`).",
+    );
+    unauthorized["headers"] = json!({
+        "WWW-Authenticate": { "description": "`Bearer realm=\"trails\"`", "schema": { "type": "string" } },
+    });
+    json!({
+        "securitySchemes": {
+            "bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "A token of `[[http.tokens]]` in trails.toml; it grants its scopes (`runtime`, \
+                    `builder`, `dev`).",
+            },
+        },
+        "responses": {
+            "BadRequest": error("The body is not a JSON object (`-32700` when it does not parse, `-32602` otherwise)."),
+            "Unauthorized": unauthorized,
+            "Forbidden": error("The caller's token lacks the capability's scope (`-32004`)."),
+            "NotFound": error("No capability of that id is served to this caller (unknown, disabled, or masked)."),
+            "Conflict": {
+                "description": "The arguments are well-formed but conflict with the stored data: a `unique` value \
+                    another instance has, or a `reference` to an instance that does not exist (`-32602`, with the \
+                    fields in `error.data.fields`).",
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ValidationError" } } },
+            },
+            "TooLarge": error("The body is over `[http] max_body_bytes`."),
+            "UnsupportedMediaType": error("The body is not `application/json`."),
+            "ValidationFailed": {
+                "description": "The arguments break the capability's declared constraints (`-32602`); \
+                    `error.data.fields` lists every rejected field, not only the first.",
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ValidationError" } } },
+            },
+            "InternalError": error("The capability failed (`-32603`); `error.data.trace_id` finds it in the log."),
+        },
+        "schemas": {
+            "Error": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {
+                            "code": { "type": "integer", "description": "The JSON-RPC code MCP answers for the same failure." },
+                            "message": { "type": "string" },
+                            "data": { "description": "What the code's contract puts there (DESIGN §4.2)." },
+                        },
+                    },
+                },
+            },
+            "ValidationError": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message", "data"],
+                        "properties": {
+                            "code": { "const": -32602 },
+                            "message": { "type": "string" },
+                            "data": {
+                                "type": "object",
+                                "required": ["fields"],
+                                "properties": {
+                                    "fields": { "type": "array", "items": { "$ref": "#/components/schemas/FieldError" } },
+                                    "omitted": { "type": "integer", "minimum": 1, "description": "Rejected fields left out of `fields` at its bound." },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+            "FieldError": {
+                "type": "object",
+                "required": ["field", "code", "message", "value", "constraint"],
+                "properties": {
+                    "field": { "type": "string", "description": "Path from the root of the arguments (`tags/3`)." },
+                    "code": {
+                        "type": "string",
+                        "enum": ["required", "type", "unknown_field", "min_length", "max_length", "pattern", "one_of",
+                            "min_value", "max_value", "min_count", "max_count", "max_size", "type_mismatch", "unique",
+                            "reference"],
+                    },
+                    "message": { "type": "string" },
+                    "value": { "description": "What was sent, shortened." },
+                    "constraint": { "description": "The declared constraint it broke." },
+                },
+            },
+        },
+    })
+}
