@@ -3,7 +3,7 @@
 //! `trails-macros` hands each annotated item here as tokens; this crate parses it into a small
 //! typed IR ([`ir`]), checks every declaration (collecting *all* faults with their spans), and
 //! generates the projections — JSON Schema, MCP tool descriptor, canonical JSON-LD descriptor,
-//! RDF mapping — as static data plus the validator and registry entry. No `proc_macro` types
+//! RDF mapping, SHACL shape — as static data plus the validator and registry entry. No `proc_macro` types
 //! appear here, so every step is unit-tested directly (see `tests/`).
 
 #![warn(missing_docs)]
@@ -17,6 +17,7 @@ pub mod names;
 pub mod pattern;
 pub mod preview;
 pub mod schema;
+pub mod shacl;
 pub mod shape;
 pub mod template;
 pub mod validator;

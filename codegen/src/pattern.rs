@@ -83,9 +83,85 @@ impl Visitor for Portability {
     }
 }
 
+/// `source` (a pattern [`check_pattern`] accepts) as SHACL's `sh:pattern` reads it (XPath
+/// regular expressions): `\d`, `\w`, `\s` and `.` spelled out as the ASCII-or-listed classes
+/// ECMA-262 gives them — in XPath (and in Python's `re`) they are Unicode-wide, so `REQ-١٢`
+/// would match `^REQ-\d+$` there and not here. Characters outside ASCII are written as
+/// themselves: XPath has no `\u` escape.
+pub fn to_xpath(source: &str) -> String {
+    let Ok(tree) = ast::parse::Parser::new().parse(source) else { return source.to_owned() };
+    let Ok(mut edits) = ast::visit(&tree, XpathEdits::default());
+    edits.sort_by_key(|(span, _)| span.start.offset);
+    let mut out = String::with_capacity(source.len() + 16 * edits.len());
+    let mut at = 0;
+    for (span, replacement) in edits {
+        out.push_str(&source[at..span.start.offset]);
+        out.push_str(&replacement);
+        at = span.end.offset;
+    }
+    out.push_str(&source[at..]);
+    out
+}
+
+/// ECMA-262's `\s`, as XPath class members.
+const XPATH_SPACE: &str =
+    "\\t\\n\\r\u{b}\u{c} \u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}";
+
+#[derive(Default)]
+struct XpathEdits(Vec<(ast::Span, String)>);
+
+fn xpath_set(class: &ast::ClassPerl) -> &'static str {
+    match class.kind {
+        ast::ClassPerlKind::Digit => "0-9",
+        ast::ClassPerlKind::Word => "0-9A-Za-z_",
+        ast::ClassPerlKind::Space => XPATH_SPACE,
+    }
+}
+
+impl Visitor for XpathEdits {
+    type Output = Vec<(ast::Span, String)>;
+    type Err = std::convert::Infallible;
+
+    fn finish(self) -> Result<Self::Output, Self::Err> {
+        Ok(self.0)
+    }
+
+    fn visit_pre(&mut self, node: &Ast) -> Result<(), Self::Err> {
+        match node {
+            Ast::ClassPerl(class) => {
+                let negation = if class.negated { "^" } else { "" };
+                self.0.push((class.span, format!("[{negation}{}]", xpath_set(class))));
+            }
+            Ast::Dot(span) => self.0.push((**span, "[^\\n\\r\u{2028}\u{2029}]".to_owned())),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), Self::Err> {
+        // Inside brackets the members go in as they are (XPath has no nested classes); a negated
+        // one (`[\D]`) has no such spelling and stays as written.
+        if let ClassSetItem::Perl(class) = item {
+            if !class.negated {
+                self.0.push((class.span, xpath_set(class).to_owned()));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_pattern;
+    use super::{check_pattern, to_xpath, XPATH_SPACE};
+
+    #[test]
+    fn xpath_patterns_spell_out_the_ecma_classes() {
+        assert_eq!(to_xpath(r"^REQ-\d+$"), "^REQ-[0-9]+$");
+        assert_eq!(to_xpath(r"^\w\D$"), "^[0-9A-Za-z_][^0-9]$");
+        assert_eq!(to_xpath(r"^[^@\s]+@x$"), format!("^[^@{XPATH_SPACE}]+@x$"));
+        assert_eq!(to_xpath("^a.b$"), "^a[^\\n\\r\u{2028}\u{2029}]b$");
+        assert_eq!(to_xpath(r"^[A-Z]{2}$"), r"^[A-Z]{2}$");
+    }
 
     #[test]
     fn portable_patterns_pass() {

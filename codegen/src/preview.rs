@@ -19,6 +19,7 @@ fn fill(hole: &Hole) -> String {
         Hole::DescriptionMember(_) => String::new(),
         Hole::NodeLabel(_) => ty,
         Hole::ShapeIri(_) => format!("urn:trails:shape:{ty}"),
+        Hole::RdfDatatype(_) => format!("urn:trails:datatype:{ty}"),
         Hole::OutputSchemaMember(_) => format!(",\"outputSchema\":{{\"$output\":\"{ty}\"}}"),
         Hole::OutputShape(_) => format!("\"urn:trails:output:{ty}\""),
         Hole::ParentProperties(_) => format!("\"$extends\":\"{ty}\""),
@@ -44,6 +45,19 @@ pub fn shape_schema(kind: shape::Kind, attr: TokenStream, item: &str) -> Result<
             t.text("{").text(&description_member(shape::description(&decl).as_deref()));
             t.append(&shape::schema_members(&decl)).text("}");
             Ok(parse_json(&t))
+        }
+        _ => Err(diags.into_messages()),
+    }
+}
+
+/// The SHACL Turtle of a `#[shape]` / `#[node_type]` item, or every error message.
+pub fn shape_shacl(kind: shape::Kind, attr: TokenStream, item: &str) -> Result<String, Vec<String>> {
+    let mut diags = Diagnostics::new();
+    let item: syn::Item = syn::parse_str(item).map_err(|e| vec![e.to_string()])?;
+    match shape::parse(kind, attr, &item, &mut diags) {
+        Some(decl) if !diags.has_errors() => {
+            diags.discard();
+            Ok(crate::shacl::node_shape(&decl, shape::description(&decl).as_deref()).render(&fill))
         }
         _ => Err(diags.into_messages()),
     }

@@ -21,6 +21,8 @@ pub enum Hole {
     OutputSchemaMember(syn::Type),
     /// The output shape IRI of handler return type `R`, as a JSON value (`"…"` or `null`)
     OutputShape(syn::Type),
+    /// `<T as Schema>::RDF_DATATYPE`'s IRI: how the store writes a value of `T`
+    RdfDatatype(syn::Type),
     /// `<T as ObjectShape>::PROPERTY_MEMBERS`: the members of a parent's `properties`
     ParentProperties(syn::Type),
     /// `<T as ObjectShape>::REQUIRED_MEMBERS`: the items of a parent's `required`
@@ -38,6 +40,7 @@ impl Hole {
             Hole::DescriptionMember(ty) => quote!(<#ty as ::trails::__private::Schema>::DESCRIPTION_MEMBER),
             Hole::NodeLabel(ty) => quote!(<#ty as ::trails::__private::NodeType>::LABEL),
             Hole::ShapeIri(ty) => quote!(<#ty as ::trails::__private::Shape>::IRI),
+            Hole::RdfDatatype(ty) => quote!(<#ty as ::trails::__private::Schema>::RDF_DATATYPE.iri()),
             Hole::OutputSchemaMember(ty) => {
                 quote!(<<#ty as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SCHEMA_MEMBER)
             }
@@ -62,6 +65,7 @@ impl Hole {
             | Hole::DescriptionMember(t)
             | Hole::NodeLabel(t)
             | Hole::ShapeIri(t)
+            | Hole::RdfDatatype(t)
             | Hole::OutputSchemaMember(t)
             | Hole::OutputShape(t)
             | Hole::ParentProperties(t)

@@ -44,6 +44,36 @@ fn shape_with_the_full_constraint_matrix() {
 }
 
 #[test]
+fn node_type_as_a_shacl_node_shape() {
+    let turtle = preview::shape_shacl(
+        Kind::NodeType,
+        quote!(label = "Requirement", iri = "https://example.org/req#Requirement", unique = ["code"]),
+        r#"
+        /// A requirement.
+        pub struct Requirement {
+            /// "Quoted" and \ escaped.
+            #[predicate(pattern = r"^REQ-\d+$", max_length = 16)]
+            pub code: String,
+            #[predicate(iri = "https://example.org/terms#state", one_of = ["open", "done"])]
+            pub status: String,
+            #[predicate(one_of = [1, 2])]
+            pub tier: Option<u8>,
+            #[predicate(min_value = 0.0, max_value = 1.0)]
+            pub weight: f64,
+            #[predicate(many, min_count = 1, max_count = 3)]
+            pub tags: Vec<String>,
+            pub notes: Vec<String>,
+            pub done: Option<bool>,
+            pub due: Option<trails::DateTime>,
+            pub owner: Option<Ref<Person>>,
+            pub address: Address,
+        }"#,
+    )
+    .unwrap();
+    insta::assert_snapshot!(turtle);
+}
+
+#[test]
 fn unit_enum_shape_is_a_string_enum_renamed_like_serde() {
     let schema = preview::shape_schema(
         Kind::Shape,

@@ -1,5 +1,5 @@
 //! Golden snapshots of the wire contract (DESIGN §5): `schemas/mcp/<tool>.json`, one file per
-//! tool, sorted keys, byte-exact, plus the manifest and the OpenAPI document. The same code checks (tests) and rewrites
+//! tool, sorted keys, byte-exact, plus the manifest, the OpenAPI document and the SHACL shapes. The same code checks (tests) and rewrites
 //! (`cargo xtask snapshot`, `TRAILS_UPDATE_MCP_SNAPSHOTS=1`), so the two can never disagree.
 
 use std::collections::BTreeMap;
@@ -66,6 +66,8 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     // an OpenAPI document's members carries no meaning).
     let openapi: Value = serde_json::from_str(&registry.openapi(GOLDEN_TITLE, GOLDEN_VERSION)).expect("valid JSON");
     files.insert(PathBuf::from("openapi.json"), to_sorted_pretty(&openapi));
+    // Every SHACL shape, exactly as `GET /shapes.ttl` serves it.
+    files.insert(PathBuf::from("shapes.ttl"), registry.shacl());
     files
 }
 

@@ -343,28 +343,9 @@ fn date_time_verdicts(value: &str) -> Option<(bool, bool, bool)> {
     }
 }
 
+/// The venv's python, with the pinned `jsonschema`, `regress` and `rfc3339-validator`.
 fn venv_python() -> PathBuf {
-    let venv = trails_tests::servers::venv();
-    let python = venv.join("bin/python");
-    let ready = || {
-        Command::new(&python)
-            .args(["-c", "import jsonschema, regress, rfc3339_validator"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !ready() {
-        if !python.exists() {
-            assert!(Command::new("python3").args(["-m", "venv"]).arg(&venv).status().unwrap().success());
-        }
-        let status = Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check"])
-            .args(["jsonschema==4.26.0", "regress==2026.9.1", "rfc3339-validator==0.1.4"])
-            .status()
-            .expect("pip runs");
-        assert!(status.success() && ready(), "could not install jsonschema, regress and rfc3339-validator");
-    }
-    python
+    trails_tests::servers::python().unwrap_or_else(|error| panic!("{error}")).join("bin/python")
 }
 
 fn scripts() -> PathBuf {

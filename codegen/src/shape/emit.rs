@@ -130,6 +130,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         Some(p) => quote!(::core::option::Option::Some(<#p as ::trails::__private::Shape>::IRI)),
         None => quote!(::core::option::Option::None),
     };
+    let shacl = crate::shacl::node_shape(decl, self::description(decl).as_deref()).to_tokens();
     let entry = format_ident!("__TRAILS_SHAPE_{}", ident);
     quote! {
         #serde_derive
@@ -179,6 +180,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                 <#ident as ::trails::__private::Shape>::SCHEMA,
                 #extends_iri,
                 #node_type_entry,
+                #shacl,
                 ::core::concat!(::core::module_path!(), "::", #name),
             );
         };

@@ -1,6 +1,6 @@
 //! HTTP: the axum router. MCP Streamable HTTP at `/mcp` (rmcp's service with the Host/Origin
 //! policy, body limit and bounded sessions), the capability manifest, the OpenAPI document and
-//! `POST /invoke/{id}`, `/healthz`, and bearer authentication in front of all of them.
+//! `POST /invoke/{id}`, the SHACL shapes, `/healthz`, and bearer authentication in front of all of them.
 
 mod bearer;
 mod body;
@@ -11,6 +11,7 @@ mod listen;
 mod origin;
 mod session_guard;
 mod sessions;
+mod shapes;
 mod throttle;
 
 use std::net::SocketAddr;
@@ -110,6 +111,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         .route("/.well-known/capabilities", get(manifest))
         .route("/openapi.json", get(invoke::openapi))
         .route("/invoke/{id}", post(invoke::invoke))
+        .route("/shapes.ttl", get(shapes::graph))
+        .route("/shapes/{name}", get(shapes::one))
         .route("/healthz", get(|| async { "ok" }))
         // Inside authentication: an unauthenticated request is refused before its body is read.
         .layer(middleware::from_fn_with_state(

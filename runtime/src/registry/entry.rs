@@ -134,6 +134,7 @@ pub struct ShapeEntry {
     pub(crate) schema: &'static str,
     pub(crate) extends: Option<&'static str>,
     pub(crate) node_type: Option<&'static NodeTypeInfo>,
+    pub(crate) shacl: &'static str,
     pub(crate) source: &'static str,
 }
 
@@ -146,9 +147,10 @@ impl ShapeEntry {
         schema: &'static str,
         extends: Option<&'static str>,
         node_type: Option<&'static NodeTypeInfo>,
+        shacl: &'static str,
         source: &'static str,
     ) -> ShapeEntry {
-        ShapeEntry { name, iri, schema, extends, node_type, source }
+        ShapeEntry { name, iri, schema, extends, node_type, shacl, source }
     }
 
     /// The Rust type's name.
@@ -174,6 +176,11 @@ impl ShapeEntry {
     /// The RDF mapping, for node types.
     pub fn node_type(&self) -> Option<&'static NodeTypeInfo> {
         self.node_type
+    }
+
+    /// The SHACL `sh:NodeShape` of the type, a Turtle document of its own.
+    pub fn shacl(&self) -> &'static str {
+        self.shacl
     }
 
     /// `module::path::Type`.

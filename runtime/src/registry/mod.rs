@@ -122,6 +122,11 @@ impl Registry {
         crate::projection::openapi(self.tools(), crate::projection::Info { title, version })
     }
 
+    /// Every shape's SHACL `sh:NodeShape` as one Turtle graph, as `GET /shapes.ttl` serves it.
+    pub fn shacl(&self) -> String {
+        crate::projection::shacl::join(&self.shapes().collect::<Vec<_>>())
+    }
+
     /// The tool named `name` (the MCP name).
     pub fn tool(&self, name: &str) -> Option<&'static ToolEntry> {
         self.tools.get(name).copied()

@@ -20,7 +20,7 @@ const TRAILS: &str = "https://w3id.org/trails/capability#";
 /// Every shape (its JSON Schema) and, for node types, the RDF mapping.
 pub(crate) fn schema(shared: &Shared) -> Value {
     let shapes: Vec<Value> = shared
-        .shapes
+        .shape_entries
         .iter()
         .map(|shape| {
             let mut entry = json!({
@@ -128,7 +128,7 @@ pub(crate) async fn doctor(shared: &Shared, kg: &Kg) -> Value {
             store_check,
             { "check": "registry", "ok": true, "detail": format!(
                 "{} tools, {} shapes, {} node types", shared.catalog.list(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
-                shared.shapes.len(), shared.node_types.len()) },
+                shared.shape_entries.len(), shared.node_types.len()) },
         ],
     })
 }

@@ -29,7 +29,9 @@ pub(crate) struct Shared {
     /// The node types, in registry order (the KG resources).
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
     /// Every shape, in registry order (`trails://schema`).
-    pub(crate) shapes: Vec<&'static ShapeEntry>,
+    pub(crate) shape_entries: Vec<&'static ShapeEntry>,
+    /// The SHACL shapes, by name and IRI (`/shapes`).
+    pub(crate) shapes: crate::projection::shacl::Shapes,
     /// Calls since provenance was last pruned, and how many activities pruning dropped.
     pub(crate) provenance_calls: AtomicUsize,
     pub(crate) provenance_pruned: AtomicU64,
@@ -74,7 +76,8 @@ impl Shared {
             subscriptions,
             kg,
             node_types: registry.node_types().collect(),
-            shapes: registry.shapes().collect(),
+            shapes: crate::projection::shacl::Shapes::new(&registry.shapes().collect::<Vec<_>>()),
+            shape_entries: registry.shapes().collect(),
             provenance_calls: AtomicUsize::new(0),
             provenance_pruned: AtomicU64::new(0),
             pruning: AtomicBool::new(false),

@@ -1,0 +1,310 @@
+//! The SHACL projection (issue 9): every shape and node type as an `sh:NodeShape` the macros
+//! emitted. Checked with pyshacl, an independent SHACL engine: the shapes are valid SHACL (the
+//! SHACL-SHACL meta-shapes), what the store writes conforms to them (and stops conforming when
+//! a required value goes), and over the fixture constraint matrix SHACL reports a violation on
+//! exactly the fields the Trails validator rejects. Served over HTTP at `/shapes.ttl` and
+//! `/shapes/{name}`, in the syntax the client asks for.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+use trails::kg::Kg;
+use trails::{Blob, Error, Ref, Registry};
+use trails_tests::{Attachment, CrashEntry, Note};
+
+fn python() -> PathBuf {
+    trails_tests::servers::python().unwrap_or_else(|error| panic!("{error}")).join("bin/python")
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/shacl_check.py")
+}
+
+/// Run the checker in `mode` with `files`; its JSON answer.
+fn check(mode: &str, files: &[&Path]) -> Value {
+    let output = Command::new(python()).arg(script()).arg(mode).args(files).stderr(Stdio::inherit()).output().unwrap();
+    assert!(output.status.success(), "shacl_check.py {mode} failed: {}", String::from_utf8_lossy(&output.stdout));
+    serde_json::from_slice(&output.stdout).expect("one JSON answer")
+}
+
+fn registry() -> Registry {
+    trails_tests::link();
+    Registry::collect().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn every_shape_is_valid_shacl() {
+    let registry = registry();
+    let dir = tempfile::tempdir().unwrap();
+    let shapes = write(dir.path(), "shapes.ttl", &registry.shacl());
+    let answer = check("meta", &[&shapes]);
+    assert_eq!(answer["conforms"], true, "{}", answer["report"].as_str().unwrap_or_default());
+    // Every declared shape is in the graph, as a NodeShape of its own IRI.
+    for shape in registry.shapes() {
+        assert!(shape.shacl().contains(&format!("<{}> a sh:NodeShape", shape.iri())), "{}", shape.name());
+    }
+    // The check can fail: a property shape with two `sh:path`s is not valid SHACL.
+    let broken = registry.shacl().replacen("sh:path <", "sh:path <urn:x:twice>, <", 1);
+    let answer = check("meta", &[&write(dir.path(), "broken.ttl", &broken)]);
+    assert_eq!(answer["conforms"], false, "the meta-shapes catch a broken shape");
+}
+
+/// Every triple the store holds in the graphs of its node types, as N-Triples.
+async fn dump(kg: &Kg) -> String {
+    let rows = kg
+        .sparql(
+            "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), CONCAT(?base, \"/graph/\"))) }",
+            &[("base", oxigraph_literal(kg.base()))],
+        )
+        .await
+        .unwrap();
+    let term = |row: &trails::kg::Row, name: &str| {
+        row.iter().find(|(variable, _)| variable == name).map(|(_, term)| term.to_string()).unwrap()
+    };
+    rows.iter().map(|row| format!("{} {} {} .\n", term(row, "s"), term(row, "p"), term(row, "o"))).collect()
+}
+
+fn oxigraph_literal(text: &str) -> trails::kg::Term {
+    trails::kg::Term::Literal(trails::kg::Literal::new_simple_literal(text))
+}
+
+#[test]
+fn what_the_store_writes_conforms_to_the_shapes() {
+    let registry = registry();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let kg = Kg::temporary().unwrap();
+    let data = runtime.block_on(async {
+        let ada = requirements::model::Person { name: "Ada".into(), email: "ada@example.org".into() };
+        let owner = Ref::new(kg.create(ada).await.unwrap().iri);
+        kg.create(requirements::model::Requirement {
+            req_id: "REQ-1".into(),
+            title: "Sign in".into(),
+            status: "proposed".into(),
+            priority: 2,
+            tags: vec!["auth".into(), "web".into()],
+            owner: Some(owner),
+            due: Some("2026-12-01T09:00:00Z".parse().unwrap()),
+            attachments: Some(vec![Blob::new("text/plain", b"spec".to_vec()).unwrap()]),
+        })
+        .await
+        .unwrap();
+        kg.create(trails_tests::Person { name: "Grace".into(), email: "grace@example.org".into() }).await.unwrap();
+        kg.create(Note { slug: "n-1".into(), body: "a note".into() }).await.unwrap();
+        let png = Blob::new("image/png", vec![0x89, b'P', b'N', b'G']).unwrap();
+        kg.create(Attachment { name: "a-1".into(), file: png.clone(), previews: vec![png] }).await.unwrap();
+        kg.create(CrashEntry::new(7)).await.unwrap();
+        dump(&kg).await
+    });
+    assert!(data.contains("REQ-1") && data.contains("Grace") && data.contains("a-1"), "{data}");
+    let dir = tempfile::tempdir().unwrap();
+    let shapes = write(dir.path(), "shapes.ttl", &registry.shacl());
+    let answer = check("conform", &[&shapes, &write(dir.path(), "data.nt", &data)]);
+    assert_eq!(answer["conforms"], true, "{}", answer["results"]);
+
+    // Without its required title, the requirement no longer conforms, and SHACL says where.
+    let without_title: String = data.lines().filter(|l| !l.contains("req#title")).map(|l| format!("{l}\n")).collect();
+    let answer = check("conform", &[&shapes, &write(dir.path(), "broken.nt", &without_title)]);
+    assert_eq!(answer["conforms"], false);
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["path"], "https://example.org/req#title");
+    assert_eq!(results[0]["component"], "http://www.w3.org/ns/shacl#MinCountConstraintComponent");
+}
+
+/// The top-level fields the Trails validator rejects in `case`.
+fn rejected_by_trails(registry: &Registry, case: &Value) -> Vec<String> {
+    match registry.check("fixtures.constraints", case) {
+        Ok(()) => Vec::new(),
+        Err(Error::Validation { errors, .. }) => {
+            let mut fields: Vec<String> =
+                errors.iter().map(|e| e.field.split('/').next().unwrap_or_default().to_owned()).collect();
+            fields.sort();
+            fields.dedup();
+            fields
+        }
+        Err(other) => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn shacl_reports_violations_exactly_where_the_validator_rejects() {
+    let registry = registry();
+    let base = json!({ "handle": "abc", "code": "REQ-12", "status": "proposed", "priority": 1, "tags": ["a"] });
+    let with = |changes: Value| {
+        let mut case = base.clone();
+        for (key, value) in changes.as_object().unwrap() {
+            match value {
+                Value::String(s) if s == "__absent__" => {
+                    case.as_object_mut().unwrap().remove(key);
+                }
+                _ => case[key] = value.clone(),
+            }
+        }
+        case
+    };
+    // The fixture constraint matrix: each declared constraint at, inside and past its bounds,
+    // wrong types, absence, and several faults at once.
+    let agreeing = vec![
+        with(json!({})),
+        with(json!({ "handle": "ab" })),
+        with(json!({ "handle": "abcdefghijklmnopq" })),
+        with(json!({ "handle": "abcdefghijklmnop" })),
+        with(json!({ "handle": "😀😀😀" })),
+        with(json!({ "handle": "__absent__" })),
+        with(json!({ "handle": 7 })),
+        with(json!({ "code": "REQ-x" })),
+        with(json!({ "code": "REQ-١٢" })),
+        with(json!({ "code": "REQ-１２" })),
+        with(json!({ "code": "req-12" })),
+        with(json!({ "code": "__absent__" })),
+        with(json!({ "status": "PROPOSED" })),
+        with(json!({ "status": "rejected" })),
+        with(json!({ "tier": 4 })),
+        with(json!({ "tier": 2 })),
+        with(json!({ "tier": "2" })),
+        with(json!({ "tier": null })),
+        with(json!({ "priority": 0 })),
+        with(json!({ "priority": 5 })),
+        with(json!({ "priority": 6 })),
+        with(json!({ "priority": "1" })),
+        with(json!({ "priority": 1.5 })),
+        with(json!({ "priority": 2.0 })),
+        with(json!({ "confidence": 1.5 })),
+        with(json!({ "confidence": -0.1 })),
+        with(json!({ "confidence": 0.5 })),
+        with(json!({ "confidence": 1 })),
+        with(json!({ "tags": [] })),
+        with(json!({ "tags": ["a", "b", "c"] })),
+        with(json!({ "tags": ["a", "b", "c", "d"] })),
+        with(json!({ "tags": ["abcdefghijklmnopqrstu"] })),
+        with(json!({ "tags": ["abcdefghijklmnopqrst"] })),
+        with(json!({ "retries": 255 })),
+        with(json!({ "retries": 256 })),
+        with(json!({ "retries": -1 })),
+        with(json!({ "urgent": true })),
+        with(json!({ "urgent": "yes" })),
+        with(json!({ "due": "2026-01-31T12:00:00Z" })),
+        with(json!({ "due": "2026-01-31T12:00:00+01:00" })),
+        with(json!({ "due": "not a date" })),
+        with(json!({ "due": "2026-02-30T12:00:00Z" })),
+        with(json!({ "handle": "a", "priority": 9, "status": "x", "tags": [] })),
+    ];
+    // Where they cannot agree, and why: each must still differ exactly this way.
+    let differing: Vec<(Value, &str, &str)> = vec![
+        (
+            with(json!({ "address": { "city": "X", "country": "fr" } })),
+            "address",
+            "a nested shape is one rdf:JSON literal in the graph: SHACL Core cannot look inside it",
+        ),
+        (
+            with(json!({ "code": "REQ-12\n" })),
+            "code",
+            "pyshacl runs sh:pattern with Python's `re.search`, whose `$` also matches before a final \
+             newline (XPath's and ECMA-262's do not)",
+        ),
+        (
+            with(json!({ "zz_unknown": 1 })),
+            "zz_unknown",
+            "SHACL shapes are open (no sh:closed: a node type's instances also carry a subtype's \
+             predicates); the store never writes a field the type does not declare",
+        ),
+    ];
+    let all: Vec<Value> = agreeing.iter().chain(differing.iter().map(|(case, _, _)| case)).cloned().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let shapes = write(dir.path(), "shapes.ttl", &registry.shacl());
+    let spec = json!({ "shape": "https://example.org/fixtures#Constraints", "cases": all });
+    let cases = write(dir.path(), "cases.json", &spec.to_string());
+    let shacl: Vec<Vec<String>> = serde_json::from_value(check("cases", &[&shapes, &cases])).unwrap();
+    assert_eq!(shacl.len(), all.len());
+    let mut disagreements = Vec::new();
+    let mut rejected_somewhere = 0;
+    for (case, reported) in agreeing.iter().zip(&shacl) {
+        let trails = rejected_by_trails(&registry, case);
+        rejected_somewhere += usize::from(!trails.is_empty());
+        if &trails != reported {
+            disagreements.push(format!("{case}: trails {trails:?}, shacl {reported:?}"));
+        }
+    }
+    assert!(disagreements.is_empty(), "SHACL and the validator disagree:\n{}", disagreements.join("\n"));
+    assert!(rejected_somewhere >= 25, "the matrix exercises the constraints ({rejected_somewhere} rejections)");
+    for ((case, field, why), reported) in differing.iter().zip(&shacl[agreeing.len()..]) {
+        let trails = rejected_by_trails(&registry, case);
+        assert!(
+            trails == vec![field.to_string()] && reported.is_empty(),
+            "{case}: expected trails [{field}] and SHACL nothing ({why}); got trails {trails:?}, shacl {reported:?}"
+        );
+    }
+}
+
+struct Server {
+    _child: trails_tests::KilledOnDrop,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["serve", "--http", &addr.to_string()])
+        .env("TRAILS_KG_PATH", dir.path().join("kg"))
+        .env("TRAILS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    trails_tests::wait_until_listening(addr);
+    Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shapes_are_served_in_the_syntax_the_client_asks_for() {
+    let registry = registry();
+    let server = start();
+    let get = |path: &str, accept: Option<&str>| {
+        let mut request = reqwest::Client::new().get(format!("http://{}{path}", server.addr));
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        request.send()
+    };
+    let response = get("/shapes.ttl", None).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/turtle");
+    assert_eq!(response.text().await.unwrap(), registry.shacl());
+
+    // By Rust name (two `Person`s: the fixture's reviewer and the example's), and by IRI.
+    let people = get("/shapes/Person", None).await.unwrap().text().await.unwrap();
+    assert!(people.contains("<https://example.org/people#Reviewer> a sh:NodeShape"), "{people}");
+    assert!(people.contains("<https://example.org/req#Person> a sh:NodeShape"), "{people}");
+    let iri = "https%3A%2F%2Fexample.org%2Freq%23Requirement";
+    let requirement = get(&format!("/shapes/{iri}"), None).await.unwrap().text().await.unwrap();
+    assert!(requirement.contains("sh:targetClass <https://example.org/req#Requirement>"), "{requirement}");
+    assert!(!requirement.contains("#Person> a sh:NodeShape"), "only the one shape");
+
+    for (accept, media_type) in [
+        ("application/n-triples", "application/n-triples"),
+        ("application/ld+json", "application/ld+json"),
+        ("application/rdf+xml;q=0.9, text/html", "application/rdf+xml"),
+        ("text/*", "text/turtle"),
+    ] {
+        let response = get("/shapes/Requirement", Some(accept)).await.unwrap();
+        assert_eq!(response.status(), 200, "{accept}");
+        assert_eq!(response.headers()["content-type"], media_type, "{accept}");
+        let body = response.text().await.unwrap();
+        assert!(body.contains("https://example.org/req#Requirement") && body.contains("shacl"), "{accept}: {body}");
+    }
+    let response = get("/shapes/Requirement", Some("application/json")).await.unwrap();
+    assert_eq!(response.status(), 406);
+    let body: Value = response.json().await.unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains("text/turtle"), "{body}");
+    let response = get("/shapes/NoSuchShape", None).await.unwrap();
+    assert_eq!(response.status(), 404);
+}
