@@ -23,26 +23,49 @@ pub const PREFIXES: &str = "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\
 
 /// The Turtle document of one declaration.
 pub fn node_shape(decl: &ShapeDecl, description: Option<&str>) -> Template {
+    let label = decl.ident.to_string();
+    let target = decl.node_type.as_ref().map(|_| decl.iri.as_str());
+    let parent = decl.extends.as_ref().map(|e| &e.parent);
+    match &decl.body {
+        ShapeBody::Object(object) => object_shape(&decl.iri, &label, description, target, parent, object),
+        ShapeBody::Enum(variants) => {
+            let mut t = head(&decl.iri, &label, description);
+            let values: Vec<String> = variants.iter().map(|(_, name)| turtle_string(name)).collect();
+            t.text(&format!(" ;\n    sh:in ( {} ) .\n", values.join(" ")));
+            t
+        }
+    }
+}
+
+/// The Turtle document of an object shape at `iri`: `target` is the class whose instances it
+/// checks (node types), `parent` the shape it extends.
+pub fn object_shape(
+    iri: &str,
+    label: &str,
+    description: Option<&str>,
+    target: Option<&str>,
+    parent: Option<&syn::Type>,
+    object: &ObjectDecl,
+) -> Template {
+    let mut t = head(iri, label, description);
+    if let Some(target) = target {
+        t.text(&format!(" ;\n    sh:targetClass <{target}>"));
+    }
+    if let Some(parent) = parent {
+        t.text(" ;\n    sh:node <").hole(Hole::ShapeIri(parent.clone())).text(">");
+    }
+    properties(iri, object, &mut t);
+    t.text(" .\n");
+    t
+}
+
+fn head(iri: &str, label: &str, description: Option<&str>) -> Template {
     let mut t = Template::new();
     t.text(PREFIXES).text("\n");
-    t.text(&format!("<{}> a sh:NodeShape ;\n    rdfs:label {}", decl.iri, turtle_string(&decl.ident.to_string())));
+    t.text(&format!("<{iri}> a sh:NodeShape ;\n    rdfs:label {}", turtle_string(label)));
     if let Some(description) = description {
         t.text(&format!(" ;\n    rdfs:comment {}", turtle_string(description)));
     }
-    if decl.node_type.is_some() {
-        t.text(&format!(" ;\n    sh:targetClass <{}>", decl.iri));
-    }
-    if let Some(extends) = &decl.extends {
-        t.text(" ;\n    sh:node <").hole(Hole::ShapeIri(extends.parent.clone())).text(">");
-    }
-    match &decl.body {
-        ShapeBody::Object(object) => properties(&decl.iri, object, &mut t),
-        ShapeBody::Enum(variants) => {
-            let values: Vec<String> = variants.iter().map(|(_, name)| turtle_string(name)).collect();
-            t.text(&format!(" ;\n    sh:in ( {} )", values.join(" ")));
-        }
-    }
-    t.text(" .\n");
     t
 }
 

@@ -90,7 +90,7 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
             t.text("\"").hole(Hole::ShapeIri((**ty).clone())).text("\"");
         }
         (None, Input::Params(_)) => {
-            t.string(&format!("urn:trails:capability:{}#input", decl.id));
+            t.string(&params_shape_iri(&decl.id));
         }
     }
     t.text(",\"output_shape\":");
@@ -146,6 +146,27 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
     t
 }
 
+/// The IRI of a capability's own input shape (named parameters, no `input_shape` declared).
+pub fn params_shape_iri(id: &str) -> String {
+    format!("urn:trails:capability:{id}#input")
+}
+
+/// The SHACL shape of a capability's named parameters, so its manifest `input_shape` resolves
+/// like a `#[shape]`'s; empty when the input is a shape of its own or `input_shape` names one.
+pub fn input_shacl(decl: &CapabilityDecl) -> Template {
+    match (&decl.input, &decl.input_shape) {
+        (Input::Params(object), None) => crate::shacl::object_shape(
+            &params_shape_iri(&decl.id),
+            &format!("{} input", decl.id),
+            Some(&format!("The arguments of `{}`.", decl.id)),
+            None,
+            None,
+            object,
+        ),
+        _ => Template::new(),
+    }
+}
+
 /// The identifier that makes two tools of one name in one module a compile error.
 fn collision_guard(name: &str) -> syn::Ident {
     let escaped: String = name
@@ -166,6 +187,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
     let version = &decl.version;
     let descriptor = descriptor(decl).to_tokens();
     let canonical = canonical(decl).to_tokens();
+    let shacl = input_shacl(decl).to_tokens();
     let return_type = &decl.return_type;
     let description = &decl.description;
     let guard = collision_guard(name);
@@ -260,6 +282,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                 #description,
                 #descriptor,
                 #canonical,
+                #shacl,
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,
                 ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
 
-use crate::registry::ShapeEntry;
+use crate::registry::{ShapeEntry, ToolEntry};
 
 /// The syntaxes a shape is served in, the first the default.
 const FORMATS: [(&str, RdfFormat); 4] = [
@@ -23,29 +23,37 @@ pub(crate) fn media_types() -> Vec<&'static str> {
 
 /// Every shape, by Rust name (two modules may declare one name) and by IRI.
 pub(crate) struct Shapes {
-    by_name: BTreeMap<&'static str, Vec<&'static ShapeEntry>>,
-    by_iri: BTreeMap<&'static str, &'static ShapeEntry>,
+    by_name: BTreeMap<&'static str, Vec<&'static str>>,
+    by_iri: BTreeMap<&'static str, &'static str>,
     /// Every shape's Turtle as one document.
     graph: String,
 }
 
 impl Shapes {
-    pub(crate) fn new(shapes: &[&'static ShapeEntry]) -> Shapes {
-        let mut by_name: BTreeMap<&'static str, Vec<&'static ShapeEntry>> = BTreeMap::new();
+    /// The shapes and node types, then the input shapes of the capabilities with named parameters.
+    pub(crate) fn new(shapes: &[&'static ShapeEntry], tools: &[&'static ToolEntry]) -> Shapes {
+        let mut by_name: BTreeMap<&'static str, Vec<&'static str>> = BTreeMap::new();
         let mut by_iri = BTreeMap::new();
+        let mut documents = Vec::new();
         for shape in shapes {
-            by_name.entry(shape.name).or_default().push(shape);
-            by_iri.insert(shape.iri, *shape);
+            by_name.entry(shape.name).or_default().push(shape.shacl);
+            by_iri.insert(shape.iri, shape.shacl);
+            documents.push(shape.shacl);
         }
-        Shapes { by_name, by_iri, graph: join(shapes) }
+        for tool in tools.iter().filter(|tool| !tool.shacl.is_empty()) {
+            // Only by IRI: the manifest's `input_shape` of the capability names it.
+            by_iri.insert(shape_iri(tool.shacl), tool.shacl);
+            documents.push(tool.shacl);
+        }
+        Shapes { by_name, by_iri, graph: join(&documents) }
     }
 
     /// The shapes named `key`: a Rust type name (every shape of that name), or a shape IRI.
     pub(crate) fn named(&self, key: &str) -> Option<String> {
-        if let Some(shape) = self.by_iri.get(key) {
-            return Some(shape.shacl.to_owned());
+        if let Some(turtle) = self.by_iri.get(key) {
+            return Some((*turtle).to_owned());
         }
-        self.by_name.get(key).map(|shapes| join(shapes))
+        self.by_name.get(key).map(|documents| join(documents))
     }
 
     /// Every shape as one Turtle graph.
@@ -54,16 +62,21 @@ impl Shapes {
     }
 }
 
+/// The IRI a generated shape document describes: its first subject.
+fn shape_iri(turtle: &'static str) -> &'static str {
+    turtle.split_once("\n<").and_then(|(_, rest)| rest.split_once("> a sh:NodeShape")).map_or("", |(iri, _)| iri)
+}
+
 /// Turtle documents as one: the prefixes once, then every shape.
-pub(crate) fn join(shapes: &[&'static ShapeEntry]) -> String {
+fn join(documents: &[&'static str]) -> String {
     let mut out = String::new();
-    for (index, shape) in shapes.iter().enumerate() {
+    for (index, document) in documents.iter().enumerate() {
         let body = if index == 0 {
-            shape.shacl
+            document
         } else {
             // Each document repeats the same `@prefix` lines (the macro writes them all alike).
             out.push('\n');
-            shape.shacl.split_once("\n\n").map_or(shape.shacl, |(_, body)| body)
+            document.split_once("\n\n").map_or(*document, |(_, body)| body)
         };
         out.push_str(body);
     }

@@ -49,6 +49,7 @@ pub struct ToolEntry {
     pub(crate) description: &'static str,
     pub(crate) descriptor: &'static str,
     pub(crate) canonical: &'static str,
+    pub(crate) shacl: &'static str,
     pub(crate) validate: NestedValidator,
     pub(crate) call: CallFn,
     pub(crate) source: &'static str,
@@ -67,11 +68,12 @@ impl ToolEntry {
         description: &'static str,
         descriptor: &'static str,
         canonical: &'static str,
+        shacl: &'static str,
         validate: NestedValidator,
         call: CallFn,
         source: &'static str,
     ) -> ToolEntry {
-        ToolEntry { name, id, version, kind, scope, description, descriptor, canonical, validate, call, source }
+        ToolEntry { name, id, version, kind, scope, description, descriptor, canonical, shacl, validate, call, source }
     }
 
     /// The MCP tool name (`research.search`, `trails_meta_gen_shape`).
@@ -112,6 +114,12 @@ impl ToolEntry {
     /// The ADR-0005 canonical JSON-LD descriptor, fields in canonical order.
     pub fn canonical(&self) -> &'static str {
         self.canonical
+    }
+
+    /// The SHACL shape of the named parameters (`urn:trails:capability:<id>#input`), a Turtle
+    /// document; empty when the input is a `#[shape]` or `input_shape` names one.
+    pub fn shacl(&self) -> &'static str {
+        self.shacl
     }
 
     /// `module::path::handler`, for messages that must name the item.

@@ -122,9 +122,12 @@ impl Registry {
         crate::projection::openapi(self.tools(), crate::projection::Info { title, version })
     }
 
-    /// Every shape's SHACL `sh:NodeShape` as one Turtle graph, as `GET /shapes.ttl` serves it.
+    /// Every SHACL `sh:NodeShape` — each shape's and node type's, then each capability's named
+    /// parameters' — as one Turtle graph, as `GET /shapes.ttl` serves it.
     pub fn shacl(&self) -> String {
-        crate::projection::shacl::join(&self.shapes().collect::<Vec<_>>())
+        crate::projection::shacl::Shapes::new(&self.shapes().collect::<Vec<_>>(), &self.tools().collect::<Vec<_>>())
+            .graph()
+            .to_owned()
     }
 
     /// The tool named `name` (the MCP name).
@@ -194,6 +197,7 @@ mod tests {
             "fake",
             "{}",
             "{}",
+            "",
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,

@@ -76,7 +76,10 @@ impl Shared {
             subscriptions,
             kg,
             node_types: registry.node_types().collect(),
-            shapes: crate::projection::shacl::Shapes::new(&registry.shapes().collect::<Vec<_>>()),
+            shapes: crate::projection::shacl::Shapes::new(
+                &registry.shapes().collect::<Vec<_>>(),
+                &registry.tools().collect::<Vec<_>>(),
+            ),
             shape_entries: registry.shapes().collect(),
             provenance_calls: AtomicUsize::new(0),
             provenance_pruned: AtomicU64::new(0),

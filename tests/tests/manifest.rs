@@ -1,0 +1,101 @@
+//! The ADR-0005 capability manifest (`GET /.well-known/capabilities`): expanded by a real
+//! JSON-LD processor (PyLD), it keeps every term of every descriptor; each descriptor has the 14
+//! canonical fields in canonical order; and every shape IRI it names that this app declares
+//! resolves to its SHACL at `/shapes/{iri}`.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use trails::Registry;
+
+const CANONICAL: [&str; 14] = [
+    "id",
+    "version",
+    "description",
+    "input_shape",
+    "output_shape",
+    "preconditions",
+    "side_effects",
+    "cost",
+    "policy_required",
+    "idempotent",
+    "deprecates",
+    "reasoning",
+    "assurance",
+    "version_status",
+];
+
+fn expand_and_report_dropped_terms(document: &str) -> Value {
+    let python = trails_tests::servers::python().unwrap_or_else(|error| panic!("{error}")).join("bin/python");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("manifest.jsonld");
+    std::fs::write(&file, document).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/jsonld_check.py");
+    let output = Command::new(python).arg(script).arg(&file).stderr(Stdio::inherit()).output().unwrap();
+    assert!(output.status.success(), "jsonld_check.py failed");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
+    trails_tests::link();
+    let registry = Registry::collect().unwrap();
+    let manifest = registry.manifest();
+    let report = expand_and_report_dropped_terms(&manifest);
+    assert_eq!(report["nodes"], registry.tools().count(), "every capability is a node: {report}");
+    assert_eq!(report["dropped"], serde_json::json!([]), "terms expansion dropped: {report}");
+
+    let document: Value = serde_json::from_str(&manifest).unwrap();
+    for descriptor in document["@graph"].as_array().unwrap() {
+        let keys: Vec<&str> = descriptor.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys[..2], ["@id", "@type"]);
+        assert_eq!(keys[2..], CANONICAL, "{}", descriptor["id"]);
+    }
+
+    // The check can fail: under a context that defines one term, expansion drops the others.
+    let mut narrow = document.clone();
+    narrow["@context"] = serde_json::json!({ "id": "https://w3id.org/trails/capability#id" });
+    let report = expand_and_report_dropped_terms(&narrow.to_string());
+    let dropped = report["dropped"].as_array().unwrap();
+    assert!(dropped.iter().any(|d| d.as_str().unwrap().ends_with(": side_effects")), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shape_iris_of_the_manifest_resolve_to_their_shacl() {
+    trails_tests::link();
+    let registry = Registry::collect().unwrap();
+    let declared: Vec<&str> = registry.shapes().map(|s| s.iri()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["serve", "--http", &addr.to_string()])
+        .env("TRAILS_KG_PATH", dir.path().join("kg"))
+        .env("TRAILS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = trails_tests::KilledOnDrop(child);
+    trails_tests::wait_until_listening(addr);
+    let client = reqwest::Client::new();
+    let manifest: Value =
+        client.get(format!("http://{addr}/.well-known/capabilities")).send().await.unwrap().json().await.unwrap();
+    let mut resolved = 0;
+    for descriptor in manifest["@graph"].as_array().unwrap() {
+        for key in ["input_shape", "output_shape"] {
+            let Some(iri) = descriptor[key].as_str() else { continue };
+            // A shape this app declares, or the capability's own parameters (`…#input`).
+            if !declared.contains(&iri) && !iri.starts_with("urn:trails:capability:") {
+                continue;
+            }
+            let encoded: String = iri.bytes().map(|b| format!("%{b:02X}")).collect();
+            let response = client.get(format!("http://{addr}/shapes/{encoded}")).send().await.unwrap();
+            assert_eq!(response.status(), 200, "{} {key} {iri}", descriptor["id"]);
+            let turtle = response.text().await.unwrap();
+            assert!(turtle.contains(&format!("<{iri}> a sh:NodeShape")), "{iri}: {turtle}");
+            resolved += 1;
+        }
+    }
+    assert!(resolved >= 20, "{resolved} shape IRIs resolved");
+}
