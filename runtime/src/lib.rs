@@ -72,6 +72,7 @@ mod http;
 pub mod kg;
 mod mcp;
 mod memory;
+mod policy;
 mod projection;
 mod registry;
 mod resources;
@@ -81,14 +82,16 @@ mod validate;
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use cli::{App, BuildError};
 pub use config::{
-    CapabilityConfig, Config, ConfigError, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, RemoteKg,
-    Settings, TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    CapabilityConfig, Config, ConfigError, HttpConfig, KgConfig, ManifestConfig, McpConfig, PolicyConfig,
+    ProjectConfig, RemoteKg, Settings, TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS,
 };
 pub use declare::{
     Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
     Ref, Schema, Shape, ToolOutput,
 };
 pub use error::{Error, Result};
+pub use policy::PolicyError;
 pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
 pub use server::{AppState, Control, Ctx, NoSuchTool, ServeError, Server};
 pub use trails_macros::{capability, meta_capability, node_type, shape};

@@ -235,6 +235,24 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_meta_tools_enable",
 ];
 
+/// The fixture app's Cedar policies: `fixtures.constraints` requires `fixtures.write`.
+pub const FIXTURE_POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/fixtures.cedar");
+
+/// `settings` with the fixture app's policies, for servers the tests build in their own process
+/// (the fixture binaries serve them unless `TRAILS_POLICY_FILES` names others).
+pub fn with_fixture_policies(mut settings: trails::Settings) -> trails::Settings {
+    settings.policy_files = vec![FIXTURE_POLICIES.into()];
+    settings
+}
+
+/// Serve the fixture policies unless the environment names others: the fixture binaries call this
+/// first, before any thread starts.
+pub fn default_fixture_policies() {
+    if std::env::var_os("TRAILS_POLICY_FILES").is_none() {
+        std::env::set_var("TRAILS_POLICY_FILES", FIXTURE_POLICIES);
+    }
+}
+
 /// Block until something listens on `addr` (a server just spawned), failing after 20 s.
 pub fn wait_until_listening(addr: std::net::SocketAddr) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

@@ -30,7 +30,8 @@ async fn serve_with(kg: Kg, extra_toml: &str) -> SocketAddr {
 
 async fn serve_toml(kg: Kg, toml: &str) -> SocketAddr {
     trails_tests::link();
-    let settings = Settings::resolve(Config::parse(toml).unwrap(), &|_| None).unwrap();
+    let settings =
+        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(toml).unwrap(), &|_| None).unwrap());
     let server = trails::App::new().kg(kg).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -286,7 +287,8 @@ async fn a_configured_remote_store_receives_the_write(toml: &str, env: &[(&str, 
     // The app picks the remote store from configuration alone.
     trails_tests::link();
     let lookup = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string());
-    let settings = Settings::resolve(Config::parse(toml).unwrap(), &lookup).unwrap();
+    let settings =
+        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(toml).unwrap(), &lookup).unwrap());
     let server = trails::App::new().build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -49,7 +49,8 @@ async fn http_server(extra_toml: &str) -> SocketAddr {
         "[mcp]\nscopes = [\"dev\"]\n{extra_toml}\n[[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
         sha256_hex(BUILDER_TOKEN)
     );
-    let settings = Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap();
+    let settings =
+        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap());
     let kg = trails::kg::Kg::temporary().unwrap();
     let server = trails::App::new().kg(kg).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

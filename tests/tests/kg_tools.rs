@@ -169,7 +169,8 @@ async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_f
     let note = long_text(1_000_000);
     kg.create(Note { slug: "long".into(), body: note.clone() }).await.unwrap();
 
-    let settings = Settings::resolve(Config::parse("").unwrap(), &|_| None).unwrap();
+    let settings =
+        trails_tests::with_fixture_policies(Settings::resolve(Config::parse("").unwrap(), &|_| None).unwrap());
     let window = settings.tool_window_chars;
     let server = trails::App::new().kg(kg).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

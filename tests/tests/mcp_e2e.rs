@@ -57,7 +57,7 @@ fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
 
 async fn http_server(settings: Settings) -> SocketAddr {
     trails_tests::link();
-    let server = trails::App::new().build(settings).unwrap();
+    let server = trails::App::new().build(trails_tests::with_fixture_policies(settings)).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { server.serve_http(listener).await });

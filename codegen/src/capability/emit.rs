@@ -188,6 +188,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
     let descriptor = descriptor(decl).to_tokens();
     let canonical = canonical(decl).to_tokens();
     let shacl = input_shacl(decl).to_tokens();
+    let policies = &decl.policy_required;
     let return_type = &decl.return_type;
     let description = &decl.description;
     let guard = collision_guard(name);
@@ -283,6 +284,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                 #descriptor,
                 #canonical,
                 #shacl,
+                &[#(#policies),*],
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,
                 ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),

@@ -13,6 +13,7 @@ use super::command::{Cli, Command};
 use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
 use crate::kg::{EmbeddedStore, Kg, RemoteStore, StoreError};
+use crate::policy::{Policies, PolicyError};
 use crate::registry::{Registry, RegistryError};
 use crate::server::{AppState, Catalog, ServeError, Server, Shared};
 
@@ -40,6 +41,9 @@ pub enum BuildError {
     /// The knowledge-graph store could not be opened.
     #[error("cannot open the knowledge graph: {0}")]
     Store(#[from] StoreError),
+    /// A capability requires Cedar policies that are not configured or not found.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
 }
 
 impl App {
@@ -72,6 +76,12 @@ impl App {
     /// Assemble the server once: collect the registry, parse descriptors, render the manifest.
     pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
         let registry = Registry::collect()?;
+        // Before the store: a capability whose policies are missing stops the start, naming it.
+        let policies = Policies::load(
+            &settings.policy_files,
+            settings.policy_entities.as_ref(),
+            &registry.tools().collect::<Vec<_>>(),
+        )?;
         // Apps that declare node types get the embedded store, opened (and rebuilt) now so a bad
         // path fails the start, not the first call.
         let kg = match self.kg {
@@ -103,7 +113,7 @@ impl App {
             (Some(kg), Some(bytes)) => Some(kg.with_max_instance_bytes(bytes)),
             (kg, _) => kg,
         };
-        let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg);
+        let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg).with_policies(policies);
         Ok(Server::new(Arc::new(shared)))
     }
 
@@ -140,6 +150,8 @@ impl App {
                 let bind = http.unwrap_or(settings.http_bind);
                 let server = match self.build(settings) {
                     Ok(server) => server,
+                    // Missing policies are configuration to fix, like a bad trails.toml.
+                    Err(error @ BuildError::Policy(_)) => return fail(&error, ExitCode::from(2)),
                     Err(error) => return fail(&error, ExitCode::FAILURE),
                 };
                 match serve(server, stdio, bind) {

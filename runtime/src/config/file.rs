@@ -23,6 +23,23 @@ pub struct Config {
     /// `[kg]`
     #[serde(default)]
     pub kg: KgConfig,
+    /// `[policy]`
+    #[serde(default)]
+    pub policy: PolicyConfig,
+}
+
+/// `[policy]`: the Cedar policies that `policy_required` capabilities need.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Cedar policy files (relative to the working directory, like `[kg] path`); a capability's
+    /// `policy_required` names policies in them by their `@id("…")` annotation
+    /// (`TRAILS_POLICY_FILES`, `:`-separated, overrides).
+    #[serde(default)]
+    pub files: Vec<std::path::PathBuf>,
+    /// A Cedar entities JSON file (principals' groups and attributes), optional
+    /// (`TRAILS_POLICY_ENTITIES`).
+    pub entities: Option<std::path::PathBuf>,
 }
 
 /// `[kg]`: the knowledge-graph store.

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use file::{
-    CapabilityConfig, Config, HttpConfig, KgConfig, ManifestConfig, McpConfig, ProjectConfig, TokenConfig,
-    ValidationErrors,
+    CapabilityConfig, Config, HttpConfig, KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig,
+    TokenConfig, ValidationErrors,
 };
 
 use crate::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
@@ -162,6 +162,10 @@ pub struct Settings {
     pub provenance_keep: usize,
     /// Provenance older than this is dropped.
     pub provenance_max_age: chrono::Duration,
+    /// `[policy] files`: Cedar policies.
+    pub policy_files: Vec<PathBuf>,
+    /// `[policy] entities`: Cedar entities JSON.
+    pub policy_entities: Option<PathBuf>,
 }
 
 /// A remote SPARQL 1.1 store's endpoints and credentials.
@@ -442,6 +446,11 @@ impl Settings {
             kg_max_instance_bytes,
             provenance_keep: config.kg.provenance_keep.unwrap_or(100_000),
             provenance_max_age: chrono::Duration::days(i64::from(config.kg.provenance_max_age_days.unwrap_or(90))),
+            policy_files: match env("TRAILS_POLICY_FILES") {
+                Some(list) => std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect(),
+                None => config.policy.files,
+            },
+            policy_entities: env("TRAILS_POLICY_ENTITIES").map(PathBuf::from).or(config.policy.entities),
         })
     }
 

@@ -53,7 +53,11 @@ pub(crate) async fn call(
     let started = chrono::Utc::now();
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     // A panicking handler (or validator) fails its own call only.
-    let outcome = AssertUnwindSafe(call_tool(tool.entry, ctx, arguments)).catch_unwind().instrument(span.clone()).await;
+    // Cedar policies see the validated arguments, before the handler runs.
+    let policies = shared.policies.as_ref();
+    let allowed = |arguments: &Value| policies.map_or(Ok(()), |p| p.check(tool.entry, &caller, arguments));
+    let outcome =
+        AssertUnwindSafe(call_tool(tool.entry, ctx, arguments, allowed)).catch_unwind().instrument(span.clone()).await;
     // The handler's outcome, not the wire's: a result too large to send is still a call that ran.
     let handler_succeeded = matches!(outcome, Ok(Ok(_)));
     let as_result = via == Via::Mcp && settings.validation_errors == ValidationErrors::ToolResult;

@@ -50,6 +50,7 @@ pub struct ToolEntry {
     pub(crate) descriptor: &'static str,
     pub(crate) canonical: &'static str,
     pub(crate) shacl: &'static str,
+    pub(crate) policy_required: &'static [&'static str],
     pub(crate) validate: NestedValidator,
     pub(crate) call: CallFn,
     pub(crate) source: &'static str,
@@ -69,11 +70,26 @@ impl ToolEntry {
         descriptor: &'static str,
         canonical: &'static str,
         shacl: &'static str,
+        policy_required: &'static [&'static str],
         validate: NestedValidator,
         call: CallFn,
         source: &'static str,
     ) -> ToolEntry {
-        ToolEntry { name, id, version, kind, scope, description, descriptor, canonical, shacl, validate, call, source }
+        ToolEntry {
+            name,
+            id,
+            version,
+            kind,
+            scope,
+            description,
+            descriptor,
+            canonical,
+            shacl,
+            policy_required,
+            validate,
+            call,
+            source,
+        }
     }
 
     /// The MCP tool name (`research.search`, `trails_meta_gen_shape`).
@@ -120,6 +136,11 @@ impl ToolEntry {
     /// document; empty when the input is a `#[shape]` or `input_shape` names one.
     pub fn shacl(&self) -> &'static str {
         self.shacl
+    }
+
+    /// The Cedar policies (by `@id`) that must allow a call (`policy_required`).
+    pub fn policy_required(&self) -> &'static [&'static str] {
+        self.policy_required
     }
 
     /// `module::path::handler`, for messages that must name the item.

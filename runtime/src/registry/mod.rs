@@ -150,7 +150,7 @@ impl Registry {
     /// transport, which knows the caller.
     pub async fn call(&self, name: &str, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
         let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
-        call_tool(tool, ctx, arguments).await
+        call_tool(tool, ctx, arguments, |_| Ok(())).await
     }
 
     /// Check `arguments` against tool `name`'s declared input without running it: exactly the
@@ -173,9 +173,16 @@ fn validated(tool: &'static ToolEntry, arguments: Value) -> Result<Value, Error>
     Ok(arguments)
 }
 
-/// Validate `arguments` against `tool`'s input and dispatch. Missing arguments mean `{}`.
-pub(crate) async fn call_tool(tool: &'static ToolEntry, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
+/// Validate `arguments` against `tool`'s input, let `admit` refuse the call on what they say
+/// (policies), then dispatch. Missing arguments mean `{}`.
+pub(crate) async fn call_tool(
+    tool: &'static ToolEntry,
+    ctx: Ctx,
+    arguments: Value,
+    admit: impl FnOnce(&Value) -> Result<(), Error>,
+) -> Result<Output, Error> {
     let arguments = validated(tool, arguments)?;
+    admit(&arguments)?;
     (tool.call)(ctx, arguments).await
 }
 
@@ -198,6 +205,7 @@ mod tests {
             "{}",
             "{}",
             "",
+            &[],
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// The knowledge graph every call gets (`None`: the app declares no node type).
     pub(crate) kg: Option<Kg>,
+    /// The Cedar policies of `policy_required` capabilities (`None`: no capability requires one).
+    pub(crate) policies: Option<crate::policy::Policies>,
     /// The node types, in registry order (the KG resources).
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
     /// Every shape, in registry order (`trails://schema`).
@@ -75,6 +77,7 @@ impl Shared {
             manifest,
             subscriptions,
             kg,
+            policies: None,
             node_types: registry.node_types().collect(),
             shapes: crate::projection::shacl::Shapes::new(
                 &registry.shapes().collect::<Vec<_>>(),
@@ -85,6 +88,12 @@ impl Shared {
             provenance_pruned: AtomicU64::new(0),
             pruning: AtomicBool::new(false),
         }
+    }
+
+    /// These policies decide the calls of `policy_required` capabilities.
+    pub(crate) fn with_policies(mut self, policies: Option<crate::policy::Policies>) -> Shared {
+        self.policies = policies;
+        self
     }
 
     /// Record the activity of a finished call (durable before the call answers), and now and

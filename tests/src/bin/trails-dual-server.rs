@@ -4,6 +4,7 @@
 
 fn main() {
     trails_tests::link();
+    trails_tests::default_fixture_policies();
     let addr: std::net::SocketAddr = std::env::args().nth(1).expect("usage: trails-dual-server ADDR").parse().unwrap();
     let config = std::env::var_os("TRAILS_CONFIG").map(std::path::PathBuf::from);
     let settings = trails::Settings::load(config.as_deref()).unwrap();

@@ -1,0 +1,149 @@
+//! `policy_required`, enforced with Cedar, on the real fixture server: `fixtures.constraints`
+//! requires policy `fixtures.write`. One policy file denies it to anonymous callers (`-32002`
+//! over MCP, 403 over `/invoke`) and allows it to the `dev` token; another decides on the call's
+//! arguments. Without a policy file, or without the named policy, the server refuses to start
+//! and says which capability and what to add.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+const DEV_TOKEN: &str = "policy-dev-token";
+
+struct Server {
+    _child: trails_tests::KilledOnDrop,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+/// The fixture server with `policies` (Cedar text) as its only policy file.
+fn command(dir: &Path, policies: Option<&str>) -> (Command, SocketAddr) {
+    let config = dir.join("trails.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
+             [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+            trails::sha256_hex(DEV_TOKEN)
+        ),
+    )
+    .unwrap();
+    let files = match policies {
+        Some(text) => {
+            let file = dir.join("policies.cedar");
+            std::fs::write(&file, text).unwrap();
+            file.display().to_string()
+        }
+        None => String::new(),
+    };
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"));
+    command
+        .args(["serve", "--http", &addr.to_string(), "--config"])
+        .arg(&config)
+        .env("TRAILS_KG_PATH", dir.join("kg"))
+        .env("TRAILS_LOG", "warn")
+        .env("TRAILS_POLICY_FILES", files);
+    (command, addr)
+}
+
+fn start(policies: &str) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut command, addr) = command(dir.path(), Some(policies));
+    let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    trails_tests::wait_until_listening(addr);
+    Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
+}
+
+fn arguments(priority: i64) -> Value {
+    json!({ "handle": "abc", "code": "REQ-1", "status": "proposed", "priority": priority, "tags": ["a"] })
+}
+
+/// `tools/call fixtures.constraints` over stateless MCP: the result, or the error.
+async fn over_mcp(server: &Server, token: Option<&str>, arguments: &Value) -> Result<Value, Value> {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{}/mcp", server.addr))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "fixtures.constraints", "arguments": arguments } }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let mut answer: Value = request.send().await.unwrap().json().await.unwrap();
+    match answer.get_mut("result") {
+        Some(result) => Ok(result.take()),
+        None => Err(answer["error"].take()),
+    }
+}
+
+/// `POST /invoke/fixtures.constraints`: status and body.
+async fn over_invoke(server: &Server, token: Option<&str>, arguments: &Value) -> (u16, Value) {
+    let mut request =
+        reqwest::Client::new().post(format!("http://{}/invoke/fixtures.constraints", server.addr)).json(arguments);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_denies_with_32002_and_403_and_another_allows() {
+    // Only the caller holding the `dev` token may write fixtures.
+    let server = start(
+        r#"@id("fixtures.write")
+           permit (principal == Trails::Caller::"dev", action == Trails::Action::"fixtures.constraints", resource);"#,
+    );
+    let denied = over_mcp(&server, None, &arguments(1)).await.unwrap_err();
+    assert_eq!(denied["code"], -32002, "{denied}");
+    assert!(denied["message"].as_str().unwrap().contains("fixtures.write"), "{denied}");
+    let (status, body) = over_invoke(&server, None, &arguments(1)).await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!(-32002)), "{body}");
+
+    let allowed = over_mcp(&server, Some(DEV_TOKEN), &arguments(1)).await.unwrap();
+    assert_eq!(allowed["structuredContent"]["handle"], "abc", "{allowed}");
+    let (status, body) = over_invoke(&server, Some(DEV_TOKEN), &arguments(1)).await;
+    assert_eq!(status, 200, "{body}");
+
+    // Invalid input is still a validation error first: the policy sees only valid arguments.
+    let invalid = over_mcp(&server, None, &arguments(9)).await.unwrap_err();
+    assert_eq!(invalid["code"], -32602, "{invalid}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_decides_on_the_arguments_and_unrelated_policies_do_not_open_the_capability() {
+    let server = start(
+        r#"@id("fixtures.write")
+           permit (principal, action == Trails::Action::"fixtures.constraints", resource)
+           when { context.arguments.priority <= 2 && context.scopes.contains("runtime") };
+           @id("everything")
+           permit (principal, action, resource);"#,
+    );
+    assert!(over_mcp(&server, None, &arguments(2)).await.is_ok());
+    let denied = over_mcp(&server, None, &arguments(3)).await.unwrap_err();
+    assert_eq!(denied["code"], -32002, "`everything` is not one of the capability's policies: {denied}");
+}
+
+#[test]
+fn without_its_policies_the_server_refuses_to_start_and_says_what_to_add() {
+    for (policies, expected) in [
+        (None, vec!["`fixtures.constraints`", "fixtures.write", "[policy] files"]),
+        (
+            Some(r#"@id("something.else") permit (principal, action, resource);"#),
+            vec!["`fixtures.constraints`", "`fixtures.write`", "@id(\"fixtures.write\")"],
+        ),
+        (Some("permit (principal, action"), vec!["policies.cedar", "not valid Cedar"]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut command, _) = command(dir.path(), policies);
+        let output = command.stdout(Stdio::null()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{policies:?}: the server started");
+        for text in expected {
+            assert!(stderr.contains(text), "{policies:?}: `{text}` not in: {stderr}");
+        }
+    }
+}
