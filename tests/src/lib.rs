@@ -123,6 +123,17 @@ pub async fn constraints(input: Constraints) -> Result<Constraints> {
     Ok(input)
 }
 
+/// Assign a reviewer the old way: superseded by `fixtures.assign`, kept for the clients that
+/// still call it.
+#[capability(id = "fixtures.assign_v1", version = "1.4.0", version_status = "deprecated", side_effects(none))]
+pub async fn assign_v1(
+    /// The paper's title.
+    #[predicate(min_length = 1, max_length = 200)]
+    paper: String,
+) -> Result<String> {
+    Ok(format!("{paper}: assign reviewers with fixtures.assign"))
+}
+
 /// Assign a person as reviewer of a paper.
 #[capability(id = "fixtures.assign", version = "2.0.0", side_effects(writes = ["https://example.org/graphs/fixtures"], external = ["mail.example.org"]),
              deprecates = "fixtures.assign_v1", reasoning = "rdfs", assurance = "self-asserted")]
@@ -220,6 +231,7 @@ pub async fn create_attachment(ctx: &Ctx, attachment: Attachment) -> Result<Atta
 /// Names of every tool this fixture app declares (plus the runtime's built-ins).
 pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures.assign",
+    "fixtures.assign_v1",
     "fixtures.attachment.create",
     "fixtures.constraints",
     "fixtures.fail",
@@ -231,6 +243,9 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails.kg.read_field",
     "trails_meta_fixture_inspect",
     "trails_meta_fixture_reset",
+    "trails_meta_gen_capability",
+    "trails_meta_gen_nodetype",
+    "trails_meta_gen_shape",
     "trails_meta_ping",
     "trails_meta_tools_enable",
 ];

@@ -48,6 +48,9 @@ fn fixture_goldens_cover_every_mapped_keyword_and_meta_key() {
         "\"idempotent\"",
         "\"manifest_uri\"",
         "\"version\"",
+        "\"deprecates\": \"fixtures.assign_v1\"",
+        "\"version_status\": \"deprecated\"",
+        "\"version_status\": \"experimental\"",
     ];
     for needle in needles {
         assert!(fixture_text.contains(needle), "no fixture golden contains {needle}");

@@ -167,7 +167,8 @@ async fn golden_equals_wire_for_every_listed_tool() {
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, Some(DEV_TOKEN)).await;
     let tools: Vec<Tool> = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 20, "every fixture and example tool is listed to a dev caller");
+    let declared = trails::Registry::collect().unwrap().tools().count();
+    assert_eq!(tools.len(), declared, "every fixture and example tool is listed to a dev caller");
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");
     for tool in tools {
         let wire = trails_tests::golden::to_sorted_pretty(&serde_json::to_value(&tool).unwrap());
@@ -627,7 +628,8 @@ mod hardening {
         let response = reqwest::get(format!("http://{addr}/.well-known/capabilities")).await.unwrap();
         assert_eq!(response.headers()["content-type"], "application/ld+json");
         let manifest: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-        assert_eq!(manifest["@graph"].as_array().unwrap().len(), 20);
+        let declared = trails::Registry::collect().unwrap().tools().count();
+        assert_eq!(manifest["@graph"].as_array().unwrap().len(), declared);
         let disabled = http_server(settings("[capability.manifest]\nenabled = false", &[])).await;
         assert_eq!(reqwest::get(format!("http://{disabled}/.well-known/capabilities")).await.unwrap().status(), 404);
     }

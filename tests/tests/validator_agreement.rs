@@ -133,6 +133,11 @@ fn pattern_sample(pattern: &str) -> &'static str {
         r"^[a-z0-9-]{1,64}$" => "n-1",
         r"^[^@\s]+@[^@\s]+$" | r"^[^@\s]+@[^@\s]+\.[^@\s]+$" => "ada@example.org",
         r"^[0-9a-f]{64}$" => "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+        r"^[a-z][a-z0-9_]{0,63}$" => "due_date",
+        r"^[A-Z][A-Za-z0-9]{0,63}$" => "SearchInput",
+        r"^[A-Za-z0-9_.-]{1,128}$" => "reports.export",
+        r"^(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})$" => "1.2.0",
+        r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\x22{}|\\^`]{1,2000}$" => "https://example.org/app#X",
         other => panic!("no sample for pattern {other}: add one to pattern_sample"),
     }
 }

@@ -60,6 +60,14 @@ pub fn descriptor(decl: &CapabilityDecl) -> Template {
     }
     meta.push(format!("\"version\":{}", json_string(&decl.version)));
     meta.push(format!("\"idempotent\":{}", decl.idempotent));
+    // Only when they say something: a capability that supersedes another, or one that is not
+    // (or no longer) stable.
+    if let Some(prior) = &decl.deprecates {
+        meta.push(format!("\"deprecates\":{}", json_string(prior)));
+    }
+    if decl.version_status != "stable" {
+        meta.push(format!("\"version_status\":{}", json_string(&decl.version_status)));
+    }
     meta.push(format!("\"manifest_uri\":{}", json_string(&manifest_uri(&decl.id))));
     t.text(&meta.join(",")).text("}}}");
     t

@@ -146,6 +146,37 @@ impl App {
                     Err(error) => fail(&error, ExitCode::FAILURE),
                 }
             }
+            Command::Meta { capability, arguments } => {
+                let id = if capability.starts_with("trails.meta.") {
+                    capability
+                } else {
+                    format!("trails.meta.{capability}")
+                };
+                let arguments = match serde_json::from_str::<serde_json::Value>(arguments.as_deref().unwrap_or("{}")) {
+                    Ok(serde_json::Value::Object(arguments)) => arguments,
+                    Ok(_) => return fail(&"the arguments are a JSON object", ExitCode::from(2)),
+                    Err(error) => return fail(&format!("the arguments are not JSON: {error}"), ExitCode::from(2)),
+                };
+                let server = match self.build(settings) {
+                    Ok(server) => server,
+                    Err(error @ BuildError::Policy(_)) => return fail(&error, ExitCode::from(2)),
+                    Err(error) => return fail(&error, ExitCode::FAILURE),
+                };
+                let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                    Ok(runtime) => runtime,
+                    Err(error) => return fail(&error, ExitCode::FAILURE),
+                };
+                match runtime.block_on(server.call_meta(&id, arguments)) {
+                    Ok(text) => {
+                        let _ = writeln!(std::io::stdout().lock(), "{text}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(error) => {
+                        eprintln!("{error}");
+                        ExitCode::FAILURE
+                    }
+                }
+            }
             Command::Serve { stdio, http } => {
                 let bind = http.unwrap_or(settings.http_bind);
                 let server = match self.build(settings) {

@@ -32,6 +32,14 @@ pub(crate) enum Command {
         #[arg(long)]
         scopes: Option<String>,
     },
+    /// Call a meta capability as the developer (every scope but what production hides) and print
+    /// its result: the same text `tools/call` returns (`meta gen.shape '{"name": …}'`).
+    Meta {
+        /// The capability: `gen.shape`, or its full id `trails.meta.gen.shape`.
+        capability: String,
+        /// Its arguments, a JSON object (default `{}`).
+        arguments: Option<String>,
+    },
     /// Print the SHA-256 of a token, for `[[http.tokens]]` in trails.toml.
     HashToken {
         /// The token to hash.

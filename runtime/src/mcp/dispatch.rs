@@ -39,6 +39,7 @@ pub(crate) async fn call(
 ) -> Result<CallToolResult, ErrorData> {
     let settings = &shared.settings;
     let tool = admit(shared, name, &caller)?;
+    tool.note_call(caller.name.as_deref());
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
     let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_control(Control(shared.clone()));

@@ -19,9 +19,38 @@ use crate::registry::{Registry, ToolEntry};
 pub(crate) struct CatalogTool {
     pub(crate) entry: &'static ToolEntry,
     parsed: OnceLock<Tool>,
+    /// `Some` when the capability's `version_status` is `deprecated`.
+    deprecation: Option<Deprecation>,
+}
+
+/// A deprecated capability: what supersedes it (a capability that `deprecates` it), and whether
+/// a call was logged already (once per process: a log line per call would drown the log).
+struct Deprecation {
+    superseded_by: Option<&'static str>,
+    logged: std::sync::atomic::AtomicBool,
 }
 
 impl CatalogTool {
+    /// Log the first call of a deprecated capability, naming what supersedes it.
+    pub(crate) fn note_call(&self, caller: Option<&str>) {
+        let Some(deprecation) = &self.deprecation else { return };
+        if deprecation.logged.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let caller = caller.unwrap_or("anonymous");
+        match deprecation.superseded_by {
+            Some(successor) => tracing::warn!(
+                capability = self.entry.id,
+                caller,
+                superseded_by = successor,
+                "a deprecated capability was called (logged once)"
+            ),
+            None => {
+                tracing::warn!(capability = self.entry.id, caller, "a deprecated capability was called (logged once)")
+            }
+        }
+    }
+
     /// The descriptor as rmcp's `Tool`, parsed the first time it is asked for.
     pub(crate) fn tool(&self) -> &Tool {
         self.parsed.get_or_init(|| {
@@ -77,10 +106,26 @@ impl Catalog {
     pub(crate) fn new(registry: &Registry, production: bool) -> Catalog {
         // The `trails.kg.*` tools read node types: an app without any does not serve them.
         let has_kg = registry.node_types().next().is_some();
+        // Which capability supersedes which: read from the few descriptors that say `deprecates`.
+        let successors: HashMap<String, &'static str> = registry
+            .tools()
+            .filter(|entry| entry.descriptor.contains("\"deprecates\":"))
+            .filter_map(|entry| {
+                let descriptor: serde_json::Value = serde_json::from_str(entry.descriptor).ok()?;
+                Some((descriptor.pointer("/_meta/trails/deprecates")?.as_str()?.to_owned(), entry.id))
+            })
+            .collect();
         let tools: Vec<CatalogTool> = registry
             .tools()
             .filter(|entry| has_kg || !entry.id().starts_with(crate::builtin::KG_TOOLS))
-            .map(|entry| CatalogTool { entry, parsed: OnceLock::new() })
+            .map(|entry| {
+                let deprecated = entry.descriptor.contains("\"version_status\":\"deprecated\"");
+                let deprecation = deprecated.then(|| Deprecation {
+                    superseded_by: successors.get(entry.id).copied(),
+                    logged: std::sync::atomic::AtomicBool::new(false),
+                });
+                CatalogTool { entry, parsed: OnceLock::new(), deprecation }
+            })
             .collect();
         let param_headers = tools.iter().any(|t| t.entry.descriptor.contains("x-mcp-header"));
         // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a

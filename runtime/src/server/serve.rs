@@ -54,6 +54,34 @@ impl Server {
         serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise")
     }
 
+    /// Call meta capability `id` (`trails.meta.gen.shape`) as the developer at the terminal — a
+    /// caller with every scope the environment allows (`production` hides `dev`) — through the
+    /// same dispatch as `tools/call`: `Ok` with the result's text (what `tools/call` puts in
+    /// `content[0]`), or `Err` with the JSON-RPC error object.
+    pub(crate) async fn call_meta(
+        &self,
+        id: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, String> {
+        let Some(name) = self.shared.catalog.name_of(id) else {
+            let error = crate::mcp::errors::unknown_tool(id);
+            return Err(serde_json::to_string(&error).expect("errors serialise"));
+        };
+        let caller =
+            crate::auth::Caller { name: Some("cli".to_owned()), scopes: ScopeSet::up_to(crate::auth::Scope::Dev) };
+        match crate::mcp::call_tool(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke).await {
+            Ok(result) => {
+                let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+                if result.is_error == Some(true) {
+                    Err(text)
+                } else {
+                    Ok(text)
+                }
+            }
+            Err(error) => Err(serde_json::to_string(&error).expect("errors serialise")),
+        }
+    }
+
     /// The axum application (`/mcp`, `/.well-known/capabilities`, `/healthz`) for `bind`, to
     /// embed in your own server, which then owns connection limits and shutdown. What
     /// [`Server::serve_http`] adds is then not done: half-opened sessions are closed only when the

@@ -1,0 +1,199 @@
+//! The authoring catalogue's scaffolders on the real fixture server (ADR-0060 Bundle 1): with
+//! `dev` scope, `tools/call trails_meta_gen_*` returns a FileDiff whose text is byte for byte what
+//! the app's `meta gen.*` command prints; a bad spec is refused with FieldErrors that name the
+//! place; the diff is made against what the path holds; nothing is written; callers without `dev`
+//! do not see the tools. (`tests/tests/ui.rs` compiles what they generate.)
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+const DEV_TOKEN: &str = "gen-dev-token";
+
+struct Server {
+    _child: trails_tests::KilledOnDrop,
+    addr: SocketAddr,
+    dir: tempfile::TempDir,
+}
+
+fn config(dir: &Path) -> std::path::PathBuf {
+    let config = dir.join("trails.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
+             [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+            trails::sha256_hex(DEV_TOKEN)
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// The fixture server, its working directory a fresh app directory.
+fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["serve", "--http", &addr.to_string(), "--config"])
+        .arg(&config)
+        .current_dir(dir.path())
+        .env("TRAILS_KG_PATH", dir.path().join("kg"))
+        .env("TRAILS_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    trails_tests::wait_until_listening(addr);
+    Server { _child: trails_tests::KilledOnDrop(child), addr, dir }
+}
+
+async fn post(server: &Server, token: Option<&str>, body: Value) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{}/mcp", server.addr))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+async fn call(server: &Server, tool: &str, arguments: Value) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+    post(server, Some(DEV_TOKEN), body).await
+}
+
+/// `<app> meta <op> '<json>'` in the server's directory: (exit code, stdout, stderr).
+fn cli(server: &Server, op: &str, arguments: &Value) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+        .args(["meta", op, &arguments.to_string(), "--config"])
+        .arg(server.dir.path().join("trails.toml"))
+        .current_dir(server.dir.path())
+        .env("TRAILS_KG_PATH", server.dir.path().join("kg-cli"))
+        .env("TRAILS_LOG", "warn")
+        .output()
+        .unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+fn shape_spec() -> Value {
+    json!({ "name": "SearchInput", "iri": "https://example.org/app#SearchInput", "description": "What to look for.",
+            "fields": [
+                { "name": "query", "kind": "string", "min_length": 1, "max_length": 200, "description": "Free text." },
+                { "name": "code", "kind": "string", "pattern": r"^REQ-\d+$", "optional": true },
+                { "name": "limit", "kind": "integer", "min_value": 1, "max_value": 100, "optional": true }
+            ] })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_call_and_the_cli_answer_the_same_bytes() {
+    let server = start();
+    for (tool, op, spec) in [
+        ("trails_meta_gen_shape", "gen.shape", shape_spec()),
+        (
+            "trails_meta_gen_nodetype",
+            "gen.nodetype",
+            json!({ "name": "Ticket", "iri": "https://example.org/app#Ticket", "key": "code", "unique": ["code"],
+                    "fields": [{ "name": "code", "kind": "string" }, { "name": "opened", "kind": "datetime" }] }),
+        ),
+        (
+            "trails_meta_gen_capability",
+            "gen.capability",
+            json!({ "id": "tickets.open", "description": "Open a ticket.", "handler": "open_ticket", "read_only": false,
+                    "params": [{ "name": "title", "kind": "string", "min_length": 3 }] }),
+        ),
+    ] {
+        let answer = call(&server, tool, spec.clone()).await;
+        let result = &answer["result"];
+        assert_eq!(result["isError"], false, "{tool}: {answer}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let (code, stdout, stderr) = cli(&server, op, &spec);
+        assert_eq!(code, 0, "{op}: {stderr}");
+        assert_eq!(stdout, format!("{text}\n"), "{op}: the CLI prints the tool's text, byte for byte");
+        let diff: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(diff, result["structuredContent"]);
+        assert_eq!(diff["created"], true);
+        let content = diff["content"].as_str().unwrap();
+        assert!(diff["diff"].as_str().unwrap().lines().filter(|l| l.starts_with('+')).count() > 3, "{diff}");
+        assert!(!server.dir.path().join(diff["path"].as_str().unwrap()).exists(), "nothing is written");
+        match op {
+            "gen.shape" => {
+                assert_eq!(diff["path"], "src/search_input.rs");
+                assert!(content.contains("#[shape(iri = \"https://example.org/app#SearchInput\")]"), "{content}");
+                assert!(content.contains(r#"#[predicate(pattern = r"^REQ-\d+$")]"#), "{content}");
+                assert!(content.contains("#[predicate(min_length = 1, max_length = 200)]"), "{content}");
+                assert!(content.starts_with("use trails::shape;\n\n"), "{content}");
+                assert!(content.contains("pub limit: Option<i64>,"), "{content}");
+                assert!(content.contains("/// Free text."), "{content}");
+            }
+            "gen.nodetype" => {
+                assert!(content.contains("#[node_type(") && content.contains("key = \"code\""), "{content}")
+            }
+            _ => assert!(
+                content.contains("pub async fn open_ticket(") && content.contains("not implemented yet"),
+                "{content}"
+            ),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_diff_is_against_what_the_path_holds_and_bad_specs_name_their_faults() {
+    let server = start();
+    std::fs::create_dir_all(server.dir.path().join("src")).unwrap();
+    std::fs::write(server.dir.path().join("src/search_input.rs"), "// an older draft\n").unwrap();
+    let answer = call(&server, "trails_meta_gen_shape", shape_spec()).await;
+    let diff = &answer["result"]["structuredContent"];
+    assert_eq!(diff["created"], false, "{answer}");
+    let unified = diff["diff"].as_str().unwrap();
+    assert!(unified.starts_with("--- a/src/search_input.rs\n+++ b/src/search_input.rs\n"), "{unified}");
+    assert!(unified.contains("\n-// an older draft\n"), "{unified}");
+    assert_eq!(std::fs::read_to_string(server.dir.path().join("src/search_input.rs")).unwrap(), "// an older draft\n");
+
+    let mut bad = shape_spec();
+    bad["name"] = json!("Self");
+    bad["fields"][1]["pattern"] = json!("(?=lookahead)");
+    bad["fields"][2]["kind"] = json!("ref");
+    let answer = call(&server, "trails_meta_gen_shape", bad).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let fields: Vec<&str> =
+        answer["error"]["data"]["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["name", "fields/1/pattern", "fields/2/target"], "{answer}");
+
+    // A constraint on the wrong type: the macro's own check answers, as it would at build time.
+    let mut wrong = shape_spec();
+    wrong["fields"][2]["min_length"] = json!(2);
+    let answer = call(&server, "trails_meta_gen_shape", wrong).await;
+    let message = answer["error"]["data"]["fields"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("min_length"), "{answer}");
+
+    for path in ["../escape.rs", "/etc/passwd.rs", "src/notes.txt"] {
+        let mut spec = shape_spec();
+        spec["path"] = json!(path);
+        let answer = call(&server, "trails_meta_gen_shape", spec).await;
+        assert_eq!(answer["error"]["data"]["fields"][0]["field"], "path", "{path}: {answer}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_dev_callers_see_the_scaffolders() {
+    let server = start();
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let names = |answer: &Value| -> Vec<String> {
+        answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let anonymous = names(&post(&server, None, list.clone()).await);
+    let dev = names(&post(&server, Some(DEV_TOKEN), list).await);
+    for tool in ["trails_meta_gen_shape", "trails_meta_gen_nodetype", "trails_meta_gen_capability"] {
+        assert!(dev.contains(&tool.to_owned()) && !anonymous.contains(&tool.to_owned()), "{tool}");
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": { "name": "trails_meta_gen_shape", "arguments": shape_spec() } });
+    let answer = post(&server, None, body).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+}
