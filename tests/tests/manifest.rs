@@ -69,8 +69,20 @@ async fn the_shape_iris_of_the_manifest_resolve_to_their_shacl() {
     let declared: Vec<&str> = registry.shapes().map(|s| s.iri()).collect();
     let dir = tempfile::tempdir().unwrap();
     let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    // A dev caller sees every capability, so every parameter shape.
+    let config = dir.path().join("trails.toml");
+    let token = "manifest-dev-token";
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp]\nscopes = [\"dev\"]\n\n[[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+            trails::sha256_hex(token)
+        ),
+    )
+    .unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string()])
+        .args(["serve", "--http", &addr.to_string(), "--config"])
+        .arg(&config)
         .env("TRAILS_KG_PATH", dir.path().join("kg"))
         .env("TRAILS_LOG", "warn")
         .stdout(Stdio::null())
@@ -90,7 +102,8 @@ async fn the_shape_iris_of_the_manifest_resolve_to_their_shacl() {
                 continue;
             }
             let encoded: String = iri.bytes().map(|b| format!("%{b:02X}")).collect();
-            let response = client.get(format!("http://{addr}/shapes/{encoded}")).send().await.unwrap();
+            let response =
+                client.get(format!("http://{addr}/shapes/{encoded}")).bearer_auth(token).send().await.unwrap();
             assert_eq!(response.status(), 200, "{} {key} {iri}", descriptor["id"]);
             let turtle = response.text().await.unwrap();
             assert!(turtle.contains(&format!("<{iri}> a sh:NodeShape")), "{iri}: {turtle}");

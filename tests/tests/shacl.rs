@@ -278,7 +278,17 @@ async fn the_shapes_are_served_in_the_syntax_the_client_asks_for() {
     let response = get("/shapes.ttl", None).await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "text/turtle");
-    assert_eq!(response.text().await.unwrap(), registry.shacl());
+    let graph = response.text().await.unwrap();
+    for shape in registry.shapes() {
+        assert!(graph.contains(&format!("<{}> a sh:NodeShape", shape.iri())), "{}", shape.name());
+    }
+    // A capability's parameters are part of its contract: an anonymous caller sees those of the
+    // runtime capabilities, not those of `trails.meta.tools.enable` (builder).
+    assert!(graph.contains("<urn:trails:capability:trails.kg.get#input> a sh:NodeShape"));
+    let hidden = "urn:trails:capability:trails.meta.tools.enable#input";
+    assert!(registry.shacl().contains(hidden) && !graph.contains(hidden), "{graph}");
+    let encoded: String = hidden.bytes().map(|b| format!("%{b:02X}")).collect();
+    assert_eq!(get(&format!("/shapes/{encoded}"), None).await.unwrap().status(), 404);
 
     // By Rust name (two `Person`s: the fixture's reviewer and the example's), and by IRI.
     let people = get("/shapes/Person", None).await.unwrap().text().await.unwrap();

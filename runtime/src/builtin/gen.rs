@@ -256,11 +256,26 @@ fn field_specs(fields: Vec<FieldSpec>) -> Result<Vec<scaffold::FieldSpec>> {
     }
 }
 
-/// `path` (or `default`) checked: relative, inside the app's directory, a `.rs` file.
+/// `path` checked: relative, inside the app's directory, a `.rs` file, plain names only
+/// (`[A-Za-z0-9_.-]` per segment: no control characters to forge a diff header), and no
+/// symbolic link on the way (one could lead out of the directory).
 fn checked_path(path: &str) -> Option<PathBuf> {
+    let plain = |segment: &std::ffi::OsStr| {
+        segment.to_str().is_some_and(|s| s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)))
+    };
     let path = Path::new(path);
-    let inside = path.components().all(|c| matches!(c, Component::Normal(_)));
-    (inside && path.extension().is_some_and(|e| e == "rs")).then(|| path.to_owned())
+    let inside = path.components().all(|c| matches!(c, Component::Normal(segment) if plain(segment)));
+    if !inside || path.extension().is_none_or(|e| e != "rs") {
+        return None;
+    }
+    let mut prefix = PathBuf::new();
+    for component in path.components() {
+        prefix.push(component);
+        if std::fs::symlink_metadata(&prefix).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return None;
+        }
+    }
+    Some(path.to_owned())
 }
 
 /// Largest existing file a diff is made against.
@@ -298,15 +313,30 @@ fn file_diff(
         )
     };
     let Some(relative) = checked_path(&text) else {
-        return Err(refuse("must be a relative path to a .rs file inside the app's directory (no `..`)"));
+        return Err(refuse(
+            "must be a relative path to a .rs file inside the app's directory: plain names \
+             ([A-Za-z0-9_.-]), no `..`, no symbolic link",
+        ));
     };
-    let current = match std::fs::metadata(&relative) {
-        Ok(meta) if !meta.is_file() => return Err(refuse("names something that is not a file")),
-        Ok(meta) if meta.len() > MAX_EXISTING_BYTES => return Err(refuse("names a file over 1 MiB")),
-        Ok(_) => {
-            Some(std::fs::read_to_string(&relative).map_err(|_| refuse("names a file that is not readable UTF-8"))?)
-        }
+    // Not a regular file (a FIFO would block the open): refused before anything is opened.
+    if std::fs::symlink_metadata(&relative).is_ok_and(|meta| !meta.is_file()) {
+        return Err(refuse("names something that is not a file"));
+    }
+    let current = match std::fs::File::open(&relative) {
         Err(_) => None,
+        Ok(file) => {
+            // One handle: what is checked is what is read, and no more than the bound.
+            if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+                return Err(refuse("names something that is not a file"));
+            }
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_EXISTING_BYTES + 1), &mut bytes)
+                .map_err(|_| refuse("names a file that cannot be read"))?;
+            if bytes.len() as u64 > MAX_EXISTING_BYTES {
+                return Err(refuse("names a file over 1 MiB"));
+            }
+            Some(String::from_utf8(bytes).map_err(|_| refuse("names a file that is not UTF-8"))?)
+        }
     };
     let old = current.as_deref().unwrap_or_default();
     let diff = similar::TextDiff::from_lines(old, &content)

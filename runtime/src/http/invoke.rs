@@ -45,7 +45,7 @@ pub(crate) async fn invoke(
     // Who may call it is settled before the body is read: a caller without the scope learns
     // nothing of the capability's input contract.
     if let Err(refused) = admit(&shared, name, &caller) {
-        return refusal(&refused);
+        return refusal_for(&id, &refused);
     }
     let arguments = match arguments(request).await {
         Ok(arguments) => arguments,
@@ -56,8 +56,17 @@ pub(crate) async fn invoke(
             let body = serde_json::to_vec(&result).expect("a tool result serialises");
             ([(header::CONTENT_TYPE, "application/json")], body).into_response()
         }
-        Err(refused) => refusal(&refused),
+        Err(refused) => refusal_for(&id, &refused),
     }
+}
+
+/// A refusal of capability `id`: "unknown" names the id asked for, never the tool behind it, so
+/// a hidden capability (disabled, masked, `dev` in production) answers like a missing one.
+fn refusal_for(id: &str, refused: &ErrorData) -> Response {
+    if status_of(refused) == StatusCode::NOT_FOUND {
+        return refusal(&crate::mcp::errors::unknown_tool(id));
+    }
+    refusal(refused)
 }
 
 /// The body as the call's arguments: a JSON object (`{}` for none).

@@ -1,6 +1,7 @@
 //! `GET /shapes.ttl` (every shape, one graph) and `GET /shapes/{name}` (the shapes of one Rust
 //! type name, or the shape of one IRI): the SHACL behind the manifest's `input_shape` and
-//! `output_shape`, in the RDF syntax the `Accept` header prefers (Turtle by default).
+//! `output_shape`, in the RDF syntax the `Accept` header prefers (Turtle by default). A
+//! capability's parameter shape is served only to callers who may see the capability.
 
 use std::sync::Arc;
 
@@ -10,22 +11,36 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::projection::shacl::{media_types, negotiate, render};
-use crate::server::Shared;
+use axum::Extension;
 
-pub(crate) async fn graph(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    answer(shared.shapes.graph(), &headers)
+use crate::auth::Caller;
+use crate::projection::shacl::{media_types, negotiate, render};
+use crate::server::{Lookup, Shared};
+
+/// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a
+/// capability is part of its contract, which a caller without its scope does not learn.
+fn visible<'a>(shared: &'a Shared, caller: &'a Caller) -> impl Fn(&str) -> bool + 'a {
+    move |tool| matches!(shared.catalog.lookup(tool, caller.scopes), Lookup::Found(_))
+}
+
+pub(crate) async fn graph(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Response {
+    answer(&shared.shapes.graph(visible(&shared, &caller)), &headers)
 }
 
 pub(crate) async fn one(
     State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
     name: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let Ok(Path(name)) = name else {
         return error(StatusCode::BAD_REQUEST, "the shape name in the path is not UTF-8".into());
     };
-    match shared.shapes.named(&name) {
+    match shared.shapes.named(&name, visible(&shared, &caller)) {
         Some(turtle) => answer(&turtle, &headers),
         None => {
             let name = crate::validate::echo_name(&name);

@@ -11,8 +11,9 @@
 //!   `null` members are absent.
 //!
 //! Only the named policies decide, so another policy in the files cannot open the capability;
-//! Cedar's default is deny, so a call nothing permits is refused (`-32002`, HTTP 403). Entities
-//! (groups, attributes) come from `[policy] entities`, a Cedar entities JSON file.
+//! Cedar's default is deny, so a call nothing permits is refused (`-32002`, HTTP 403). A policy
+//! that fails to evaluate denies the call (Cedar would skip it: a skipped `forbid` allows).
+//! Entities (groups, attributes) come from `[policy] entities`, a Cedar entities JSON file.
 //!
 //! A capability whose policies cannot be found stops the start with [`PolicyError`], naming it:
 //! never silently allowed.
@@ -22,7 +23,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use cedar_policy::{
-    Authorizer, Context, Decision, Entities, EntityId, EntityTypeName, EntityUid, PolicySet, Request,
+    Authorizer, Context, Decision, Entities, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, Request,
     RestrictedExpression,
 };
 use serde_json::Value;
@@ -128,10 +129,14 @@ impl Policies {
             let text = read(path)?;
             let set = PolicySet::from_str(&text)
                 .map_err(|e| PolicyError::Parse { path: path.clone(), message: cedar_message(&e) })?;
+            // Only `@id`-named policies can be required. Each is re-identified by its name:
+            // Cedar numbers the policies of every file from `policy0`, so two files' policies
+            // would otherwise share an id and one would be lost when they are put in one set.
             for policy in set.policies() {
-                let id = policy.annotation("id").unwrap_or_else(|| policy.id().as_ref()).to_owned();
-                if by_id.insert(id.clone(), policy.clone()).is_some() {
-                    return Err(PolicyError::DuplicateId(id));
+                let Some(id) = policy.annotation("id") else { continue };
+                let renamed = policy.new_id(PolicyId::new(id));
+                if by_id.insert(id.to_owned(), renamed).is_some() {
+                    return Err(PolicyError::DuplicateId(id.to_owned()));
                 }
             }
         }
@@ -143,8 +148,9 @@ impl Policies {
                     capability: tool.id.to_owned(),
                     policy: (*name).to_owned(),
                 })?;
-                // Ids are unique across the files (checked above), so adding cannot collide.
-                let _ = set.add(policy.clone());
+                // Ids are the unique `@id`s (checked above): adding cannot collide, and if it
+                // did, the start would stop rather than lose a policy.
+                set.add(policy.clone()).map_err(|_| PolicyError::DuplicateId((*name).to_owned()))?;
             }
             by_tool.insert(tool.name, (set, tool.policy_required.to_vec()));
         }
@@ -168,13 +174,17 @@ impl Policies {
             }
         };
         let response = self.authorizer.is_authorized(&request, set, &self.entities);
+        // Cedar skips a policy whose evaluation fails (a missing attribute, an argument of
+        // another type than it expects): a skipped `forbid` would let the call through. Fail
+        // closed instead, and tell the policy's author why.
+        let mut failed = false;
         for error in response.diagnostics().errors() {
-            // An error in a policy (a missing attribute, say) skips that policy: logged for its author.
-            tracing::warn!(%error, capability = tool.id, "a Cedar policy failed to evaluate");
+            failed = true;
+            tracing::warn!(%error, capability = tool.id, "a Cedar policy failed to evaluate; the call is denied");
         }
         match response.decision() {
-            Decision::Allow => Ok(()),
-            Decision::Deny => Err(denied()),
+            Decision::Allow if !failed => Ok(()),
+            _ => Err(denied()),
         }
     }
 }
@@ -283,6 +293,28 @@ mod tests {
         let mut other = arguments.clone();
         other["n"] = serde_json::json!(4);
         assert!(matches!(set.check(tool, &caller, &other), Err(Error::PolicyDenied(_))));
+    }
+
+    #[test]
+    fn policies_from_several_files_all_decide_and_an_evaluation_error_denies() {
+        let tool = entry(&["allow", "block"]);
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("a.cedar"), dir.path().join("b.cedar"));
+        std::fs::write(&first, r#"@id("allow") permit (principal, action, resource);"#).unwrap();
+        // Both files' first policy is Cedar's `policy0`: the forbid must not be lost.
+        std::fs::write(
+            &second,
+            r#"@id("block") forbid (principal, action, resource) when { context.arguments.n > 5 };"#,
+        )
+        .unwrap();
+        let set = Policies::load(&[first, second], None, &[tool]).unwrap().unwrap();
+        let caller = Caller::anonymous(ScopeSet::up_to(crate::auth::Scope::Runtime));
+        assert!(set.check(tool, &caller, &serde_json::json!({ "n": 1 })).is_ok());
+        assert!(set.check(tool, &caller, &serde_json::json!({ "n": 9 })).is_err(), "the forbid decides");
+        // `n` as a string (a float or a huge number arrives so): `>` fails, the forbid is skipped
+        // by Cedar, and the call must still be denied.
+        assert!(set.check(tool, &caller, &serde_json::json!({ "n": 9.5 })).is_err(), "fails closed");
+        assert!(set.check(tool, &caller, &serde_json::json!({})).is_err(), "a missing attribute fails closed");
     }
 
     #[test]

@@ -187,9 +187,11 @@ fn responses(output_schema: Option<&Value>) -> Value {
         "403": reference("Forbidden"),
         "404": reference("NotFound"),
         "409": reference("Conflict"),
+        "408": reference("TimedOut"),
         "413": reference("TooLarge"),
         "415": reference("UnsupportedMediaType"),
         "422": reference("ValidationFailed"),
+        "429": reference("BudgetExceeded"),
         "500": reference("InternalError"),
     })
 }
@@ -220,7 +222,12 @@ fn components() -> Value {
         "responses": {
             "BadRequest": error("The body is not a JSON object (`-32700` when it does not parse, `-32602` otherwise)."),
             "Unauthorized": unauthorized,
-            "Forbidden": error("The caller's token lacks the capability's scope (`-32004`)."),
+            "Forbidden": error(
+                "The caller's token lacks the capability's scope (`-32004`), a Cedar policy the capability requires \
+                 denies the call (`-32002`), or the request's `Origin` is not allowed (`-32600`).",
+            ),
+            "TimedOut": error("The body did not arrive within `[http] body_timeout_secs` (`-32600`)."),
+            "BudgetExceeded": error("The caller's budget for this capability is spent (`-32003`)."),
             "NotFound": error("No capability of that id is served to this caller (unknown, disabled, or masked)."),
             "Conflict": {
                 "description": "The arguments are well-formed but conflict with the stored data: a `unique` value \

@@ -21,12 +21,15 @@ pub(crate) fn media_types() -> Vec<&'static str> {
     FORMATS.iter().map(|(media_type, _)| *media_type).collect()
 }
 
-/// Every shape, by Rust name (two modules may declare one name) and by IRI.
+/// Every shape, by Rust name (two modules may declare one name) and by IRI, and the shapes of
+/// the capabilities' named parameters, served only to callers who may see the capability.
 pub(crate) struct Shapes {
     by_name: BTreeMap<&'static str, Vec<&'static str>>,
     by_iri: BTreeMap<&'static str, &'static str>,
-    /// Every shape's Turtle as one document.
-    graph: String,
+    /// (tool name, shape IRI, Turtle) of each capability with named parameters.
+    inputs: Vec<(&'static str, &'static str, &'static str)>,
+    /// The declared shapes' Turtle, in registry order.
+    documents: Vec<&'static str>,
 }
 
 impl Shapes {
@@ -40,25 +43,32 @@ impl Shapes {
             by_iri.insert(shape.iri, shape.shacl);
             documents.push(shape.shacl);
         }
-        for tool in tools.iter().filter(|tool| !tool.shacl.is_empty()) {
-            // Only by IRI: the manifest's `input_shape` of the capability names it.
-            by_iri.insert(shape_iri(tool.shacl), tool.shacl);
-            documents.push(tool.shacl);
-        }
-        Shapes { by_name, by_iri, graph: join(&documents) }
+        let inputs = tools
+            .iter()
+            .filter(|tool| !tool.shacl.is_empty())
+            .map(|tool| (tool.name, shape_iri(tool.shacl), tool.shacl))
+            .collect();
+        Shapes { by_name, by_iri, inputs, documents }
     }
 
-    /// The shapes named `key`: a Rust type name (every shape of that name), or a shape IRI.
-    pub(crate) fn named(&self, key: &str) -> Option<String> {
+    /// The shapes named `key`: a Rust type name (every shape of that name), or a shape IRI —
+    /// a capability's input shape only when `visible(tool name)`.
+    pub(crate) fn named(&self, key: &str, visible: impl Fn(&str) -> bool) -> Option<String> {
         if let Some(turtle) = self.by_iri.get(key) {
+            return Some((*turtle).to_owned());
+        }
+        if let Some((_, _, turtle)) = self.inputs.iter().find(|(tool, iri, _)| *iri == key && visible(tool)) {
             return Some((*turtle).to_owned());
         }
         self.by_name.get(key).map(|documents| join(documents))
     }
 
-    /// Every shape as one Turtle graph.
-    pub(crate) fn graph(&self) -> &str {
-        &self.graph
+    /// Every shape as one Turtle graph: the declared shapes, then the input shapes of the
+    /// capabilities `visible` lets through.
+    pub(crate) fn graph(&self, visible: impl Fn(&str) -> bool) -> String {
+        let mut documents = self.documents.clone();
+        documents.extend(self.inputs.iter().filter(|(tool, _, _)| visible(tool)).map(|(_, _, turtle)| *turtle));
+        join(&documents)
     }
 }
 

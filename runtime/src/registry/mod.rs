@@ -123,11 +123,11 @@ impl Registry {
     }
 
     /// Every SHACL `sh:NodeShape` — each shape's and node type's, then each capability's named
-    /// parameters' — as one Turtle graph, as `GET /shapes.ttl` serves it.
+    /// parameters' — as one Turtle graph, as `GET /shapes.ttl` serves it to a caller who may see
+    /// every capability.
     pub fn shacl(&self) -> String {
         crate::projection::shacl::Shapes::new(&self.shapes().collect::<Vec<_>>(), &self.tools().collect::<Vec<_>>())
-            .graph()
-            .to_owned()
+            .graph(|_| true)
     }
 
     /// The tool named `name` (the MCP name).
