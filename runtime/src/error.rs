@@ -25,9 +25,14 @@ pub enum Error {
     /// A policy refused the call: `-32002`.
     #[error("policy denied: {0}")]
     PolicyDenied(String),
-    /// A declared budget ran out: `-32003`.
-    #[error("budget exceeded: {0}")]
-    BudgetExceeded(String),
+    /// A declared budget ran out: `-32003` (HTTP 429), with `{"retry_after_secs"}` when known.
+    #[error("budget exceeded: {reason}")]
+    BudgetExceeded {
+        /// Sent to the client.
+        reason: String,
+        /// When the budget renews, if it does.
+        retry_after_secs: Option<u64>,
+    },
     /// Anything else: `-32603`. The detail is for logs only and never sent to the client.
     #[error("internal error")]
     Internal(String),
@@ -51,7 +56,7 @@ impl Error {
     }
     /// An exhausted budget; `reason` is sent to the client.
     pub fn budget_exceeded(reason: impl Into<String>) -> Self {
-        Error::BudgetExceeded(reason.into())
+        Error::BudgetExceeded { reason: reason.into(), retry_after_secs: None }
     }
 }
 

@@ -63,12 +63,14 @@
 extern crate self as trails;
 
 mod auth;
+mod budget;
 mod builtin;
 mod cli;
 mod config;
 mod declare;
 mod error;
 mod http;
+mod idempotency;
 pub mod kg;
 mod mcp;
 mod memory;
@@ -82,9 +84,9 @@ mod validate;
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use cli::{App, BuildError};
 pub use config::{
-    CapabilityConfig, Config, ConfigError, HttpConfig, KgConfig, ManifestConfig, McpConfig, PolicyConfig,
-    ProjectConfig, RemoteKg, Settings, TokenConfig, ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_SESSIONS,
+    BudgetConfig, BudgetLimit, BudgetSettings, CapabilityConfig, Config, ConfigError, HttpConfig, IdempotencyConfig,
+    KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig, RemoteKg, Settings, TokenBudget, TokenConfig,
+    ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
 pub use declare::{
     Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
@@ -92,7 +94,8 @@ pub use declare::{
 };
 pub use error::{Error, Result};
 pub use policy::PolicyError;
-pub use registry::{DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
+pub use projection::snapshot;
+pub use registry::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
 pub use server::{AppState, Control, Ctx, NoSuchTool, ServeError, Server};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
@@ -128,6 +131,7 @@ pub mod __fuzz {
         unique: &[],
         key: Some("req_id"),
         predicates: &FIELDS,
+        validate: |_, _, _| {},
     };
 
     /// The resource-URI and `where` parser (what `resources/read` runs first) on `text` as a
@@ -196,7 +200,7 @@ pub mod __private {
     };
     pub use crate::error::{Error, Result};
     pub use crate::kg::{Field, Query};
-    pub use crate::registry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
+    pub use crate::registry::{BoxFuture, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
     pub use crate::server::Ctx;
     pub use crate::validate::{
         concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,

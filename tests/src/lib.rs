@@ -277,6 +277,51 @@ pub fn wait_until_listening(addr: std::net::SocketAddr) {
     }
 }
 
+/// A server binary (`env!("CARGO_BIN_EXE_…")`) serving HTTP in a fresh working directory whose
+/// `trails.toml` is the given text, with its own embedded store there; killed when dropped.
+pub struct ServedApp {
+    child: KilledOnDrop,
+    binary: String,
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+    /// Its working directory (`trails.toml`, `kg/`).
+    pub dir: tempfile::TempDir,
+}
+
+impl ServedApp {
+    /// Start `binary serve --http` with `trails.toml` = `toml`, and wait until it listens.
+    pub fn start(binary: &str, toml: &str) -> ServedApp {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("trails.toml"), toml).expect("trails.toml is writable");
+        let (child, addr) = ServedApp::spawn(binary, dir.path());
+        ServedApp { child, binary: binary.to_owned(), addr, dir }
+    }
+
+    fn spawn(binary: &str, dir: &std::path::Path) -> (KilledOnDrop, std::net::SocketAddr) {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let child = std::process::Command::new(binary)
+            .args(["serve", "--http", &addr.to_string(), "--config"])
+            .arg(dir.join("trails.toml"))
+            .current_dir(dir)
+            .env("TRAILS_KG_PATH", dir.join("kg"))
+            .env("TRAILS_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("the server binary runs");
+        let child = KilledOnDrop(child);
+        wait_until_listening(addr);
+        (child, addr)
+    }
+
+    /// `kill -9` the server, then start it again on the same directory (and store).
+    pub fn kill_and_restart(&mut self) {
+        self.child.0.kill().expect("the server is running");
+        self.child.0.wait().expect("the server is reaped");
+        let (child, addr) = ServedApp::spawn(&self.binary, self.dir.path());
+        (self.child, self.addr) = (child, addr);
+    }
+}
+
 /// A child process killed (and reaped) when dropped, so a failing test leaves no server behind.
 pub struct KilledOnDrop(pub std::process::Child);
 

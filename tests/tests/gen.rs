@@ -2,7 +2,9 @@
 //! `dev` scope, `tools/call trails_meta_gen_*` returns a FileDiff whose text is byte for byte what
 //! the app's `meta gen.*` command prints; a bad spec is refused with FieldErrors that name the
 //! place; the diff is made against what the path holds; nothing is written; callers without `dev`
-//! do not see the tools. (`tests/tests/ui.rs` compiles what they generate.)
+//! do not see the tools. (`tests/tests/ui.rs` compiles what they generate.) And
+//! `trails_meta_schema_snapshot` reports, and with `write: true` writes, exactly the goldens
+//! `cargo xtask snapshot` keeps in this repository's `schemas/`.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
@@ -190,11 +192,101 @@ async fn only_dev_callers_see_the_scaffolders() {
     };
     let anonymous = names(&post(&server, None, list.clone()).await);
     let dev = names(&post(&server, Some(DEV_TOKEN), list).await);
-    for tool in ["trails_meta_gen_shape", "trails_meta_gen_nodetype", "trails_meta_gen_capability"] {
+    for tool in [
+        "trails_meta_gen_shape",
+        "trails_meta_gen_nodetype",
+        "trails_meta_gen_capability",
+        "trails_meta_schema_snapshot",
+    ] {
         assert!(dev.contains(&tool.to_owned()) && !anonymous.contains(&tool.to_owned()), "{tool}");
     }
     let body = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
                        "params": { "name": "trails_meta_gen_shape", "arguments": shape_spec() } });
     let answer = post(&server, None, body).await;
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
+}
+
+/// Every file under `dir`, by path relative to it.
+fn tree(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.insert(path.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn schema_snapshot_reports_and_writes_what_xtask_snapshot_keeps() {
+    let server = start();
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas");
+    let golden = tree(&repository);
+    let schemas = server.dir.path().join("schemas");
+    for (relative, bytes) in &golden {
+        std::fs::create_dir_all(schemas.join(relative).parent().unwrap()).unwrap();
+        std::fs::write(schemas.join(relative), bytes).unwrap();
+    }
+
+    // The repository's goldens are what this app's declarations imply (the goldens test says so).
+    let answer = call(&server, "trails_meta_schema_snapshot", json!({})).await;
+    let report = &answer["result"]["structuredContent"];
+    assert_eq!(report["up_to_date"], true, "{answer}");
+    assert_eq!(report["total"], 0);
+    let goldens = golden.keys().filter(|p| p.starts_with("mcp")).count();
+    assert_eq!(report["tools"], goldens, "one golden per tool");
+
+    // A changed golden, a missing one and a stale one, reported a page at a time in path order.
+    let search = schemas.join("mcp/research.search.json");
+    let changed =
+        String::from_utf8(golden[Path::new("mcp/research.search.json")].clone()).unwrap().replace("1.2.0", "1.1.0");
+    std::fs::write(&search, changed).unwrap();
+    std::fs::remove_file(schemas.join("shapes.ttl")).unwrap();
+    std::fs::write(schemas.join("mcp/retired_tool.json"), "{}\n").unwrap();
+    let answer = call(&server, "trails_meta_schema_snapshot", json!({ "limit": 2 })).await;
+    let report = &answer["result"]["structuredContent"];
+    assert_eq!((report["up_to_date"].clone(), report["total"].clone()), (json!(false), json!(3)), "{answer}");
+    let files = report["files"].as_array().unwrap();
+    let listed: Vec<(&str, &str)> =
+        files.iter().map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap())).collect();
+    assert_eq!(listed, [("mcp/research.search.json", "changed"), ("mcp/retired_tool.json", "removed")]);
+    let diff = files[0]["diff"].as_str().unwrap();
+    assert!(diff.starts_with("--- a/mcp/research.search.json\n+++ b/mcp/research.search.json\n"), "{diff}");
+    assert!(diff.lines().any(|l| l.starts_with('-') && l.contains("1.1.0")), "{diff}");
+    assert!(diff.lines().any(|l| l.starts_with('+') && l.contains("1.2.0")), "{diff}");
+    assert_eq!(report["cursor"], "mcp/retired_tool.json");
+    let answer =
+        call(&server, "trails_meta_schema_snapshot", json!({ "limit": 2, "cursor": "mcp/retired_tool.json" })).await;
+    let report = &answer["result"]["structuredContent"];
+    assert_eq!(report["files"][0]["path"], "shapes.ttl", "{answer}");
+    assert_eq!(report["files"][0]["change"], "added");
+    assert!(report["files"][0]["diff_chars"].as_u64().unwrap() > 2000, "the whole Turtle graph is new");
+    assert_eq!(report["files"][0]["diff"].as_str().unwrap().chars().count(), 2000, "cut to the preview");
+    assert_eq!(report["cursor"], Value::Null);
+    assert!(std::fs::read_to_string(&search).unwrap().contains("1.1.0"), "a report writes nothing");
+    assert!(!schemas.join("shapes.ttl").exists(), "a report writes nothing");
+
+    // The CLI prints the same report.
+    let (code, stdout, stderr) = cli(&server, "schema.snapshot", &json!({ "limit": 2 }));
+    assert_eq!(code, 0, "{stderr}");
+    let again = call(&server, "trails_meta_schema_snapshot", json!({ "limit": 2 })).await;
+    assert_eq!(stdout, format!("{}\n", again["result"]["content"][0]["text"].as_str().unwrap()));
+
+    // `write: true` makes the directory exactly the repository's goldens.
+    let answer = call(&server, "trails_meta_schema_snapshot", json!({ "write": true })).await;
+    let report = &answer["result"]["structuredContent"];
+    assert_eq!((report["written"].clone(), report["total"].clone()), (json!(true), json!(3)), "{answer}");
+    assert_eq!(tree(&schemas), golden, "the files `cargo xtask snapshot` keeps, byte for byte");
+    let answer = call(&server, "trails_meta_schema_snapshot", json!({ "write": true })).await;
+    assert_eq!(answer["result"]["structuredContent"]["written"], false, "nothing left to write: {answer}");
+
+    // A cursor means a report; writing takes none.
+    let answer = call(&server, "trails_meta_schema_snapshot", json!({ "write": true, "cursor": "mcp" })).await;
+    assert_eq!(answer["error"]["data"]["fields"][0]["field"], "cursor", "{answer}");
 }

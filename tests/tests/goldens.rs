@@ -10,7 +10,7 @@ fn goldens_match_the_declarations() {
     trails_tests::link();
     let registry = Registry::collect().expect("no duplicate tool names");
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas");
-    let mode = Mode::from_env();
+    let mode = golden::mode_from_env();
     let drifts = golden::sync(&registry, &schemas, mode).expect("schemas/ is readable and writable");
     if mode == Mode::Check {
         assert!(drifts.is_empty(), "{}", golden::report(&drifts));

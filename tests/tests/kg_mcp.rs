@@ -647,3 +647,115 @@ async fn a_blob_is_sent_as_base64_shown_to_models_as_metadata_and_fetched_by_its
     );
     assert!(kg.get::<trails_tests::Attachment>("broken").await.unwrap().is_none());
 }
+
+/// Rewrite what the store holds for requirement `id` with `edit`, around Trails (as another
+/// writer of a shared store could): no validation, only the store's own atomic write.
+async fn rewrite_around_trails(
+    store: &Arc<EmbeddedStore>,
+    kg: &Kg,
+    id: &str,
+    edit: impl FnOnce(&mut Vec<(trails::kg::NamedNode, Term)>),
+) {
+    use trails::kg::{Check, NamedNode, Store, Write};
+    let graph = NamedNode::new(format!("{}/graph/Requirement", kg.base())).unwrap();
+    let subject = NamedNode::new(kg.iri::<Requirement>(id)).unwrap();
+    let mut triples = store.describe(graph.clone(), subject.clone()).await.unwrap();
+    assert!(!triples.is_empty(), "{id} is stored");
+    edit(&mut triples);
+    let checks = vec![Check::Present { field: "req_id".into(), value: json!(id) }];
+    store.write(Write { graph, subject, triples, checks, blobs: Vec::new() }).await.unwrap();
+}
+
+#[tokio::test]
+async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_time() {
+    use trails::kg::{Literal, NamedNode};
+    const TOKEN: &str = "kg-validate-builder-token";
+    let store = Arc::new(EmbeddedStore::temporary().unwrap());
+    let kg = Kg::new(store.clone(), trails::kg::DEFAULT_BASE);
+    // A small window, so the walk must stop early and continue.
+    let toml = format!(
+        "[mcp]\nscopes = [\"dev\"]\ntool_window_chars = 1500\n\
+         [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
+        trails::sha256_hex(TOKEN)
+    );
+    let addr = serve_toml(kg.clone(), &toml).await;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(TOKEN);
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    for n in 1..=5 {
+        call(&client, "requirements.create", requirement(&format!("REQ-{n}"), None)).await.unwrap();
+    }
+    let req = |name: &str| NamedNode::new(format!("https://example.org/req#{name}")).unwrap();
+    let xsd_integer = NamedNode::new("http://www.w3.org/2001/XMLSchema#integer").unwrap();
+    // REQ-2: a title too short, a status outside the list, and a second priority.
+    rewrite_around_trails(&store, &kg, "REQ-2", |triples| {
+        for (predicate, object) in triples.iter_mut() {
+            if *predicate == req("title") {
+                *object = Literal::new_simple_literal("ab").into();
+            } else if *predicate == req("status") {
+                *object = Literal::new_simple_literal("shipped").into();
+            }
+        }
+        triples.push((req("priority"), Literal::new_typed_literal("4", xsd_integer.clone()).into()));
+    })
+    .await;
+    // REQ-4: a priority that is not an integer.
+    rewrite_around_trails(&store, &kg, "REQ-4", |triples| {
+        for (predicate, object) in triples.iter_mut() {
+            if *predicate == req("priority") {
+                *object = Literal::new_simple_literal("high").into();
+            }
+        }
+    })
+    .await;
+
+    let mut arguments = json!({ "node_type": "Requirement" });
+    let mut checked = 0;
+    let mut found: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for _ in 0..10 {
+        let result = call(&client, "trails_meta_kg_validate", arguments.clone()).await.unwrap();
+        let answer = result.structured_content.clone().unwrap();
+        let text = result.content[0].as_text().unwrap().text.clone();
+        assert!(text.chars().count() <= 1500, "the answer fits the window: {text}");
+        checked += answer["checked"].as_u64().unwrap();
+        for violation in answer["violations"].as_array().unwrap() {
+            let fields = violation["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| (f["field"].as_str().unwrap().to_owned(), f["code"].as_str().unwrap().to_owned()))
+                .collect();
+            assert_eq!(violation["iri"], kg.iri::<Requirement>(violation["id"].as_str().unwrap()));
+            found.push((violation["id"].as_str().unwrap().to_owned(), fields));
+        }
+        if answer["next_call"].is_null() {
+            break;
+        }
+        assert_eq!(answer["next_call"]["tool"], "trails_meta_kg_validate");
+        arguments = answer["next_call"]["arguments"].clone();
+    }
+    assert_eq!(checked, 5, "every instance checked once");
+    let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["REQ-2", "REQ-4"], "{found:?}");
+    let codes = |fields: &[(String, String)]| {
+        let mut codes: Vec<(String, String)> = fields.to_vec();
+        codes.sort();
+        codes
+    };
+    let pair = |field: &str, code: &str| (field.to_owned(), code.to_owned());
+    assert_eq!(
+        codes(&found[0].1),
+        [pair("priority", "max_count"), pair("status", "one_of"), pair("title", "min_length")],
+        "{found:?}"
+    );
+    assert_eq!(codes(&found[1].1), [pair("priority", "required"), pair("priority", "type_mismatch")], "{found:?}");
+
+    // Every node type in turn: the example's people (none stored) and requirements.
+    let result = call(&client, "trails_meta_kg_validate", json!({ "limit": 1000 })).await.unwrap();
+    let answer = result.structured_content.unwrap();
+    assert!(answer["checked"].as_u64().unwrap() >= 1, "{answer}");
+
+    let error = call(&client, "trails_meta_kg_validate", json!({ "node_type": "Nope" })).await.unwrap_err();
+    assert_eq!(error.data.unwrap()["fields"][0]["field"], "node_type");
+    let error = call(&client, "trails_meta_kg_validate", json!({ "cursor": "garbage" })).await.unwrap_err();
+    assert_eq!(error.data.unwrap()["fields"][0]["field"], "cursor");
+}

@@ -39,6 +39,8 @@ fn start() -> Server {
     let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
         .args(["serve", "--http", &addr.to_string(), "--config"])
         .arg(&config)
+        // Its own directory: Schemathesis calls `trails_meta_schema_snapshot` with `write: true`.
+        .current_dir(dir.path())
         .env("TRAILS_KG_PATH", dir.path().join("kg"))
         .env("TRAILS_LOG", "warn")
         .stdout(Stdio::null())

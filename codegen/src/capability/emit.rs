@@ -197,6 +197,14 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
     let canonical = canonical(decl).to_tokens();
     let shacl = input_shacl(decl).to_tokens();
     let policies = &decl.policy_required;
+    let cost_tokens = decl.cost.as_ref().and_then(|c| c.tokens).unwrap_or(0);
+    let cost_usd = decl.cost.as_ref().and_then(|c| c.usd).unwrap_or(0.0);
+    let idempotent = decl.idempotent;
+    let deprecated = decl.version_status == "deprecated";
+    let deprecates = match &decl.deprecates {
+        Some(id) => quote!(::core::option::Option::Some(#id)),
+        None => quote!(::core::option::Option::None),
+    };
     let return_type = &decl.return_type;
     let description = &decl.description;
     let guard = collision_guard(name);
@@ -292,7 +300,14 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                 #descriptor,
                 #canonical,
                 #shacl,
-                &[#(#policies),*],
+                ::trails::__private::Declared::__new(
+                    &[#(#policies),*],
+                    #cost_tokens,
+                    #cost_usd,
+                    #idempotent,
+                    #deprecated,
+                    #deprecates,
+                ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,
                 ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),

@@ -117,6 +117,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                     static __TRAILS_NODE_TYPE: ::trails::__private::NodeTypeInfo = ::trails::__private::NodeTypeInfo {
                         label: #label, iri: #iri, parent: #parent_info, unique: &[#(#unique),*],
                         key: #key, predicates: &__TRAILS_PREDICATES,
+                        validate: <#ident as ::trails::__private::Schema>::validate_at,
                     };
                     #typed_api
                 },

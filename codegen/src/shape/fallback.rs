@@ -66,6 +66,7 @@ pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
                 const INFO: &'static ::trails::__private::NodeTypeInfo = &::trails::__private::NodeTypeInfo {
                     label: #name, iri: "", parent: ::core::option::Option::None, unique: &[],
                     key: ::core::option::Option::None, predicates: &[],
+                    validate: |_, _, _| {},
                 };
             }
         }

@@ -50,18 +50,18 @@ answer!(
     r#"{"type":"object","properties":{"node_type":{"type":"string"},"id":{"type":"string"},"field":{"type":"string"},"offset":{"type":"integer"},"returned_chars":{"type":"integer"},"total_chars":{"type":"integer"},"text":{"type":"string"},"next_offset":{"type":["integer","null"]},"next_call":{"type":["object","null"]}},"required":["node_type","id","field","offset","returned_chars","total_chars","text","next_offset","next_call"]}"#
 );
 
-fn shared(ctx: &Ctx) -> Result<&Shared> {
+pub(super) fn shared(ctx: &Ctx) -> Result<&Shared> {
     ctx.control()
         .map(|control| &*control.0)
         .ok_or_else(|| Error::internal("trails.kg.* called outside a running server"))
 }
 
 /// Characters of `value` as a tool result's text.
-fn text_len(value: &Value) -> usize {
+pub(super) fn text_len(value: &Value) -> usize {
     value.to_string().chars().count()
 }
 
-fn call(tool: &str, arguments: Value) -> Value {
+pub(super) fn call(tool: &str, arguments: Value) -> Value {
     json!({ "tool": tool, "arguments": arguments })
 }
 

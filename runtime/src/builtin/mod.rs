@@ -1,15 +1,21 @@
 //! The built-in capabilities every Trails app ships: `trails.meta.ping` (runtime scope),
 //! `trails.meta.tools.enable` (builder scope) and — in apps with node types — the read-only
 //! `trails.kg.list`, `trails.kg.get` and `trails.kg.read_field` (runtime scope); and the authoring
-//! catalogue's scaffolders `trails.meta.gen.shape`, `gen.nodetype`, `gen.capability` (dev scope).
+//! catalogue's scaffolders `trails.meta.gen.shape`, `gen.nodetype`, `gen.capability`, and `trails.meta.schema.snapshot`
+//! (dev scope); `trails.meta.kg.validate` (builder scope) re-checks stored instances.
 //! Each is also `<app> meta <op> '<json>'` on the command line, with the same output.
 
 mod gen;
 mod kg;
+mod kg_validate;
 mod ping;
+mod snapshot;
 mod tools;
 
-/// The prefix of the knowledge-graph tools, served only by apps that declare node types.
-pub(crate) const KG_TOOLS: &str = "trails.kg.";
+/// The knowledge-graph tools (`trails.kg.*`, `trails.meta.kg.*`), served only by apps that declare
+/// node types.
+pub(crate) fn is_kg_tool(id: &str) -> bool {
+    id.starts_with("trails.kg.") || id.starts_with("trails.meta.kg.")
+}
 
 pub(crate) use kg::read_through;

@@ -26,6 +26,47 @@ pub struct Config {
     /// `[policy]`
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// `[budget]`
+    #[serde(default)]
+    pub budget: BudgetConfig,
+    /// `[idempotency]`
+    #[serde(default)]
+    pub idempotency: IdempotencyConfig,
+}
+
+/// `[idempotency]`: how long idempotency keys (and the results they replay) are kept.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdempotencyConfig {
+    /// Seconds a key is kept after its first call (default 86400, at most 31 days).
+    pub retention_secs: Option<u64>,
+    /// Most keys kept; the oldest go first (default 10000, 1 to 1000000).
+    pub max_keys: Option<usize>,
+}
+
+/// `[budget]`: what each caller may spend per window on capabilities that declare a `cost`.
+/// A `[[http.tokens]]` entry's own `budget` replaces these limits for that token.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Length of a budget window in seconds (default 3600, at most 31 days). A caller's spending
+    /// restarts when its window ends.
+    pub window_secs: Option<u64>,
+    /// Model tokens a caller may spend per window (unset: unlimited).
+    pub tokens: Option<u64>,
+    /// US dollars a caller may spend per window (unset: unlimited).
+    pub usd: Option<f64>,
+}
+
+/// A token's own budget (`budget = { tokens = …, usd = … }` in `[[http.tokens]]`); an unset side
+/// is unlimited.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBudget {
+    /// Model tokens per window.
+    pub tokens: Option<u64>,
+    /// US dollars per window.
+    pub usd: Option<f64>,
 }
 
 /// `[policy]`: the Cedar policies that `policy_required` capabilities need.
@@ -173,6 +214,8 @@ pub struct TokenConfig {
     pub sha256: String,
     /// Scopes the token grants (each also grants the ones below it).
     pub scopes: Vec<String>,
+    /// This token's budget per window, instead of `[budget]`'s.
+    pub budget: Option<TokenBudget>,
 }
 
 /// `[capability]`

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use file::{
-    CapabilityConfig, Config, HttpConfig, KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig,
-    TokenConfig, ValidationErrors,
+    BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, KgConfig, ManifestConfig, McpConfig,
+    PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
 };
 
 use crate::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
@@ -166,7 +166,43 @@ pub struct Settings {
     pub policy_files: Vec<PathBuf>,
     /// `[policy] entities`: Cedar entities JSON.
     pub policy_entities: Option<PathBuf>,
+    /// `[budget]` and the tokens' own budgets.
+    pub budget: BudgetSettings,
+    /// `[idempotency] retention_secs`.
+    pub idempotency_retention: Duration,
+    /// `[idempotency] max_keys`.
+    pub idempotency_max_keys: usize,
 }
+
+/// What a caller may spend per window; `None` on a side is unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetLimit {
+    /// Model tokens.
+    pub tokens: Option<u64>,
+    /// US dollars.
+    pub usd: Option<f64>,
+}
+
+impl BudgetLimit {
+    /// Neither side limited.
+    pub fn is_unlimited(&self) -> bool {
+        self.tokens.is_none() && self.usd.is_none()
+    }
+}
+
+/// Budgets, resolved: the window, the limit of every caller, and the tokens' own limits.
+#[derive(Debug, Clone)]
+pub struct BudgetSettings {
+    /// How long a caller's spending accumulates before it restarts.
+    pub window: Duration,
+    /// The limit of a caller without its own (anonymous callers included).
+    pub default: BudgetLimit,
+    /// Token name → its own limit.
+    pub by_caller: std::collections::HashMap<String, BudgetLimit>,
+}
+
+/// A budget window when `[budget] window_secs` is unset.
+pub const DEFAULT_BUDGET_WINDOW: Duration = Duration::from_secs(3600);
 
 /// A remote SPARQL 1.1 store's endpoints and credentials.
 #[derive(Clone)]
@@ -251,6 +287,30 @@ impl Settings {
         let stdio_token = env("TRAILS_MCP_TOKEN")
             .filter(|t| !t.is_empty())
             .map(|token| TokenTable::new(vec![TokenEntry::from_plain("stdio", &token, process_scopes)]));
+        let usd = |key: &'static str, value: Option<f64>| match value {
+            Some(v) if !(v.is_finite() && v >= 0.0) => {
+                Err(ConfigError::Value { key, value: v.to_string(), expected: "a number of dollars, 0 or more" })
+            }
+            v => Ok(v),
+        };
+        let window_secs = within(
+            "[budget] window_secs",
+            config.budget.window_secs,
+            DEFAULT_BUDGET_WINDOW.as_secs(),
+            1..=2_678_400,
+            "1 to 2678400",
+        )?;
+        let mut budget = BudgetSettings {
+            window: Duration::from_secs(window_secs),
+            default: BudgetLimit { tokens: config.budget.tokens, usd: usd("[budget] usd", config.budget.usd)? },
+            by_caller: std::collections::HashMap::new(),
+        };
+        for token in &config.http.tokens {
+            if let Some(own) = token.budget {
+                let limit = BudgetLimit { tokens: own.tokens, usd: usd("[[http.tokens]] budget.usd", own.usd)? };
+                budget.by_caller.insert(token.name.clone(), limit);
+            }
+        }
         let mut entries = Vec::new();
         for (index, token) in config.http.tokens.iter().enumerate() {
             if config.http.tokens[..index].iter().any(|earlier| earlier.name == token.name) {
@@ -451,6 +511,21 @@ impl Settings {
                 None => config.policy.files,
             },
             policy_entities: env("TRAILS_POLICY_ENTITIES").map(PathBuf::from).or(config.policy.entities),
+            budget,
+            idempotency_retention: Duration::from_secs(within(
+                "[idempotency] retention_secs",
+                config.idempotency.retention_secs,
+                86_400,
+                1..=2_678_400,
+                "1 to 2678400",
+            )?),
+            idempotency_max_keys: within(
+                "[idempotency] max_keys",
+                config.idempotency.max_keys,
+                10_000,
+                1..=1_000_000,
+                "1 to 1000000",
+            )?,
         })
     }
 

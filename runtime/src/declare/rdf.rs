@@ -70,6 +70,9 @@ pub struct NodeTypeInfo {
     pub key: Option<&'static str>,
     /// One entry per own field (inherited ones: [`NodeTypeInfo::all_predicates`]).
     pub predicates: &'static [PredicateInfo],
+    /// The type's generated validator — the one tool input of this type runs — so stored
+    /// instances can be checked again (`trails.meta.kg.validate`) without knowing the Rust type.
+    pub validate: crate::validate::NestedValidator,
 }
 
 impl PredicateInfo {
@@ -83,6 +86,11 @@ impl NodeTypeInfo {
     /// The IRI of the class this one extends.
     pub fn extends(&self) -> Option<&'static str> {
         self.parent.map(|parent| parent.iri)
+    }
+
+    /// Every failure of `value` (an instance's JSON) against the declaration.
+    pub(crate) fn check(&self, value: &serde_json::Value) -> Vec<crate::validate::FieldError> {
+        crate::validate::run(self.validate, value).into_vec()
     }
 
     /// Every predicate, inherited ones first.

@@ -17,6 +17,7 @@ use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 
 use crate::auth::Caller;
+use crate::idempotency::{SentKey, Source};
 use crate::mcp::errors::{AUTHENTICATION_FAILED, BUDGET_EXCEEDED, POLICY_DENIED, SCOPE_DENIED};
 use crate::mcp::{admit, call_tool, Via};
 use crate::projection::Info;
@@ -47,14 +48,24 @@ pub(crate) async fn invoke(
     if let Err(refused) = admit(&shared, name, &caller) {
         return refusal_for(&id, &refused);
     }
+    let key = request.headers().get("idempotency-key").map(|value| SentKey {
+        // A value that is not visible ASCII is no key: refused as "must be a string".
+        value: value.to_str().map_or(Value::Null, |text| Value::String(text.to_owned())),
+        source: Source::Header,
+    });
     let arguments = match arguments(request).await {
         Ok(arguments) => arguments,
         Err(response) => return response,
     };
-    match call_tool(&shared, name, Some(arguments), caller, Via::Invoke).await {
+    match call_tool(&shared, name, Some(arguments), caller, Via::Invoke, key).await {
         Ok(result) => {
+            let replayed = result.meta.as_ref().and_then(|meta| meta.get("trails")).and_then(|t| t.get("replayed"));
             let body = serde_json::to_vec(&result).expect("a tool result serialises");
-            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+            let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+            if replayed == Some(&Value::Bool(true)) {
+                response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+            }
+            response
         }
         Err(refused) => refusal_for(&id, &refused),
     }
@@ -138,6 +149,11 @@ fn error(status: StatusCode, refused: &ErrorData) -> Response {
         (status, [(header::CONTENT_TYPE, "application/json")], json!({ "error": refused }).to_string()).into_response();
     if status == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="trails""#));
+    }
+    // A spent budget says when it renews.
+    let retry_after = refused.data.as_ref().and_then(|data| data.get("retry_after_secs")).and_then(Value::as_u64);
+    if let Some(secs) = retry_after.filter(|_| status == StatusCode::TOO_MANY_REQUESTS) {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     response
 }

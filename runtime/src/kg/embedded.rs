@@ -694,6 +694,10 @@ impl EmbeddedStore {
 }
 
 impl Store for EmbeddedStore {
+    fn sqlite_path(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
     fn write(&self, write: Write) -> StoreFuture<'_, Result<(), WriteError>> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();

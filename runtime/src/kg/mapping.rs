@@ -241,6 +241,48 @@ pub(crate) fn predicate<'a>(info: &'a NodeTypeInfo, field: &str) -> Option<&'a P
     info.all_predicates().into_iter().find(|p| p.field == field)
 }
 
+/// Every way the instance `triples` describe breaks `info`'s declaration today (which may be
+/// newer than the write, or the data may have been written around Trails): values [`instance`]
+/// cannot read as the field's datatype (it drops them), several values for a single-valued field
+/// (it shows one), then the type's own validator on what it reads. A blob is checked by its
+/// stored media type (its bytes were checked when written). At most `MAX_FIELD_ERRORS`.
+pub(crate) fn recheck(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for predicate in info.all_predicates() {
+        let values: Vec<&Term> = triples.iter().filter(|(p, _)| p.as_str() == predicate.iri).map(|(_, o)| o).collect();
+        for term in values.iter().filter(|term| json_of(predicate, term).is_none()) {
+            errors.push(FieldError::rejecting(
+                predicate.field,
+                FieldCode::TypeMismatch,
+                format!("{} holds {term}, which is not a {} value", predicate.field, predicate.datatype.iri()),
+                &Value::String(term.to_string()),
+                json!(predicate.datatype.iri()),
+            ));
+        }
+        if !predicate.many && values.len() > 1 {
+            errors.push(FieldError::rejecting(
+                predicate.field,
+                FieldCode::MaxCount,
+                format!("{} holds {} values; the declaration allows one", predicate.field, values.len()),
+                &json!(values.len()),
+                json!(1),
+            ));
+        }
+    }
+    let mut value = instance(info, triples);
+    for predicate in info.all_predicates().into_iter().filter(|p| p.datatype == Datatype::Blob) {
+        let stand_in = |blob: &mut Value| *blob = json!({ "media_type": blob["media_type"], "base64": "" });
+        match value.get_mut(predicate.field) {
+            Some(Value::Array(items)) => items.iter_mut().for_each(stand_in),
+            Some(blob @ Value::Object(_)) => stand_in(blob),
+            _ => {}
+        }
+    }
+    errors.extend(info.check(&value));
+    errors.truncate(crate::validate::MAX_FIELD_ERRORS);
+    errors
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -255,6 +255,12 @@ pub trait Store: Send + Sync + 'static {
     /// The stored blob whose SHA-256 (lowercase hex) is `sha256`, with the media type it was
     /// first stored with.
     fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>>;
+
+    /// The SQLite file the store keeps its data in, if it has one (the embedded store): the
+    /// server keeps its idempotency keys there too.
+    fn sqlite_path(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 impl Check {

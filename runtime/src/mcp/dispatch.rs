@@ -16,9 +16,11 @@ use super::{bound, errors};
 use crate::auth::Caller;
 use crate::config::ValidationErrors;
 use crate::error::Error;
+use crate::idempotency::{Claim, SentKey};
 use crate::kg::provenance::Call;
 use crate::registry::{call_tool, ToolKind};
 use crate::server::{CatalogTool, Control, Ctx, Lookup, Shared};
+use crate::validate::{FieldCode, FieldError};
 
 /// Which encoding the call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,18 +31,39 @@ pub(crate) enum Via {
     Invoke,
 }
 
-/// Call tool `name` with `arguments` as `caller`.
+/// Call tool `name` with `arguments` as `caller`, with the idempotency key the request carried.
 pub(crate) async fn call(
     shared: &Arc<Shared>,
     name: &str,
     arguments: Option<Map<String, Value>>,
     caller: Caller,
     via: Via,
+    key: Option<SentKey>,
 ) -> Result<CallToolResult, ErrorData> {
     let settings = &shared.settings;
     let tool = admit(shared, name, &caller)?;
     tool.note_call(caller.name.as_deref());
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
+    let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
+    // A replay answers before anything runs (no validation, policy, budget or provenance: the
+    // first call had them).
+    let ticket = match key {
+        None => None,
+        Some(key) if !tool.entry.idempotent() => {
+            let message = format!(
+                "{} is not declared `idempotent`: a retry could do the work twice, so no key can promise a replay",
+                tool.entry.id()
+            );
+            let constraint = serde_json::json!("no idempotency key");
+            let refused = FieldError::refuse(key.source.field(), FieldCode::OneOf, message, &key.value, constraint);
+            return Err(errors::from_error(refused, &trace_id));
+        }
+        Some(key) => match shared.idempotency.claim(&key, caller.name.as_deref(), tool.entry.id(), &arguments).await {
+            Ok(Claim::Replay(result)) => return Ok(*result),
+            Ok(Claim::Run(ticket)) => Some(ticket),
+            Err(error) => return Err(errors::from_error(error, &trace_id)),
+        },
+    };
     let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
     let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_control(Control(shared.clone()));
     if let Some(state) = &shared.state {
@@ -52,11 +75,14 @@ pub(crate) async fn call(
         ctx = ctx.with_kg(kg.clone());
     }
     let started = chrono::Utc::now();
-    let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     // A panicking handler (or validator) fails its own call only.
-    // Cedar policies see the validated arguments, before the handler runs.
+    // Cedar policies see the validated arguments, before the handler runs; then the call is
+    // charged to its caller's budget (a refused call costs nothing).
     let policies = shared.policies.as_ref();
-    let allowed = |arguments: &Value| policies.map_or(Ok(()), |p| p.check(tool.entry, &caller, arguments));
+    let allowed = |arguments: &Value| {
+        policies.map_or(Ok(()), |p| p.check(tool.entry, &caller, arguments))?;
+        shared.budgets.charge(caller.name.as_deref(), tool.entry.id(), tool.entry.cost())
+    };
     let outcome =
         AssertUnwindSafe(call_tool(tool.entry, ctx, arguments, allowed)).catch_unwind().instrument(span.clone()).await;
     // The handler's outcome, not the wire's: a result too large to send is still a call that ran.
@@ -81,6 +107,9 @@ pub(crate) async fn call(
             error_code,
         };
         shared.record_activity(&kg, &call, &touched).await;
+    }
+    if let Some(ticket) = ticket {
+        shared.idempotency.settle(ticket, result.as_ref().ok()).await;
     }
     result
 }

@@ -85,7 +85,10 @@ pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {
         }
         Error::UnknownTool(name) => unknown_tool(&name),
         Error::PolicyDenied(_) => self::error(POLICY_DENIED, message, None),
-        Error::BudgetExceeded(_) => self::error(BUDGET_EXCEEDED, message, None),
+        Error::BudgetExceeded { retry_after_secs, .. } => {
+            let data = retry_after_secs.map(|secs| json!({ "retry_after_secs": secs }));
+            self::error(BUDGET_EXCEEDED, message, data)
+        }
         Error::Internal(detail) => {
             tracing::error!(%detail, trace_id, "handler failed");
             internal(trace_id)

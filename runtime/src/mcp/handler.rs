@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::subscribe::{self, Activity, SessionSubscriptions};
 use super::{dispatch, errors};
 use crate::auth::{bearer, Caller, Scope, ScopeSet};
+use crate::idempotency::SentKey;
 use crate::server::{Lookup, Shared};
 
 /// The protocol revisions this server implements.
@@ -160,7 +161,10 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        dispatch::call(&self.shared, &request.name, request.arguments, caller, dispatch::Via::Mcp)
+        // rmcp moves a request's `_meta` into the context; the idempotency key lives there.
+        let key = SentKey::from_meta(Some(&context.meta.0 .0))
+            .or_else(|| SentKey::from_meta(request.meta.as_ref().map(|meta| &meta.0 .0)));
+        dispatch::call(&self.shared, &request.name, request.arguments, caller, dispatch::Via::Mcp, key)
             .await
             .map(CallToolResponse::Complete)
     }

@@ -110,13 +110,13 @@ impl Policies {
         tools: &[&'static ToolEntry],
     ) -> Result<Option<Policies>, PolicyError> {
         let guarded: Vec<&'static ToolEntry> =
-            tools.iter().copied().filter(|t| !t.policy_required.is_empty()).collect();
+            tools.iter().copied().filter(|t| !t.policy_required().is_empty()).collect();
         if guarded.is_empty() {
             return Ok(None);
         }
         if files.is_empty() {
             let mut policies: Vec<String> =
-                guarded.iter().flat_map(|t| t.policy_required.iter().map(|p| (*p).to_owned())).collect();
+                guarded.iter().flat_map(|t| t.policy_required().iter().map(|p| (*p).to_owned())).collect();
             policies.sort();
             policies.dedup();
             return Err(PolicyError::NoPolicyFile {
@@ -143,7 +143,7 @@ impl Policies {
         let mut by_tool = HashMap::new();
         for tool in guarded {
             let mut set = PolicySet::new();
-            for name in tool.policy_required {
+            for name in tool.policy_required() {
                 let policy = by_id.get(*name).ok_or_else(|| PolicyError::UnknownPolicy {
                     capability: tool.id.to_owned(),
                     policy: (*name).to_owned(),
@@ -152,7 +152,7 @@ impl Policies {
                 // did, the start would stop rather than lose a policy.
                 set.add(policy.clone()).map_err(|_| PolicyError::DuplicateId((*name).to_owned()))?;
             }
-            by_tool.insert(tool.name, (set, tool.policy_required.to_vec()));
+            by_tool.insert(tool.name, (set, tool.policy_required().to_vec()));
         }
         let entities = match entities {
             Some(path) => Entities::from_json_str(&read(path)?, None)
@@ -259,7 +259,7 @@ mod tests {
             "{}",
             "{}",
             "",
-            policies,
+            crate::registry::Declared::__new(policies, 0, 0.0, false, false, None),
             |_, _, _| {},
             |_, _| Box::pin(async { Ok(crate::declare::Output::text("")) }),
             "test",

@@ -5,6 +5,7 @@
 mod manifest;
 mod openapi;
 pub(crate) mod shacl;
+pub mod snapshot;
 
 pub(crate) use manifest::render as manifest;
 pub(crate) use openapi::{render as openapi, Info};

@@ -63,8 +63,22 @@ fn operation(tool: &ToolEntry) -> Value {
         op.insert("description".into(), json!(description));
     }
     op.insert("tags".into(), json!([tool.kind().as_str()]));
-    if canonical.get("version_status").and_then(Value::as_str) == Some("deprecated") {
+    if tool.deprecated() {
         op.insert("deprecated".into(), json!(true));
+    }
+    if tool.idempotent() {
+        op.insert(
+            "parameters".into(),
+            json!([{
+                "name": "Idempotency-Key",
+                "in": "header",
+                "required": false,
+                "description": "Retry safely: the first call with this key runs and its result is kept; a call with \
+                    the same key, caller and arguments answers that result again (`Idempotent-Replayed: true`) \
+                    without running; the same key with other arguments is refused with 409.",
+                "schema": { "type": "string", "pattern": "^[!-~]{1,255}$" },
+            }]),
+        );
     }
     // Runtime capabilities also serve anonymous callers; the rest need a token with their scope.
     let security = match tool.scope() {
@@ -80,7 +94,7 @@ fn operation(tool: &ToolEntry) -> Value {
             "content": { "application/json": { "schema": request_schema(descriptor["inputSchema"].clone()) } },
         }),
     );
-    op.insert("responses".into(), responses(descriptor.get("outputSchema")));
+    op.insert("responses".into(), responses(descriptor.get("outputSchema"), tool.idempotent()));
     op.insert("x-trails-kind".into(), json!(tool.kind().as_str()));
     op.insert("x-trails-scope".into(), json!(tool.scope().as_str()));
     op.insert("x-trails-tool".into(), json!(tool.name()));
@@ -155,7 +169,7 @@ fn request_schema(mut schema: Value) -> Value {
     schema
 }
 
-fn responses(output_schema: Option<&Value>) -> Value {
+fn responses(output_schema: Option<&Value>, idempotent: bool) -> Value {
     let mut result = json!({
         "type": "object",
         "required": ["content"],
@@ -170,14 +184,18 @@ fn responses(output_schema: Option<&Value>) -> Value {
                 "type": "boolean",
                 "description": "The call ran but its result could not be sent whole (too large); `content` says why.",
             },
-            "_meta": { "type": "object", "description": "`trails.cut` when a list or text result was cut." },
+            "_meta": {
+                "type": "object",
+                "description": "`trails.cut` when a list or text result was cut; `trails.replayed` when this is an \
+                    earlier call's kept result.",
+            },
         },
     });
     if let Some(schema) = output_schema {
         result["properties"]["structuredContent"] = schema.clone();
     }
     let reference = |name: &str| json!({ "$ref": format!("#/components/responses/{name}") });
-    json!({
+    let mut responses = json!({
         "200": {
             "description": "The capability ran: its result, as MCP's `tools/call` returns it.",
             "content": { "application/json": { "schema": result } },
@@ -193,7 +211,21 @@ fn responses(output_schema: Option<&Value>) -> Value {
         "422": reference("ValidationFailed"),
         "429": reference("BudgetExceeded"),
         "500": reference("InternalError"),
-    })
+    });
+    if idempotent {
+        responses["200"]["description"] = json!(
+            "The capability ran (or, for a repeated `Idempotency-Key`, had run): its result, as MCP's `tools/call` \
+             returns it."
+        );
+        responses["200"]["headers"] = json!({
+            "Idempotent-Replayed": {
+                "description": "`true` when this is the kept result of an earlier call with the same \
+                    `Idempotency-Key` (nothing ran now).",
+                "schema": { "type": "string", "enum": ["true"] },
+            },
+        });
+    }
+    responses
 }
 
 fn components() -> Value {
@@ -227,12 +259,18 @@ fn components() -> Value {
                  denies the call (`-32002`), or the request's `Origin` is not allowed (`-32600`).",
             ),
             "TimedOut": error("The body did not arrive within `[http] body_timeout_secs` (`-32600`)."),
-            "BudgetExceeded": error("The caller's budget for this capability is spent (`-32003`)."),
+            "BudgetExceeded": {
+                "description": "The capability's declared cost exceeds what the caller has left of its budget in this \
+                    window (`[budget]`; `-32003`, `error.data.retry_after_secs`). The handler did not run.",
+                "headers": { "Retry-After": { "description": "Seconds until the budget renews.", "schema": { "type": "integer" } } },
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } },
+            },
             "NotFound": error("No capability of that id is served to this caller (unknown, disabled, or masked)."),
             "Conflict": {
                 "description": "The arguments are well-formed but conflict with the stored data: a `unique` value \
-                    another instance has, or a `reference` to an instance that does not exist (`-32602`, with the \
-                    fields in `error.data.fields`).",
+                    another instance has, or a `reference` to an instance that does not exist; or the \
+                    `Idempotency-Key` was first used with other arguments, or its first call still runs \
+                    (`-32602`, with the fields in `error.data.fields`).",
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ValidationError" } } },
             },
             "TooLarge": error("The body is over `[http] max_body_bytes`."),

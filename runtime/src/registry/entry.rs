@@ -50,7 +50,7 @@ pub struct ToolEntry {
     pub(crate) descriptor: &'static str,
     pub(crate) canonical: &'static str,
     pub(crate) shacl: &'static str,
-    pub(crate) policy_required: &'static [&'static str],
+    pub(crate) declared: Declared,
     pub(crate) validate: NestedValidator,
     pub(crate) call: CallFn,
     pub(crate) source: &'static str,
@@ -70,7 +70,7 @@ impl ToolEntry {
         descriptor: &'static str,
         canonical: &'static str,
         shacl: &'static str,
-        policy_required: &'static [&'static str],
+        declared: Declared,
         validate: NestedValidator,
         call: CallFn,
         source: &'static str,
@@ -85,7 +85,7 @@ impl ToolEntry {
             descriptor,
             canonical,
             shacl,
-            policy_required,
+            declared,
             validate,
             call,
             source,
@@ -140,12 +140,68 @@ impl ToolEntry {
 
     /// The Cedar policies (by `@id`) that must allow a call (`policy_required`).
     pub fn policy_required(&self) -> &'static [&'static str] {
-        self.policy_required
+        self.declared.policy_required
+    }
+
+    /// The declared cost of one call (zero when undeclared).
+    pub fn cost(&self) -> Cost {
+        self.declared.cost
+    }
+
+    /// Declared `idempotent`: a retry with the same arguments has the same effect.
+    pub fn idempotent(&self) -> bool {
+        self.declared.idempotent
+    }
+
+    /// Declared `version_status = "deprecated"`.
+    pub fn deprecated(&self) -> bool {
+        self.declared.deprecated
+    }
+
+    /// The capability id this one replaces (`deprecates = "…"`).
+    pub fn deprecates(&self) -> Option<&'static str> {
+        self.declared.deprecates
     }
 
     /// `module::path::handler`, for messages that must name the item.
     pub fn source(&self) -> &'static str {
         self.source
+    }
+}
+
+/// A capability's declared cost per call (`cost(tokens = …, usd = …)`), what budgets charge.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    /// Model tokens.
+    pub tokens: u64,
+    /// US dollars.
+    pub usd: f64,
+}
+
+/// What a capability declares that the runtime acts on, typed (the rest of the canonical
+/// descriptor is published only): the policies that must allow a call, what a call costs,
+/// whether a call may be replayed, whether it is deprecated or replaces another.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared {
+    pub(crate) policy_required: &'static [&'static str],
+    pub(crate) cost: Cost,
+    pub(crate) idempotent: bool,
+    pub(crate) deprecated: bool,
+    pub(crate) deprecates: Option<&'static str>,
+}
+
+impl Declared {
+    /// Used by `#[capability]` / `#[meta_capability]`; not a public API.
+    #[doc(hidden)]
+    pub const fn __new(
+        policy_required: &'static [&'static str],
+        tokens: u64,
+        usd: f64,
+        idempotent: bool,
+        deprecated: bool,
+        deprecates: Option<&'static str>,
+    ) -> Declared {
+        Declared { policy_required, cost: Cost { tokens, usd }, idempotent, deprecated, deprecates }
     }
 }
 

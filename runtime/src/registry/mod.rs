@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-pub use entry::{BoxFuture, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
+pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
 
 use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
@@ -205,7 +205,7 @@ mod tests {
             "{}",
             "{}",
             "",
-            &[],
+            Declared::__new(&[], 0, 0.0, false, false, None),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,

@@ -91,6 +91,7 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
         },
         "tools": shared.catalog.list(scopes).len(),
         "subscriptions": subscriptions,
+        "budgets": shared.budgets.stats(),
     }))
 }
 

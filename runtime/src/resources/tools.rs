@@ -9,7 +9,7 @@ use super::read;
 use super::uri::{self, Target, UriError, SCHEME};
 use crate::declare::NodeTypeInfo;
 use crate::error::{Error, Result};
-use crate::kg::{mapping, Kg};
+use crate::kg::{mapping, Kg, Triples};
 use crate::server::Shared;
 use crate::validate::{FieldCode, FieldError};
 
@@ -65,6 +65,15 @@ pub(crate) async fn page(
 
 /// `node`'s instance with key (or generated id) `id`: its IRI and its fields by name.
 pub(crate) async fn instance(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> Result<(String, Map<String, Value>)> {
+    let (iri, triples) = described(kg, node, id).await?;
+    match mapping::instance(node, &triples) {
+        Value::Object(fields) => Ok((iri, fields)),
+        _ => Err(Error::internal(format!("{iri} does not map to an object"))),
+    }
+}
+
+/// `node`'s instance with key (or generated id) `id`: its IRI and what the store holds about it.
+pub(crate) async fn described(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> Result<(String, Triples)> {
     let iri = mapping::instance_iri(kg.base(), node.label, id);
     let missing = || {
         FieldError::refuse(
@@ -85,8 +94,5 @@ pub(crate) async fn instance(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> 
     if !is_a {
         return Err(missing());
     }
-    match mapping::instance(node, &triples) {
-        Value::Object(fields) => Ok((iri, fields)),
-        _ => Err(Error::internal(format!("{iri} does not map to an object"))),
-    }
+    Ok((iri, triples))
 }

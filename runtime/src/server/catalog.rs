@@ -104,23 +104,16 @@ pub(crate) enum Lookup<'a> {
 impl Catalog {
     /// The registry's tools, in name order; nothing parsed yet.
     pub(crate) fn new(registry: &Registry, production: bool) -> Catalog {
-        // The `trails.kg.*` tools read node types: an app without any does not serve them.
+        // The `trails.kg.*` and `trails.meta.kg.*` tools read node types: an app without any does not serve them.
         let has_kg = registry.node_types().next().is_some();
-        // Which capability supersedes which: read from the few descriptors that say `deprecates`.
-        let successors: HashMap<String, &'static str> = registry
-            .tools()
-            .filter(|entry| entry.descriptor.contains("\"deprecates\":"))
-            .filter_map(|entry| {
-                let descriptor: serde_json::Value = serde_json::from_str(entry.descriptor).ok()?;
-                Some((descriptor.pointer("/_meta/trails/deprecates")?.as_str()?.to_owned(), entry.id))
-            })
-            .collect();
+        // Which capability supersedes which.
+        let successors: HashMap<&'static str, &'static str> =
+            registry.tools().filter_map(|entry| Some((entry.deprecates()?, entry.id))).collect();
         let tools: Vec<CatalogTool> = registry
             .tools()
-            .filter(|entry| has_kg || !entry.id().starts_with(crate::builtin::KG_TOOLS))
+            .filter(|entry| has_kg || !crate::builtin::is_kg_tool(entry.id()))
             .map(|entry| {
-                let deprecated = entry.descriptor.contains("\"version_status\":\"deprecated\"");
-                let deprecation = deprecated.then(|| Deprecation {
+                let deprecation = entry.deprecated().then(|| Deprecation {
                     superseded_by: successors.get(entry.id).copied(),
                     logged: std::sync::atomic::AtomicBool::new(false),
                 });

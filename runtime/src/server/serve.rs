@@ -69,7 +69,7 @@ impl Server {
         };
         let caller =
             crate::auth::Caller { name: Some("cli".to_owned()), scopes: ScopeSet::up_to(crate::auth::Scope::Dev) };
-        match crate::mcp::call_tool(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke).await {
+        match crate::mcp::call_tool(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, None).await {
             Ok(result) => {
                 let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
                 if result.is_error == Some(true) {

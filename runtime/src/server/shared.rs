@@ -28,6 +28,10 @@ pub(crate) struct Shared {
     pub(crate) kg: Option<Kg>,
     /// The Cedar policies of `policy_required` capabilities (`None`: no capability requires one).
     pub(crate) policies: Option<crate::policy::Policies>,
+    /// What each caller spent of its budget (`[budget]`).
+    pub(crate) budgets: crate::budget::Budgets,
+    /// Idempotency keys and the results they replay.
+    pub(crate) idempotency: crate::idempotency::Ledger,
     /// The node types, in registry order (the KG resources).
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
     /// Every shape, in registry order (`trails://schema`).
@@ -68,8 +72,21 @@ impl Shared {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
         }
+        let budgets = crate::budget::Budgets::new(settings.budget.clone());
+        // In the embedded store's own SQLite file when there is one; else beside where it would be.
+        let ledger_path = kg
+            .as_ref()
+            .and_then(|kg| kg.store().sqlite_path().map(std::path::Path::to_owned))
+            .unwrap_or_else(|| settings.kg_path.join("idempotency.sqlite3"));
+        let retention = crate::idempotency::Retention {
+            keep: settings.idempotency_retention,
+            max_keys: settings.idempotency_max_keys,
+        };
+        let idempotency = crate::idempotency::Ledger::new(ledger_path, retention);
         Shared {
             catalog,
+            budgets,
+            idempotency,
             settings,
             state,
             name,

@@ -54,7 +54,7 @@ impl HotPath {
 /// The requests the hot path owns.
 enum Owned {
     ListTools,
-    CallTool(CallToolRequestParams),
+    CallTool(Box<CallToolRequestParams>, Option<crate::idempotency::SentKey>),
     ListResources,
     ListResourceTemplates,
     ReadResource(String),
@@ -192,9 +192,11 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
     }
     let version = requested.as_ref().map(ProtocolVersion::as_str).or(header).unwrap_or("2025-03-26");
     let (current, negotiated) = (version >= V2026, requested.is_some());
+    // rmcp moves a request's `_meta` out of its params; the idempotency key lives there.
+    let key = crate::idempotency::SentKey::from_meta(Some(&meta.0 .0));
     let request = match request {
         ClientRequest::ListToolsRequest(_) => Owned::ListTools,
-        ClientRequest::CallToolRequest(call) => Owned::CallTool(call.params),
+        ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), key),
         ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
         ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
         ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri),
@@ -236,8 +238,8 @@ impl HotPath {
                 let result = shared.catalog.list_json(caller.scopes, planned.current);
                 return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
-            Owned::CallTool(params) => {
-                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, crate::mcp::Via::Mcp)
+            Owned::CallTool(params, key) => {
+                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, crate::mcp::Via::Mcp, key)
                     .await
                     .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
             }
@@ -372,7 +374,7 @@ pub(crate) fn fuzz(data: &[u8]) {
         assert!(headers::accepts_json_and_sse(&headers) && headers::content_type_is_json(&headers));
         let method = match planned.request {
             Owned::ListTools => "tools/list",
-            Owned::CallTool(_) => "tools/call",
+            Owned::CallTool(..) => "tools/call",
             Owned::ListResources => "resources/list",
             Owned::ListResourceTemplates => "resources/templates/list",
             Owned::ReadResource(_) => "resources/read",

@@ -265,6 +265,7 @@ mod tests {
             unique: &[],
             predicates: &[],
             parent: None,
+            validate: |_, _, _| {},
         };
         &INFO
     }

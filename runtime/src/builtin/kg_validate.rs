@@ -1,0 +1,180 @@
+//! `trails.meta.kg.validate` (scope `builder`): check stored instances against their node types'
+//! declarations as they are now — after a constraint was tightened, or when data was written
+//! around Trails (a shared remote store) — and answer the violations as FieldErrors per instance
+//! IRI. It reads a bounded number of instances per call and its answer fits the tool window; the
+//! `next_call` continues where it stopped.
+
+use serde_json::{json, Value};
+
+use super::kg::{call, shared, text_len};
+use crate::declare::{NodeTypeInfo, Output, ToolOutput};
+use crate::error::{Error, Result};
+use crate::kg::mapping;
+use crate::resources::tools as read;
+use crate::validate::{FieldCode, FieldError};
+use crate::{meta_capability, Ctx};
+
+/// Instances one call checks when `limit` is unset.
+const DEFAULT_LIMIT: usize = 100;
+/// Instances read from the store per query.
+const PAGE: usize = 100;
+
+#[doc(hidden)]
+pub struct KgValidation(Value);
+
+impl ToolOutput for KgValidation {
+    const OUTPUT_SCHEMA_MEMBER: &'static str = concat!(
+        ",\"outputSchema\":",
+        r#"{"type":"object","properties":{"checked":{"type":"integer"},"violations":{"type":"array","items":{"type":"object","properties":{"node_type":{"type":"string"},"id":{"type":"string"},"iri":{"type":"string"},"fields":{"type":"array","items":{"type":"object","properties":{"field":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"value":{},"constraint":{}},"required":["field","code","message","value","constraint"]}},"fields_total":{"type":"integer"}},"required":["node_type","id","iri","fields","fields_total"]}},"cursor":{"type":["string","null"]},"next_call":{"type":["object","null"]},"cut":{"type":"string"}},"required":["checked","violations","cursor","next_call"]}"#
+    );
+    fn into_output(self) -> Result<Output> {
+        Ok(Output::structured(self.0))
+    }
+}
+
+/// Where a check stands: the node type, and the IRI of the last instance checked in it.
+struct Position {
+    node: &'static NodeTypeInfo,
+    after: Option<String>,
+}
+
+/// Re-validate stored instances against their node types' declarations: values of the wrong
+/// datatype, several values for a single-valued field, and every constraint tool input obeys.
+/// Answers the violations as FieldErrors per instance IRI, a bounded number of instances per call;
+/// follow `next_call` (the same call with `cursor`) until it is null.
+#[meta_capability(
+    namespace = "kg",
+    op = "validate",
+    scope = "builder",
+    version = "1.0.0",
+    side_effects(none),
+    idempotent
+)]
+async fn kg_validate(
+    ctx: &Ctx,
+    /// One node type (its label, as in `trails://kg/types`); default: every node type, in turn.
+    #[predicate(min_length = 1, max_length = 128)]
+    node_type: Option<String>,
+    /// Most instances to check in this call (default 100).
+    #[predicate(min_value = 1, max_value = 1000)]
+    limit: Option<i64>,
+    /// Where the previous call stopped: its `cursor`.
+    #[predicate(min_length = 1, max_length = 4096)]
+    cursor: Option<String>,
+) -> Result<KgValidation> {
+    let shared = shared(ctx)?;
+    let kg = ctx.kg()?;
+    let window = shared.settings.tool_window_chars;
+    let limit = limit.map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
+    let only = node_type.as_deref().map(|label| read::node_type(shared, label)).transpose()?;
+    let order: Vec<&'static NodeTypeInfo> = match only {
+        Some(node) => vec![node],
+        None => shared.node_types.clone(),
+    };
+    // The cursor is `<label> <iri>`: the node type and the last instance checked in it.
+    let bad_cursor = || {
+        let constraint = json!("the cursor of the previous answer");
+        FieldError::refuse("cursor", FieldCode::Pattern, "is not a cursor this call gave", &json!(cursor), constraint)
+    };
+    let mut at = match &cursor {
+        None => order.first().map(|node| Position { node, after: None }),
+        Some(text) => {
+            let (label, iri) = text.split_once(' ').ok_or_else(bad_cursor)?;
+            let node = order.iter().copied().find(|node| node.label == label).ok_or_else(bad_cursor)?;
+            Some(Position { node, after: Some(iri.to_owned()) })
+        }
+    };
+    let answer = |checked: usize, violations: &[Value], next: Option<&Position>| {
+        let (cursor, next_call) = match next {
+            Some(Position { node, after }) => {
+                let cursor = match after {
+                    Some(iri) => format!("{} {iri}", node.label),
+                    // Nothing checked in `node` yet: resume before its first instance.
+                    None => format!("{} ", node.label),
+                };
+                let mut arguments = json!({ "cursor": cursor, "limit": limit });
+                if let Some(label) = &node_type {
+                    arguments["node_type"] = json!(label);
+                }
+                (json!(cursor), call("trails_meta_kg_validate", arguments))
+            }
+            None => (Value::Null, Value::Null),
+        };
+        json!({ "checked": checked, "violations": violations, "cursor": cursor, "next_call": next_call })
+    };
+    let mut checked = 0;
+    let mut violations: Vec<Value> = Vec::new();
+    let mut cut = None;
+    'scan: while let Some(position) = at.as_mut() {
+        let after = position.after.as_deref().filter(|iri| !iri.is_empty());
+        let wanted = (limit - checked).min(PAGE);
+        let page = read::page(shared, kg, position.node, None, wanted, after).await?;
+        let items = page["items"].as_array().cloned().unwrap_or_default();
+        for item in &items {
+            let (Some(iri), Some(id)) = (item["iri"].as_str(), item["label"].as_str()) else { continue };
+            let (_, triples) = match read::described(kg, position.node, id).await {
+                Ok(described) => described,
+                // Deleted since the page was read: nothing to check.
+                Err(Error::Validation { .. }) => continue,
+                Err(error) => return Err(error),
+            };
+            let errors = mapping::recheck(position.node, &triples);
+            if !errors.is_empty() {
+                let total = errors.len();
+                let mut violation = json!({ "node_type": position.node.label, "id": id, "iri": iri, "fields": errors, "fields_total": total });
+                violations.push(violation.clone());
+                if text_len(&answer(checked + 1, &violations, Some(&*position))) > window {
+                    violations.pop();
+                    if !violations.is_empty() {
+                        cut = Some("the violations found so far fill the window; next_call continues after them");
+                        break 'scan;
+                    }
+                    // One instance alone is over: show the first of its errors that fit.
+                    let mut shown = total;
+                    while shown > 1 {
+                        shown -= 1;
+                        violation["fields"] = json!(errors[..shown]);
+                        if text_len(&answer(checked + 1, std::slice::from_ref(&violation), Some(&*position))) <= window
+                        {
+                            break;
+                        }
+                    }
+                    violations.push(violation);
+                }
+            }
+            checked += 1;
+            position.after = Some(iri.to_owned());
+            if checked == limit {
+                break;
+            }
+        }
+        let more_here = !page["next"].is_null();
+        if checked == limit {
+            if !more_here {
+                at = next_node(&order, position.node);
+            }
+            break;
+        }
+        if !more_here {
+            at = next_node(&order, position.node);
+        }
+    }
+    let mut body = answer(checked, &violations, at.as_ref());
+    if text_len(&body) > window {
+        let message = format!(
+            "one violation (with its IRI, cursor and next call) does not fit the window ({window} characters); \
+             raise [mcp] tool_window_chars"
+        );
+        return Err(FieldError::refuse("limit", FieldCode::MaxLength, message, &json!(limit), json!(window)));
+    }
+    if let Some(cut) = cut {
+        body["cut"] = json!(cut);
+    }
+    Ok(KgValidation(body))
+}
+
+/// The start of the node type after `node` in `order`.
+fn next_node(order: &[&'static NodeTypeInfo], node: &'static NodeTypeInfo) -> Option<Position> {
+    let index = order.iter().position(|n| std::ptr::eq(*n, node))?;
+    order.get(index + 1).map(|node| Position { node, after: None })
+}

@@ -1,0 +1,283 @@
+//! Idempotency keys: ADR-0005's `idempotent`, honoured. A call of an `idempotent` capability
+//! may carry a key (`_meta.trails.idempotency_key` over MCP, the `Idempotency-Key` header on
+//! `/invoke`). The first call with a key runs and its result is kept; a retry with the same key,
+//! caller, capability and arguments gets that result again without running anything (marked
+//! `_meta.trails.replayed`); the same key with other arguments is refused (`unique`, HTTP 409),
+//! and so is a retry while the first call still runs. A call that fails (a JSON-RPC error) keeps
+//! nothing, so its retry runs. Keys persist in SQLite — the embedded store's own file, or
+//! `idempotency.sqlite3` in `[kg] path` — committed before the call answers, so a replay
+//! survives `kill -9`; they are kept `[idempotency] retention_secs` and at most `max_keys`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use rmcp::model::CallToolResult;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde_json::{json, Value};
+
+use crate::error::Error;
+use crate::validate::{FieldCode, FieldError};
+
+/// Longest key accepted.
+pub(crate) const MAX_KEY_CHARS: usize = 255;
+/// A first call that has not finished after this long is presumed dead (the server stopped
+/// mid-call): its key may be claimed again.
+const ABANDONED_AFTER: Duration = Duration::from_secs(600);
+/// Old keys are pruned every this many claims.
+const PRUNE_EVERY: usize = 64;
+
+/// Where the key came from, to name it in errors as the client sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// `_meta.trails.idempotency_key` of a `tools/call`.
+    Meta,
+    /// The `Idempotency-Key` header of `POST /invoke/{id}`.
+    Header,
+}
+
+impl Source {
+    pub(crate) fn field(self) -> &'static str {
+        match self {
+            Source::Meta => "_meta/trails/idempotency_key",
+            Source::Header => "Idempotency-Key",
+        }
+    }
+}
+
+/// A key as a client sent it (not yet checked).
+#[derive(Debug, Clone)]
+pub(crate) struct SentKey {
+    pub(crate) value: Value,
+    pub(crate) source: Source,
+}
+
+impl SentKey {
+    /// The key of a `tools/call`'s `_meta`, if any.
+    pub(crate) fn from_meta(meta: Option<&serde_json::Map<String, Value>>) -> Option<SentKey> {
+        let value = meta?.get("trails")?.get("idempotency_key")?;
+        Some(SentKey { value: value.clone(), source: Source::Meta })
+    }
+
+    /// The key text, or why it is not one.
+    fn checked(&self) -> Result<&str, Error> {
+        let refuse = |message: &str| {
+            FieldError::refuse(
+                self.source.field(),
+                FieldCode::Pattern,
+                format!("{} {message}", self.source.field()),
+                &self.value,
+                json!(format!("1 to {MAX_KEY_CHARS} visible ASCII characters")),
+            )
+        };
+        let Some(text) = self.value.as_str() else { return Err(refuse("must be a string")) };
+        if text.is_empty() || text.len() > MAX_KEY_CHARS || !text.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(refuse(&format!("must be 1 to {MAX_KEY_CHARS} visible ASCII characters")));
+        }
+        Ok(text)
+    }
+}
+
+/// How long keys are kept, and how many.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Retention {
+    pub(crate) keep: Duration,
+    pub(crate) max_keys: usize,
+}
+
+/// A claimed key: the call runs, then [`Ledger::settle`] keeps its result or frees the key.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    caller: String,
+    tool: String,
+    key: String,
+}
+
+/// What a claim found.
+#[derive(Debug)]
+pub(crate) enum Claim {
+    /// No earlier call: run this one.
+    Run(Ticket),
+    /// The first call's result, to answer again.
+    Replay(Box<CallToolResult>),
+}
+
+/// The keys: a SQLite table, opened on first use (an app whose clients send no key never
+/// creates a file).
+pub(crate) struct Ledger {
+    path: PathBuf,
+    retention: Retention,
+    conn: OnceLock<Result<Arc<Mutex<Connection>>, String>>,
+    claims: AtomicUsize,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").field("path", &self.path).finish()
+    }
+}
+
+fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The arguments' digest: SHA-256 of their JSON with every object's keys sorted, so two
+/// spellings of the same arguments are the same call.
+fn digest(arguments: &Value) -> String {
+    let mut sorted = arguments.clone();
+    sorted.sort_all_objects();
+    crate::sha256_hex(&sorted.to_string())
+}
+
+impl Ledger {
+    pub(crate) fn new(path: PathBuf, retention: Retention) -> Ledger {
+        Ledger { path, retention, conn: OnceLock::new(), claims: AtomicUsize::new(0) }
+    }
+
+    fn connection(&self) -> Result<Arc<Mutex<Connection>>, Error> {
+        let opened =
+            self.conn.get_or_init(|| open(&self.path).map(|c| Arc::new(Mutex::new(c))).map_err(|e| e.to_string()));
+        opened.clone().map_err(|e| Error::internal(format!("idempotency keys at {}: {e}", self.path.display())))
+    }
+
+    /// Claim `key` for this call, or find the result of the call that claimed it first.
+    pub(crate) async fn claim(
+        &self,
+        key: &SentKey,
+        caller: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Claim, Error> {
+        let text = key.checked()?.to_owned();
+        let conn = self.connection()?;
+        let ticket = Ticket { caller: caller.unwrap_or_default().to_owned(), tool: tool.to_owned(), key: text };
+        let args = digest(arguments);
+        let prune = self.claims.fetch_add(1, Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
+        let retention = self.retention;
+        let found = tokio::task::spawn_blocking(move || {
+            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let now = now_secs();
+            if prune {
+                prune_keys(&tx, now, retention)?;
+            }
+            let earlier: Option<(String, Option<String>, i64)> = tx
+                .query_row(
+                    "SELECT arguments, result, created_at FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3",
+                    params![ticket.caller, ticket.tool, ticket.key],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .optional()?;
+            let found = match earlier {
+                Some((_, _, created)) if now - created > retention.keep.as_secs() as i64 => None,
+                Some((_, None, created)) if now - created > ABANDONED_AFTER.as_secs() as i64 => None,
+                other => other,
+            };
+            let outcome = match found {
+                None => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO idempotency_key (caller, tool, key, arguments, result, created_at)
+                         VALUES (?1, ?2, ?3, ?4, NULL, ?5)",
+                        params![ticket.caller, ticket.tool, ticket.key, args, now],
+                    )?;
+                    Found::New(ticket)
+                }
+                Some((first, _, _)) if first != args => Found::OtherArguments,
+                Some((_, None, _)) => Found::Running,
+                Some((_, Some(result), _)) => Found::Result(result),
+            };
+            tx.commit()?;
+            Ok::<_, rusqlite::Error>(outcome)
+        })
+        .await
+        .map_err(Error::internal)?
+        .map_err(|e| Error::internal(format!("idempotency keys: {e}")))?;
+        let conflict = |message: &str| {
+            FieldError::refuse(
+                key.source.field(),
+                FieldCode::Unique,
+                message,
+                &key.value,
+                json!("a key not used before, or the same arguments as its first call"),
+            )
+        };
+        match found {
+            Found::New(ticket) => Ok(Claim::Run(ticket)),
+            Found::OtherArguments => {
+                Err(conflict("this idempotency key was first used with other arguments; use a new key for a new call"))
+            }
+            Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
+            Found::Result(text) => {
+                let mut result: CallToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
+                let meta = result.meta.get_or_insert_with(Default::default);
+                let trails = meta.0.entry("trails").or_insert_with(|| json!({}));
+                if let Some(trails) = trails.as_object_mut() {
+                    trails.insert("replayed".to_owned(), Value::Bool(true));
+                }
+                Ok(Claim::Replay(Box::new(result)))
+            }
+        }
+    }
+
+    /// Keep the result of the call `ticket` let run (committed before it answers), or free the
+    /// key when the call failed so a retry runs.
+    pub(crate) async fn settle(&self, ticket: Ticket, result: Option<&CallToolResult>) {
+        let Ok(conn) = self.connection() else { return };
+        let text = result.map(|r| serde_json::to_string(r).expect("a CallToolResult serialises"));
+        let done = tokio::task::spawn_blocking(move || {
+            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let key = params![ticket.caller, ticket.tool, ticket.key];
+            match text {
+                Some(text) => conn.execute(
+                    "UPDATE idempotency_key SET result = ?4 WHERE caller = ?1 AND tool = ?2 AND key = ?3",
+                    params![ticket.caller, ticket.tool, ticket.key, text],
+                ),
+                None => conn.execute("DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3", key),
+            }
+        })
+        .await;
+        if let Err(error) = done.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+            tracing::error!(%error, "could not settle an idempotency key");
+        }
+    }
+}
+
+/// What the table held for a claimed key.
+enum Found {
+    New(Ticket),
+    OtherArguments,
+    Running,
+    Result(String),
+}
+
+fn open(path: &Path) -> rusqlite::Result<Connection> {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // A kept result must survive the process: the claim and the result commit durably.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS idempotency_key (
+            caller TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
+            arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL,
+            PRIMARY KEY (caller, tool, key)
+         );
+         CREATE INDEX IF NOT EXISTS idempotency_key_age ON idempotency_key (created_at);",
+    )?;
+    Ok(conn)
+}
+
+/// Drop keys past their retention, then the oldest beyond `max_keys`.
+fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM idempotency_key WHERE created_at < ?1", params![now - retention.keep.as_secs() as i64])?;
+    tx.execute(
+        "DELETE FROM idempotency_key WHERE rowid IN (
+            SELECT rowid FROM idempotency_key ORDER BY created_at DESC LIMIT -1 OFFSET ?1)",
+        params![retention.max_keys as i64],
+    )?;
+    Ok(())
+}

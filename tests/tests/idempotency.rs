@@ -1,0 +1,171 @@
+//! Idempotency keys on the real fixture server (`requirements.update` is `idempotent`): a retry
+//! with the same key and arguments replays the first result without running the handler — even
+//! after `kill -9` — the same key with other arguments is refused (`unique`; 409 on `/invoke`),
+//! keys are per caller, and a key on a capability not declared idempotent, or a malformed one, is
+//! refused.
+
+use serde_json::{json, Value};
+use trails_tests::ServedApp;
+
+const AGENT_TOKEN: &str = "idempotency-agent-token";
+
+fn start() -> ServedApp {
+    let toml = format!(
+        "[http]\nsessions = false\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
+        trails::sha256_hex(AGENT_TOKEN)
+    );
+    ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), &toml)
+}
+
+async fn call(server: &ServedApp, token: Option<&str>, tool: &str, arguments: Value, key: Option<Value>) -> Value {
+    let mut params = json!({ "name": tool, "arguments": arguments });
+    if let Some(key) = key {
+        params["_meta"] = json!({ "trails": { "idempotency_key": key } });
+    }
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{}/mcp", server.addr))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+fn retitle(title: &str) -> Value {
+    json!({ "req_id": "REQ-1", "title": title })
+}
+
+async fn stored_title(server: &ServedApp) -> Value {
+    let got = call(server, None, "trails.kg.get", json!({ "node_type": "Requirement", "id": "REQ-1" }), None).await;
+    got["result"]["structuredContent"]["fields"]["title"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_with_the_same_key_replays_the_first_result_and_runs_nothing() {
+    let mut server = start();
+    let created = call(
+        &server,
+        Some(AGENT_TOKEN),
+        "requirements.create",
+        json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": ["auth"] }),
+        None,
+    )
+    .await;
+    assert!(created["result"].is_object(), "{created}");
+
+    let first = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    assert_eq!(first["result"]["structuredContent"]["title"], "Passkeys", "{first}");
+    assert!(first["result"]["_meta"].is_null(), "a first call is no replay: {first}");
+    // Someone changes the title again, without a key.
+    call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Hardware keys"), None).await;
+    assert_eq!(stored_title(&server).await, "Hardware keys");
+
+    // The retry gets the first result, marked, and the handler does not run: the title stays.
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
+    assert_eq!(replay["result"]["structuredContent"], first["result"]["structuredContent"]);
+    assert_eq!(stored_title(&server).await, "Hardware keys", "a replay writes nothing");
+    // Argument order is no difference.
+    let reordered = json!({ "title": "Passkeys", "req_id": "REQ-1" });
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", reordered, Some(json!("k-1"))).await;
+    assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
+
+    // The same key with other arguments is refused, naming the key.
+    let other =
+        call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Magic links"), Some(json!("k-1"))).await;
+    assert_eq!(other["error"]["code"], -32602, "{other}");
+    let field = &other["error"]["data"]["fields"][0];
+    assert_eq!(
+        (field["field"].clone(), field["code"].clone()),
+        (json!("_meta/trails/idempotency_key"), json!("unique"))
+    );
+    assert_eq!(stored_title(&server).await, "Hardware keys");
+
+    // Keys are per caller: the anonymous caller's `k-1` is its own, and runs.
+    let anonymous = call(&server, None, "requirements.update", retitle("Magic links"), Some(json!("k-1"))).await;
+    assert!(anonymous["result"]["_meta"].is_null(), "{anonymous}");
+    assert_eq!(stored_title(&server).await, "Magic links");
+
+    // Kept durably: after `kill -9` the retry still replays.
+    server.kill_and_restart();
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
+    assert_eq!(stored_title(&server).await, "Magic links");
+
+    // A key on a capability that is not idempotent, and keys that are not keys, are refused.
+    let create = json!({ "req_id": "REQ-2", "title": "Audit log", "status": "proposed", "priority": 2, "tags": [] });
+    let refused = call(&server, Some(AGENT_TOKEN), "requirements.create", create, Some(json!("k-2"))).await;
+    assert_eq!(refused["error"]["data"]["fields"][0]["code"], "one_of", "{refused}");
+    for bad in [json!(7), json!(""), json!("with space"), json!("x".repeat(256))] {
+        let refused = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(bad.clone())).await;
+        assert_eq!(refused["error"]["data"]["fields"][0]["code"], "pattern", "{bad}: {refused}");
+    }
+    assert_eq!(stored_title(&server).await, "Magic links", "refused calls change nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_invoke_the_key_is_the_idempotency_key_header() {
+    let server = start();
+    let create =
+        json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
+    assert!(call(&server, Some(AGENT_TOKEN), "requirements.create", create, None).await["result"].is_object());
+    let invoke = |key: &'static str, title: &'static str| {
+        reqwest::Client::new()
+            .post(format!("http://{}/invoke/requirements.update", server.addr))
+            .bearer_auth(AGENT_TOKEN)
+            .header("idempotency-key", key)
+            .json(&retitle(title))
+            .send()
+    };
+    let first = invoke("h-1", "Passkeys").await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first: Value = first.json().await.unwrap();
+    let again = invoke("h-1", "Passkeys").await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again["structuredContent"], first["structuredContent"]);
+    let conflict = invoke("h-1", "Magic links").await.unwrap();
+    assert_eq!(conflict.status(), 409);
+    let body: Value = conflict.json().await.unwrap();
+    assert_eq!(body["error"]["data"]["fields"][0]["field"], "Idempotency-Key", "{body}");
+    // The MCP key space is the same: the header's key replays over MCP too.
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("h-1"))).await;
+    assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_an_mcp_session_the_key_in_meta_replays_too() {
+    use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::ServiceExt;
+    // Sessions on: rmcp's own handler serves the call, not the stateless hot path.
+    let server = ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), "[http]\nsessions = true\n");
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr));
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let call = |arguments: Value, key: Option<&str>| {
+        let mut params =
+            CallToolRequestParams::new(if key.is_some() { "requirements.update" } else { "requirements.create" });
+        params.arguments = arguments.as_object().cloned();
+        if let Some(key) = key {
+            let meta = json!({ "trails": { "idempotency_key": key } }).as_object().cloned().unwrap();
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
+        client.call_tool(params)
+    };
+    let create =
+        json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
+    call(create, None).await.unwrap();
+    let first = call(retitle("Passkeys"), Some("s-1")).await.unwrap();
+    assert!(first.meta.is_none(), "{first:?}");
+    let again = call(retitle("Passkeys"), Some("s-1")).await.unwrap();
+    let replayed = again.meta.as_ref().and_then(|meta| meta.get("trails")).and_then(|t| t.get("replayed")).cloned();
+    assert_eq!(replayed, Some(json!(true)), "{again:?}");
+    assert_eq!(again.structured_content, first.structured_content);
+    let other = call(retitle("Magic links"), Some("s-1")).await.unwrap_err();
+    assert!(other.to_string().contains("idempotency key"), "{other}");
+}
