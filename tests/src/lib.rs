@@ -246,7 +246,9 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_meta_gen_capability",
     "trails_meta_gen_nodetype",
     "trails_meta_gen_shape",
+    "trails_meta_kg_validate",
     "trails_meta_ping",
+    "trails_meta_schema_snapshot",
     "trails_meta_tools_enable",
 ];
 

@@ -648,6 +648,40 @@ async fn a_blob_is_sent_as_base64_shown_to_models_as_metadata_and_fetched_by_its
     assert!(kg.get::<trails_tests::Attachment>("broken").await.unwrap().is_none());
 }
 
+/// Follow `trails_meta_kg_validate` from `arguments` to the end: (instances checked, violations
+/// as (id, [(field, code)]), answers). Every answer fits the test server's 1024-character window.
+async fn walk(
+    client: &RunningService<RoleClient, ()>,
+    kg: &Kg,
+    mut arguments: Value,
+) -> (u64, Vec<(String, Vec<(String, String)>)>, usize) {
+    let (mut checked, mut found, mut pages) = (0, Vec::new(), 0);
+    loop {
+        pages += 1;
+        assert!(pages < 20, "the walk ends");
+        let result = call(client, "trails_meta_kg_validate", arguments.clone()).await.unwrap();
+        let answer = result.structured_content.clone().unwrap();
+        let text = result.content[0].as_text().unwrap().text.clone();
+        assert!(text.chars().count() <= 1024, "the answer fits the window: {text}");
+        checked += answer["checked"].as_u64().unwrap();
+        for violation in answer["violations"].as_array().unwrap() {
+            let fields = violation["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| (f["field"].as_str().unwrap().to_owned(), f["code"].as_str().unwrap().to_owned()))
+                .collect();
+            assert_eq!(violation["iri"], kg.iri::<Requirement>(violation["id"].as_str().unwrap()));
+            found.push((violation["id"].as_str().unwrap().to_owned(), fields));
+        }
+        if answer["next_call"].is_null() {
+            return (checked, found, pages);
+        }
+        assert_eq!(answer["next_call"]["tool"], "trails_meta_kg_validate");
+        arguments = answer["next_call"]["arguments"].clone();
+    }
+}
+
 /// Rewrite what the store holds for requirement `id` with `edit`, around Trails (as another
 /// writer of a shared store could): no validation, only the store's own atomic write.
 async fn rewrite_around_trails(
@@ -672,9 +706,9 @@ async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_t
     const TOKEN: &str = "kg-validate-builder-token";
     let store = Arc::new(EmbeddedStore::temporary().unwrap());
     let kg = Kg::new(store.clone(), trails::kg::DEFAULT_BASE);
-    // A small window, so the walk must stop early and continue.
+    // The smallest window, so the walk must stop early and continue.
     let toml = format!(
-        "[mcp]\nscopes = [\"dev\"]\ntool_window_chars = 1500\n\
+        "[mcp]\nscopes = [\"dev\"]\ntool_window_chars = 1024\n\
          [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
         trails::sha256_hex(TOKEN)
     );
@@ -708,32 +742,9 @@ async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_t
     })
     .await;
 
-    let mut arguments = json!({ "node_type": "Requirement" });
-    let mut checked = 0;
-    let mut found: Vec<(String, Vec<(String, String)>)> = Vec::new();
-    for _ in 0..10 {
-        let result = call(&client, "trails_meta_kg_validate", arguments.clone()).await.unwrap();
-        let answer = result.structured_content.clone().unwrap();
-        let text = result.content[0].as_text().unwrap().text.clone();
-        assert!(text.chars().count() <= 1500, "the answer fits the window: {text}");
-        checked += answer["checked"].as_u64().unwrap();
-        for violation in answer["violations"].as_array().unwrap() {
-            let fields = violation["fields"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| (f["field"].as_str().unwrap().to_owned(), f["code"].as_str().unwrap().to_owned()))
-                .collect();
-            assert_eq!(violation["iri"], kg.iri::<Requirement>(violation["id"].as_str().unwrap()));
-            found.push((violation["id"].as_str().unwrap().to_owned(), fields));
-        }
-        if answer["next_call"].is_null() {
-            break;
-        }
-        assert_eq!(answer["next_call"]["tool"], "trails_meta_kg_validate");
-        arguments = answer["next_call"]["arguments"].clone();
-    }
+    let (checked, found, pages) = walk(&client, &kg, json!({ "node_type": "Requirement" })).await;
     assert_eq!(checked, 5, "every instance checked once");
+    assert!(pages > 1, "both violations do not fit 1024 characters: the walk continued");
     let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(ids, ["REQ-2", "REQ-4"], "{found:?}");
     let codes = |fields: &[(String, String)]| {
@@ -750,9 +761,9 @@ async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_t
     assert_eq!(codes(&found[1].1), [pair("priority", "required"), pair("priority", "type_mismatch")], "{found:?}");
 
     // Every node type in turn: the example's people (none stored) and requirements.
-    let result = call(&client, "trails_meta_kg_validate", json!({ "limit": 1000 })).await.unwrap();
-    let answer = result.structured_content.unwrap();
-    assert!(answer["checked"].as_u64().unwrap() >= 1, "{answer}");
+    let (all, everywhere, _) = walk(&client, &kg, json!({ "limit": 1000 })).await;
+    assert_eq!(all, 5, "no other node type has instances");
+    assert_eq!(everywhere, found, "the same violations");
 
     let error = call(&client, "trails_meta_kg_validate", json!({ "node_type": "Nope" })).await.unwrap_err();
     assert_eq!(error.data.unwrap()["fields"][0]["field"], "node_type");

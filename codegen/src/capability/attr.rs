@@ -218,7 +218,7 @@ fn cost(arg: &Arg, diags: &mut Diagnostics) -> Cost {
             CostKey::LatencyP95 => cost.latency_p95_ms = args::expect_count(item, diags),
             CostKey::Usd => {
                 cost.usd = args::expect_value(item, "0.001", diags).and_then(|expr| match args::literal(expr) {
-                    Some(Literal::Float(f)) if f >= 0.0 => Some(f),
+                    Some(Literal::Float(f)) if f.is_finite() && f >= 0.0 => Some(f),
                     Some(Literal::Int(i)) if i >= 0 => Some(i as f64),
                     _ => {
                         diags.error_spanned(expr, "`usd` takes a non-negative number, e.g. `usd = 0.001`");

@@ -75,6 +75,10 @@ impl Budgets {
         if tokens_over || usd_over {
             self.refused.fetch_add(1, Ordering::Relaxed);
             let renews_in = self.settings.window.saturating_sub(now.duration_since(entry.since));
+            // A cost over the whole limit never fits: no window will help.
+            let never =
+                limit.tokens.is_some_and(|max| cost.tokens > max) || limit.usd.is_some_and(|max| cost.usd > max);
+            let retry_after_secs = (!never).then(|| renews_in.as_secs().max(1));
             let left = |max: Option<String>| max.unwrap_or_else(|| "unlimited".to_owned());
             let reason = format!(
                 "{id} costs {} tokens and ${}; {} has {} tokens and ${} left in this {}s window, renewed in {}s",
@@ -86,7 +90,7 @@ impl Budgets {
                 self.settings.window.as_secs(),
                 renews_in.as_secs().max(1),
             );
-            return Err(Error::BudgetExceeded { reason, retry_after_secs: Some(renews_in.as_secs().max(1)) });
+            return Err(Error::BudgetExceeded { reason, retry_after_secs });
         }
         entry.tokens = entry.tokens.saturating_add(cost.tokens);
         entry.usd += cost.usd;
@@ -94,13 +98,14 @@ impl Budgets {
         Ok(())
     }
 
-    /// `trails://stats`' `budgets`: the window, calls charged and refused, and each caller's
-    /// spending in its current window.
-    pub(crate) fn stats(&self) -> Value {
+    /// `trails://stats`' `budgets`: the window, calls charged and refused, and (`per_caller`)
+    /// each caller's spending in its current window.
+    pub(crate) fn stats(&self, per_caller: bool) -> Value {
         let now = Instant::now();
         let spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         let mut callers: Vec<Value> = spent
             .iter()
+            .filter(|_| per_caller)
             .filter(|(_, spent)| now.duration_since(spent.since) < self.settings.window)
             .map(|(caller, spent)| {
                 let limit = self.limit(caller.as_deref());
@@ -161,7 +166,8 @@ mod tests {
         assert!(limits.charge(Some("rich"), "search", SEARCH).is_ok());
         assert!(limits.charge(Some("rich"), "search", SEARCH).is_ok(), "exactly the limit fits");
         assert!(limits.charge(Some("rich"), "search", SEARCH).is_err());
-        let stats = limits.stats();
+        assert_eq!(limits.stats(false)["callers"], json!([]), "who spent what is for builders");
+        let stats = limits.stats(true);
         assert_eq!((stats["charged_calls"].clone(), stats["refused_calls"].clone()), (json!(5), json!(2)));
         let agent = stats["callers"].as_array().unwrap().iter().find(|c| c["caller"] == "agent").unwrap().clone();
         assert_eq!(agent["tokens_spent"], 80);
@@ -182,6 +188,6 @@ mod tests {
         for _ in 0..1000 {
             assert!(limits.charge(Some("agent"), "search", SEARCH).is_ok());
         }
-        assert_eq!(limits.stats()["refused_calls"], 0);
+        assert_eq!(limits.stats(true)["refused_calls"], 0);
     }
 }

@@ -13,6 +13,7 @@ use crate::kg::mapping;
 use crate::resources::tools as read;
 use crate::validate::{FieldCode, FieldError};
 use crate::{meta_capability, Ctx};
+use oxigraph::model::NamedNode;
 
 /// Instances one call checks when `limit` is unset.
 const DEFAULT_LIMIT: usize = 100;
@@ -102,6 +103,11 @@ async fn kg_validate(
         };
         json!({ "checked": checked, "violations": violations, "cursor": cursor, "next_call": next_call })
     };
+    const CUT: &str = "the violations found so far fill the window; next_call continues after them";
+    // Room kept for what the final answer may add to a measured one: `cut`, and a cursor that
+    // names the next node type instead of an instance.
+    let slack = CUT.len() + 16 + order.iter().map(|node| node.label.len()).max().unwrap_or(0);
+    let fits = |body: &Value| text_len(body) + slack <= window;
     let mut checked = 0;
     let mut violations: Vec<Value> = Vec::new();
     let mut cut = None;
@@ -111,39 +117,57 @@ async fn kg_validate(
         let page = read::page(shared, kg, position.node, None, wanted, after).await?;
         let items = page["items"].as_array().cloned().unwrap_or_default();
         for item in &items {
-            let (Some(iri), Some(id)) = (item["iri"].as_str(), item["label"].as_str()) else { continue };
-            let (_, triples) = match read::described(kg, position.node, id).await {
-                Ok(described) => described,
-                // Deleted since the page was read: nothing to check.
-                Err(Error::Validation { .. }) => continue,
-                Err(error) => return Err(error),
+            let iri = item["iri"].as_str().ok_or_else(|| Error::internal("a page item without an IRI"))?;
+            let id = item["label"].as_str().unwrap_or(iri);
+            // Read by the IRI the page gave (an instance written around Trails may have an IRI
+            // its key does not spell).
+            let errors = match NamedNode::new(iri) {
+                Ok(subject) => {
+                    let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), position.node.label));
+                    let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
+                    // Deleted since the page was read: nothing to check.
+                    if triples.is_empty() {
+                        Vec::new()
+                    } else {
+                        mapping::recheck(position.node, &triples)
+                    }
+                }
+                Err(error) => vec![FieldError::rejecting(
+                    "@id",
+                    FieldCode::Pattern,
+                    format!("the instance's IRI is not one the store should hold: {error}"),
+                    &json!(iri),
+                    json!("an IRI"),
+                )],
             };
-            let errors = mapping::recheck(position.node, &triples);
+            let next = Position { node: position.node, after: Some(iri.to_owned()) };
             if !errors.is_empty() {
                 let total = errors.len();
-                let mut violation = json!({ "node_type": position.node.label, "id": id, "iri": iri, "fields": errors, "fields_total": total });
-                violations.push(violation.clone());
-                if text_len(&answer(checked + 1, &violations, Some(&*position))) > window {
-                    violations.pop();
-                    if !violations.is_empty() {
-                        cut = Some("the violations found so far fill the window; next_call continues after them");
-                        break 'scan;
-                    }
-                    // One instance alone is over: show the first of its errors that fit.
-                    let mut shown = total;
-                    while shown > 1 {
-                        shown -= 1;
-                        violation["fields"] = json!(errors[..shown]);
-                        if text_len(&answer(checked + 1, std::slice::from_ref(&violation), Some(&*position))) <= window
-                        {
-                            break;
-                        }
-                    }
-                    violations.push(violation);
+                let violation = json!({ "node_type": position.node.label, "id": id, "iri": iri, "fields": errors, "fields_total": total });
+                violations.push(violation);
+            }
+            // Every step measures the answer it would give if it stopped here.
+            if !violations.is_empty() && !fits(&answer(checked + 1, &violations, Some(&next))) {
+                let mine = if errors.is_empty() { None } else { violations.pop() };
+                if !violations.is_empty() {
+                    // Stop before this instance: the next call starts with it.
+                    cut = Some(CUT);
+                    break 'scan;
                 }
+                // One instance alone is over: show the first of its errors that fit.
+                let mut violation = mine.expect("a lone violation is this instance's");
+                let mut shown = errors.len();
+                while shown > 1 {
+                    shown -= 1;
+                    violation["fields"] = json!(errors[..shown]);
+                    if fits(&answer(checked + 1, std::slice::from_ref(&violation), Some(&next))) {
+                        break;
+                    }
+                }
+                violations.push(violation);
             }
             checked += 1;
-            position.after = Some(iri.to_owned());
+            *position = next;
             if checked == limit {
                 break;
             }
@@ -160,15 +184,15 @@ async fn kg_validate(
         }
     }
     let mut body = answer(checked, &violations, at.as_ref());
+    if let Some(cut) = cut {
+        body["cut"] = json!(cut);
+    }
     if text_len(&body) > window {
         let message = format!(
             "one violation (with its IRI, cursor and next call) does not fit the window ({window} characters); \
              raise [mcp] tool_window_chars"
         );
         return Err(FieldError::refuse("limit", FieldCode::MaxLength, message, &json!(limit), json!(window)));
-    }
-    if let Some(cut) = cut {
-        body["cut"] = json!(cut);
     }
     Ok(KgValidation(body))
 }

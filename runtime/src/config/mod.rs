@@ -313,6 +313,11 @@ impl Settings {
         }
         let mut entries = Vec::new();
         for (index, token) in config.http.tokens.iter().enumerate() {
+            if token.name.trim().is_empty() {
+                // Provenance, budgets and idempotency keys name the caller by it.
+                let expected = "a name: logs, provenance, budgets and idempotency keys name the caller by it";
+                return Err(ConfigError::Value { key: "[[http.tokens]] name", value: token.name.clone(), expected });
+            }
             if config.http.tokens[..index].iter().any(|earlier| earlier.name == token.name) {
                 // A session belongs to the token name that opened it, and provenance names the
                 // caller by it: two tokens with one name would be one caller.

@@ -86,12 +86,44 @@ pub(crate) struct Retention {
     pub(crate) max_keys: usize,
 }
 
-/// A claimed key: the call runs, then [`Ledger::settle`] keeps its result or frees the key.
+/// A claimed key: the call runs, then [`Ledger::settle`] keeps its result or frees the key. A
+/// ticket dropped unsettled (the client went away and the call's future was dropped) frees its
+/// key, so the retry runs instead of waiting out [`ABANDONED_AFTER`].
 #[derive(Debug)]
 pub(crate) struct Ticket {
     caller: String,
     tool: String,
     key: String,
+    conn: Option<Arc<Mutex<Connection>>>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        let (caller, tool, key) = (self.caller.clone(), self.tool.clone(), self.key.clone());
+        let free = move || {
+            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let freed = conn.execute(
+                "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND result IS NULL",
+                params![caller, tool, key],
+            );
+            if let Err(error) = freed {
+                tracing::error!(%error, "could not free an abandoned idempotency key");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(free)),
+            Err(_) => free(),
+        }
+    }
+}
+
+/// How a caller is kept in the table: token callers and anonymous ones can never collide.
+fn caller_column(caller: Option<&str>) -> String {
+    match caller {
+        Some(name) => format!("caller:{name}"),
+        None => "anonymous".to_owned(),
+    }
 }
 
 /// What a claim found.
@@ -125,7 +157,8 @@ fn now_secs() -> i64 {
 /// The arguments' digest: SHA-256 of their JSON with every object's keys sorted, so two
 /// spellings of the same arguments are the same call.
 fn digest(arguments: &Value) -> String {
-    let mut sorted = arguments.clone();
+    // No arguments (MCP may leave them out) and `{}` (what `/invoke` sends) are one call.
+    let mut sorted = if arguments.is_null() { json!({}) } else { arguments.clone() };
     sorted.sort_all_objects();
     crate::sha256_hex(&sorted.to_string())
 }
@@ -151,7 +184,7 @@ impl Ledger {
     ) -> Result<Claim, Error> {
         let text = key.checked()?.to_owned();
         let conn = self.connection()?;
-        let ticket = Ticket { caller: caller.unwrap_or_default().to_owned(), tool: tool.to_owned(), key: text };
+        let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, conn: None };
         let args = digest(arguments);
         let prune = self.claims.fetch_add(1, Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
         let retention = self.retention;
@@ -203,7 +236,10 @@ impl Ledger {
             )
         };
         match found {
-            Found::New(ticket) => Ok(Claim::Run(ticket)),
+            Found::New(mut ticket) => {
+                ticket.conn = Some(self.connection()?);
+                Ok(Claim::Run(ticket))
+            }
             Found::OtherArguments => {
                 Err(conflict("this idempotency key was first used with other arguments; use a new key for a new call"))
             }
@@ -221,24 +257,35 @@ impl Ledger {
     }
 
     /// Keep the result of the call `ticket` let run (committed before it answers), or free the
-    /// key when the call failed so a retry runs.
-    pub(crate) async fn settle(&self, ticket: Ticket, result: Option<&CallToolResult>) {
-        let Ok(conn) = self.connection() else { return };
+    /// key when the call failed so a retry runs. A result that cannot be kept is logged, and the
+    /// key freed: the retry then runs again rather than waiting on a key that never settles.
+    pub(crate) async fn settle(&self, mut ticket: Ticket, result: Option<&CallToolResult>) {
+        let Some(conn) = ticket.conn.take() else { return };
         let text = result.map(|r| serde_json::to_string(r).expect("a CallToolResult serialises"));
+        let (caller, tool, key) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone());
         let done = tokio::task::spawn_blocking(move || {
             let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            let key = params![ticket.caller, ticket.tool, ticket.key];
-            match text {
+            let kept = match &text {
                 Some(text) => conn.execute(
                     "UPDATE idempotency_key SET result = ?4 WHERE caller = ?1 AND tool = ?2 AND key = ?3",
-                    params![ticket.caller, ticket.tool, ticket.key, text],
+                    params![caller, tool, key, text],
                 ),
-                None => conn.execute("DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3", key),
+                None => Ok(0),
+            };
+            if text.is_none() || !matches!(kept, Ok(1)) {
+                conn.execute(
+                    "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND result IS NULL",
+                    params![caller, tool, key],
+                )?;
             }
+            kept
         })
         .await;
-        if let Err(error) = done.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
-            tracing::error!(%error, "could not settle an idempotency key");
+        match done {
+            Ok(Ok(kept)) if kept == 1 || result.is_none() => {}
+            Ok(Ok(_)) => tracing::warn!("an idempotency key was pruned while its call ran; its result is not kept"),
+            Ok(Err(error)) => tracing::error!(%error, "could not keep an idempotent call's result"),
+            Err(error) => tracing::error!(%error, "could not keep an idempotent call's result"),
         }
     }
 }
@@ -276,7 +323,8 @@ fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention) ->
     tx.execute("DELETE FROM idempotency_key WHERE created_at < ?1", params![now - retention.keep.as_secs() as i64])?;
     tx.execute(
         "DELETE FROM idempotency_key WHERE rowid IN (
-            SELECT rowid FROM idempotency_key ORDER BY created_at DESC LIMIT -1 OFFSET ?1)",
+            SELECT rowid FROM idempotency_key WHERE result IS NOT NULL
+            ORDER BY created_at DESC LIMIT -1 OFFSET ?1)",
         params![retention.max_keys as i64],
     )?;
     Ok(())

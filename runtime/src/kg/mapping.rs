@@ -254,7 +254,12 @@ pub(crate) fn recheck(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Vec
             errors.push(FieldError::rejecting(
                 predicate.field,
                 FieldCode::TypeMismatch,
-                format!("{} holds {term}, which is not a {} value", predicate.field, predicate.datatype.iri()),
+                format!(
+                    "{} holds {}, which is not a {} value",
+                    predicate.field,
+                    crate::validate::cut_text(&term.to_string(), crate::validate::NAME_ECHO_LIMIT),
+                    predicate.datatype.iri()
+                ),
                 &Value::String(term.to_string()),
                 json!(predicate.datatype.iri()),
             ));

@@ -109,7 +109,10 @@ pub(crate) async fn call(
         shared.record_activity(&kg, &call, &touched).await;
     }
     if let Some(ticket) = ticket {
-        shared.idempotency.settle(ticket, result.as_ref().ok()).await;
+        // Only a call that did its work is replayed; a failure (also one answered as an
+        // `isError` result) frees the key, so its retry runs.
+        let kept = result.as_ref().ok().filter(|r| handler_succeeded && r.is_error != Some(true));
+        shared.idempotency.settle(ticket, kept).await;
     }
     result
 }

@@ -91,7 +91,8 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
         },
         "tools": shared.catalog.list(scopes).len(),
         "subscriptions": subscriptions,
-        "budgets": shared.budgets.stats(),
+        // Who spent what is for builders; others see the totals.
+        "budgets": shared.budgets.stats(scopes.contains(crate::auth::Scope::Builder)),
     }))
 }
 

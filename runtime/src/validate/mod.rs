@@ -11,7 +11,7 @@ mod interpret;
 mod report;
 mod rules;
 
-pub(crate) use field_error::{cut_text, echo, echo_name};
+pub(crate) use field_error::{cut_text, echo, echo_name, NAME_ECHO_LIMIT};
 pub use field_error::{FieldCode, FieldError};
 pub(crate) use interpret::run;
 pub use interpret::{validate_item, validate_object};
