@@ -72,6 +72,7 @@ mod error;
 mod http;
 mod idempotency;
 pub mod kg;
+mod ledger;
 mod mcp;
 mod memory;
 mod policy;

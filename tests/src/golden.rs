@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-pub use trails::snapshot::{expected_files, render_tool, sync, to_sorted_pretty, Drift, Mode};
+pub use trails::snapshot::{expected_files, render_tool, sync, to_sorted_pretty, Change, Drift, Mode};
 
 pub const UPDATE_ENV: &str = "TRAILS_UPDATE_MCP_SNAPSHOTS";
 pub const ACCEPT_HINT: &str =

@@ -118,7 +118,8 @@ pub struct Constraints {
 
 /// Accept a constraint-matrix record; returns it unchanged.
 #[capability(id = "fixtures.constraints", version = "0.3.0", side_effects(writes = ["https://example.org/graphs/fixtures"], overwrites, provenance),
-             policy_required = ["fixtures.write"], preconditions = ["fixture.exists"], version_status = "experimental")]
+             policy_required = ["fixtures.write"], preconditions = ["fixture.exists"], version_status = "experimental",
+             idempotent)]
 pub async fn constraints(input: Constraints) -> Result<Constraints> {
     Ok(input)
 }

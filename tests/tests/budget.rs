@@ -2,7 +2,8 @@
 //! `[budget] tokens = 40` an anonymous caller gets one search per window, and a token with its
 //! own `budget = { tokens = 100 }` gets two. The next call is refused with `-32003` (429 with
 //! `Retry-After` over `/invoke`) and its handler does not run; a call refused by validation costs
-//! nothing; free capabilities still run; `trails://stats` counts what was charged and refused.
+//! nothing; free capabilities still run; `trails://stats` counts what was charged and refused;
+//! and spending outlives `kill -9`.
 
 use serde_json::{json, Value};
 use trails_tests::ServedApp;
@@ -36,7 +37,7 @@ async fn search(server: &ServedApp, token: Option<&str>, query: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_nothing() {
-    let server = start();
+    let mut server = start();
 
     // Anonymous callers share `[budget]`: one search of 40 tokens.
     assert!(search(&server, None, "graph").await["result"].is_object());
@@ -84,6 +85,14 @@ async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_n
     };
     assert_eq!(spent(json!("agent")), 80);
     assert_eq!(spent(Value::Null), 40);
+
+    // Spending is kept: after `kill -9` no caller gets a fresh budget.
+    server.kill_and_restart();
+    let refused = search(&server, None, "graph").await;
+    assert_eq!(refused["error"]["code"], -32003, "a restart handed out a fresh budget: {refused}");
+    let retry = refused["error"]["data"]["retry_after_secs"].as_u64().unwrap();
+    assert!((3400..=3600).contains(&retry), "the window opened before the restart: {refused}");
+    assert_eq!(search(&server, Some(AGENT_TOKEN), "graph").await["error"]["code"], -32003);
 }
 
 #[test]

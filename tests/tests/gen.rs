@@ -289,4 +289,26 @@ async fn schema_snapshot_reports_and_writes_what_xtask_snapshot_keeps() {
     // A cursor means a report; writing takes none.
     let answer = call(&server, "trails_meta_schema_snapshot", json!({ "write": true, "cursor": "mcp" })).await;
     assert_eq!(answer["error"]["data"]["fields"][0]["field"], "cursor", "{answer}");
+
+    // A golden that is a symbolic link is refused, never followed, and then nothing is written.
+    let outside = server.dir.path().join("outside.json");
+    std::fs::write(&outside, "{}\n").unwrap();
+    std::fs::remove_file(&search).unwrap();
+    std::os::unix::fs::symlink(&outside, &search).unwrap();
+    std::fs::remove_file(schemas.join("shapes.ttl")).unwrap();
+    let answer = call(&server, "trails_meta_schema_snapshot", json!({ "write": true })).await;
+    let report = &answer["result"]["structuredContent"];
+    assert_eq!(report["written"], false, "{answer}");
+    let listed: Vec<(&str, &str)> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(listed, [("mcp/research.search.json", "refused")], "what stopped the write: {answer}");
+    assert_eq!(report["total"], 2, "the refused link and the missing shapes.ttl: {answer}");
+    let diff = report["files"][0]["diff"].as_str().unwrap();
+    assert!(diff.starts_with("schemas/mcp/research.search.json is not a regular file"), "{diff}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}\n", "never written through");
+    assert!(!schemas.join("shapes.ttl").exists(), "nothing is written while a path is refused");
 }

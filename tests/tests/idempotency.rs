@@ -99,10 +99,18 @@ async fn a_retry_with_the_same_key_replays_the_first_result_and_runs_nothing() {
     let refused = call(&server, Some(AGENT_TOKEN), "requirements.create", create, Some(json!("k-2"))).await;
     assert_eq!(refused["error"]["data"]["fields"][0]["code"], "one_of", "{refused}");
     for bad in [json!(7), json!(""), json!("with space"), json!("x".repeat(256))] {
-        let refused = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(bad.clone())).await;
+        let refused =
+            call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Not stored"), Some(bad.clone())).await;
         assert_eq!(refused["error"]["data"]["fields"][0]["code"], "pattern", "{bad}: {refused}");
     }
     assert_eq!(stored_title(&server).await, "Magic links", "refused calls change nothing");
+    // Arguments are validated before a key is looked up: invalid ones never claim it, and the
+    // same key then runs with valid arguments.
+    let invalid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(json!("k-3"))).await;
+    assert_eq!(invalid["error"]["data"]["fields"][0]["field"], "title", "{invalid}");
+    let valid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-3"))).await;
+    assert!(valid["result"]["_meta"].is_null(), "the invalid call kept nothing under k-3: {valid}");
+    assert_eq!(stored_title(&server).await, "Passkeys");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,8 +1,9 @@
 //! `policy_required`, enforced with Cedar, on the real fixture server: `fixtures.constraints`
 //! requires policy `fixtures.write`. One policy file denies it to anonymous callers (`-32002`
 //! over MCP, 403 over `/invoke`) and allows it to the `dev` token; another decides on the call's
-//! arguments. Without a policy file, or without the named policy, the server refuses to start
-//! and says which capability and what to add.
+//! arguments; a replayed idempotent call must pass the policies in force too. Without a policy
+//! file, or without the named policy, the server refuses to start and says which capability and
+//! what to add.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
@@ -50,7 +51,17 @@ fn command(dir: &Path, policies: Option<&str>) -> (Command, SocketAddr) {
 }
 
 fn start(policies: &str) -> Server {
-    let dir = tempfile::tempdir().unwrap();
+    serve(tempfile::tempdir().unwrap(), policies)
+}
+
+/// Stop `server` and serve its directory (and store) again, under `policies`.
+fn restart(server: Server, policies: &str) -> Server {
+    let Server { _child: child, _dir: dir, .. } = server;
+    drop(child);
+    serve(dir, policies)
+}
+
+fn serve(dir: tempfile::TempDir, policies: &str) -> Server {
     let (mut command, addr) = command(dir.path(), Some(policies));
     let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     trails_tests::wait_until_listening(addr);
@@ -63,12 +74,25 @@ fn arguments(priority: i64) -> Value {
 
 /// `tools/call fixtures.constraints` over stateless MCP: the result, or the error.
 async fn over_mcp(server: &Server, token: Option<&str>, arguments: &Value) -> Result<Value, Value> {
+    over_mcp_keyed(server, token, arguments, None).await
+}
+
+/// The same, with an idempotency key in `_meta`.
+async fn over_mcp_keyed(
+    server: &Server,
+    token: Option<&str>,
+    arguments: &Value,
+    key: Option<&str>,
+) -> Result<Value, Value> {
+    let mut params = json!({ "name": "fixtures.constraints", "arguments": arguments });
+    if let Some(key) = key {
+        params["_meta"] = json!({ "trails": { "idempotency_key": key } });
+    }
     let mut request = reqwest::Client::new()
         .post(format!("http://{}/mcp", server.addr))
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": { "name": "fixtures.constraints", "arguments": arguments } }));
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }));
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -125,6 +149,32 @@ async fn a_policy_decides_on_the_arguments_and_unrelated_policies_do_not_open_th
     assert!(over_mcp(&server, None, &arguments(2)).await.is_ok());
     let denied = over_mcp(&server, None, &arguments(3)).await.unwrap_err();
     assert_eq!(denied["code"], -32002, "`everything` is not one of the capability's policies: {denied}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_answers_only_a_caller_the_policies_in_force_still_allow() {
+    // `fixtures.constraints` is `idempotent`: a retry with the same key replays the first result.
+    let low_priorities = r#"@id("fixtures.write")
+        permit (principal, action == Trails::Action::"fixtures.constraints", resource)
+        when { context.arguments.priority <= 2 };"#;
+    let server = start(low_priorities);
+    let first = over_mcp_keyed(&server, None, &arguments(2), Some("k-1")).await.unwrap();
+    assert!(first["_meta"].is_null(), "{first}");
+    let replay = over_mcp_keyed(&server, None, &arguments(2), Some("k-1")).await.unwrap();
+    assert_eq!(replay["_meta"]["trails"]["replayed"], true, "{replay}");
+
+    // The policy tightens (a restart reads it): the kept result is not handed out any more.
+    let server = restart(server, low_priorities.replace("<= 2", "<= 1").as_str());
+    let denied = over_mcp_keyed(&server, None, &arguments(2), Some("k-1")).await.unwrap_err();
+    assert_eq!(denied["code"], -32002, "a replay passes the policies a first call must: {denied}");
+    let (status, _) = over_invoke(&server, None, &arguments(2)).await;
+    assert_eq!(status, 403);
+
+    // Allowed again, the same key still replays the first result: the denial kept nothing.
+    let server = restart(server, low_priorities);
+    let replay = over_mcp_keyed(&server, None, &arguments(2), Some("k-1")).await.unwrap();
+    assert_eq!(replay["_meta"]["trails"]["replayed"], true, "{replay}");
+    assert_eq!(replay["structuredContent"], first["structuredContent"]);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use trails::Registry;
-use trails_tests::golden::{self, Mode};
+use trails_tests::golden::{self, Change, Mode};
 
 fn main() -> ExitCode {
     let task = std::env::args().nth(1);
@@ -144,6 +144,13 @@ fn snapshot() -> ExitCode {
         Ok(drifts) if drifts.is_empty() => {
             println!("schemas/ is up to date ({} tools)", registry.tools().count());
             ExitCode::SUCCESS
+        }
+        Ok(drifts) if drifts.iter().any(|drift| drift.change == Change::Refused) => {
+            for drift in drifts.iter().filter(|drift| drift.change == Change::Refused) {
+                eprint!("error: {}", drift.diff);
+            }
+            eprintln!("nothing was written");
+            ExitCode::FAILURE
         }
         Ok(drifts) => {
             for drift in &drifts {

@@ -3,82 +3,169 @@
 //! the handler — against the caller's limit for the current window (`[budget]`, or the token's
 //! own `budget`). A call whose cost exceeds what is left is refused with `-32003` (HTTP 429 with
 //! `Retry-After`) and the handler does not run. The charge is the declared cost, whatever the
-//! handler then does. Spending lives in memory: one entry per caller name, and names come only
-//! from configured tokens, so it cannot grow with what clients send; a restart forgets it.
+//! handler then does.
+//!
+//! Spending is decided in memory — one entry per caller name, and names come only from
+//! configured tokens, so it cannot grow with what clients send — and each charge is committed to
+//! the ledger ([`crate::ledger`]) before the handler runs, so a restart (or `kill -9`) does not
+//! hand a caller a fresh budget. The ledger is read once, before the first charge; should it be
+//! unusable, budgets still hold in memory and the failure is logged.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use rusqlite::{params, Connection};
 use serde_json::{json, Value};
+use tokio::sync::OnceCell;
 
 use crate::config::{BudgetLimit, BudgetSettings};
 use crate::error::Error;
+use crate::ledger::{caller_column, caller_from_column};
 use crate::registry::Cost;
 
-/// What one caller spent in its current window.
-#[derive(Debug, Clone, Copy)]
+/// What one caller spent in its current window, which began at `since_ms` (Unix milliseconds:
+/// wall-clock time, so a window survives a restart).
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Spent {
-    since: Instant,
+    since_ms: i64,
     tokens: u64,
     usd: f64,
 }
 
 impl Spent {
-    fn starting(now: Instant) -> Spent {
-        Spent { since: now, tokens: 0, usd: 0.0 }
+    fn starting(now_ms: i64) -> Spent {
+        Spent { since_ms: now_ms, tokens: 0, usd: 0.0 }
     }
 }
 
 /// Dollars are summed as floats: a charge that lands within this of the limit still fits.
 const USD_SLACK: f64 = 1e-9;
 
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
 /// Every caller's spending, and what was refused.
-#[derive(Debug)]
 pub(crate) struct Budgets {
     settings: BudgetSettings,
     /// Keyed by caller name (`None`: anonymous callers, who share one budget).
     spent: Mutex<HashMap<Option<String>, Spent>>,
     charged: AtomicU64,
     refused: AtomicU64,
+    ledger: PathBuf,
+    /// The ledger's connection, opened (and its spending read into `spent`) before the first
+    /// charge; tried again by the next charge when it could not be.
+    conn: OnceCell<Arc<Mutex<Connection>>>,
+}
+
+impl std::fmt::Debug for Budgets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Budgets").field("settings", &self.settings).field("ledger", &self.ledger).finish()
+    }
 }
 
 impl Budgets {
-    pub(crate) fn new(settings: BudgetSettings) -> Budgets {
-        Budgets { settings, spent: Mutex::new(HashMap::new()), charged: AtomicU64::new(0), refused: AtomicU64::new(0) }
+    pub(crate) fn new(settings: BudgetSettings, ledger: PathBuf) -> Budgets {
+        Budgets {
+            settings,
+            spent: Mutex::new(HashMap::new()),
+            charged: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            ledger,
+            conn: OnceCell::new(),
+        }
     }
 
     fn limit(&self, caller: Option<&str>) -> BudgetLimit {
         caller.and_then(|name| self.settings.by_caller.get(name)).copied().unwrap_or(self.settings.default)
     }
 
+    fn window_ms(&self) -> i64 {
+        i64::try_from(self.settings.window.as_millis()).unwrap_or(i64::MAX)
+    }
+
     /// Charge `cost` of capability `id` to `caller`, or refuse it (`-32003`) when it exceeds what
-    /// the caller has left in this window.
-    pub(crate) fn charge(&self, caller: Option<&str>, id: &str, cost: Cost) -> Result<(), Error> {
-        // The hot path: most capabilities declare no cost, and most apps set no budget.
-        if cost.tokens == 0 && cost.usd <= 0.0 {
-            return Ok(());
-        }
+    /// the caller has left in this window. The charge is committed to the ledger before this
+    /// returns `Ok` — unless the ledger cannot be written, which is logged.
+    pub(crate) async fn charge(&self, caller: Option<&str>, id: &str, cost: Cost) -> Result<(), Error> {
+        // The hot path: most capabilities declare no cost, and most apps set no budget. Only a
+        // cost on a side the caller's limit bounds is counted (or written down).
         let limit = self.limit(caller);
-        if limit.is_unlimited() {
+        let bounded = (cost.tokens > 0 && limit.tokens.is_some()) || (cost.usd > 0.0 && limit.usd.is_some());
+        if !bounded {
             return Ok(());
         }
-        let now = Instant::now();
+        let conn = match self.conn.get_or_try_init(|| self.load()).await {
+            Ok(conn) => Some(conn.clone()),
+            Err(error) => {
+                tracing::error!(%error, path = %self.ledger.display(), "budget spending cannot be kept; it holds in memory until the ledger opens");
+                None
+            }
+        };
+        let since_ms = self.decide(caller, id, cost, limit, now_ms())?;
+        if let Some(conn) = conn {
+            let column = caller_column(caller);
+            let kept = tokio::task::spawn_blocking(move || {
+                let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+                add(&conn, &column, since_ms, cost)
+            })
+            .await;
+            match kept {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::error!(%error, "could not keep a budget charge; it holds in memory"),
+                Err(error) => tracing::error!(%error, "could not keep a budget charge; it holds in memory"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Open the ledger and read the spending of windows still open into memory.
+    async fn load(&self) -> Result<Arc<Mutex<Connection>>, String> {
+        let (path, window_ms, now) = (self.ledger.clone(), self.window_ms(), now_ms());
+        let (conn, rows) = tokio::task::spawn_blocking(move || {
+            let conn = open(&path)?;
+            let rows = current(&conn, now - window_ms, now)?;
+            Ok::<_, rusqlite::Error>((conn, rows))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
+        for (caller, kept) in rows {
+            // Charges made while the ledger could not be opened are in memory only: keep the
+            // newer window, and add up what both hold of the same one.
+            let entry = spent.entry(caller).or_insert(Spent::starting(kept.since_ms));
+            if kept.since_ms > entry.since_ms {
+                *entry = kept;
+            } else if kept.since_ms == entry.since_ms {
+                entry.tokens = entry.tokens.saturating_add(kept.tokens);
+                entry.usd += kept.usd;
+            }
+        }
+        Ok(Arc::new(Mutex::new(conn)))
+    }
+
+    /// Charge `cost` in memory, or refuse it; the window the charge landed in.
+    fn decide(&self, caller: Option<&str>, id: &str, cost: Cost, limit: BudgetLimit, now: i64) -> Result<i64, Error> {
+        let window_ms = self.window_ms();
         let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = spent.entry(caller.map(str::to_owned)).or_insert_with(|| Spent::starting(now));
-        if now.duration_since(entry.since) >= self.settings.window {
+        // A window ends when it has lasted its length — or when the clock was set back before it
+        // began (else a caller would wait out the step back as well).
+        if now.saturating_sub(entry.since_ms) >= window_ms || now < entry.since_ms {
             *entry = Spent::starting(now);
         }
         let tokens_over = limit.tokens.is_some_and(|max| entry.tokens.saturating_add(cost.tokens) > max);
         let usd_over = limit.usd.is_some_and(|max| entry.usd + cost.usd > max + USD_SLACK);
         if tokens_over || usd_over {
             self.refused.fetch_add(1, Ordering::Relaxed);
-            let renews_in = self.settings.window.saturating_sub(now.duration_since(entry.since));
+            let renews_in_secs = renews_in_ms(entry.since_ms, window_ms, now).div_ceil(1000).max(1);
             // A cost over the whole limit never fits: no window will help.
             let never =
                 limit.tokens.is_some_and(|max| cost.tokens > max) || limit.usd.is_some_and(|max| cost.usd > max);
-            let retry_after_secs = (!never).then(|| renews_in.as_secs().max(1));
+            let retry_after_secs = (!never).then_some(renews_in_secs);
             let left = |max: Option<String>| max.unwrap_or_else(|| "unlimited".to_owned());
             let reason = format!(
                 "{id} costs {} tokens and ${}; {} has {} tokens and ${} left in this {}s window, renewed in {}s",
@@ -88,25 +175,25 @@ impl Budgets {
                 left(limit.tokens.map(|max| max.saturating_sub(entry.tokens).to_string())),
                 left(limit.usd.map(|max| (max - entry.usd).max(0.0).to_string())),
                 self.settings.window.as_secs(),
-                renews_in.as_secs().max(1),
+                renews_in_secs,
             );
             return Err(Error::BudgetExceeded { reason, retry_after_secs });
         }
         entry.tokens = entry.tokens.saturating_add(cost.tokens);
         entry.usd += cost.usd;
         self.charged.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(entry.since_ms)
     }
 
     /// `trails://stats`' `budgets`: the window, calls charged and refused, and (`per_caller`)
     /// each caller's spending in its current window.
     pub(crate) fn stats(&self, per_caller: bool) -> Value {
-        let now = Instant::now();
+        let (now, window_ms) = (now_ms(), self.window_ms());
         let spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         let mut callers: Vec<Value> = spent
             .iter()
             .filter(|_| per_caller)
-            .filter(|(_, spent)| now.duration_since(spent.since) < self.settings.window)
+            .filter(|(_, spent)| now.saturating_sub(spent.since_ms) < window_ms)
             .map(|(caller, spent)| {
                 let limit = self.limit(caller.as_deref());
                 json!({
@@ -115,7 +202,7 @@ impl Budgets {
                     "usd_spent": spent.usd,
                     "tokens_limit": limit.tokens,
                     "usd_limit": limit.usd,
-                    "renews_in_secs": self.settings.window.saturating_sub(now.duration_since(spent.since)).as_secs(),
+                    "renews_in_secs": renews_in_ms(spent.since_ms, window_ms, now) / 1000,
                 })
             })
             .collect();
@@ -131,41 +218,114 @@ impl Budgets {
     }
 }
 
+/// Milliseconds until a window that began at `since_ms` ends.
+fn renews_in_ms(since_ms: i64, window_ms: i64, now: i64) -> u64 {
+    u64::try_from(since_ms.saturating_add(window_ms).saturating_sub(now)).unwrap_or(0)
+}
+
+fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
+    let conn = crate::ledger::open(path)?;
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS budget_spent (
+            caller TEXT PRIMARY KEY, since_ms INTEGER NOT NULL, tokens INTEGER NOT NULL, usd REAL NOT NULL
+         );",
+    )?;
+    Ok(conn)
+}
+
+/// Every caller's spending in a window that began after `opened_after` and not after `now`
+/// (other rows are dropped: ended windows, and those a clock set back left in the future). A
+/// row this version cannot read is skipped, not fatal.
+fn current(conn: &Connection, opened_after: i64, now: i64) -> rusqlite::Result<Vec<(Option<String>, Spent)>> {
+    conn.execute("DELETE FROM budget_spent WHERE since_ms <= ?1 OR since_ms > ?2", params![opened_after, now])?;
+    let mut statement = conn.prepare("SELECT caller, since_ms, tokens, usd FROM budget_spent")?;
+    let rows = statement.query_map([], |row| {
+        let caller: String = row.get(0)?;
+        let tokens: i64 = row.get(2)?;
+        Ok((caller, Spent { since_ms: row.get(1)?, tokens: u64::try_from(tokens).unwrap_or(0), usd: row.get(3)? }))
+    })?;
+    Ok(rows
+        .filter_map(|row| row.inspect_err(|error| tracing::warn!(%error, "an unreadable budget row is skipped")).ok())
+        .filter_map(|(column, spent)| Some((caller_from_column(&column)?, spent)))
+        .collect())
+}
+
+/// Add one charge to the caller's row. Charges commit in any order: one of the same window adds
+/// up, one of a newer window starts the row over, one of an older window (committed late) is
+/// dropped — so the row ends as this process's memory says, whatever order its charges commit in.
+fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost) -> rusqlite::Result<()> {
+    let tokens = i64::try_from(cost.tokens).unwrap_or(i64::MAX);
+    conn.execute(
+        "INSERT INTO budget_spent (caller, since_ms, tokens, usd) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (caller) DO UPDATE SET
+           tokens = CASE WHEN excluded.since_ms = since_ms
+                         THEN MIN(tokens, 9223372036854775807 - excluded.tokens) + excluded.tokens
+                         WHEN excluded.since_ms > since_ms THEN excluded.tokens ELSE tokens END,
+           usd = CASE WHEN excluded.since_ms = since_ms THEN usd + excluded.usd
+                      WHEN excluded.since_ms > since_ms THEN excluded.usd ELSE usd END,
+           since_ms = MAX(since_ms, excluded.since_ms)",
+        params![caller, since_ms, tokens, cost.usd],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
 
-    fn budgets(window: Duration, default: BudgetLimit, own: &[(&str, BudgetLimit)]) -> Budgets {
+    /// A ledger file of its own, removed when dropped.
+    struct Ledger(PathBuf);
+
+    impl Ledger {
+        fn new() -> Ledger {
+            Ledger(std::env::temp_dir().join(format!("trails-budget-{}", uuid::Uuid::new_v4().simple())))
+        }
+
+        fn file(&self) -> PathBuf {
+            self.0.join("ledger.sqlite3")
+        }
+    }
+
+    impl Drop for Ledger {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn budgets(ledger: &Ledger, window: Duration, default: BudgetLimit, own: &[(&str, BudgetLimit)]) -> Budgets {
         let by_caller = own.iter().map(|(name, limit)| ((*name).to_owned(), *limit)).collect();
-        Budgets::new(BudgetSettings { window, default, by_caller })
+        Budgets::new(BudgetSettings { window, default, by_caller }, ledger.file())
     }
 
     const SEARCH: Cost = Cost { tokens: 40, usd: 0.25 };
 
-    #[test]
-    fn a_call_is_refused_once_its_cost_exceeds_what_is_left_and_only_its_caller_is_affected() {
+    #[tokio::test]
+    async fn a_call_is_refused_once_its_cost_exceeds_what_is_left_and_only_its_caller_is_affected() {
+        let ledger = Ledger::new();
         let limits = budgets(
+            &ledger,
             Duration::from_secs(3600),
             BudgetLimit { tokens: Some(100), usd: None },
             &[("rich", BudgetLimit { tokens: None, usd: Some(0.5) })],
         );
-        assert!(limits.charge(Some("agent"), "search", SEARCH).is_ok());
-        assert!(limits.charge(Some("agent"), "search", SEARCH).is_ok());
-        let Err(Error::BudgetExceeded { reason, retry_after_secs }) = limits.charge(Some("agent"), "search", SEARCH)
+        assert!(limits.charge(Some("agent"), "search", SEARCH).await.is_ok());
+        assert!(limits.charge(Some("agent"), "search", SEARCH).await.is_ok());
+        let Err(Error::BudgetExceeded { reason, retry_after_secs }) =
+            limits.charge(Some("agent"), "search", SEARCH).await
         else {
             panic!("the third call of 40 tokens exceeds 100")
         };
         assert!(reason.contains("20 tokens") && reason.contains("agent"), "{reason}");
         assert!(retry_after_secs.is_some_and(|s| (3500..=3600).contains(&s)));
         // A free call still runs; another caller has its own budget.
-        assert!(limits.charge(Some("agent"), "ping", Cost::default()).is_ok());
-        assert!(limits.charge(None, "search", SEARCH).is_ok());
+        assert!(limits.charge(Some("agent"), "ping", Cost::default()).await.is_ok());
+        assert!(limits.charge(None, "search", SEARCH).await.is_ok());
         // The token's own limit replaces the default: dollars only.
-        assert!(limits.charge(Some("rich"), "search", SEARCH).is_ok());
-        assert!(limits.charge(Some("rich"), "search", SEARCH).is_ok(), "exactly the limit fits");
-        assert!(limits.charge(Some("rich"), "search", SEARCH).is_err());
+        assert!(limits.charge(Some("rich"), "search", SEARCH).await.is_ok());
+        assert!(limits.charge(Some("rich"), "search", SEARCH).await.is_ok(), "exactly the limit fits");
+        assert!(limits.charge(Some("rich"), "search", SEARCH).await.is_err());
         assert_eq!(limits.stats(false)["callers"], json!([]), "who spent what is for builders");
         let stats = limits.stats(true);
         assert_eq!((stats["charged_calls"].clone(), stats["refused_calls"].clone()), (json!(5), json!(2)));
@@ -173,21 +333,82 @@ mod tests {
         assert_eq!(agent["tokens_spent"], 80);
     }
 
-    #[test]
-    fn spending_restarts_when_the_window_ends() {
-        let limits = budgets(Duration::from_millis(50), BudgetLimit { tokens: Some(40), usd: None }, &[]);
-        assert!(limits.charge(Some("agent"), "search", SEARCH).is_ok());
-        assert!(limits.charge(Some("agent"), "search", SEARCH).is_err());
-        std::thread::sleep(Duration::from_millis(60));
-        assert!(limits.charge(Some("agent"), "search", SEARCH).is_ok());
+    #[tokio::test]
+    async fn spending_survives_a_restart_until_its_window_ends() {
+        let ledger = Ledger::new();
+        let limit = BudgetLimit { tokens: Some(100), usd: None };
+        let first = budgets(&ledger, Duration::from_secs(3600), limit, &[]);
+        assert!(first.charge(Some("agent"), "search", SEARCH).await.is_ok());
+        assert!(first.charge(Some("agent"), "search", SEARCH).await.is_ok());
+        assert!(first.charge(None, "search", SEARCH).await.is_ok());
+        drop(first);
+
+        // A new server on the same ledger: 80 of 100 tokens are spent, so 40 more do not fit.
+        let restarted = budgets(&ledger, Duration::from_secs(3600), limit, &[]);
+        let Err(Error::BudgetExceeded { reason, .. }) = restarted.charge(Some("agent"), "search", SEARCH).await else {
+            panic!("a restart handed the caller a fresh budget")
+        };
+        assert!(reason.contains("20 tokens"), "{reason}");
+        assert!(restarted.charge(None, "search", SEARCH).await.is_ok(), "the anonymous caller has 60 left");
+        assert!(restarted.charge(None, "search", SEARCH).await.is_err());
+        drop(restarted);
+
+        // Under a window that has ended since, the spending is gone from the ledger too: only
+        // the new window's charge is there.
+        std::thread::sleep(Duration::from_millis(20));
+        let later = budgets(&ledger, Duration::from_millis(10), limit, &[]);
+        assert!(later.charge(Some("agent"), "search", SEARCH).await.is_ok());
+        let rows = current(&open(&ledger.file()).unwrap(), 0, now_ms()).unwrap();
+        assert_eq!(rows.len(), 1, "the anonymous caller's ended window is dropped: {rows:?}");
+        assert_eq!((rows[0].0.as_deref(), rows[0].1.tokens), (Some("agent"), 40));
+    }
+
+    #[tokio::test]
+    async fn a_clock_set_back_ends_the_window_instead_of_extending_it() {
+        let ledger = Ledger::new();
+        let limit = BudgetLimit { tokens: Some(40), usd: None };
+        let limits = budgets(&ledger, Duration::from_secs(3600), limit, &[]);
+        let now = now_ms();
+        assert!(limits.decide(Some("agent"), "search", SEARCH, limit, now).is_ok());
+        assert!(limits.decide(Some("agent"), "search", SEARCH, limit, now + 1000).is_err(), "same window");
+        assert!(limits.decide(Some("agent"), "search", SEARCH, limit, now - 86_400_000).is_ok(), "a day back");
     }
 
     #[test]
-    fn without_limits_nothing_is_refused() {
-        let limits = budgets(Duration::from_secs(60), BudgetLimit::default(), &[]);
+    fn charges_committed_out_of_order_end_as_the_newest_window_says() {
+        let ledger = Ledger::new();
+        let conn = open(&ledger.file()).unwrap();
+        let cost = |tokens| Cost { tokens, usd: 0.0 };
+        add(&conn, "caller:agent", 1_000, cost(10)).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(5)).unwrap();
+        // The next window's first charge, then a late one of the window before it.
+        add(&conn, "caller:agent", 9_000, cost(7)).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(100)).unwrap();
+        let rows = current(&conn, 0, 10_000).unwrap();
+        assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 9_000, tokens: 7, usd: 0.0 })]);
+        assert!(current(&conn, 0, 8_000).unwrap().is_empty(), "a window in the future (clock set back) is dropped");
+        add(&conn, "caller:agent", 9_000, cost(7)).unwrap();
+        assert!(current(&conn, 9_000, 10_000).unwrap().is_empty(), "a window that has ended is dropped");
+    }
+
+    #[tokio::test]
+    async fn spending_restarts_when_the_window_ends() {
+        let ledger = Ledger::new();
+        let limits = budgets(&ledger, Duration::from_millis(50), BudgetLimit { tokens: Some(40), usd: None }, &[]);
+        assert!(limits.charge(Some("agent"), "search", SEARCH).await.is_ok());
+        assert!(limits.charge(Some("agent"), "search", SEARCH).await.is_err());
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(limits.charge(Some("agent"), "search", SEARCH).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn without_limits_nothing_is_refused_and_nothing_is_written() {
+        let ledger = Ledger::new();
+        let limits = budgets(&ledger, Duration::from_secs(60), BudgetLimit::default(), &[]);
         for _ in 0..1000 {
-            assert!(limits.charge(Some("agent"), "search", SEARCH).is_ok());
+            assert!(limits.charge(Some("agent"), "search", SEARCH).await.is_ok());
         }
         assert_eq!(limits.stats(true)["refused_calls"], 0);
+        assert!(!ledger.file().exists(), "an app without budgets keeps no ledger for them");
     }
 }

@@ -20,7 +20,9 @@ const DEFAULT_LIMIT: usize = 20;
 pub(crate) struct SnapshotFile {
     /// Relative to `schemas/`.
     pub path: String,
-    /// `added` (no such file yet), `changed`, or `removed` (the golden of a tool that no longer exists).
+    /// `added` (no such file yet), `changed`, `removed` (the golden of a tool that no longer
+    /// exists), or `refused` (not a regular file or directory: `diff` says why; nothing is written
+    /// while one is refused).
     pub change: String,
     /// Unified diff from the file on disk to what the declarations imply, cut after 2000 characters.
     pub diff: String,
@@ -37,11 +39,12 @@ pub(crate) struct SchemaSnapshot {
     pub tools: u64,
     /// Nothing differed.
     pub up_to_date: bool,
-    /// The differing files were rewritten (and stale goldens deleted).
+    /// The differing files were rewritten (and stale goldens deleted); never while a path is `refused`.
     pub written: bool,
     /// Files that differed.
     pub total: u64,
-    /// This page of them, in path order.
+    /// This page of them, in path order (after a `write: true` that a `refused` path stopped:
+    /// the refused paths).
     pub files: Vec<SnapshotFile>,
     /// More files follow: call again with this `cursor` (and the same `write: false`).
     pub cursor: Option<String>,
@@ -79,19 +82,22 @@ async fn schema_snapshot(
         ));
     }
     let directory = Path::new(SCHEMAS_DIR);
-    // Never write through a link out of the app's directory.
-    for path in [directory.to_owned(), directory.join("mcp")] {
-        if std::fs::symlink_metadata(&path).is_ok_and(|meta| !meta.is_dir()) {
-            return Err(Error::internal(format!("{} is not a directory (a symbolic link is refused)", path.display())));
-        }
-    }
     let registry = Registry::collect().map_err(Error::internal)?;
     let mode = if write { Mode::Update } else { Mode::Check };
+    // A path that is not a regular file (or directory) comes back `refused`, and then nothing
+    // is written: never through a link out of the app's directory.
     let drifts = snapshot::sync(&registry, directory, mode)
         .map_err(|error| Error::internal(format!("cannot sync {}: {error}", directory.display())))?;
     let limit = limit.map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
+    let is_refused = |drift: &&snapshot::Drift| drift.change == snapshot::Change::Refused;
+    let refused = drifts.iter().any(|drift| is_refused(&drift));
     let after = |drift: &&snapshot::Drift| cursor.as_deref().is_none_or(|c| drift.path.to_string_lossy().as_ref() > c);
-    let remaining: Vec<&snapshot::Drift> = drifts.iter().filter(after).collect();
+    // A write that a refused path stopped lists what stopped it, whatever sorts before.
+    let remaining: Vec<&snapshot::Drift> = if write && refused {
+        drifts.iter().filter(is_refused).collect()
+    } else {
+        drifts.iter().filter(after).collect()
+    };
     let files: Vec<SnapshotFile> = remaining
         .iter()
         .take(limit)
@@ -107,7 +113,7 @@ async fn schema_snapshot(
         directory: SCHEMAS_DIR.to_owned(),
         tools: registry.tools().count() as u64,
         up_to_date: drifts.is_empty(),
-        written: write && !drifts.is_empty(),
+        written: write && !drifts.is_empty() && !refused,
         total: drifts.len() as u64,
         files,
         cursor,

@@ -40,7 +40,7 @@ pub struct Config {
 pub struct IdempotencyConfig {
     /// Seconds a key is kept after its first call (default 86400, at most 31 days).
     pub retention_secs: Option<u64>,
-    /// Most keys kept; the oldest go first (default 10000, 1 to 1000000).
+    /// Most finished keys kept per caller; the oldest go first (default 10000, 1 to 1000000).
     pub max_keys: Option<usize>,
 }
 

@@ -4,12 +4,12 @@
 //! caller, capability and arguments gets that result again without running anything (marked
 //! `_meta.trails.replayed`); the same key with other arguments is refused (`unique`, HTTP 409),
 //! and so is a retry while the first call still runs. A call that fails (a JSON-RPC error) keeps
-//! nothing, so its retry runs. Keys persist in SQLite — the embedded store's own file, or
-//! `idempotency.sqlite3` in `[kg] path` — committed before the call answers, so a replay
-//! survives `kill -9`; they are kept `[idempotency] retention_secs` and at most `max_keys`.
+//! nothing, so its retry runs. Keys persist in the ledger's SQLite file ([`crate::ledger`]),
+//! committed before the call answers, so a replay survives `kill -9`; they are kept
+//! `[idempotency] retention_secs` and at most `max_keys` per caller.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{json, Value};
 
 use crate::error::Error;
+use crate::ledger::caller_column;
 use crate::validate::{FieldCode, FieldError};
 
 /// Longest key accepted.
@@ -25,7 +26,7 @@ pub(crate) const MAX_KEY_CHARS: usize = 255;
 /// A first call that has not finished after this long is presumed dead (the server stopped
 /// mid-call): its key may be claimed again.
 const ABANDONED_AFTER: Duration = Duration::from_secs(600);
-/// Old keys are pruned every this many claims.
+/// A caller's old keys are pruned every this many of its claims.
 const PRUNE_EVERY: usize = 64;
 
 /// Where the key came from, to name it in errors as the client sent it.
@@ -118,14 +119,6 @@ impl Drop for Ticket {
     }
 }
 
-/// How a caller is kept in the table: token callers and anonymous ones can never collide.
-fn caller_column(caller: Option<&str>) -> String {
-    match caller {
-        Some(name) => format!("caller:{name}"),
-        None => "anonymous".to_owned(),
-    }
-}
-
 /// What a claim found.
 #[derive(Debug)]
 pub(crate) enum Claim {
@@ -141,7 +134,9 @@ pub(crate) struct Ledger {
     path: PathBuf,
     retention: Retention,
     conn: OnceLock<Result<Arc<Mutex<Connection>>, String>>,
-    claims: AtomicUsize,
+    /// Claims per caller column, to prune each caller's keys every [`PRUNE_EVERY`] of its own
+    /// claims (callers are the configured tokens and the anonymous one: a bounded map).
+    claims: Mutex<HashMap<String, usize>>,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -165,7 +160,7 @@ fn digest(arguments: &Value) -> String {
 
 impl Ledger {
     pub(crate) fn new(path: PathBuf, retention: Retention) -> Ledger {
-        Ledger { path, retention, conn: OnceLock::new(), claims: AtomicUsize::new(0) }
+        Ledger { path, retention, conn: OnceLock::new(), claims: Mutex::new(HashMap::new()) }
     }
 
     fn connection(&self) -> Result<Arc<Mutex<Connection>>, Error> {
@@ -186,14 +181,19 @@ impl Ledger {
         let conn = self.connection()?;
         let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, conn: None };
         let args = digest(arguments);
-        let prune = self.claims.fetch_add(1, Ordering::Relaxed).is_multiple_of(PRUNE_EVERY);
+        let prune = {
+            let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
+            let count = claims.entry(ticket.caller.clone()).or_insert(0);
+            *count += 1;
+            *count % PRUNE_EVERY == 1
+        };
         let retention = self.retention;
         let found = tokio::task::spawn_blocking(move || {
             let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let now = now_secs();
             if prune {
-                prune_keys(&tx, now, retention)?;
+                prune_keys(&tx, now, retention, &ticket.caller)?;
             }
             let earlier: Option<(String, Option<String>, i64)> = tx
                 .query_row(
@@ -299,33 +299,74 @@ enum Found {
 }
 
 fn open(path: &Path) -> rusqlite::Result<Connection> {
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
     // A kept result must survive the process: the claim and the result commit durably.
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    let conn = crate::ledger::open(path)?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS idempotency_key (
             caller TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
             arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL,
             PRIMARY KEY (caller, tool, key)
          );
-         CREATE INDEX IF NOT EXISTS idempotency_key_age ON idempotency_key (created_at);",
+         CREATE INDEX IF NOT EXISTS idempotency_key_age ON idempotency_key (created_at);
+         CREATE INDEX IF NOT EXISTS idempotency_key_caller_age ON idempotency_key (caller, created_at);",
     )?;
     Ok(conn)
 }
 
-/// Drop keys past their retention, then the oldest beyond `max_keys`.
-fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention) -> rusqlite::Result<()> {
+/// Drop keys past their retention, then `caller`'s oldest finished ones beyond `max_keys` (per
+/// caller, so one caller's many keys never push out another's; both walk an index).
+fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention, caller: &str) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM idempotency_key WHERE created_at < ?1", params![now - retention.keep.as_secs() as i64])?;
     tx.execute(
         "DELETE FROM idempotency_key WHERE rowid IN (
-            SELECT rowid FROM idempotency_key WHERE result IS NOT NULL
-            ORDER BY created_at DESC LIMIT -1 OFFSET ?1)",
-        params![retention.max_keys as i64],
+            SELECT rowid FROM idempotency_key WHERE caller = ?1 AND result IS NOT NULL
+            ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2)",
+        params![caller, retention.max_keys as i64],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn insert(conn: &Connection, caller: &str, key: &str, created_at: i64, finished: bool) {
+        conn.execute(
+            "INSERT INTO idempotency_key (caller, tool, key, arguments, result, created_at) VALUES (?1, 't', ?2, 'a', ?3, ?4)",
+            params![caller, key, finished.then_some("{}"), created_at],
+        )
+        .unwrap();
+    }
+
+    fn keys(conn: &Connection, caller: &str) -> Vec<String> {
+        let mut statement = conn.prepare("SELECT key FROM idempotency_key WHERE caller = ?1 ORDER BY key").unwrap();
+        statement.query_map([caller], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    #[test]
+    fn pruning_keeps_each_callers_newest_finished_keys_and_drops_expired_ones() {
+        let dir = std::env::temp_dir().join(format!("trails-idempotency-{}", uuid::Uuid::new_v4().simple()));
+        let mut conn = open(&dir.join("keys.sqlite3")).unwrap();
+        let now = 1_000_000;
+        // A busy caller with five finished keys and one still running; a quiet one with two.
+        for (n, key) in ["a1", "a2", "a3", "a4", "a5"].iter().enumerate() {
+            insert(&conn, "caller:busy", key, now - 10 + n as i64, true);
+        }
+        insert(&conn, "caller:busy", "a0-running", now - 50, false);
+        insert(&conn, "caller:quiet", "q1", now - 40, true);
+        insert(&conn, "caller:quiet", "q2", now - 30, true);
+        insert(&conn, "anonymous", "expired", now - 7200, true);
+
+        let retention = Retention { keep: Duration::from_secs(3600), max_keys: 3 };
+        for caller in ["caller:busy", "caller:quiet"] {
+            let tx = conn.transaction().unwrap();
+            prune_keys(&tx, now, retention, caller).unwrap();
+            tx.commit().unwrap();
+        }
+
+        assert_eq!(keys(&conn, "caller:busy"), ["a0-running", "a3", "a4", "a5"], "newest three, and the running one");
+        assert_eq!(keys(&conn, "caller:quiet"), ["q1", "q2"], "another caller's keys are not pushed out");
+        assert!(keys(&conn, "anonymous").is_empty(), "past retention");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -16,11 +16,19 @@ use super::{bound, errors};
 use crate::auth::Caller;
 use crate::config::ValidationErrors;
 use crate::error::Error;
-use crate::idempotency::{Claim, SentKey};
+use crate::idempotency::{Claim, SentKey, Ticket};
 use crate::kg::provenance::Call;
-use crate::registry::{call_tool, ToolKind};
+use crate::registry::{validated, ToolKind};
 use crate::server::{CatalogTool, Control, Ctx, Lookup, Shared};
 use crate::validate::{FieldCode, FieldError};
+
+/// What the checked call did.
+enum Ran {
+    /// The handler ran: its output, and the claimed key to keep it under.
+    Handler(crate::declare::Output, Option<Ticket>),
+    /// An earlier call with the same key ran: its result, again.
+    Replay(Box<CallToolResult>),
+}
 
 /// Which encoding the call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,10 +53,8 @@ pub(crate) async fn call(
     tool.note_call(caller.name.as_deref());
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
-    // A replay answers before anything runs (no validation, policy, budget or provenance: the
-    // first call had them).
-    let ticket = match key {
-        None => None,
+    // A key promises a replay only where a retry cannot do the work twice.
+    let key = match key {
         Some(key) if !tool.entry.idempotent() => {
             let message = format!(
                 "{} is not declared `idempotent`: a retry could do the work twice, so no key can promise a replay",
@@ -58,11 +64,7 @@ pub(crate) async fn call(
             let refused = FieldError::refuse(key.source.field(), FieldCode::OneOf, message, &key.value, constraint);
             return Err(errors::from_error(refused, &trace_id));
         }
-        Some(key) => match shared.idempotency.claim(&key, caller.name.as_deref(), tool.entry.id(), &arguments).await {
-            Ok(Claim::Replay(result)) => return Ok(*result),
-            Ok(Claim::Run(ticket)) => Some(ticket),
-            Err(error) => return Err(errors::from_error(error, &trace_id)),
-        },
+        key => key,
     };
     let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
     let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_control(Control(shared.clone()));
@@ -75,16 +77,37 @@ pub(crate) async fn call(
         ctx = ctx.with_kg(kg.clone());
     }
     let started = chrono::Utc::now();
-    // A panicking handler (or validator) fails its own call only.
-    // Cedar policies see the validated arguments, before the handler runs; then the call is
-    // charged to its caller's budget (a refused call costs nothing).
-    let policies = shared.policies.as_ref();
-    let allowed = |arguments: &Value| {
-        policies.map_or(Ok(()), |p| p.check(tool.entry, &caller, arguments))?;
-        shared.budgets.charge(caller.name.as_deref(), tool.entry.id(), tool.entry.cost())
+    // The validator sees the raw arguments first, so a handler never receives input that breaks
+    // a declared constraint; Cedar policies see the validated arguments. Only then is a key
+    // claimed: a replay discloses the first call's result, so it passes the same checks, while a
+    // refused call claims nothing. Then the call is charged to its caller's budget (a refused
+    // call, or a replay, costs nothing), and only then does the handler run.
+    let run = async {
+        let arguments = validated(tool.entry, arguments)?;
+        if let Some(policies) = &shared.policies {
+            policies.check(tool.entry, &caller, &arguments)?;
+        }
+        let ticket = match &key {
+            None => None,
+            Some(key) => {
+                match shared.idempotency.claim(key, caller.name.as_deref(), tool.entry.id(), &arguments).await? {
+                    Claim::Replay(result) => return Ok(Ran::Replay(result)),
+                    Claim::Run(ticket) => Some(ticket),
+                }
+            }
+        };
+        shared.budgets.charge(caller.name.as_deref(), tool.entry.id(), tool.entry.cost()).await?;
+        // A ticket dropped on the way (an error, a panic) frees its key, so the retry runs.
+        Ok::<_, Error>(Ran::Handler((tool.entry.call)(ctx, arguments).await?, ticket))
     };
-    let outcome =
-        AssertUnwindSafe(call_tool(tool.entry, ctx, arguments, allowed)).catch_unwind().instrument(span.clone()).await;
+    // A panicking handler (or validator) fails its own call only.
+    let (outcome, ticket) = match AssertUnwindSafe(run).catch_unwind().instrument(span.clone()).await {
+        // A replay ran nothing: no provenance, nothing to keep.
+        Ok(Ok(Ran::Replay(result))) => return Ok(*result),
+        Ok(Ok(Ran::Handler(output, ticket))) => (Ok(Ok(output)), ticket),
+        Ok(Err(error)) => (Ok(Err(error)), None),
+        Err(panic) => (Err(panic), None),
+    };
     // The handler's outcome, not the wire's: a result too large to send is still a call that ran.
     let handler_succeeded = matches!(outcome, Ok(Ok(_)));
     let as_result = via == Via::Mcp && settings.validation_errors == ValidationErrors::ToolResult;

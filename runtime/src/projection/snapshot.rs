@@ -63,6 +63,7 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
 
 /// How a golden file differs from what the registry implies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Change {
     /// No such file yet.
     Added,
@@ -70,15 +71,19 @@ pub enum Change {
     Changed,
     /// The golden of a tool that no longer exists.
     Removed,
+    /// Not a regular file (a symbolic link, a FIFO, a directory), or a golden directory that is
+    /// not a directory: never read nor written, and while one is refused nothing is rewritten.
+    Refused,
 }
 
 impl Change {
-    /// `added`, `changed` or `removed`.
+    /// `added`, `changed`, `removed` or `refused`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Change::Added => "added",
             Change::Changed => "changed",
             Change::Removed => "removed",
+            Change::Refused => "refused",
         }
     }
 }
@@ -86,31 +91,50 @@ impl Change {
 /// One file that differs from what the registry implies.
 #[derive(Debug)]
 pub struct Drift {
-    /// Relative to the schemas directory.
+    /// Relative to the schemas directory (`.` for the directory itself).
     pub path: PathBuf,
     /// What kind of difference.
     pub change: Change,
-    /// Unified diff from the file on disk to the expected text (for a removed golden, a note).
+    /// Unified diff from the file on disk to the expected text (for a removed golden, a note; for
+    /// a refused one, why and what to do).
     pub diff: String,
 }
 
 /// Compare `schemas_dir` with the registry; in `Update` mode rewrite what differs and delete
-/// goldens of tools that no longer exist. Returns what differed (before any rewrite), in path
-/// order (the order `trails.meta.schema.snapshot` pages through).
+/// goldens of tools that no longer exist — unless a path was refused, in which case nothing is
+/// written. Returns what differed (before any rewrite), in path order (the order
+/// `trails.meta.schema.snapshot` pages through). Each file is replaced whole (written beside it,
+/// then renamed over it), so a reader never sees half a golden.
 pub fn sync(registry: &Registry, schemas_dir: &Path, mode: Mode) -> io::Result<Vec<Drift>> {
     let expected = expected_files(registry);
     let mut drifts = Vec::new();
+    let mcp_dir = schemas_dir.join("mcp");
+    // Never read or write through a link, nor block on a FIFO.
+    let not_a_directory = |path: &Path| fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_dir());
+    if not_a_directory(schemas_dir) {
+        return Ok(vec![refused(schemas_dir, PathBuf::from("."), "is not a directory (a symbolic link is refused)")]);
+    }
+    let mcp_refused = not_a_directory(&mcp_dir);
+    if mcp_refused {
+        drifts.push(refused(schemas_dir, PathBuf::from("mcp"), "is not a directory (a symbolic link is refused)"));
+    }
+    let mut writes = Vec::new();
     for (relative, text) in &expected {
         let path = schemas_dir.join(relative);
-        // Never read from a FIFO (it would block) nor write through a link.
-        if fs::symlink_metadata(&path).is_ok_and(|meta| !meta.is_file()) {
-            let message = format!("{} is not a regular file", path.display());
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        if mcp_refused && relative.starts_with("mcp") {
+            continue;
         }
-        let current = match fs::read_to_string(&path) {
-            Ok(current) => Some(current),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-            Err(error) => return Err(error),
+        let current = match read_golden(&path)? {
+            OnDisk::Missing => None,
+            OnDisk::Text(text) => Some(text),
+            OnDisk::NotRegular => {
+                drifts.push(refused(
+                    schemas_dir,
+                    relative.clone(),
+                    "is not a regular file (a symbolic link is refused)",
+                ));
+                continue;
+            }
         };
         if current.as_deref() == Some(text.as_str()) {
             continue;
@@ -121,32 +145,96 @@ pub fn sync(registry: &Registry, schemas_dir: &Path, mode: Mode) -> io::Result<V
             .header(&format!("a/{}", relative.display()), &format!("b/{}", relative.display()))
             .to_string();
         drifts.push(Drift { path: relative.clone(), change, diff });
-        if mode == Mode::Update {
-            fs::create_dir_all(path.parent().expect("golden paths have a parent"))?;
-            fs::write(&path, text)?;
-        }
+        writes.push((path, text));
     }
-    let mcp_dir = schemas_dir.join("mcp");
-    if let Ok(entries) = fs::read_dir(&mcp_dir) {
-        let mut stale = Vec::new();
-        for entry in entries {
+    let mut stale = Vec::new();
+    if fs::symlink_metadata(&mcp_dir).is_ok_and(|meta| meta.is_dir()) {
+        for entry in fs::read_dir(&mcp_dir)? {
             let path = entry?.path();
             let relative = Path::new("mcp").join(path.file_name().expect("read_dir yields names"));
             if path.extension().is_some_and(|e| e == "json") && !expected.contains_key(&relative) {
-                stale.push((relative, path));
-            }
-        }
-        for (relative, path) in stale {
-            drifts.push(Drift {
-                path: relative,
-                change: Change::Removed,
-                diff: "tool no longer exists; golden is stale\n".into(),
-            });
-            if mode == Mode::Update {
-                fs::remove_file(&path)?;
+                if fs::symlink_metadata(&path).is_ok_and(|meta| !meta.is_file()) {
+                    drifts.push(refused(schemas_dir, relative, "is not a regular file (a symbolic link is refused)"));
+                    continue;
+                }
+                drifts.push(Drift {
+                    path: relative,
+                    change: Change::Removed,
+                    diff: "tool no longer exists; golden is stale\n".into(),
+                });
+                stale.push(path);
             }
         }
     }
     drifts.sort_by(|a, b| a.path.cmp(&b.path));
+    if mode == Mode::Update && !drifts.iter().any(|drift| drift.change == Change::Refused) {
+        for (path, text) in writes {
+            replace(&path, text)?;
+        }
+        for path in stale {
+            fs::remove_file(&path)?;
+        }
+    }
     Ok(drifts)
+}
+
+/// A golden as found on disk.
+enum OnDisk {
+    Missing,
+    Text(String),
+    /// A symbolic link, a FIFO, a directory…: never followed, read or blocked on.
+    NotRegular,
+}
+
+/// Read the golden at `path` if it is a regular file. The open does not follow a link nor wait
+/// on a FIFO, and the opened handle is checked again, so a path swapped after a first look is
+/// refused rather than read.
+fn read_golden(path: &Path) -> io::Result<OnDisk> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(OnDisk::Missing),
+        // `O_NOFOLLOW` on a link (ELOOP), or a directory.
+        Err(_) if fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) => return Ok(OnDisk::NotRegular),
+        Err(error) => return Err(error),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(OnDisk::NotRegular);
+    }
+    let mut text = String::new();
+    io::Read::read_to_string(&mut &file, &mut text)?;
+    Ok(OnDisk::Text(text))
+}
+
+fn refused(schemas_dir: &Path, path: PathBuf, why: &str) -> Drift {
+    // Named as the developer knows it: `schemas/mcp/x.json`.
+    let dir = schemas_dir.file_name().map_or_else(|| schemas_dir.display().to_string(), |n| n.to_string_lossy().into());
+    let shown = if path == Path::new(".") { format!("{dir}/") } else { format!("{dir}/{}", path.display()) };
+    let diff = format!(
+        "{shown} {why}: nothing is read or written through it, and nothing is rewritten until it is \
+         replaced by a regular file or directory (or removed)\n"
+    );
+    Drift { path, change: Change::Refused, diff }
+}
+
+/// Write `text` to `path` whole: into a file beside it, then renamed over it.
+fn replace(path: &Path, text: &str) -> io::Result<()> {
+    let dir = path.parent().expect("golden paths have a parent");
+    fs::create_dir_all(dir)?;
+    let name = path.file_name().expect("golden paths have a file name").to_string_lossy();
+    let temporary = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    // `create_new`: never opens an existing file or a link someone put at that name.
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut file| io::Write::write_all(&mut file, text.as_bytes()))
+        .and_then(|()| fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
 }

@@ -150,7 +150,8 @@ impl Registry {
     /// transport, which knows the caller.
     pub async fn call(&self, name: &str, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
         let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
-        call_tool(tool, ctx, arguments, |_| Ok(())).await
+        let arguments = validated(tool, arguments)?;
+        (tool.call)(ctx, arguments).await
     }
 
     /// Check `arguments` against tool `name`'s declared input without running it: exactly the
@@ -163,7 +164,7 @@ impl Registry {
 
 /// `arguments` (missing means `{}`) if they meet `tool`'s declared input, with every integer
 /// written as a float rewritten as the integer it is, so the handler's types read them.
-fn validated(tool: &'static ToolEntry, arguments: Value) -> Result<Value, Error> {
+pub(crate) fn validated(tool: &'static ToolEntry, arguments: Value) -> Result<Value, Error> {
     let mut arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
     let errors = run(tool.validate, &arguments);
     if !errors.is_empty() {
@@ -171,19 +172,6 @@ fn validated(tool: &'static ToolEntry, arguments: Value) -> Result<Value, Error>
     }
     errors.rewrite_integral_floats(&mut arguments);
     Ok(arguments)
-}
-
-/// Validate `arguments` against `tool`'s input, let `admit` refuse the call on what they say
-/// (policies), then dispatch. Missing arguments mean `{}`.
-pub(crate) async fn call_tool(
-    tool: &'static ToolEntry,
-    ctx: Ctx,
-    arguments: Value,
-    admit: impl FnOnce(&Value) -> Result<(), Error>,
-) -> Result<Output, Error> {
-    let arguments = validated(tool, arguments)?;
-    admit(&arguments)?;
-    (tool.call)(ctx, arguments).await
 }
 
 #[cfg(test)]

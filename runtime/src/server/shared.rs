@@ -72,12 +72,8 @@ impl Shared {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
         }
-        let budgets = crate::budget::Budgets::new(settings.budget.clone());
-        // In the embedded store's own SQLite file when there is one; else beside where it would be.
-        let ledger_path = kg
-            .as_ref()
-            .and_then(|kg| kg.store().sqlite_path().map(std::path::Path::to_owned))
-            .unwrap_or_else(|| settings.kg_path.join("idempotency.sqlite3"));
+        let ledger_path = crate::ledger::prepare(&settings, kg.as_ref());
+        let budgets = crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone());
         let retention = crate::idempotency::Retention {
             keep: settings.idempotency_retention,
             max_keys: settings.idempotency_max_keys,
