@@ -262,3 +262,41 @@ fn schemathesis_finds_no_server_error_and_no_contract_violation() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invoke_and_shapes_can_each_be_switched_off_and_mcp_stays() {
+    let server = trails_tests::ServedApp::start(
+        env!("CARGO_BIN_EXE_trails-fixture-server"),
+        "[http]\nsessions = false\ninvoke = false\nshapes = false\n",
+    );
+    let client = reqwest::Client::new();
+    let base = format!("http://{}", server.addr);
+    for (method, path) in [
+        ("GET", "/openapi.json"),
+        ("POST", "/invoke/research.search"),
+        ("GET", "/shapes.ttl"),
+        ("GET", "/shapes/Requirement"),
+    ] {
+        let request = client.request(method.parse().unwrap(), format!("{base}{path}")).json(&json!({ "query": "x" }));
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::NOT_FOUND, "{method} {path}");
+    }
+    assert_eq!(client.get(format!("{base}/.well-known/capabilities")).send().await.unwrap().status(), StatusCode::OK);
+    let call = client
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "research.search", "arguments": { "query": "graphs" } } }))
+        .send()
+        .await
+        .unwrap();
+    let answer: Value = call.json().await.unwrap();
+    assert!(answer["result"]["structuredContent"].is_object(), "{answer}");
+
+    // Switched on (the default), the same paths answer.
+    let server =
+        trails_tests::ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), "[http]\nsessions = false\n");
+    let base = format!("http://{}", server.addr);
+    assert_eq!(client.get(format!("{base}/openapi.json")).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(client.get(format!("{base}/shapes.ttl")).send().await.unwrap().status(), StatusCode::OK);
+}

@@ -178,6 +178,11 @@ pub struct HttpConfig {
     /// Answer stateless `tools/list`, `tools/call` and resource requests from the pre-computed
     /// tables instead of through rmcp (default true; the answers are the same, see DESIGN §4.8).
     pub hot_path: Option<bool>,
+    /// Serve `POST /invoke/{id}` and the OpenAPI document describing it, `GET /openapi.json`
+    /// (default true).
+    pub invoke: Option<bool>,
+    /// Serve the SHACL shapes at `GET /shapes.ttl` and `GET /shapes/{name}` (default true).
+    pub shapes: Option<bool>,
     /// Most concurrent MCP sessions (idle ones expire after `session_idle_secs`).
     pub max_sessions: Option<usize>,
     /// Seconds a session may go without a client request before it expires (default 300).

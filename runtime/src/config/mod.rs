@@ -119,6 +119,10 @@ pub struct Settings {
     pub http_sessions: bool,
     /// Answer stateless `tools/list`, `tools/call` and resource requests without rmcp.
     pub hot_path: bool,
+    /// `[http] invoke`: serve `POST /invoke/{id}` and `GET /openapi.json`.
+    pub invoke_enabled: bool,
+    /// `[http] shapes`: serve `GET /shapes.ttl` and `GET /shapes/{name}`.
+    pub shapes_enabled: bool,
     /// Most concurrent MCP sessions (and as many `subscriptions/listen` requests besides).
     pub max_sessions: usize,
     /// How long a session may go without a client request before it expires (its notifications
@@ -487,6 +491,8 @@ impl Settings {
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),
             hot_path: config.http.hot_path.unwrap_or(true),
+            invoke_enabled: config.http.invoke.unwrap_or(true),
+            shapes_enabled: config.http.shapes.unwrap_or(true),
             max_sessions,
             max_anonymous_sessions,
             session_init,

@@ -104,16 +104,21 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         routes =
             routes.route_layer(middleware::from_fn_with_state(Arc::new(HotPath::new(shared.clone())), hot::answer));
     }
-    routes
+    routes = routes
         // Innermost first: the guard sees only well-formed messages.
         .route_layer(middleware::from_fn_with_state(guard, session_guard::guard))
         .route_layer(middleware::from_fn(jsonrpc::check))
         .route("/.well-known/capabilities", get(manifest))
-        .route("/openapi.json", get(invoke::openapi))
-        .route("/invoke/{id}", post(invoke::invoke))
-        .route("/shapes.ttl", get(shapes::graph))
-        .route("/shapes/{name}", get(shapes::one))
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(|| async { "ok" }));
+    // The projections beside MCP, each behind its own switch: a route switched off is not there
+    // at all (404), rather than there and refusing.
+    if settings.invoke_enabled {
+        routes = routes.route("/openapi.json", get(invoke::openapi)).route("/invoke/{id}", post(invoke::invoke));
+    }
+    if settings.shapes_enabled {
+        routes = routes.route("/shapes.ttl", get(shapes::graph)).route("/shapes/{name}", get(shapes::one));
+    }
+    routes
         // Inside authentication: an unauthenticated request is refused before its body is read.
         .layer(middleware::from_fn_with_state(
             BodyLimits { timeout: settings.body_timeout, max_bytes: settings.max_body_bytes },
