@@ -19,18 +19,26 @@ pub(crate) fn prepare(settings: &Settings, store: Option<&crate::kg::Kg>) -> Pat
     let path = settings.kg_path.join("ledger.sqlite3");
     let earlier = settings.kg_path.join("idempotency.sqlite3");
     if !path.exists() && earlier.is_file() {
-        // The write-ahead log holds committed keys too: it moves with the file.
-        for suffix in ["-wal", "-shm", ""] {
-            let from = settings.kg_path.join(format!("idempotency.sqlite3{suffix}"));
-            let to = settings.kg_path.join(format!("ledger.sqlite3{suffix}"));
-            if from.exists() {
-                if let Err(error) = std::fs::rename(&from, &to) {
-                    tracing::error!(%error, from = %from.display(), "could not move the earlier idempotency keys");
-                }
-            }
+        if let Err(error) = move_earlier(&earlier, &path) {
+            tracing::error!(%error, from = %earlier.display(), "could not move the earlier idempotency keys; they no longer replay");
         }
     }
     path
+}
+
+/// Move the earlier file to `to`: its write-ahead log is folded into it first (a checkpoint that
+/// leaves the log empty), so the one file that moves holds every committed key. When the
+/// checkpoint cannot finish (another process has the file open), nothing moves.
+fn move_earlier(from: &Path, to: &Path) -> Result<(), String> {
+    let conn = Connection::open(from).map_err(|e| e.to_string())?;
+    let (busy, _, _): (i64, i64, i64) = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .map_err(|e| e.to_string())?;
+    if busy != 0 {
+        return Err("the file is in use by another process".to_owned());
+    }
+    conn.close().map_err(|(_, e)| e.to_string())?;
+    std::fs::rename(from, to).map_err(|e| e.to_string())
 }
 
 /// Open the ledger for writes that must survive `kill -9`: every commit is synced
@@ -59,5 +67,28 @@ pub(crate) fn caller_from_column(column: &str) -> Option<Option<String>> {
     match column {
         "anonymous" => Some(None),
         other => other.strip_prefix("caller:").map(|name| Some(name.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_still_in_the_earlier_files_write_ahead_log_move_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("idempotency.sqlite3"), dir.path().join("ledger.sqlite3"));
+        let earlier = open(&from).unwrap();
+        earlier
+            .execute_batch("CREATE TABLE idempotency_key (key TEXT); INSERT INTO idempotency_key VALUES ('k-1');")
+            .unwrap();
+        // As after `kill -9`: the connection never closes, so its commits are in the log only.
+        std::mem::forget(earlier);
+        assert!(std::fs::metadata(dir.path().join("idempotency.sqlite3-wal")).unwrap().len() > 0);
+        move_earlier(&from, &to).unwrap();
+        let moved = Connection::open(&to).unwrap();
+        let key: String = moved.query_row("SELECT key FROM idempotency_key", [], |row| row.get(0)).unwrap();
+        assert_eq!(key, "k-1");
+        assert!(!from.exists());
     }
 }

@@ -104,13 +104,34 @@ async fn a_retry_with_the_same_key_replays_the_first_result_and_runs_nothing() {
         assert_eq!(refused["error"]["data"]["fields"][0]["code"], "pattern", "{bad}: {refused}");
     }
     assert_eq!(stored_title(&server).await, "Magic links", "refused calls change nothing");
-    // Arguments are validated before a key is looked up: invalid ones never claim it, and the
-    // same key then runs with valid arguments.
-    let invalid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(json!("k-3"))).await;
-    assert_eq!(invalid["error"]["data"]["fields"][0]["field"], "title", "{invalid}");
+    // Arguments are validated before a key is looked up: with `k-3` kept for one call, other
+    // arguments that are invalid are refused for what is wrong with them, not for the key.
     let valid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-3"))).await;
-    assert!(valid["result"]["_meta"].is_null(), "the invalid call kept nothing under k-3: {valid}");
+    assert!(valid["result"]["_meta"].is_null(), "{valid}");
+    let invalid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(json!("k-3"))).await;
+    let field = &invalid["error"]["data"]["fields"][0];
+    assert_eq!((field["field"].clone(), field["code"].clone()), (json!("title"), json!("min_length")), "{invalid}");
     assert_eq!(stored_title(&server).await, "Passkeys");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_that_failed_frees_its_key_so_its_retry_runs() {
+    let server = start();
+    let missing = || json!({ "req_id": "REQ-404", "title": "Passkeys" });
+    // The retry is sent the moment the failure arrives, again and again: it always runs (and
+    // fails the same way) rather than finding the failed call's key still taken. (The server
+    // frees the key before it answers; over HTTP a key freed just after would mostly pass too.)
+    for _ in 0..10 {
+        let failed = call(&server, Some(AGENT_TOKEN), "requirements.update", missing(), Some(json!("k-4"))).await;
+        let code = &failed["error"]["data"]["fields"][0]["code"];
+        assert_eq!(code, "reference", "the handler's own error, not the key's `unique`: {failed}");
+    }
+    let create =
+        json!({ "req_id": "REQ-404", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
+    assert!(call(&server, Some(AGENT_TOKEN), "requirements.create", create, None).await["result"].is_object());
+    let ran = call(&server, Some(AGENT_TOKEN), "requirements.update", missing(), Some(json!("k-4"))).await;
+    assert_eq!(ran["result"]["structuredContent"]["title"], "Passkeys", "{ran}");
+    assert!(ran["result"]["_meta"].is_null(), "no failure was kept to replay: {ran}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -109,7 +109,7 @@ impl Budgets {
             let column = caller_column(caller);
             let kept = tokio::task::spawn_blocking(move || {
                 let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-                add(&conn, &column, since_ms, cost)
+                add(&conn, &column, since_ms, cost, now_ms())
             })
             .await;
             match kept {
@@ -250,21 +250,29 @@ fn current(conn: &Connection, opened_after: i64, now: i64) -> rusqlite::Result<V
         .collect())
 }
 
-/// Add one charge to the caller's row. Charges commit in any order: one of the same window adds
-/// up, one of a newer window starts the row over, one of an older window (committed late) is
-/// dropped — so the row ends as this process's memory says, whatever order its charges commit in.
-fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost) -> rusqlite::Result<()> {
+/// Add one charge, made in the window that began at `since_ms`, to the caller's row; `now` is
+/// the clock as the charge commits. Charges commit in any order: one of the same window adds up,
+/// one of a newer window starts the row over, one of an older window (committed late) is dropped —
+/// so the row ends as this process's memory says. A row in the future (the clock was set back,
+/// and memory started a window now) is started over too, so a restart does not drop the new
+/// window's spending with it; a charge whose own window is in the future is never written over
+/// anything.
+fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost, now: i64) -> rusqlite::Result<()> {
     let tokens = i64::try_from(cost.tokens).unwrap_or(i64::MAX);
     conn.execute(
         "INSERT INTO budget_spent (caller, since_ms, tokens, usd) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (caller) DO UPDATE SET
            tokens = CASE WHEN excluded.since_ms = since_ms
                          THEN MIN(tokens, 9223372036854775807 - excluded.tokens) + excluded.tokens
-                         WHEN excluded.since_ms > since_ms THEN excluded.tokens ELSE tokens END,
+                         WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR since_ms > ?5)
+                         THEN excluded.tokens ELSE tokens END,
            usd = CASE WHEN excluded.since_ms = since_ms THEN usd + excluded.usd
-                      WHEN excluded.since_ms > since_ms THEN excluded.usd ELSE usd END,
-           since_ms = MAX(since_ms, excluded.since_ms)",
-        params![caller, since_ms, tokens, cost.usd],
+                      WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR since_ms > ?5)
+                      THEN excluded.usd ELSE usd END,
+           since_ms = CASE WHEN excluded.since_ms <> since_ms AND excluded.since_ms <= ?5
+                                AND (excluded.since_ms > since_ms OR since_ms > ?5)
+                           THEN excluded.since_ms ELSE since_ms END",
+        params![caller, since_ms, tokens, cost.usd, now],
     )?;
     Ok(())
 }
@@ -379,16 +387,31 @@ mod tests {
         let ledger = Ledger::new();
         let conn = open(&ledger.file()).unwrap();
         let cost = |tokens| Cost { tokens, usd: 0.0 };
-        add(&conn, "caller:agent", 1_000, cost(10)).unwrap();
-        add(&conn, "caller:agent", 1_000, cost(5)).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(10), 1_500).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(5), 1_600).unwrap();
         // The next window's first charge, then a late one of the window before it.
-        add(&conn, "caller:agent", 9_000, cost(7)).unwrap();
-        add(&conn, "caller:agent", 1_000, cost(100)).unwrap();
+        add(&conn, "caller:agent", 9_000, cost(7), 9_100).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(100), 9_200).unwrap();
         let rows = current(&conn, 0, 10_000).unwrap();
         assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 9_000, tokens: 7, usd: 0.0 })]);
         assert!(current(&conn, 0, 8_000).unwrap().is_empty(), "a window in the future (clock set back) is dropped");
-        add(&conn, "caller:agent", 9_000, cost(7)).unwrap();
+        add(&conn, "caller:agent", 9_000, cost(7), 9_300).unwrap();
         assert!(current(&conn, 9_000, 10_000).unwrap().is_empty(), "a window that has ended is dropped");
+    }
+
+    #[test]
+    fn a_window_started_after_the_clock_was_set_back_is_what_the_ledger_keeps() {
+        let ledger = Ledger::new();
+        let conn = open(&ledger.file()).unwrap();
+        let cost = |tokens| Cost { tokens, usd: 0.0 };
+        add(&conn, "caller:agent", 50_000, cost(30), 50_100).unwrap();
+        // The clock goes back to 20_000: memory starts a window there, and its charges replace
+        // the row now in the future; a late charge of the window before the step stays out.
+        add(&conn, "caller:agent", 20_000, cost(4), 20_000).unwrap();
+        add(&conn, "caller:agent", 20_000, cost(4), 20_100).unwrap();
+        add(&conn, "caller:agent", 50_000, cost(30), 20_200).unwrap();
+        let rows = current(&conn, 0, 20_300).unwrap();
+        assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 20_000, tokens: 8, usd: 0.0 })]);
     }
 
     #[tokio::test]

@@ -24,10 +24,14 @@ use crate::validate::{FieldCode, FieldError};
 
 /// What the checked call did.
 enum Ran {
-    /// The handler ran: its output, and the claimed key to keep it under.
-    Handler(crate::declare::Output, Option<Ticket>),
+    /// The handler ran: its output.
+    Handler(crate::declare::Output),
     /// An earlier call with the same key ran: its result, again.
     Replay(Box<CallToolResult>),
+    /// The key was refused (malformed, used with other arguments, its first call still running)
+    /// or could not be looked up: nothing ran, so the error is answered as it is, like a key on a
+    /// capability that is not `idempotent` — never as an `isError` result.
+    KeyRefused(Error),
 }
 
 /// Which encoding the call's answer takes.
@@ -82,31 +86,33 @@ pub(crate) async fn call(
     // claimed: a replay discloses the first call's result, so it passes the same checks, while a
     // refused call claims nothing. Then the call is charged to its caller's budget (a refused
     // call, or a replay, costs nothing), and only then does the handler run.
+    // The claimed key lives outside the call, so that every way the call can end — an error, a
+    // refused budget, a panic — settles it below before the answer goes out: a retry sent the
+    // moment the failure arrives then finds the key free.
+    let mut ticket: Option<Ticket> = None;
     let run = async {
         let arguments = validated(tool.entry, arguments)?;
         if let Some(policies) = &shared.policies {
             policies.check(tool.entry, &caller, &arguments)?;
         }
-        let ticket = match &key {
-            None => None,
-            Some(key) => {
-                match shared.idempotency.claim(key, caller.name.as_deref(), tool.entry.id(), &arguments).await? {
-                    Claim::Replay(result) => return Ok(Ran::Replay(result)),
-                    Claim::Run(ticket) => Some(ticket),
-                }
+        if let Some(key) = &key {
+            match shared.idempotency.claim(key, caller.name.as_deref(), tool.entry.id(), &arguments).await {
+                Ok(Claim::Replay(result)) => return Ok(Ran::Replay(result)),
+                Ok(Claim::Run(claimed)) => ticket = Some(claimed),
+                Err(refused) => return Ok(Ran::KeyRefused(refused)),
             }
-        };
+        }
         shared.budgets.charge(caller.name.as_deref(), tool.entry.id(), tool.entry.cost()).await?;
-        // A ticket dropped on the way (an error, a panic) frees its key, so the retry runs.
-        Ok::<_, Error>(Ran::Handler((tool.entry.call)(ctx, arguments).await?, ticket))
+        Ok::<_, Error>(Ran::Handler((tool.entry.call)(ctx, arguments).await?))
     };
     // A panicking handler (or validator) fails its own call only.
-    let (outcome, ticket) = match AssertUnwindSafe(run).catch_unwind().instrument(span.clone()).await {
-        // A replay ran nothing: no provenance, nothing to keep.
+    let outcome = match AssertUnwindSafe(run).catch_unwind().instrument(span.clone()).await {
+        // A replay or a refused key ran nothing: no provenance, nothing to keep.
         Ok(Ok(Ran::Replay(result))) => return Ok(*result),
-        Ok(Ok(Ran::Handler(output, ticket))) => (Ok(Ok(output)), ticket),
-        Ok(Err(error)) => (Ok(Err(error)), None),
-        Err(panic) => (Err(panic), None),
+        Ok(Ok(Ran::KeyRefused(error))) => return Err(errors::from_error(error, &trace_id)),
+        Ok(Ok(Ran::Handler(output))) => Ok(Ok(output)),
+        Ok(Err(error)) => Ok(Err(error)),
+        Err(panic) => Err(panic),
     };
     // The handler's outcome, not the wire's: a result too large to send is still a call that ran.
     let handler_succeeded = matches!(outcome, Ok(Ok(_)));
