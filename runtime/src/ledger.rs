@@ -26,19 +26,36 @@ pub(crate) fn prepare(settings: &Settings, store: Option<&crate::kg::Kg>) -> Pat
     path
 }
 
-/// Move the earlier file to `to`: its write-ahead log is folded into it first (a checkpoint that
-/// leaves the log empty), so the one file that moves holds every committed key. When the
-/// checkpoint cannot finish (another process has the file open), nothing moves.
+/// Move the earlier file to `to`. Its write-ahead log is folded into it first, and the file
+/// taken out of WAL mode — which SQLite allows only to the one connection that has it open — so
+/// the one file that moves holds every committed key, and a file another process still uses is
+/// left where it is. (`open` turns WAL on again.)
 fn move_earlier(from: &Path, to: &Path) -> Result<(), String> {
+    let sibling = |path: &Path, suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    // A log already under the new name was moved there by an earlier build that stopped before
+    // it moved the file itself: it belongs to the earlier file, unless that has its own. SQLite
+    // would replay any log it finds beside the moved file, so none is left there.
+    let (stray_log, earlier_log) = (sibling(to, "-wal"), sibling(from, "-wal"));
+    if stray_log.exists() {
+        if earlier_log.exists() {
+            std::fs::remove_file(&stray_log).map_err(|e| e.to_string())?;
+        } else {
+            std::fs::rename(&stray_log, &earlier_log).map_err(|e| e.to_string())?;
+        }
+    }
+    let _ = std::fs::remove_file(sibling(to, "-shm"));
     let conn = Connection::open(from).map_err(|e| e.to_string())?;
-    let (busy, _, _): (i64, i64, i64) = conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .map_err(|e| e.to_string())?;
-    if busy != 0 {
+    let mode: String =
+        conn.query_row("PRAGMA journal_mode = DELETE", [], |row| row.get(0)).map_err(|e| e.to_string())?;
+    if !mode.eq_ignore_ascii_case("delete") {
         return Err("the file is in use by another process".to_owned());
     }
-    conn.close().map_err(|(_, e)| e.to_string())?;
-    std::fs::rename(from, to).map_err(|e| e.to_string())
+    std::fs::rename(from, to).map_err(|e| e.to_string())?;
+    conn.close().map_err(|(_, e)| e.to_string())
 }
 
 /// Open the ledger for writes that must survive `kill -9`: every commit is synced
@@ -74,21 +91,61 @@ pub(crate) fn caller_from_column(column: &str) -> Option<Option<String>> {
 mod tests {
     use super::*;
 
+    /// An earlier file as `kill -9` leaves it: its keys committed to the log only.
+    fn earlier_after_kill(dir: &Path) -> PathBuf {
+        let live = dir.join("live");
+        std::fs::create_dir(&live).unwrap();
+        let conn = open(&live.join("idempotency.sqlite3")).unwrap();
+        conn.execute_batch("CREATE TABLE idempotency_key (key TEXT); INSERT INTO idempotency_key VALUES ('k-1');")
+            .unwrap();
+        // Copied while the connection is open: the log is not folded in.
+        for suffix in ["", "-wal"] {
+            let name = format!("idempotency.sqlite3{suffix}");
+            std::fs::copy(live.join(&name), dir.join(&name)).unwrap();
+        }
+        drop(conn);
+        assert!(std::fs::metadata(dir.join("idempotency.sqlite3-wal")).unwrap().len() > 0);
+        dir.join("idempotency.sqlite3")
+    }
+
+    fn key_in(path: &Path) -> String {
+        let conn = Connection::open(path).unwrap();
+        conn.query_row("SELECT key FROM idempotency_key", [], |row| row.get(0)).unwrap()
+    }
+
     #[test]
     fn keys_still_in_the_earlier_files_write_ahead_log_move_with_it() {
         let dir = tempfile::tempdir().unwrap();
-        let (from, to) = (dir.path().join("idempotency.sqlite3"), dir.path().join("ledger.sqlite3"));
-        let earlier = open(&from).unwrap();
-        earlier
-            .execute_batch("CREATE TABLE idempotency_key (key TEXT); INSERT INTO idempotency_key VALUES ('k-1');")
-            .unwrap();
-        // As after `kill -9`: the connection never closes, so its commits are in the log only.
-        std::mem::forget(earlier);
-        assert!(std::fs::metadata(dir.path().join("idempotency.sqlite3-wal")).unwrap().len() > 0);
+        let from = earlier_after_kill(dir.path());
+        let to = dir.path().join("ledger.sqlite3");
+        // A stray log under the new name (from some other database) is not replayed into it.
+        std::fs::copy(dir.path().join("idempotency.sqlite3-wal"), dir.path().join("ledger.sqlite3-wal")).unwrap();
         move_earlier(&from, &to).unwrap();
-        let moved = Connection::open(&to).unwrap();
-        let key: String = moved.query_row("SELECT key FROM idempotency_key", [], |row| row.get(0)).unwrap();
-        assert_eq!(key, "k-1");
         assert!(!from.exists());
+        assert!(!dir.path().join("ledger.sqlite3-wal").exists());
+        assert_eq!(key_in(&to), "k-1");
+    }
+
+    #[test]
+    fn a_log_an_interrupted_move_left_under_the_new_name_is_folded_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = earlier_after_kill(dir.path());
+        std::fs::rename(dir.path().join("idempotency.sqlite3-wal"), dir.path().join("ledger.sqlite3-wal")).unwrap();
+        let to = dir.path().join("ledger.sqlite3");
+        move_earlier(&from, &to).unwrap();
+        assert_eq!(key_in(&to), "k-1");
+    }
+
+    #[test]
+    fn a_file_another_connection_holds_open_is_not_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = earlier_after_kill(dir.path());
+        let other = open(&from).unwrap();
+        let to = dir.path().join("ledger.sqlite3");
+        assert!(move_earlier(&from, &to).is_err());
+        assert!(from.exists() && !to.exists());
+        drop(other);
+        move_earlier(&from, &to).unwrap();
+        assert_eq!(key_in(&to), "k-1");
     }
 }

@@ -10,8 +10,13 @@ use trails_tests::ServedApp;
 const AGENT_TOKEN: &str = "idempotency-agent-token";
 
 fn start() -> ServedApp {
+    start_with("")
+}
+
+/// The fixture server with an agent token, and `config` before it.
+fn start_with(config: &str) -> ServedApp {
     let toml = format!(
-        "[http]\nsessions = false\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
+        "{config}[http]\nsessions = false\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
         trails::sha256_hex(AGENT_TOKEN)
     );
     ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), &toml)
@@ -132,6 +137,26 @@ async fn a_call_that_failed_frees_its_key_so_its_retry_runs() {
     let ran = call(&server, Some(AGENT_TOKEN), "requirements.update", missing(), Some(json!("k-4"))).await;
     assert_eq!(ran["result"]["structuredContent"]["title"], "Passkeys", "{ran}");
     assert!(ran["result"]["_meta"].is_null(), "no failure was kept to replay: {ran}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_key_is_an_error_even_where_validation_failures_are_results() {
+    let server = start_with("[mcp]\nvalidation_errors = \"tool_result\"\n\n");
+    let create =
+        json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
+    assert!(call(&server, Some(AGENT_TOKEN), "requirements.create", create, None).await["result"].is_object());
+    // The mode is on: invalid arguments come back as an `isError` result.
+    let invalid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(json!("k-1"))).await;
+    assert_eq!(invalid["result"]["isError"], true, "{invalid}");
+    let first = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    assert!(first["result"]["_meta"].is_null(), "{first}");
+    // Nothing ran for a refused key: it is a JSON-RPC error, not a result the model reads as the
+    // tool's own answer.
+    let other =
+        call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Magic links"), Some(json!("k-1"))).await;
+    assert!(other["result"].is_null(), "{other}");
+    assert_eq!(other["error"]["data"]["fields"][0]["code"], "unique", "{other}");
+    assert_eq!(stored_title(&server).await, "Passkeys");
 }
 
 #[tokio::test(flavor = "multi_thread")]

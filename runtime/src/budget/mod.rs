@@ -106,10 +106,10 @@ impl Budgets {
         };
         let since_ms = self.decide(caller, id, cost, limit, now_ms())?;
         if let Some(conn) = conn {
-            let column = caller_column(caller);
+            let (column, window_ms) = (caller_column(caller), self.window_ms());
             let kept = tokio::task::spawn_blocking(move || {
                 let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-                add(&conn, &column, since_ms, cost, now_ms())
+                add(&conn, &column, since_ms, cost, now_ms(), window_ms)
             })
             .await;
             match kept {
@@ -254,25 +254,25 @@ fn current(conn: &Connection, opened_after: i64, now: i64) -> rusqlite::Result<V
 /// the clock as the charge commits. Charges commit in any order: one of the same window adds up,
 /// one of a newer window starts the row over, one of an older window (committed late) is dropped —
 /// so the row ends as this process's memory says. A row in the future (the clock was set back,
-/// and memory started a window now) is started over too, so a restart does not drop the new
-/// window's spending with it; a charge whose own window is in the future is never written over
-/// anything.
-fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost, now: i64) -> rusqlite::Result<()> {
+/// and memory started a window now) is started over by a charge of a window still open, so a
+/// restart does not drop the new window's spending with it; a charge whose own window is in the
+/// future, or over, is never written over anything.
+fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost, now: i64, window_ms: i64) -> rusqlite::Result<()> {
     let tokens = i64::try_from(cost.tokens).unwrap_or(i64::MAX);
     conn.execute(
         "INSERT INTO budget_spent (caller, since_ms, tokens, usd) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (caller) DO UPDATE SET
            tokens = CASE WHEN excluded.since_ms = since_ms
                          THEN MIN(tokens, 9223372036854775807 - excluded.tokens) + excluded.tokens
-                         WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR since_ms > ?5)
+                         WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6))
                          THEN excluded.tokens ELSE tokens END,
            usd = CASE WHEN excluded.since_ms = since_ms THEN usd + excluded.usd
-                      WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR since_ms > ?5)
+                      WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6))
                       THEN excluded.usd ELSE usd END,
            since_ms = CASE WHEN excluded.since_ms <> since_ms AND excluded.since_ms <= ?5
-                                AND (excluded.since_ms > since_ms OR since_ms > ?5)
+                                AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6))
                            THEN excluded.since_ms ELSE since_ms END",
-        params![caller, since_ms, tokens, cost.usd, now],
+        params![caller, since_ms, tokens, cost.usd, now, window_ms],
     )?;
     Ok(())
 }
@@ -382,20 +382,23 @@ mod tests {
         assert!(limits.decide(Some("agent"), "search", SEARCH, limit, now - 86_400_000).is_ok(), "a day back");
     }
 
+    /// The window of the ledger-level tests, in milliseconds.
+    const WINDOW: i64 = 60_000;
+
     #[test]
     fn charges_committed_out_of_order_end_as_the_newest_window_says() {
         let ledger = Ledger::new();
         let conn = open(&ledger.file()).unwrap();
         let cost = |tokens| Cost { tokens, usd: 0.0 };
-        add(&conn, "caller:agent", 1_000, cost(10), 1_500).unwrap();
-        add(&conn, "caller:agent", 1_000, cost(5), 1_600).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(10), 1_500, WINDOW).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(5), 1_600, WINDOW).unwrap();
         // The next window's first charge, then a late one of the window before it.
-        add(&conn, "caller:agent", 9_000, cost(7), 9_100).unwrap();
-        add(&conn, "caller:agent", 1_000, cost(100), 9_200).unwrap();
+        add(&conn, "caller:agent", 9_000, cost(7), 9_100, WINDOW).unwrap();
+        add(&conn, "caller:agent", 1_000, cost(100), 9_200, WINDOW).unwrap();
         let rows = current(&conn, 0, 10_000).unwrap();
         assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 9_000, tokens: 7, usd: 0.0 })]);
         assert!(current(&conn, 0, 8_000).unwrap().is_empty(), "a window in the future (clock set back) is dropped");
-        add(&conn, "caller:agent", 9_000, cost(7), 9_300).unwrap();
+        add(&conn, "caller:agent", 9_000, cost(7), 9_300, WINDOW).unwrap();
         assert!(current(&conn, 9_000, 10_000).unwrap().is_empty(), "a window that has ended is dropped");
     }
 
@@ -404,14 +407,19 @@ mod tests {
         let ledger = Ledger::new();
         let conn = open(&ledger.file()).unwrap();
         let cost = |tokens| Cost { tokens, usd: 0.0 };
-        add(&conn, "caller:agent", 50_000, cost(30), 50_100).unwrap();
+        add(&conn, "caller:agent", 50_000, cost(30), 50_100, WINDOW).unwrap();
         // The clock goes back to 20_000: memory starts a window there, and its charges replace
         // the row now in the future; a late charge of the window before the step stays out.
-        add(&conn, "caller:agent", 20_000, cost(4), 20_000).unwrap();
-        add(&conn, "caller:agent", 20_000, cost(4), 20_100).unwrap();
-        add(&conn, "caller:agent", 50_000, cost(30), 20_200).unwrap();
+        add(&conn, "caller:agent", 20_000, cost(4), 20_000, WINDOW).unwrap();
+        add(&conn, "caller:agent", 20_000, cost(4), 20_100, WINDOW).unwrap();
+        add(&conn, "caller:agent", 50_000, cost(30), 20_200, WINDOW).unwrap();
         let rows = current(&conn, 0, 20_300).unwrap();
         assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 20_000, tokens: 8, usd: 0.0 })]);
+        // Nor does a late charge of a window already over replace a row in the future.
+        add(&conn, "caller:agent", 90_000, cost(1), 90_000, WINDOW).unwrap();
+        add(&conn, "caller:agent", 10_000, cost(30), 80_000, WINDOW).unwrap();
+        let rows = current(&conn, 0, 90_000).unwrap();
+        assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 90_000, tokens: 1, usd: 0.0 })]);
     }
 
     #[tokio::test]

@@ -95,18 +95,21 @@ pub(crate) struct Ticket {
     caller: String,
     tool: String,
     key: String,
+    /// This claim's own id: a key presumed abandoned may be claimed again, and the first
+    /// call, should it finish after all, must neither free nor fill the second one's row.
+    claim: i64,
     conn: Option<Arc<Mutex<Connection>>>,
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         let Some(conn) = self.conn.take() else { return };
-        let (caller, tool, key) = (self.caller.clone(), self.tool.clone(), self.key.clone());
+        let (caller, tool, key, claim) = (self.caller.clone(), self.tool.clone(), self.key.clone(), self.claim);
         let free = move || {
             let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
             let freed = conn.execute(
-                "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND result IS NULL",
-                params![caller, tool, key],
+                "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4 AND result IS NULL",
+                params![caller, tool, key, claim],
             );
             if let Err(error) = freed {
                 tracing::error!(%error, "could not free an abandoned idempotency key");
@@ -179,7 +182,8 @@ impl Ledger {
     ) -> Result<Claim, Error> {
         let text = key.checked()?.to_owned();
         let conn = self.connection()?;
-        let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, conn: None };
+        let claim = i64::from_ne_bytes(uuid::Uuid::new_v4().as_bytes()[..8].try_into().expect("8 bytes"));
+        let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, claim, conn: None };
         let args = digest(arguments);
         let prune = {
             let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
@@ -210,9 +214,9 @@ impl Ledger {
             let outcome = match found {
                 None => {
                     tx.execute(
-                        "INSERT OR REPLACE INTO idempotency_key (caller, tool, key, arguments, result, created_at)
-                         VALUES (?1, ?2, ?3, ?4, NULL, ?5)",
-                        params![ticket.caller, ticket.tool, ticket.key, args, now],
+                        "INSERT OR REPLACE INTO idempotency_key (caller, tool, key, arguments, result, created_at, claim)
+                         VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6)",
+                        params![ticket.caller, ticket.tool, ticket.key, args, now, ticket.claim],
                     )?;
                     Found::New(ticket)
                 }
@@ -262,20 +266,20 @@ impl Ledger {
     pub(crate) async fn settle(&self, mut ticket: Ticket, result: Option<&CallToolResult>) {
         let Some(conn) = ticket.conn.take() else { return };
         let text = result.map(|r| serde_json::to_string(r).expect("a CallToolResult serialises"));
-        let (caller, tool, key) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone());
+        let (caller, tool, key, claim) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone(), ticket.claim);
         let done = tokio::task::spawn_blocking(move || {
             let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
             let kept = match &text {
                 Some(text) => conn.execute(
-                    "UPDATE idempotency_key SET result = ?4 WHERE caller = ?1 AND tool = ?2 AND key = ?3",
-                    params![caller, tool, key, text],
+                    "UPDATE idempotency_key SET result = ?5 WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4",
+                    params![caller, tool, key, claim, text],
                 ),
                 None => Ok(0),
             };
             if text.is_none() || !matches!(kept, Ok(1)) {
                 conn.execute(
-                    "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND result IS NULL",
-                    params![caller, tool, key],
+                    "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4 AND result IS NULL",
+                    params![caller, tool, key, claim],
                 )?;
             }
             kept
@@ -283,7 +287,9 @@ impl Ledger {
         .await;
         match done {
             Ok(Ok(kept)) if kept == 1 || result.is_none() => {}
-            Ok(Ok(_)) => tracing::warn!("an idempotency key was pruned while its call ran; its result is not kept"),
+            Ok(Ok(_)) => tracing::warn!(
+                "an idempotency key was pruned, or claimed again, while its call ran; its result is not kept"
+            ),
             Ok(Err(error)) => tracing::error!(%error, "could not keep an idempotent call's result"),
             Err(error) => tracing::error!(%error, "could not keep an idempotent call's result"),
         }
@@ -304,12 +310,22 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS idempotency_key (
             caller TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
-            arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL,
+            arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL, claim INTEGER,
             PRIMARY KEY (caller, tool, key)
          );
          CREATE INDEX IF NOT EXISTS idempotency_key_age ON idempotency_key (created_at);
          CREATE INDEX IF NOT EXISTS idempotency_key_caller_age ON idempotency_key (caller, created_at);",
     )?;
+    // A table an earlier build made has no claim ids: its rows (finished, or claimed by a process
+    // that is gone) are never settled by this one, so they need none.
+    let has_claim: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('idempotency_key') WHERE name = 'claim'",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_claim {
+        conn.execute_batch("ALTER TABLE idempotency_key ADD COLUMN claim INTEGER")?;
+    }
     Ok(conn)
 }
 
@@ -341,6 +357,26 @@ mod tests {
     fn keys(conn: &Connection, caller: &str) -> Vec<String> {
         let mut statement = conn.prepare("SELECT key FROM idempotency_key WHERE caller = ?1 ORDER BY key").unwrap();
         statement.query_map([caller], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    #[tokio::test]
+    async fn a_call_presumed_abandoned_that_finishes_late_leaves_the_new_claim_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite3");
+        let ledger = Ledger::new(path.clone(), Retention { keep: Duration::from_secs(3600), max_keys: 100 });
+        let key = SentKey { value: json!("k-1"), source: Source::Meta };
+        let arguments = json!({ "title": "Passkeys" });
+        let Claim::Run(first) = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap() else { panic!() };
+        // Eleven minutes on, the first call is presumed dead and a retry claims the key anew.
+        open(&path).unwrap().execute("UPDATE idempotency_key SET created_at = created_at - 660", []).unwrap();
+        let Claim::Run(second) = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap() else { panic!() };
+        // The first call fails after all: the second's claim stays, so a third call cannot run.
+        ledger.settle(first, None).await;
+        let third = ledger.claim(&key, Some("agent"), "t", &arguments).await;
+        assert!(matches!(third, Err(Error::Validation { .. })), "still running: {third:?}");
+        ledger.settle(second, Some(&CallToolResult::success(vec![]))).await;
+        let replay = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap();
+        assert!(matches!(replay, Claim::Replay(_)), "{replay:?}");
     }
 
     #[test]

@@ -109,7 +109,16 @@ pub(crate) async fn call(
     let outcome = match AssertUnwindSafe(run).catch_unwind().instrument(span.clone()).await {
         // A replay or a refused key ran nothing: no provenance, nothing to keep.
         Ok(Ok(Ran::Replay(result))) => return Ok(*result),
-        Ok(Ok(Ran::KeyRefused(error))) => return Err(errors::from_error(error, &trace_id)),
+        Ok(Ok(Ran::KeyRefused(error))) => {
+            let _in_span = span.enter(); // no await from here on
+            return Err(match error {
+                Error::Internal(detail) => {
+                    tracing::error!(%detail, "the idempotency key could not be looked up; nothing ran");
+                    errors::internal(&trace_id)
+                }
+                refused => errors::from_error(refused, &trace_id),
+            });
+        }
         Ok(Ok(Ran::Handler(output))) => Ok(Ok(output)),
         Ok(Err(error)) => Ok(Err(error)),
         Err(panic) => Err(panic),
