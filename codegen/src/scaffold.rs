@@ -288,13 +288,18 @@ fn doc(text: Option<&str>) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-fn fields(specs: &[FieldSpec], errors: &mut Vec<SpecError>, public: bool) -> Vec<TokenStream> {
+/// The constraint keys a field spec may set, as the attribute's messages quote them.
+const CONSTRAINT_KEYS: &[&str] =
+    &["min_length", "max_length", "pattern", "one_of", "min_value", "max_value", "min_count", "max_count", "iri"];
+
+/// The field declarations of `specs`, the list the spec calls `list` (`fields`, `params`).
+fn fields(specs: &[FieldSpec], list: &str, errors: &mut Vec<SpecError>, public: bool) -> Vec<TokenStream> {
     let mut seen = std::collections::BTreeSet::new();
     specs
         .iter()
         .enumerate()
         .filter_map(|(index, spec)| {
-            let at = format!("fields/{index}");
+            let at = format!("{list}/{index}");
             check_field_name(&format!("{at}/name"), &spec.name, errors);
             if !seen.insert(spec.name.clone()) {
                 errors.push(fault(format!("{at}/name"), format!("`{}` is declared twice", spec.name)));
@@ -302,7 +307,11 @@ fn fields(specs: &[FieldSpec], errors: &mut Vec<SpecError>, public: bool) -> Vec
             let ty = field_type(spec, &at, errors)?;
             let name = field_ident(&spec.name);
             let doc = doc(spec.description.as_deref());
+            let faults = errors.len();
             let predicate = predicate(spec, &at, errors);
+            if errors.len() == faults {
+                recheck_field(spec, &at, &quote!(#predicate pub #name: #ty), errors);
+            }
             let vis = if public { quote!(pub) } else { quote!() };
             Some(quote! { #doc #predicate #vis #name: #ty })
         })
@@ -319,6 +328,40 @@ fn format(tokens: TokenStream) -> Result<String, SpecError> {
         Some((head, rest)) if head.starts_with("use ") => format!("{head};\n\n{rest}"),
         _ => text,
     })
+}
+
+/// Read one field back through the attribute's own checks, alone in a shape, so that what they
+/// refuse (a constraint on the wrong kind of value, a minimum over its maximum) is put on that
+/// field — and on the key the message quotes, when the spec sets it — not on the whole spec.
+fn recheck_field(spec: &FieldSpec, at: &str, field: &TokenStream, errors: &mut Vec<SpecError>) {
+    let Ok(item) = syn::parse2::<syn::Item>(quote! { pub struct Scaffold { #field } }) else { return };
+    let mut diags = Diagnostics::new();
+    crate::shape::parse(crate::shape::Kind::Shape, quote!(iri = "urn:trails:scaffold"), &item, &mut diags);
+    if !diags.has_errors() {
+        diags.discard();
+        return;
+    }
+    for message in diags.into_messages() {
+        let key = CONSTRAINT_KEYS.iter().find(|key| message.contains(&format!("`{key}`")) && sets(spec, key));
+        let path = key.map_or_else(|| at.to_owned(), |key| format!("{at}/{key}"));
+        errors.push(fault(path, message));
+    }
+}
+
+/// Whether `spec` sets constraint `key`.
+fn sets(spec: &FieldSpec, key: &str) -> bool {
+    match key {
+        "min_length" => spec.min_length.is_some(),
+        "max_length" => spec.max_length.is_some(),
+        "pattern" => spec.pattern.is_some(),
+        "one_of" => !spec.one_of.is_empty(),
+        "min_value" => spec.min_value.is_some(),
+        "max_value" => spec.max_value.is_some(),
+        "min_count" => spec.min_count.is_some(),
+        "max_count" => spec.max_count.is_some(),
+        "iri" => spec.iri.is_some(),
+        _ => false,
+    }
 }
 
 /// Read the generated item back through the attribute's own parser and checks.
@@ -341,7 +384,7 @@ pub fn shape(spec: &ShapeSpec) -> Result<String, Vec<SpecError>> {
     if let Err(message) = crate::names::check_iri(&spec.iri) {
         errors.push(fault("iri", message));
     }
-    let fields = fields(&spec.fields, &mut errors, true);
+    let fields = fields(&spec.fields, "fields", &mut errors, true);
     let name = format_ident!("{}", sanitize(&spec.name));
     let iri = &spec.iri;
     let doc = doc(spec.description.as_deref());
@@ -392,7 +435,7 @@ pub fn capability(spec: &CapabilitySpec) -> Result<String, Vec<SpecError>> {
     if spec.output != "String" {
         check_ident("output", &spec.output, true, &mut errors);
     }
-    let params = fields(&spec.params, &mut errors, false);
+    let params = fields(&spec.params, "params", &mut errors, false);
     let id = &spec.id;
     let version = &spec.version;
     let handler = format_ident!("{}", sanitize(&spec.handler));

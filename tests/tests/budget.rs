@@ -45,6 +45,7 @@ async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_n
     assert_eq!(refused["error"]["code"], -32003, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(message.contains("research.search costs 40 tokens") && message.contains("0 tokens"), "{message}");
+    assert!(!message.contains('$'), "a limit in tokens only speaks of tokens only: {message}");
     let retry = refused["error"]["data"]["retry_after_secs"].as_u64().unwrap();
     assert!((3500..=3600).contains(&retry), "{refused}");
 

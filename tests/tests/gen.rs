@@ -166,12 +166,21 @@ async fn the_diff_is_against_what_the_path_holds_and_bad_specs_name_their_faults
         answer["error"]["data"]["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
     assert_eq!(fields, ["name", "fields/1/pattern", "fields/2/target"], "{answer}");
 
-    // A constraint on the wrong type: the macro's own check answers, as it would at build time.
+    // A constraint on the wrong type, a minimum over its maximum: the macro's own checks answer,
+    // as they would at build time, each on the field and key at fault.
     let mut wrong = shape_spec();
     wrong["fields"][2]["min_length"] = json!(2);
+    wrong["fields"][0]["min_length"] = json!(300);
     let answer = call(&server, "trails_meta_gen_shape", wrong).await;
-    let message = answer["error"]["data"]["fields"][0]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("min_length"), "{answer}");
+    let faults = answer["error"]["data"]["fields"].as_array().unwrap();
+    let at: Vec<&str> = faults.iter().map(|f| f["field"].as_str().unwrap()).collect();
+    assert_eq!(at, ["fields/0/min_length", "fields/2/min_length"], "{answer}");
+    assert!(faults[1]["message"].as_str().unwrap().contains("applies to strings"), "{answer}");
+    // A capability's parameters are its `params`.
+    let capability = json!({ "id": "tickets.open", "description": "Open a ticket.", "handler": "open_ticket",
+                             "params": [{ "name": "title", "kind": "string", "min_value": 3 }] });
+    let answer = call(&server, "trails_meta_gen_capability", capability).await;
+    assert_eq!(answer["error"]["data"]["fields"][0]["field"], "params/0/min_value", "{answer}");
 
     // A symbolic link on the way could lead out of the app's directory.
     std::os::unix::fs::symlink("/etc", server.dir.path().join("etc")).unwrap();

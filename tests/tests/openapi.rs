@@ -189,8 +189,13 @@ async fn invoke_answers_like_tools_call_with_the_status_of_each_failure() {
     let (status, _, body) = invoke(&server, "trails.meta.tools.enable", Some(RUNTIME_TOKEN), &json!({})).await;
     assert_eq!((status, body["error"]["code"].clone()), (StatusCode::FORBIDDEN, json!(-32004)), "{body}");
     assert_eq!(body["error"]["data"]["required_scope"], "builder");
-    let (status, challenge, _) = invoke(&server, "requirements.search", Some("wrong"), &json!({})).await;
+    let (status, challenge, body) = invoke(&server, "requirements.search", Some("wrong"), &json!({})).await;
     assert_eq!((status, challenge.is_some()), (StatusCode::UNAUTHORIZED, true));
+    assert_eq!(
+        body,
+        json!({ "error": { "code": -32001, "message": "authentication failed" } }),
+        "no JSON-RPC envelope"
+    );
 
     // Unknown capability; a body that is not a JSON object, or not JSON; not JSON at all.
     let (status, _, body) = invoke(&server, "no.such.capability", None, &json!({})).await;

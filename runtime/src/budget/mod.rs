@@ -166,14 +166,22 @@ impl Budgets {
             let never =
                 limit.tokens.is_some_and(|max| cost.tokens > max) || limit.usd.is_some_and(|max| cost.usd > max);
             let retry_after_secs = (!never).then_some(renews_in_secs);
-            let left = |max: Option<String>| max.unwrap_or_else(|| "unlimited".to_owned());
+            // Only the sides the caller's limit bounds (one at least, or nothing was refused).
+            let mut costs = Vec::new();
+            let mut left = Vec::new();
+            if let Some(max) = limit.tokens {
+                costs.push(format!("{} tokens", cost.tokens));
+                left.push(format!("{} tokens", max.saturating_sub(entry.tokens)));
+            }
+            if let Some(max) = limit.usd {
+                costs.push(format!("${}", cost.usd));
+                left.push(format!("${}", (max - entry.usd).max(0.0)));
+            }
             let reason = format!(
-                "{id} costs {} tokens and ${}; {} has {} tokens and ${} left in this {}s window, renewed in {}s",
-                cost.tokens,
-                cost.usd,
+                "{id} costs {}; {} has {} left in this {}s window, renewed in {}s",
+                costs.join(" and "),
                 caller.unwrap_or("the anonymous caller"),
-                left(limit.tokens.map(|max| max.saturating_sub(entry.tokens).to_string())),
-                left(limit.usd.map(|max| (max - entry.usd).max(0.0).to_string())),
+                left.join(" and "),
                 self.settings.window.as_secs(),
                 renews_in_secs,
             );

@@ -147,7 +147,7 @@ pub(crate) struct CapabilitySpec {
 /// Scaffold a `#[shape]`; returns a FileDiff.
 #[meta_capability(namespace = "gen", op = "shape", scope = "dev", version = "1.0.0", side_effects(none), idempotent)]
 async fn gen_shape(spec: ShapeSpec) -> Result<FileDiff> {
-    let fields = field_specs(spec.fields)?;
+    let fields = field_specs(spec.fields, "fields")?;
     let source = scaffold::shape(&scaffold::ShapeSpec {
         name: spec.name.clone(),
         iri: spec.iri,
@@ -161,7 +161,7 @@ async fn gen_shape(spec: ShapeSpec) -> Result<FileDiff> {
 /// Scaffold a `#[node_type]`; returns a FileDiff.
 #[meta_capability(namespace = "gen", op = "nodetype", scope = "dev", version = "1.0.0", side_effects(none), idempotent)]
 async fn gen_nodetype(spec: NodeTypeSpec) -> Result<FileDiff> {
-    let fields = field_specs(spec.fields)?;
+    let fields = field_specs(spec.fields, "fields")?;
     let source = scaffold::shape(&scaffold::ShapeSpec {
         name: spec.name.clone(),
         iri: spec.iri,
@@ -186,7 +186,7 @@ async fn gen_nodetype(spec: NodeTypeSpec) -> Result<FileDiff> {
     idempotent
 )]
 async fn gen_capability(spec: CapabilitySpec) -> Result<FileDiff> {
-    let params = field_specs(spec.params)?;
+    let params = field_specs(spec.params, "params")?;
     let source = scaffold::capability(&scaffold::CapabilitySpec {
         id: spec.id,
         version: spec.version.unwrap_or_else(|| "0.1.0".to_owned()),
@@ -200,7 +200,8 @@ async fn gen_capability(spec: CapabilitySpec) -> Result<FileDiff> {
     file_diff(spec.path, &format!("src/{}.rs", spec.handler), source)
 }
 
-fn field_specs(fields: Vec<FieldSpec>) -> Result<Vec<scaffold::FieldSpec>> {
+/// The field specs of the list the spec calls `list` (`fields`, `params`).
+fn field_specs(fields: Vec<FieldSpec>, list: &str) -> Result<Vec<scaffold::FieldSpec>> {
     let mut errors = Vec::new();
     let specs = fields
         .into_iter()
@@ -220,7 +221,7 @@ fn field_specs(fields: Vec<FieldSpec>) -> Result<Vec<scaffold::FieldSpec>> {
                     };
                     if value.is_none() {
                         errors.push(FieldError::rejecting(
-                            &format!("fields/{index}/one_of/{i}"),
+                            &format!("{list}/{index}/one_of/{i}"),
                             FieldCode::TypeMismatch,
                             format!("`{text}` is not a {} value", field.kind),
                             &serde_json::Value::String(text),

@@ -34,7 +34,7 @@ pub(crate) async fn authenticate(
                     if let Some(held_back) = log.allow() {
                         tracing::warn!(held_back, "rejected a request with an invalid bearer token");
                     }
-                    return unauthorized();
+                    return unauthorized(request.uri().path() == "/mcp");
                 }
             }
         }
@@ -43,8 +43,11 @@ pub(crate) async fn authenticate(
     next.run(request).await
 }
 
-fn unauthorized() -> Response {
-    let body = errors::response_body(&errors::authentication_failed());
+/// 401 for a token that does not verify: a JSON-RPC error on the MCP endpoint, and the plain
+/// `{"error": …}` every other route answers with (`/invoke`, `/openapi.json`, …) elsewhere.
+fn unauthorized(mcp: bool) -> Response {
+    let error = errors::authentication_failed();
+    let body = if mcp { errors::response_body(&error) } else { serde_json::json!({ "error": error }).to_string() };
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     let headers = response.headers_mut();
