@@ -288,10 +288,6 @@ fn doc(text: Option<&str>) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-/// The constraint keys a field spec may set, as the attribute's messages quote them.
-const CONSTRAINT_KEYS: &[&str] =
-    &["min_length", "max_length", "pattern", "one_of", "min_value", "max_value", "min_count", "max_count", "iri"];
-
 /// The field declarations of `specs`, the list the spec calls `list` (`fields`, `params`).
 fn fields(specs: &[FieldSpec], list: &str, errors: &mut Vec<SpecError>, public: bool) -> Vec<TokenStream> {
     let mut seen = std::collections::BTreeSet::new();
@@ -342,26 +338,28 @@ fn recheck_field(spec: &FieldSpec, at: &str, field: &TokenStream, errors: &mut V
         return;
     }
     for message in diags.into_messages() {
-        let key = CONSTRAINT_KEYS.iter().find(|key| message.contains(&format!("`{key}`")) && sets(spec, key));
+        let key = set_keys(spec).into_iter().find(|key| message.contains(&format!("`{key}`")));
         let path = key.map_or_else(|| at.to_owned(), |key| format!("{at}/{key}"));
         errors.push(fault(path, message));
     }
 }
 
-/// Whether `spec` sets constraint `key`.
-fn sets(spec: &FieldSpec, key: &str) -> bool {
-    match key {
-        "min_length" => spec.min_length.is_some(),
-        "max_length" => spec.max_length.is_some(),
-        "pattern" => spec.pattern.is_some(),
-        "one_of" => !spec.one_of.is_empty(),
-        "min_value" => spec.min_value.is_some(),
-        "max_value" => spec.max_value.is_some(),
-        "min_count" => spec.min_count.is_some(),
-        "max_count" => spec.max_count.is_some(),
-        "iri" => spec.iri.is_some(),
-        _ => false,
-    }
+/// The constraint keys `spec` sets, as the attribute's messages quote them.
+fn set_keys(spec: &FieldSpec) -> Vec<&'static str> {
+    [
+        ("min_length", spec.min_length.is_some()),
+        ("max_length", spec.max_length.is_some()),
+        ("pattern", spec.pattern.is_some()),
+        ("one_of", !spec.one_of.is_empty()),
+        ("min_value", spec.min_value.is_some()),
+        ("max_value", spec.max_value.is_some()),
+        ("min_count", spec.min_count.is_some()),
+        ("max_count", spec.max_count.is_some()),
+        ("iri", spec.iri.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(key, set)| set.then_some(key))
+    .collect()
 }
 
 /// Read the generated item back through the attribute's own parser and checks.

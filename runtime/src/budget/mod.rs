@@ -268,18 +268,18 @@ fn current(conn: &Connection, opened_after: i64, now: i64) -> rusqlite::Result<V
 fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost, now: i64, window_ms: i64) -> rusqlite::Result<()> {
     let tokens = i64::try_from(cost.tokens).unwrap_or(i64::MAX);
     conn.execute(
+        // Same window: add up. Otherwise start the row over — only with a window that has begun,
+        // and is newer than the row's or (the row being in the future) still open; else keep it.
         "INSERT INTO budget_spent (caller, since_ms, tokens, usd) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (caller) DO UPDATE SET
            tokens = CASE WHEN excluded.since_ms = since_ms
                          THEN MIN(tokens, 9223372036854775807 - excluded.tokens) + excluded.tokens
-                         WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6))
-                         THEN excluded.tokens ELSE tokens END,
-           usd = CASE WHEN excluded.since_ms = since_ms THEN usd + excluded.usd
-                      WHEN excluded.since_ms <= ?5 AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6))
-                      THEN excluded.usd ELSE usd END,
-           since_ms = CASE WHEN excluded.since_ms <> since_ms AND excluded.since_ms <= ?5
-                                AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6))
-                           THEN excluded.since_ms ELSE since_ms END",
+                         ELSE excluded.tokens END,
+           usd = CASE WHEN excluded.since_ms = since_ms THEN usd + excluded.usd ELSE excluded.usd END,
+           since_ms = excluded.since_ms
+         WHERE excluded.since_ms = since_ms
+            OR (excluded.since_ms <= ?5
+                AND (excluded.since_ms > since_ms OR (since_ms > ?5 AND excluded.since_ms > ?5 - ?6)))",
         params![caller, since_ms, tokens, cost.usd, now, window_ms],
     )?;
     Ok(())
@@ -393,20 +393,28 @@ mod tests {
     /// The window of the ledger-level tests, in milliseconds.
     const WINDOW: i64 = 60_000;
 
+    /// Charge `tokens` of the window that began at `since` to `agent`, committed at `now`.
+    fn charge(conn: &Connection, since: i64, tokens: u64, now: i64) {
+        add(conn, "caller:agent", since, Cost { tokens, usd: 0.0 }, now, WINDOW).unwrap();
+    }
+
+    /// The ledger's one row: `agent`'s window and tokens.
+    fn agent(since_ms: i64, tokens: u64) -> [(Option<String>, Spent); 1] {
+        [(Some("agent".to_owned()), Spent { since_ms, tokens, usd: 0.0 })]
+    }
+
     #[test]
     fn charges_committed_out_of_order_end_as_the_newest_window_says() {
         let ledger = Ledger::new();
         let conn = open(&ledger.file()).unwrap();
-        let cost = |tokens| Cost { tokens, usd: 0.0 };
-        add(&conn, "caller:agent", 1_000, cost(10), 1_500, WINDOW).unwrap();
-        add(&conn, "caller:agent", 1_000, cost(5), 1_600, WINDOW).unwrap();
+        charge(&conn, 1_000, 10, 1_500);
+        charge(&conn, 1_000, 5, 1_600);
         // The next window's first charge, then a late one of the window before it.
-        add(&conn, "caller:agent", 9_000, cost(7), 9_100, WINDOW).unwrap();
-        add(&conn, "caller:agent", 1_000, cost(100), 9_200, WINDOW).unwrap();
-        let rows = current(&conn, 0, 10_000).unwrap();
-        assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 9_000, tokens: 7, usd: 0.0 })]);
+        charge(&conn, 9_000, 7, 9_100);
+        charge(&conn, 1_000, 100, 9_200);
+        assert_eq!(current(&conn, 0, 10_000).unwrap(), agent(9_000, 7));
         assert!(current(&conn, 0, 8_000).unwrap().is_empty(), "a window in the future (clock set back) is dropped");
-        add(&conn, "caller:agent", 9_000, cost(7), 9_300, WINDOW).unwrap();
+        charge(&conn, 9_000, 7, 9_300);
         assert!(current(&conn, 9_000, 10_000).unwrap().is_empty(), "a window that has ended is dropped");
     }
 
@@ -414,20 +422,17 @@ mod tests {
     fn a_window_started_after_the_clock_was_set_back_is_what_the_ledger_keeps() {
         let ledger = Ledger::new();
         let conn = open(&ledger.file()).unwrap();
-        let cost = |tokens| Cost { tokens, usd: 0.0 };
-        add(&conn, "caller:agent", 50_000, cost(30), 50_100, WINDOW).unwrap();
+        charge(&conn, 50_000, 30, 50_100);
         // The clock goes back to 20_000: memory starts a window there, and its charges replace
         // the row now in the future; a late charge of the window before the step stays out.
-        add(&conn, "caller:agent", 20_000, cost(4), 20_000, WINDOW).unwrap();
-        add(&conn, "caller:agent", 20_000, cost(4), 20_100, WINDOW).unwrap();
-        add(&conn, "caller:agent", 50_000, cost(30), 20_200, WINDOW).unwrap();
-        let rows = current(&conn, 0, 20_300).unwrap();
-        assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 20_000, tokens: 8, usd: 0.0 })]);
+        charge(&conn, 20_000, 4, 20_000);
+        charge(&conn, 20_000, 4, 20_100);
+        charge(&conn, 50_000, 30, 20_200);
+        assert_eq!(current(&conn, 0, 20_300).unwrap(), agent(20_000, 8));
         // Nor does a late charge of a window already over replace a row in the future.
-        add(&conn, "caller:agent", 90_000, cost(1), 90_000, WINDOW).unwrap();
-        add(&conn, "caller:agent", 10_000, cost(30), 80_000, WINDOW).unwrap();
-        let rows = current(&conn, 0, 90_000).unwrap();
-        assert_eq!(rows, [(Some("agent".to_owned()), Spent { since_ms: 90_000, tokens: 1, usd: 0.0 })]);
+        charge(&conn, 90_000, 1, 90_000);
+        charge(&conn, 10_000, 30, 80_000);
+        assert_eq!(current(&conn, 0, 90_000).unwrap(), agent(90_000, 1));
     }
 
     #[tokio::test]

@@ -34,7 +34,7 @@ pub(crate) async fn authenticate(
                     if let Some(held_back) = log.allow() {
                         tracing::warn!(held_back, "rejected a request with an invalid bearer token");
                     }
-                    return unauthorized(request.uri().path() == "/mcp");
+                    return unauthorized(request.uri().path() == super::MCP_PATH);
                 }
             }
         }

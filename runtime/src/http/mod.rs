@@ -37,6 +37,9 @@ use hot::HotPath;
 pub(crate) use hot::{fuzz as fuzz_hot_path, shape_result};
 pub(crate) use listen::{serve, ConnectionLimits};
 
+/// The MCP endpoint; every other route answers errors as plain `{"error": …}` bodies.
+const MCP_PATH: &str = "/mcp";
+
 /// How often a warning any client can trigger is logged, at most.
 const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -97,7 +100,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         sessions,
         config,
     );
-    let mut routes = Router::new().route("/mcp", any(to_rmcp).with_state(Arc::new(mcp)));
+    let mut routes = Router::new().route(MCP_PATH, any(to_rmcp).with_state(Arc::new(mcp)));
     if settings.hot_path {
         // Innermost: it answers only what passed every check below and rmcp would serve
         // statelessly; the rest goes on to rmcp.
