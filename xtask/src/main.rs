@@ -9,6 +9,8 @@
 //!   test, including those plain `cargo test` reports as ignored for lack of them.
 //! - `cargo xtask bench [ARGS]`: installs `wrk` (Debian's package) when missing, builds the
 //!   benchmark servers in release mode, and runs `mcp-bench ARGS` (see `bench/src/bin/mcp-bench.rs`).
+//! - `cargo xtask soak [ARGS]`: builds the example app and the soak in release mode and runs
+//!   `soak ARGS` (see `bench/src/bin/soak.rs`); CI runs a short one.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -22,10 +24,14 @@ fn main() -> ExitCode {
         Some("snapshot") => snapshot(),
         Some("test") => test(),
         Some("bench") => bench(),
+        Some("soak") => soak(),
         _ => {
             eprintln!("usage: cargo xtask snapshot       rewrite schemas/ (tool goldens and the manifest)");
             eprintln!("       cargo xtask test           provision test servers, then run every test");
             eprintln!("       cargo xtask bench [ARGS]   install wrk if missing, run the MCP benchmark");
+            eprintln!(
+                "       cargo xtask soak [ARGS]    run the example app under sustained load (memory, throughput)"
+            );
             ExitCode::from(2)
         }
     }
@@ -100,6 +106,38 @@ fn test() -> ExitCode {
             eprintln!("error: cannot run cargo test: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn soak() -> ExitCode {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = Command::new(&cargo)
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "requirements",
+            "-p",
+            "trails-bench",
+            "--bin",
+            "requirements",
+            "--bin",
+            "soak",
+        ])
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("error: cargo build --release -p requirements -p trails-bench failed");
+        return ExitCode::FAILURE;
+    }
+    let status = Command::new(cargo)
+        .args(["run", "--quiet", "--release", "--locked", "-p", "trails-bench", "--bin", "soak", "--"])
+        .args(std::env::args().skip(2))
+        .status();
+    if status.is_ok_and(|s| s.success()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -14,7 +14,7 @@ use super::changes::{Change, ChangeKind, Observer, Observers};
 use super::embedded::EmbeddedStore;
 use super::mapping;
 use super::provenance::{self, Call, Role, Touched};
-use super::store::{self, Check, Row, Store, StoreError, Triples, Write, WriteError};
+use super::store::{self, Check, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
 use crate::declare::{Blob, Datatype, NodeType, NodeTypeInfo};
 use crate::error::{Error, Result};
 use crate::validate::{FieldCode, FieldError};
@@ -57,6 +57,8 @@ pub struct Kg {
     /// conflicts (found by the soak: 64 callers updating one instance exhausted every attempt).
     /// Conflicts with other processes sharing a remote store are still retried.
     update_turns: Arc<[tokio::sync::Mutex<()>]>,
+    /// The provenance activities kept, and what retention allows (shared by every clone).
+    provenance: Arc<provenance::Log>,
 }
 
 /// Shards of [`Kg::update_turns`].
@@ -93,9 +95,9 @@ async fn backoff(attempt: usize) {
     tokio::time::sleep(std::time::Duration::from_micros(jitter)).await;
 }
 
-/// Most provenance activities one pruning pass removes. Pruning runs every 100 calls, so passes
-/// keep up with any call rate while each stays bounded work — and every query stays far under a
-/// remote endpoint's row cap (Virtuoso's `ResultSetMaxRows`, 10,000 on Debian).
+/// Most provenance activities one reconciling pass removes, and the page size of reading them:
+/// bounded work per pass, and every query far under a remote endpoint's row cap (Virtuoso's
+/// `ResultSetMaxRows`, 10,000 on Debian).
 pub(crate) const PRUNE_BATCH: usize = 1000;
 
 /// Deletes one pruning pass has in flight at once (a remote store gets this many requests).
@@ -116,6 +118,7 @@ impl Kg {
             observers: Arc::default(),
             max_instance_bytes: crate::config::DEFAULT_MAX_INSTANCE_BYTES,
             update_turns: (0..UPDATE_SHARDS).map(|_| tokio::sync::Mutex::new(())).collect(),
+            provenance: Arc::new(provenance::Log::new(provenance::Retention::default())),
         }
     }
 
@@ -474,20 +477,158 @@ impl Kg {
         self.delete_iri::<T>(&self.iri::<T>(key)).await
     }
 
-    /// Write the provenance activity of a finished call (see `provenance`).
+    /// Keep at most `retention.keep` provenance activities, none older than `retention.max_age`
+    /// (`[kg] provenance_keep`, `provenance_max_age_days`; by default 100,000 and 90 days).
+    pub(crate) fn with_provenance_retention(mut self, retention: provenance::Retention) -> Kg {
+        self.provenance = Arc::new(provenance::Log::new(retention));
+        self
+    }
+
+    /// Activities retired since start.
+    pub(crate) fn provenance_pruned(&self) -> u64 {
+        self.provenance.pruned.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Write the provenance activity of a finished call (see `provenance`), durable before this
+    /// returns, and in the same breath retire the activities retention no longer allows, so the
+    /// log never grows past its bound by more than the calls in flight.
     pub(crate) async fn record_activity(
         &self,
         call: &Call<'_>,
         touched: &Touched,
     ) -> std::result::Result<(), StoreError> {
         let write = provenance::activity(&self.base, call, touched)?;
-        self.retrying(write).await.map_err(|error| match error {
-            WriteError::Store(error) => error,
-            WriteError::Rejected(errors) => StoreError::Engine(format!("provenance write rejected: {errors:?}")),
-            WriteError::Conflict => StoreError::Engine("provenance write conflicted".into()),
-        })?;
+        let iri = write.subject.as_str().to_owned();
+        let loaded = self.provenance.load(&self.base, || self.oldest_activities(None)).await;
+        if let Err(error) = &loaded {
+            tracing::error!(%error, "could not read the stored provenance activities; none is retired by this call");
+        }
+        let admitted = loaded.is_ok();
+        let retired = match admitted {
+            true => self.provenance.admit(&self.base, &iri, call.started, chrono::Utc::now()),
+            false => Vec::new(),
+        };
+        let record = async {
+            self.retrying(write).await.map_err(|error| match error {
+                WriteError::Store(error) => error,
+                WriteError::Rejected(errors) => StoreError::Engine(format!("provenance write rejected: {errors:?}")),
+                WriteError::Conflict => StoreError::Engine("provenance write conflicted".into()),
+            })
+        };
+        // Retired concurrently with the new write: the embedded store commits them together.
+        let retire =
+            futures_util::future::join_all(retired.iter().map(|kept| self.delete_activity(&kept.iri(&self.base))));
+        let (recorded, retirements) = futures_util::future::join(record, retire).await;
+        let mut failed = Vec::new();
+        let mut dropped = 0;
+        for (kept, outcome) in retired.into_iter().zip(retirements) {
+            match outcome {
+                Ok(()) => dropped += 1,
+                // Already gone (another process pruned it): nothing to retry.
+                Err(WriteError::Rejected(_)) => {}
+                Err(error) => {
+                    tracing::warn!(?error, "retiring a provenance activity failed; a later call retries");
+                    failed.push(kept);
+                }
+            }
+        }
+        self.provenance.restore(failed);
+        self.provenance.pruned.fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
+        if let Err(error) = recorded {
+            if admitted {
+                self.provenance.forget(&self.base, &iri);
+            }
+            return Err(error);
+        }
         self.observers.tell(Change::Activity);
+        if dropped > 0 {
+            self.observers.tell(Change::Pruned);
+        }
+        self.reconcile_now_and_then();
         Ok(())
+    }
+
+    /// Now and then (every `keep` calls, at least 1,000), one pass over the whole log, in the
+    /// background: it retires what this process does not know of — activities other processes
+    /// sharing a remote store recorded — oldest first, down to `keep` in all.
+    fn reconcile_now_and_then(&self) {
+        use std::sync::atomic::Ordering;
+        let log = &self.provenance;
+        if self.store.exclusive() {
+            return;
+        }
+        let every = log.retention().keep.max(1000);
+        if log.since_reconcile.fetch_add(1, Ordering::Relaxed) + 1 < every
+            || log.reconciling.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        log.since_reconcile.store(0, Ordering::Relaxed);
+        let kg = self.clone();
+        tokio::spawn(async move {
+            let retention = kg.provenance.retention();
+            loop {
+                match kg.prune_provenance(retention.keep, retention.max_age).await {
+                    Ok(dropped) => {
+                        kg.provenance.pruned.fetch_add(dropped as u64, Ordering::Relaxed);
+                        if dropped < PRUNE_BATCH {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "pruning provenance failed");
+                        break;
+                    }
+                }
+            }
+            kg.provenance.reconciling.store(false, Ordering::Release);
+        });
+    }
+
+    /// Every stored activity with its start time, oldest first (`limit`: the oldest so many). A
+    /// store other processes share is read in pages its row cap does not cut; the embedded one
+    /// in one query (paging by offset would sort the whole log once per page).
+    async fn oldest_activities(&self, limit: Option<usize>) -> std::result::Result<Vec<(String, String)>, StoreError> {
+        let most_per_page = if self.store.exclusive() { usize::MAX } else { PRUNE_BATCH };
+        let mut found: Vec<(String, String)> = Vec::new();
+        loop {
+            let page = limit.unwrap_or(usize::MAX).saturating_sub(found.len()).min(most_per_page);
+            if page == 0 {
+                break;
+            }
+            let paging = match page {
+                usize::MAX => String::new(),
+                page => format!("LIMIT {page} OFFSET {}", found.len()),
+            };
+            let query = format!(
+                "SELECT ?a ?t WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}startedAtTime> ?t }} }} \
+                 ORDER BY ?t ?a {paging}",
+                PROV = provenance::PROV,
+            );
+            let rows = self.store.select(query, Vec::new()).await?;
+            let got = rows.len();
+            found.extend(rows.into_iter().filter_map(|row| {
+                let iri = store::bound_iri(&row, "a")?.into_string();
+                Some((iri, store::bound_text(&row, "t")?.to_owned()))
+            }));
+            if got < page {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
+    /// Delete the activity whose graph is `iri` (refused as a violation when it is not there).
+    fn delete_activity(&self, iri: &str) -> StoreFuture<'_, std::result::Result<(), WriteError>> {
+        let node = NamedNode::new_unchecked(iri);
+        let present = Check::Present { field: String::new(), value: Value::String(iri.to_owned()) };
+        self.store.write(Write {
+            graph: node.clone(),
+            subject: node,
+            triples: Vec::new(),
+            checks: vec![present],
+            blobs: Vec::new(),
+        })
     }
 
     /// Drop activities beyond the newest `keep` and those older than `max_age`, oldest first and
@@ -501,35 +642,11 @@ impl Kg {
             format!("GRAPH ?a {{ ?a a <{PROV}Activity> ; <{PROV}startedAtTime> ?t }}", PROV = provenance::PROV);
         let count = self.store.select(format!("SELECT (COUNT(?a) AS ?n) WHERE {{ {activity} }}"), Vec::new()).await?;
         let total = store::count_of(&count);
-        let oldest = format!("SELECT ?a ?t WHERE {{ {activity} }} ORDER BY ?t ?a LIMIT {PRUNE_BATCH}");
-        let oldest = self
-            .store
-            .select(oldest, Vec::new())
-            .await?
-            .into_iter()
-            .filter_map(|row| {
-                let iri = store::bound_iri(&row, "a")?.into_string();
-                Some((iri, store::bound_text(&row, "t")?.to_owned()))
-            })
-            .collect();
+        let oldest = self.oldest_activities(Some(PRUNE_BATCH)).await?;
         let doomed = provenance::to_prune(oldest, total.saturating_sub(keep), chrono::Utc::now() - max_age);
         // Many deletes in flight at once: the embedded store commits them in batches (one fsync
         // each), so a pass keeps up with any call rate instead of paying a commit per activity.
-        let deletes: Vec<_> = doomed
-            .iter()
-            .map(|iri| {
-                let node = NamedNode::new_unchecked(iri.as_str());
-                let present = Check::Present { field: String::new(), value: Value::String(iri.clone()) };
-                let write = Write {
-                    graph: node.clone(),
-                    subject: node,
-                    triples: Vec::new(),
-                    checks: vec![present],
-                    blobs: Vec::new(),
-                };
-                self.store.write(write)
-            })
-            .collect();
+        let deletes: Vec<_> = doomed.iter().map(|iri| self.delete_activity(iri)).collect();
         let mut outcomes = futures_util::stream::iter(deletes).buffer_unordered(PRUNE_CONCURRENCY);
         let mut dropped = 0;
         while let Some(outcome) = outcomes.next().await {

@@ -17,7 +17,7 @@ mod remote;
 pub(crate) mod store;
 
 pub use embedded::{EmbeddedStore, Synchronous};
-pub(crate) use handle::{store_failed, PRUNE_BATCH};
+pub(crate) use handle::store_failed;
 pub use handle::{Kg, Stored, DEFAULT_BASE, UPDATE_ATTEMPTS};
 pub use oxigraph::model::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};

@@ -261,6 +261,13 @@ pub trait Store: Send + Sync + 'static {
     fn sqlite_path(&self) -> Option<&std::path::Path> {
         None
     }
+
+    /// Whether this process is the only writer (the embedded store holds a lock on its
+    /// directory). Otherwise other processes may record provenance in it too, and a pass over
+    /// the whole log now and then retires what they leave beyond retention.
+    fn exclusive(&self) -> bool {
+        false
+    }
 }
 
 impl Check {

@@ -1,7 +1,6 @@
 //! The resources with fixed URIs: `trails://schema`, `trails://stats`, `trails://doctor` and
 //! `trails://prov/latest`.
 
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use oxigraph::model::NamedNode;
@@ -85,7 +84,7 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
         "instances": instances,
         "provenance": {
             "activities": activities,
-            "pruned_since_start": shared.provenance_pruned.load(Ordering::Relaxed),
+            "pruned_since_start": kg.provenance_pruned(),
             "keep": shared.settings.provenance_keep,
             "max_age_days": shared.settings.provenance_max_age.num_days(),
         },

@@ -1,6 +1,5 @@
 //! Everything one process serves, built once and shared by every connection and transport.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::config::Settings;
@@ -38,16 +37,7 @@ pub(crate) struct Shared {
     pub(crate) shape_entries: Vec<&'static ShapeEntry>,
     /// The SHACL shapes, by name and IRI (`/shapes`).
     pub(crate) shapes: crate::projection::shacl::Shapes,
-    /// Calls since provenance was last pruned, and how many activities pruning dropped.
-    pub(crate) provenance_calls: AtomicUsize,
-    pub(crate) provenance_pruned: AtomicU64,
-    /// A pruning pass is running: at most one at a time, since a pass counts, then reads the
-    /// oldest, then deletes, and two interleaved passes would delete more than they should.
-    pruning: AtomicBool,
 }
-
-/// Prune provenance every this many calls.
-const PRUNE_EVERY: usize = 100;
 
 impl Shared {
     pub(crate) fn new(
@@ -68,6 +58,9 @@ impl Shared {
             settings.max_subscriptions,
             settings.subscription_queue,
         ));
+        let retention =
+            crate::kg::provenance::Retention { keep: settings.provenance_keep, max_age: settings.provenance_max_age };
+        let kg = kg.map(|kg| kg.with_provenance_retention(retention));
         if let Some(kg) = &kg {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
@@ -97,9 +90,6 @@ impl Shared {
                 &registry.tools().collect::<Vec<_>>(),
             ),
             shape_entries: registry.shapes().collect(),
-            provenance_calls: AtomicUsize::new(0),
-            provenance_pruned: AtomicU64::new(0),
-            pruning: AtomicBool::new(false),
         }
     }
 
@@ -109,37 +99,11 @@ impl Shared {
         self
     }
 
-    /// Record the activity of a finished call (durable before the call answers), and now and
-    /// then prune old ones in the background. A failure is logged: it never fails the call.
-    pub(crate) async fn record_activity(self: &Arc<Self>, kg: &Kg, call: &Call<'_>, touched: &Touched) {
+    /// Record the activity of a finished call (durable before the call answers; see
+    /// `Kg::record_activity`). A failure is logged: it never fails the call.
+    pub(crate) async fn record_activity(&self, kg: &Kg, call: &Call<'_>, touched: &Touched) {
         if let Err(error) = kg.record_activity(call, touched).await {
             tracing::error!(%error, trace_id = call.trace_id, "could not record provenance");
-        }
-        let due = self.provenance_calls.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY;
-        if due && !self.pruning.swap(true, Ordering::AcqRel) {
-            self.provenance_calls.store(0, Ordering::Relaxed);
-            let (shared, kg) = (self.clone(), kg.clone());
-            tokio::spawn(async move {
-                let (keep, max_age) = (shared.settings.provenance_keep, shared.settings.provenance_max_age);
-                // Pass after pass until a pass has less than a full batch to drop: under load
-                // faster than one pass per PRUNE_EVERY calls, pruning catches up instead of
-                // letting the log (and the engine's memory) grow until the load stops.
-                loop {
-                    match kg.prune_provenance(keep, max_age).await {
-                        Ok(dropped) => {
-                            shared.provenance_pruned.fetch_add(dropped as u64, Ordering::Relaxed);
-                            if dropped < crate::kg::PRUNE_BATCH {
-                                break;
-                            }
-                        }
-                        Err(error) => {
-                            tracing::error!(%error, "pruning provenance failed");
-                            break;
-                        }
-                    }
-                }
-                shared.pruning.store(false, Ordering::Release);
-            });
         }
     }
 
