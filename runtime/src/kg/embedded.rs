@@ -24,8 +24,7 @@ use crate::validate::FieldError;
 /// Rebuild the engine from SQLite once this many quads were removed from it, or as many as it
 /// holds live if that is more: its memory then stays within about twice the live data's (plus
 /// this floor's worth), whatever the write history, and a rebuild loads at most one quad per quad
-/// removed. (The soak at full rate removes some 15,000 quads a second: with 200,000 as the floor,
-/// the store's memory rose by 60 MB between rebuilds.)
+/// removed. The floor keeps a small store under heavy writes from rebuilding all the time.
 const REBUILD_AFTER_REMOVALS: usize = 50_000;
 
 /// Most writes committed together (one fsync).
