@@ -786,6 +786,33 @@ mod tests {
         assert_eq!(store.len().unwrap(), 5);
     }
 
+    #[test]
+    fn a_large_store_waits_for_as_many_removals_as_it_holds_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let when = Rebuilds { after_removals: 4, quiet: Duration::from_secs(3600) };
+        let store = EmbeddedStore::open_with(dir.path(), Synchronous::Normal, None, when).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        for i in 0..40 {
+            replace(&store, &runtime, &format!("urn:s{i}"), 0);
+        }
+        // 40 live quads: 30 removals are past the floor of 4 but not worth reloading 40.
+        for i in 0..30 {
+            replace(&store, &runtime, &format!("urn:s{i}"), 1);
+        }
+        // The writer answers a batch before it decides on a rebuild: give it time to.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(store.engine_rebuilds(), 0, "30 removals against 40 live quads");
+        for i in 0..10 {
+            replace(&store, &runtime, &format!("urn:s{i}"), 2);
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while store.engine_rebuilds() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(store.engine_rebuilds(), 1, "40 removals: as many as are live");
+        assert_eq!(store.len().unwrap(), 40);
+    }
+
     fn replace(store: &EmbeddedStore, runtime: &tokio::runtime::Runtime, subject: &str, value: i64) {
         let write = Write {
             graph: node("urn:g"),

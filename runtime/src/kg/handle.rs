@@ -477,8 +477,9 @@ impl Kg {
         self.delete_iri::<T>(&self.iri::<T>(key)).await
     }
 
-    /// Keep at most `retention.keep` provenance activities, none older than `retention.max_age`
-    /// (`[kg] provenance_keep`, `provenance_max_age_days`; by default 100,000 and 90 days).
+    /// Keep at most `retention.keep` provenance activities (at least the newest), none older than
+    /// `retention.max_age` (`[kg] provenance_keep`, `provenance_max_age_days`; by default 100,000
+    /// and 90 days).
     pub(crate) fn with_provenance_retention(mut self, retention: provenance::Retention) -> Kg {
         self.provenance = Arc::new(provenance::Log::new(retention));
         self
@@ -490,24 +491,42 @@ impl Kg {
     }
 
     /// Write the provenance activity of a finished call (see `provenance`), durable before this
-    /// returns, and in the same breath retire the activities retention no longer allows, so the
-    /// log never grows past its bound by more than the calls in flight.
+    /// returns, and in the same breath retire the activities retention no longer allows (on the
+    /// embedded store usually in the same write batch), so the log never grows past its bound by
+    /// more than the calls in flight.
     pub(crate) async fn record_activity(
         &self,
         call: &Call<'_>,
         touched: &Touched,
     ) -> std::result::Result<(), StoreError> {
         let write = provenance::activity(&self.base, call, touched)?;
-        let iri = write.subject.as_str().to_owned();
-        let loaded = self.provenance.load(&self.base, || self.oldest_activities(None)).await;
-        if let Err(error) = &loaded {
-            tracing::error!(%error, "could not read the stored provenance activities; none is retired by this call");
+        let (kg, started) = (self.clone(), call.started);
+        // A task of its own: a caller that goes away mid-call (a client hanging up on `/invoke`)
+        // must not leave an activity stored but unknown to the log, nor retirements taken from
+        // the log but never deleted.
+        tokio::spawn(async move { kg.record_and_retire(write, started).await })
+            .await
+            .map_err(|error| StoreError::Engine(format!("recording provenance: {error}")))?
+    }
+
+    async fn record_and_retire(
+        &self,
+        write: Write,
+        started: chrono::DateTime<chrono::Utc>,
+    ) -> std::result::Result<(), StoreError> {
+        if self.provenance.claim_load() {
+            // In the background: calls record meanwhile (and retire nothing until it is done).
+            let kg = self.clone();
+            tokio::spawn(async move {
+                let found = kg.oldest_activities(None).await;
+                if let Err(error) = &found {
+                    tracing::error!(%error, "could not read the stored provenance activities; retention waits until they are read");
+                }
+                kg.provenance.loaded(&kg.base, found.ok());
+            });
         }
-        let admitted = loaded.is_ok();
-        let retired = match admitted {
-            true => self.provenance.admit(&self.base, &iri, call.started, chrono::Utc::now()),
-            false => Vec::new(),
-        };
+        let iri = write.subject.as_str().to_owned();
+        let retired = self.provenance.make_room(chrono::Utc::now());
         let record = async {
             self.retrying(write).await.map_err(|error| match error {
                 WriteError::Store(error) => error,
@@ -515,7 +534,6 @@ impl Kg {
                 WriteError::Conflict => StoreError::Engine("provenance write conflicted".into()),
             })
         };
-        // Retired concurrently with the new write: the embedded store commits them together.
         let retire =
             futures_util::future::join_all(retired.iter().map(|kept| self.delete_activity(&kept.iri(&self.base))));
         let (recorded, retirements) = futures_util::future::join(record, retire).await;
@@ -524,7 +542,7 @@ impl Kg {
         for (kept, outcome) in retired.into_iter().zip(retirements) {
             match outcome {
                 Ok(()) => dropped += 1,
-                // Already gone (another process pruned it): nothing to retry.
+                // Already gone (another process pruned it): the log holds only stored activities.
                 Err(WriteError::Rejected(_)) => {}
                 Err(error) => {
                     tracing::warn!(?error, "retiring a provenance activity failed; a later call retries");
@@ -535,11 +553,10 @@ impl Kg {
         self.provenance.restore(failed);
         self.provenance.pruned.fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
         if let Err(error) = recorded {
-            if admitted {
-                self.provenance.forget(&self.base, &iri);
-            }
+            self.provenance.abandon();
             return Err(error);
         }
+        self.provenance.add(&self.base, &iri, started);
         self.observers.tell(Change::Activity);
         if dropped > 0 {
             self.observers.tell(Change::Pruned);

@@ -164,9 +164,9 @@ impl Default for Retention {
 /// (from an earlier run with a larger `keep`, or aged out) drains this much faster than calls come.
 const RETIRE_PER_CALL: usize = 8;
 
-/// An activity the log knows of, in 32 bytes: the IRI Trails gives it is `<base>/prov/<uuid>`, so
+/// An activity the log knows of, in 48 bytes: the IRI Trails gives it is `<base>/prov/<uuid>`, so
 /// mostly the uuid is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Name {
     /// `<base>/prov/<the uuid in its 32-digit form>`.
     Trace(u128),
@@ -208,15 +208,14 @@ impl Kept {
 }
 
 /// The activities this process knows of, oldest first — those the store held when the log was
-/// first used, then every one recorded since, in the order they were recorded (a call that ran
-/// long is recorded, and retired, after shorter ones that started later) — and what retention
-/// allows of them.
+/// loaded, then every one recorded since, in the order their writes completed — and what
+/// retention allows of them. An activity joins only once its write is acknowledged, so a call
+/// never retires one that is not stored yet (its delete would find nothing, and the write that
+/// lands after it would stay for good).
 #[derive(Debug)]
 pub(crate) struct Log {
     retention: Retention,
-    kept: Mutex<VecDeque<Kept>>,
-    /// Filled from the store by the first call that records an activity (other calls wait).
-    loaded: tokio::sync::OnceCell<()>,
+    state: Mutex<State>,
     /// Activities retired since start (by calls, and by reconciling passes).
     pub(crate) pruned: AtomicU64,
     /// Calls recorded since the last reconciling pass.
@@ -225,12 +224,35 @@ pub(crate) struct Log {
     pub(crate) reconciling: std::sync::atomic::AtomicBool,
 }
 
+#[derive(Debug, Default)]
+struct State {
+    kept: VecDeque<Kept>,
+    /// Calls that made room and whose activity is not acknowledged yet: each holds a place, so
+    /// calls that end together leave `keep` in all, not `keep` plus their number.
+    pending: usize,
+    load: Load,
+    /// Activities recorded before the log was loaded: merged into it when it is.
+    early: Vec<Kept>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Load {
+    /// Nobody has tried yet.
+    #[default]
+    Due,
+    Running,
+    Failed(std::time::Instant),
+    Done,
+}
+
+/// After a failed load, how long calls record without retiring before one tries again.
+const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Log {
     pub(crate) fn new(retention: Retention) -> Log {
         Log {
             retention,
-            kept: Mutex::default(),
-            loaded: tokio::sync::OnceCell::new(),
+            state: Mutex::default(),
             pruned: AtomicU64::new(0),
             since_reconcile: AtomicUsize::new(0),
             reconciling: Default::default(),
@@ -241,70 +263,98 @@ impl Log {
         self.retention
     }
 
-    /// Whether the activities the store held at start are known (loading them failed otherwise).
-    pub(crate) async fn load<F, E>(&self, base: &str, read: impl FnOnce() -> F) -> Result<(), E>
-    where
-        F: std::future::Future<Output = Result<Vec<(String, String)>, E>>,
-    {
-        self.loaded
-            .get_or_try_init(|| async {
-                let found = read().await?;
-                let mut kept = self.lock();
-                // Oldest first; anything recorded meanwhile (nothing is: recording waits) after.
-                let loaded = found.into_iter().map(|(iri, started)| Kept::new(base, &iri, parse_time(&started)));
-                let recorded = std::mem::take(&mut *kept);
-                kept.extend(loaded);
-                kept.extend(recorded);
-                Ok(())
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the caller should load the log now (it is due, or its last failure is old); it
+    /// is then marked running, so only one caller loads.
+    pub(crate) fn claim_load(&self) -> bool {
+        let mut state = self.lock();
+        let due = match state.load {
+            Load::Due => true,
+            Load::Failed(at) => at.elapsed() >= RELOAD_AFTER,
+            Load::Running | Load::Done => false,
+        };
+        if due {
+            state.load = Load::Running;
+        }
+        due
+    }
+
+    /// The outcome of the load [`Log::claim_load`] gave: the stored activities, oldest first.
+    pub(crate) fn loaded(&self, base: &str, found: Option<Vec<(String, String)>>) {
+        let mut state = self.lock();
+        let Some(found) = found else {
+            state.load = Load::Failed(std::time::Instant::now());
+            return;
+        };
+        let early: Vec<Kept> = std::mem::take(&mut state.early);
+        let mut missing: std::collections::HashSet<&Name> = early.iter().map(|kept| &kept.name).collect();
+        let mut kept: VecDeque<Kept> = found
+            .into_iter()
+            .map(|(iri, started)| Kept::new(base, &iri, parse_time(&started)))
+            .inspect(|kept| {
+                missing.remove(&kept.name);
             })
-            .await
-            .map(|_| ())
+            .collect();
+        // Those recorded early that the load did not see yet, after it.
+        let unseen: Vec<Kept> = early.iter().filter(|kept| missing.contains(&kept.name)).cloned().collect();
+        kept.extend(unseen);
+        state.kept = kept;
+        state.load = Load::Done;
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Kept>> {
-        self.kept.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Add the activity of a call that started at `started`; the activities it retires: those
-    /// beyond `keep` (never the one just added) and those older than `max_age`, oldest first, at
-    /// most [`RETIRE_PER_CALL`] beyond the one that makes room.
-    pub(crate) fn admit(&self, base: &str, iri: &str, started: DateTime<Utc>, now: DateTime<Utc>) -> Vec<Kept> {
-        let cutoff = (now - self.retention.max_age).timestamp_micros();
-        let mut kept = self.lock();
-        kept.push_back(Kept::new(base, iri, Some(started)));
+    /// The activities a call ending at `now` retires to make room for its own: the oldest while
+    /// the log (with the calls in flight) is at `keep` (so it keeps the newest one even with
+    /// `keep = 0`) or past `max_age`, at most [`RETIRE_PER_CALL`] beyond the one that makes room.
+    /// Nothing before the log is loaded. Follow it with [`Log::add`] or [`Log::abandon`].
+    pub(crate) fn make_room(&self, now: DateTime<Utc>) -> Vec<Kept> {
+        let cutoff = now.checked_sub_signed(self.retention.max_age).unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let cutoff = cutoff.timestamp_micros();
+        let mut state = self.lock();
         let mut retired = Vec::new();
-        while retired.len() <= RETIRE_PER_CALL && kept.len() > 1 {
-            let front = kept.front().expect("more than one");
+        while state.load == Load::Done && retired.len() <= RETIRE_PER_CALL {
+            let Some(front) = state.kept.front() else { break };
             let aged = front.started.is_some_and(|started| started < cutoff);
-            if kept.len() <= self.retention.keep && !aged {
+            if state.kept.len() + state.pending < self.retention.keep && !aged {
                 break;
             }
-            retired.extend(kept.pop_front());
+            retired.extend(state.kept.pop_front());
         }
+        state.pending += 1;
         retired
     }
 
-    /// `activity` was not recorded after all: forget it.
-    pub(crate) fn forget(&self, base: &str, iri: &str) {
-        let gone = Kept::new(base, iri, None).name;
-        let mut kept = self.lock();
-        if let Some(at) = kept.iter().rposition(|entry| entry.name == gone) {
-            kept.remove(at);
+    /// The activity of a call that made room was not stored after all.
+    pub(crate) fn abandon(&self) {
+        let mut state = self.lock();
+        state.pending = state.pending.saturating_sub(1);
+    }
+
+    /// The activity `iri` of a call that started at `started` is stored.
+    pub(crate) fn add(&self, base: &str, iri: &str, started: DateTime<Utc>) {
+        let kept = Kept::new(base, iri, Some(started));
+        let mut state = self.lock();
+        state.pending = state.pending.saturating_sub(1);
+        match state.load {
+            Load::Done => state.kept.push_back(kept),
+            _ => state.early.push(kept),
         }
     }
 
     /// These were not retired after all (the store failed): oldest first again, to retry.
     pub(crate) fn restore(&self, mut retired: Vec<Kept>) {
-        let mut kept = self.lock();
+        let mut state = self.lock();
         while let Some(entry) = retired.pop() {
-            kept.push_front(entry);
+            state.kept.push_front(entry);
         }
     }
 
     /// Activities known to the log.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().kept.len()
     }
 }
 
@@ -343,13 +393,24 @@ mod tests {
         format!("2026-11-{day:02}T00:00:00Z").parse().unwrap()
     }
 
+    /// A loaded log (with `stored` in it) of this retention.
+    fn log(keep: usize, max_age_days: i64, stored: Vec<(String, String)>) -> Log {
+        let log = Log::new(Retention { keep, max_age: chrono::Duration::days(max_age_days) });
+        assert!(log.claim_load());
+        log.loaded(BASE, Some(stored));
+        log
+    }
+
+    /// One call's turn: make room, then (its write acknowledged) add its activity.
     fn retired(log: &Log, n: u128, day: u32) -> Vec<String> {
-        log.admit(BASE, &iri(n), at(day), at(day)).iter().map(|kept| kept.iri(BASE)).collect()
+        let retired = log.make_room(at(day)).iter().map(|kept| kept.iri(BASE)).collect();
+        log.add(BASE, &iri(n), at(day));
+        retired
     }
 
     #[test]
     fn each_call_retires_what_passes_the_bound_so_the_log_never_grows_past_it() {
-        let log = Log::new(Retention { keep: 3, max_age: chrono::Duration::days(365) });
+        let log = log(3, 365, Vec::new());
         for n in 0..3 {
             assert!(retired(&log, n, 1).is_empty());
         }
@@ -360,21 +421,46 @@ mod tests {
     }
 
     #[test]
+    fn calls_in_flight_never_retire_an_activity_not_stored_yet() {
+        let log = log(2, 365, Vec::new());
+        let _ = retired(&log, 1, 1);
+        let _ = retired(&log, 2, 1);
+        // Three calls make room before any of their writes is acknowledged: only what is
+        // stored can go.
+        let taken: Vec<String> = (0..3).flat_map(|_| log.make_room(at(1))).map(|kept| kept.iri(BASE)).collect();
+        assert_eq!(taken, [iri(1), iri(2)], "each holds a place; the third finds nothing stored to take");
+        for n in 3..6 {
+            log.add(BASE, &iri(n), at(1));
+        }
+        assert_eq!(retired(&log, 6, 1), [iri(3), iri(4)], "back to the bound at the next call");
+        assert_eq!(log.len(), 2);
+        assert_eq!(log.make_room(at(1)).len(), 1);
+        log.abandon();
+        assert!(retired(&log, 7, 1).is_empty(), "an abandoned call holds no place");
+        assert_eq!(log.len(), 2);
+    }
+
+    #[test]
     fn activities_past_their_age_go_however_few_are_kept() {
-        let log = Log::new(Retention { keep: 100, max_age: chrono::Duration::days(10) });
+        let log = log(100, 10, Vec::new());
         assert!(retired(&log, 1, 1).is_empty());
         assert!(retired(&log, 2, 5).is_empty());
         // On the 14th, the 1st is 13 days old, the 5th 9.
         assert_eq!(retired(&log, 3, 14), [iri(1)]);
         assert_eq!(log.len(), 2);
+        let forever = Log::new(Retention { keep: 10, max_age: chrono::Duration::MAX });
+        assert!(forever.claim_load());
+        forever.loaded(BASE, Some(Vec::new()));
+        assert!(
+            forever.make_room(at(1)).is_empty(),
+            "an age past the calendar's start drops nothing (and never panics)"
+        );
     }
 
     #[test]
-    fn a_log_found_over_its_bound_drains_a_few_per_call_and_never_loses_the_newest() {
-        let log = Log::new(Retention { keep: 0, max_age: chrono::Duration::days(1) });
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    fn a_log_found_over_its_bound_drains_a_few_per_call_and_keeps_the_newest() {
         let stored: Vec<(String, String)> = (0..20).map(|n| (iri(n), at(1).to_rfc3339())).collect();
-        runtime.block_on(log.load::<_, ()>(BASE, || async { Ok(stored) })).unwrap();
+        let log = log(0, 1, stored);
         assert_eq!(log.len(), 20);
         let first = retired(&log, 100, 1);
         assert_eq!(first.len(), RETIRE_PER_CALL + 1, "the oldest ones, a few at a time");
@@ -386,15 +472,39 @@ mod tests {
     }
 
     #[test]
-    fn what_the_store_could_not_retire_is_retried_first_and_what_it_did_not_record_is_forgotten() {
+    fn calls_before_the_load_retire_nothing_and_join_the_log_once_it_is_loaded() {
         let log = Log::new(Retention { keep: 2, max_age: chrono::Duration::days(365) });
+        assert!(log.claim_load());
+        assert!(!log.claim_load(), "one load at a time");
+        // Recorded while the load runs: one the load sees, one it does not.
+        assert!(retired(&log, 10, 2).is_empty());
+        assert!(retired(&log, 11, 2).is_empty());
+        let stored = vec![(iri(1), at(1).to_rfc3339()), (iri(10), at(2).to_rfc3339())];
+        log.loaded(BASE, Some(stored));
+        assert_eq!(log.len(), 3, "each once");
+        assert_eq!(retired(&log, 12, 2), [iri(1), iri(10)]);
+        assert_eq!(retired(&log, 13, 2), [iri(11)]);
+    }
+
+    #[test]
+    fn a_failed_load_is_tried_again_later_not_by_every_call() {
+        let log = Log::new(Retention::default());
+        assert!(log.claim_load());
+        log.loaded(BASE, None);
+        assert!(!log.claim_load(), "not right after a failure");
+        assert!(retired(&log, 1, 1).is_empty());
+    }
+
+    #[test]
+    fn what_the_store_could_not_retire_is_retried_first() {
+        let log = log(2, 365, Vec::new());
         let _ = retired(&log, 1, 1);
         let _ = retired(&log, 2, 1);
-        let failed = log.admit(BASE, &iri(3), at(1), at(1));
+        let failed = log.make_room(at(1));
         assert_eq!(failed.len(), 1);
         log.restore(failed);
-        log.forget(BASE, &iri(3));
-        assert_eq!(retired(&log, 4, 1), [iri(1)], "the failed retirement comes first again");
+        log.add(BASE, &iri(3), at(1));
+        assert_eq!(retired(&log, 4, 1), [iri(1), iri(2)], "the failed retirement comes first again");
         assert_eq!(log.len(), 2);
     }
 
