@@ -110,35 +110,7 @@ fn test() -> ExitCode {
 }
 
 fn soak() -> ExitCode {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let built = Command::new(&cargo)
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "requirements",
-            "-p",
-            "trails-bench",
-            "--bin",
-            "requirements",
-            "--bin",
-            "soak",
-        ])
-        .status();
-    if !built.is_ok_and(|s| s.success()) {
-        eprintln!("error: cargo build --release -p requirements -p trails-bench failed");
-        return ExitCode::FAILURE;
-    }
-    let status = Command::new(cargo)
-        .args(["run", "--quiet", "--release", "--locked", "-p", "trails-bench", "--bin", "soak", "--"])
-        .args(std::env::args().skip(2))
-        .status();
-    if status.is_ok_and(|s| s.success()) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    release_run(&["-p", "requirements", "-p", "trails-bench", "--bin", "requirements", "--bin", "soak"], "soak")
 }
 
 fn bench() -> ExitCode {
@@ -150,14 +122,20 @@ fn bench() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    release_run(&["-p", "trails-bench", "--bins"], "mcp-bench")
+}
+
+/// `cargo build --release` of `build` (what the driver starts as processes of their own), then
+/// `trails-bench`'s `driver` with this command's remaining arguments.
+fn release_run(build: &[&str], driver: &str) -> ExitCode {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let built = Command::new(&cargo).args(["build", "--release", "--locked", "-p", "trails-bench", "--bins"]).status();
+    let built = Command::new(&cargo).args(["build", "--release", "--locked"]).args(build).status();
     if !built.is_ok_and(|s| s.success()) {
-        eprintln!("error: cargo build --release -p trails-bench failed");
+        eprintln!("error: cargo build --release {} failed", build.join(" "));
         return ExitCode::FAILURE;
     }
     let status = Command::new(cargo)
-        .args(["run", "--quiet", "--release", "--locked", "-p", "trails-bench", "--bin", "mcp-bench", "--"])
+        .args(["run", "--quiet", "--release", "--locked", "-p", "trails-bench", "--bin", driver, "--"])
         .args(std::env::args().skip(2))
         .status();
     if status.is_ok_and(|s| s.success()) {
