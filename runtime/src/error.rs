@@ -2,7 +2,9 @@
 //! DESIGN §4.2 (the table lives in `mcp/errors.rs`); handlers only pick the variant, and the
 //! `Display` text here is the message every transport sends.
 
-use crate::validate::{failed_message, Errors, FieldError};
+use serde_json::Value;
+
+use crate::validate::{failed_message, Errors, FieldCode, FieldError};
 
 /// `Result` with Trails' [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -64,5 +66,19 @@ impl From<Errors> for Error {
     fn from(errors: Errors) -> Self {
         let total = errors.total();
         Error::Validation { errors: errors.into_vec(), total }
+    }
+}
+
+// Here rather than beside `FieldError`: validation sits below the error type.
+impl FieldError {
+    /// [`FieldError::rejecting`] as the whole failure of a call.
+    pub(crate) fn refuse(
+        field: &str,
+        code: FieldCode,
+        message: impl Into<String>,
+        value: &Value,
+        constraint: Value,
+    ) -> Error {
+        Error::validation(vec![FieldError::rejecting(field, code, message, value, constraint)])
     }
 }

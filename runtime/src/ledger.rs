@@ -7,17 +7,16 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use crate::config::Settings;
-
-/// Where the ledger lives for an app whose store is `store` (`None`: remote or no store). Once,
-/// at start: a separate ledger an earlier version kept as `idempotency.sqlite3` is moved to its
-/// new name first, so the keys it holds still replay.
-pub(crate) fn prepare(settings: &Settings, store: Option<&crate::kg::Kg>) -> PathBuf {
-    if let Some(path) = store.and_then(|kg| kg.store().sqlite_path()) {
+/// Where the ledger lives: `store_file` (the embedded store's SQLite file) when there is one,
+/// else `ledger.sqlite3` in `dir` (`[kg] path`). Once, at start: a separate ledger an earlier
+/// version kept as `idempotency.sqlite3` is moved to its new name first, so the keys it holds
+/// still replay.
+pub(crate) fn prepare(dir: &Path, store_file: Option<&Path>) -> PathBuf {
+    if let Some(path) = store_file {
         return path.to_owned();
     }
-    let path = settings.kg_path.join("ledger.sqlite3");
-    let earlier = settings.kg_path.join("idempotency.sqlite3");
+    let path = dir.join("ledger.sqlite3");
+    let earlier = dir.join("idempotency.sqlite3");
     if !path.exists() && earlier.is_file() {
         if let Err(error) = move_earlier(&earlier, &path) {
             tracing::error!(%error, from = %earlier.display(), "could not move the earlier idempotency keys; they no longer replay");

@@ -67,6 +67,7 @@ mod budget;
 mod builtin;
 mod cli;
 mod config;
+mod ctx;
 mod declare;
 mod error;
 mod http;
@@ -75,12 +76,14 @@ pub mod kg;
 mod ledger;
 mod mcp;
 mod memory;
+pub mod pipeline;
 mod policy;
 mod projection;
 mod registry;
 mod resources;
 mod server;
 mod validate;
+mod wire;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use cli::{App, BuildError};
@@ -89,17 +92,28 @@ pub use config::{
     KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig, RemoteKg, Settings, TokenBudget, TokenConfig,
     ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
+pub use ctx::{AppState, Ctx};
 pub use declare::{
     Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
     Ref, Schema, Shape, ToolOutput,
 };
 pub use error::{Error, Result};
+pub use pipeline::NoSuchTool;
 pub use policy::PolicyError;
 pub use projection::snapshot;
 pub use registry::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
-pub use server::{AppState, Control, Ctx, NoSuchTool, ServeError, Server};
+pub use server::{Control, ServeError, Server};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
+
+/// What a module of capabilities needs: `use trails::prelude::*;`.
+pub mod prelude {
+    pub use crate::kg::KgCtx;
+    pub use crate::{
+        capability, meta_capability, node_type, shape, Blob, Ctx, DateTime, Error, FieldCode, FieldError, Output, Ref,
+        Result,
+    };
+}
 
 /// Support for generated code. Not a public API: names here change without notice. Generated
 /// code names nothing outside this module.
@@ -195,6 +209,7 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::auth::Scope;
+    pub use crate::ctx::Ctx;
     pub use crate::declare::{
         shape_output, Datatype, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Schema,
         Shape, ToolOutput,
@@ -202,7 +217,6 @@ pub mod __private {
     pub use crate::error::{Error, Result};
     pub use crate::kg::{Field, Query};
     pub use crate::registry::{BoxFuture, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
-    pub use crate::server::Ctx;
     pub use crate::validate::{
         concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,
         IntegerRule, ItemRule, NumberRule, ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,

@@ -6,7 +6,7 @@
 pub mod golden;
 pub mod servers;
 
-use trails::{capability, meta_capability, node_type, shape, Blob, Ctx, DateTime, Ref, Result};
+use trails::prelude::*;
 
 /// A person who can own requirements.
 #[node_type(label = "Reviewer", iri = "https://example.org/people#Reviewer", unique = ["email"])]
@@ -188,8 +188,13 @@ pub async fn fail(
     idempotent
 )]
 pub async fn inspect(ctx: &Ctx) -> Result<String> {
-    Ok(format!("caller {:?} with scopes {:?}", ctx.caller(), ctx.scopes()))
+    let tenant = ctx.extension::<Tenant>().map(|tenant| tenant.0.as_str());
+    Ok(format!("caller {:?} with scopes {:?} for tenant {tenant:?}", ctx.caller(), ctx.scopes()))
 }
+
+/// What a guard in `tests/tests/guards.rs` attaches to a call, and `inspect` reports.
+#[derive(Debug, Clone)]
+pub struct Tenant(pub String);
 
 /// A long text, for the windowed reads of `trails.kg.read_field`.
 #[node_type(label = "Note", iri = "https://example.org/notes#Note", key = "slug")]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use trails::kg::{EmbeddedStore, Kg, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
+use trails::kg::{EmbeddedStore, Kg, KgCtx, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
 use trails::{node_type, Blob, Ctx, DateTime, Error, FieldCode, Ref};
 use trails_tests::servers::{OxigraphServer, TlsProxy};
 

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trails::kg::{EmbeddedStore, Kg, Synchronous};
+use trails::kg::{EmbeddedStore, Kg, KgCtx, Synchronous};
 use trails::Ctx;
 use trails_tests::CrashEntry;
 

@@ -14,7 +14,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
-use trails::kg::{EmbeddedStore, Kg, Synchronous, Term};
+use trails::kg::{EmbeddedStore, Kg, KgCtx, Synchronous, Term};
 use trails::{Config, Error, Settings};
 use trails_tests::KilledOnDrop as Child;
 

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Map, Value};
+use trails::kg::KgCtx;
 use trails::{Ctx, Error, Registry};
 
 /// Where the decisions may differ, and why. Anything else that differs fails the test.

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trails::kg::{EmbeddedStore, Kg, Synchronous};
+use trails::kg::{EmbeddedStore, Kg, KgCtx, Synchronous};
 use trails::{node_type, Ctx};
 
 /// A benchmark record: `bucket10` has 10,000 distinct values (10 instances each over 100k),

@@ -2,7 +2,7 @@
 //! the store validates each instance and checks keys and references atomically with the write.
 
 use trails::kg::{Literal, Term};
-use trails::{capability, meta_capability, Ctx, Ref, Result};
+use trails::prelude::*;
 
 use crate::model::{Person, Requirement, SearchRequirements, Stats, UpdateRequirement};
 

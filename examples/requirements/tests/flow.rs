@@ -1,7 +1,7 @@
 //! The example app end to end through the registry: the same dispatch path the transports use.
 
 use serde_json::{json, Value};
-use trails::kg::Kg;
+use trails::kg::{Kg, KgCtx};
 use trails::{Ctx, Error, FieldCode, Registry};
 
 struct App {

@@ -20,10 +20,37 @@ use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-use crate::config::{BudgetLimit, BudgetSettings};
 use crate::error::Error;
 use crate::ledger::{caller_column, caller_from_column};
+use crate::pipeline::{Call, Guard, GuardFuture, Next};
 use crate::registry::Cost;
+
+/// What a caller may spend per window; `None` on a side is unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetLimit {
+    /// Model tokens.
+    pub tokens: Option<u64>,
+    /// US dollars.
+    pub usd: Option<f64>,
+}
+
+impl BudgetLimit {
+    /// Neither side limited.
+    pub fn is_unlimited(&self) -> bool {
+        self.tokens.is_none() && self.usd.is_none()
+    }
+}
+
+/// Budgets, resolved: the window, the limit of every caller, and the tokens' own limits.
+#[derive(Debug, Clone)]
+pub struct BudgetSettings {
+    /// How long a caller's spending accumulates before it restarts.
+    pub window: std::time::Duration,
+    /// The limit of a caller without its own (anonymous callers included).
+    pub default: BudgetLimit,
+    /// Token name → its own limit.
+    pub by_caller: std::collections::HashMap<String, BudgetLimit>,
+}
 
 /// What one caller spent in its current window, which began at `since_ms` (Unix milliseconds:
 /// wall-clock time, so a window survives a restart).
@@ -283,6 +310,22 @@ fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost, now: i64, win
         params![caller, since_ms, tokens, cost.usd, now, window_ms],
     )?;
     Ok(())
+}
+
+/// The budget guard: a call is charged to its caller's budget once every other check passed (a
+/// refused call, or a replay, costs nothing), before its handler runs.
+pub(crate) struct BudgetGuard(pub(crate) Arc<Budgets>);
+
+impl Guard for BudgetGuard {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            let tool = call.tool();
+            match self.0.charge(call.ctx().caller(), tool.id(), tool.cost()).await {
+                Ok(()) => next.run(call).await,
+                Err(error) => call.failed(error),
+            }
+        })
+    }
 }
 
 #[cfg(test)]

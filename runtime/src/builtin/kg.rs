@@ -12,8 +12,9 @@ use serde_json::{json, Map, Value};
 
 use crate::declare::{Output, ToolOutput};
 use crate::error::{Error, Result};
+use crate::kg::KgCtx;
 use crate::resources::tools as read;
-use crate::server::Shared;
+use crate::server::{Control, Shared};
 use crate::validate::{FieldCode, FieldError};
 use crate::{capability, Ctx};
 
@@ -51,7 +52,7 @@ answer!(
 );
 
 pub(super) fn shared(ctx: &Ctx) -> Result<&Shared> {
-    ctx.control()
+    ctx.extension::<Control>()
         .map(|control| &*control.0)
         .ok_or_else(|| Error::internal("trails.kg.* called outside a running server"))
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::kg::{call, shared, text_len};
 use crate::declare::{NodeTypeInfo, Output, ToolOutput};
 use crate::error::{Error, Result};
-use crate::kg::mapping;
+use crate::kg::{mapping, KgCtx};
 use crate::resources::tools as read;
 use crate::validate::{FieldCode, FieldError};
 use crate::{meta_capability, Ctx};

@@ -12,10 +12,4 @@ mod ping;
 mod snapshot;
 mod tools;
 
-/// The knowledge-graph tools (`trails.kg.*`, `trails.meta.kg.*`), served only by apps that declare
-/// node types.
-pub(crate) fn is_kg_tool(id: &str) -> bool {
-    id.starts_with("trails.kg.") || id.starts_with("trails.meta.kg.")
-}
-
 pub(crate) use kg::read_through;

@@ -12,10 +12,13 @@ use clap::Parser;
 use super::command::{Cli, Command};
 use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
+use crate::ctx::AppState;
 use crate::kg::{EmbeddedStore, Kg, RemoteStore, StoreError};
+use crate::pipeline::Catalog;
+use crate::pipeline::Guard;
 use crate::policy::{Policies, PolicyError};
 use crate::registry::{Registry, RegistryError};
-use crate::server::{AppState, Catalog, ServeError, Server, Shared};
+use crate::server::{Listings, Parts, ServeError, Server, Shared};
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
@@ -23,6 +26,7 @@ pub struct App {
     name: String,
     version: String,
     kg: Option<Kg>,
+    guards: Vec<Arc<dyn Guard>>,
 }
 
 impl Default for App {
@@ -49,7 +53,13 @@ pub enum BuildError {
 impl App {
     /// An app serving everything linked into this binary, named `trails-app`.
     pub fn new() -> App {
-        App { state: None, name: "trails-app".into(), version: env!("CARGO_PKG_VERSION").into(), kg: None }
+        App {
+            state: None,
+            name: "trails-app".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            kg: None,
+            guards: Vec::new(),
+        }
     }
 
     /// Shared state handlers read with `ctx.state::<T>()`.
@@ -63,6 +73,14 @@ impl App {
     /// max_instance_bytes` is set, which replaces it.
     pub fn kg(mut self, kg: Kg) -> App {
         self.kg = Some(kg);
+        self
+    }
+
+    /// Pass every call through `guard` as well: after validation and policies (it sees the
+    /// validated arguments), before idempotency keys and budgets (a call it refuses claims no key
+    /// and costs nothing). Guards added later run inside earlier ones.
+    pub fn guard(mut self, guard: impl Guard) -> App {
+        self.guards.push(Arc::new(guard));
         self
     }
 
@@ -113,7 +131,9 @@ impl App {
             (Some(kg), Some(bytes)) => Some(kg.with_max_instance_bytes(bytes)),
             (kg, _) => kg,
         };
-        let shared = Shared::new(&registry, settings, self.state, self.name, self.version, kg).with_policies(policies);
+        let parts =
+            Parts { state: self.state, name: self.name, version: self.version, kg, policies, guards: self.guards };
+        let shared = Shared::new(&registry, settings, parts);
         Ok(Server::new(Arc::new(shared)))
     }
 
@@ -197,7 +217,8 @@ impl App {
 fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
     let registry = Registry::collect()?;
     let catalog = Catalog::new(&registry, settings.production);
-    Ok(serde_json::to_string_pretty(catalog.list(scopes).as_ref()).expect("tools serialise"))
+    let tools = Listings::new(&catalog).list(&catalog, scopes);
+    Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }
 
 fn serve(server: Server, stdio: bool, bind: SocketAddr) -> Result<(), ServeError> {

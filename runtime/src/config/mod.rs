@@ -35,8 +35,8 @@ pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
 /// Largest tool result when `[mcp] max_result_bytes` is unset: room for four instances at
 /// [`DEFAULT_MAX_INSTANCE_BYTES`], and about 250k tokens — more than a model should read at once.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
-/// Heaviest instance when `[kg] max_instance_bytes` is unset (see [`crate::kg::Kg::with_max_instance_bytes`]).
-pub const DEFAULT_MAX_INSTANCE_BYTES: usize = 256 * 1024;
+pub use crate::budget::{BudgetLimit, BudgetSettings};
+pub use crate::kg::DEFAULT_MAX_INSTANCE_BYTES;
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -176,33 +176,6 @@ pub struct Settings {
     pub idempotency_retention: Duration,
     /// `[idempotency] max_keys`.
     pub idempotency_max_keys: usize,
-}
-
-/// What a caller may spend per window; `None` on a side is unlimited.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct BudgetLimit {
-    /// Model tokens.
-    pub tokens: Option<u64>,
-    /// US dollars.
-    pub usd: Option<f64>,
-}
-
-impl BudgetLimit {
-    /// Neither side limited.
-    pub fn is_unlimited(&self) -> bool {
-        self.tokens.is_none() && self.usd.is_none()
-    }
-}
-
-/// Budgets, resolved: the window, the limit of every caller, and the tokens' own limits.
-#[derive(Debug, Clone)]
-pub struct BudgetSettings {
-    /// How long a caller's spending accumulates before it restarts.
-    pub window: Duration,
-    /// The limit of a caller without its own (anonymous callers included).
-    pub default: BudgetLimit,
-    /// Token name → its own limit.
-    pub by_caller: std::collections::HashMap<String, BudgetLimit>,
 }
 
 /// A budget window when `[budget] window_secs` is unset.

@@ -11,8 +11,8 @@ use axum::response::Response;
 
 use super::throttle::Throttle;
 use crate::auth::{bearer, Caller};
-use crate::mcp::errors;
 use crate::server::Shared;
+use crate::wire::errors;
 
 /// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
 /// a token that does not verify stops the request here with 401, before MCP sees it.

@@ -1,8 +1,8 @@
-//! `POST /invoke/{id}` and `GET /openapi.json`: the capabilities as plain HTTP operations
-//! (ADR-0005's OpenAPI projection). A call goes through the same dispatch as `tools/call` —
-//! scopes, validation, provenance, error table — and only the envelope differs: the answer is
-//! the MCP `CallToolResult`, an error is `{"error": {code, message, data}}` with the JSON-RPC
-//! code MCP would have sent and the HTTP status that means the same.
+//! `POST /invoke/{id}` and `GET /openapi.json`: the capabilities as plain HTTP operations (the
+//! OpenAPI projection). A call goes through the same dispatch as `tools/call` — scopes,
+//! validation, provenance, error table — and only the envelope differs: the answer is the MCP
+//! `CallToolResult`, an error is `{"error": {code, message, data}}` with the JSON-RPC code MCP
+//! would have sent and the HTTP status that means the same.
 
 use std::sync::Arc;
 
@@ -17,16 +17,17 @@ use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 
 use crate::auth::Caller;
+use crate::error::Error;
 use crate::idempotency::{SentKey, Source};
-use crate::mcp::errors::{AUTHENTICATION_FAILED, BUDGET_EXCEEDED, POLICY_DENIED, SCOPE_DENIED};
-use crate::mcp::{admit, call_tool, Via};
+use crate::mcp::{call, Via};
+use crate::pipeline::Refusal;
 use crate::projection::Info;
 use crate::server::Shared;
 
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
     let info = Info { title: &shared.name, version: &shared.version };
-    let document = shared.catalog.openapi_json(caller.scopes, |tools| crate::projection::openapi(tools, info));
+    let document = shared.openapi_json(caller.scopes, |tools| crate::projection::openapi(tools, info));
     ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
 
@@ -40,12 +41,12 @@ pub(crate) async fn invoke(
     let Ok(Path(id)) = id else {
         return error(StatusCode::BAD_REQUEST, &invalid_params("the capability id in the path is not UTF-8"));
     };
-    let Some(name) = shared.catalog.name_of(&id) else {
-        return refusal(&crate::mcp::errors::unknown_tool(&id));
+    let Some(name) = shared.pipeline.catalog.name_of(&id) else {
+        return refusal(&Refusal::UnknownTool { name: id });
     };
     // Who may call it is settled before the body is read: a caller without the scope learns
     // nothing of the capability's input contract.
-    if let Err(refused) = admit(&shared, name, &caller) {
+    if let Err(refused) = shared.pipeline.admit(name, &caller) {
         return refusal_for(&id, &refused);
     }
     let key = request.headers().get("idempotency-key").map(|value| SentKey {
@@ -57,12 +58,11 @@ pub(crate) async fn invoke(
         Ok(arguments) => arguments,
         Err(response) => return response,
     };
-    match call_tool(&shared, name, Some(arguments), caller, Via::Invoke, key).await {
-        Ok(result) => {
-            let replayed = result.meta.as_ref().and_then(|meta| meta.get("trails")).and_then(|t| t.get("replayed"));
-            let body = serde_json::to_vec(&result).expect("a tool result serialises");
+    match call(&shared, name, Some(arguments), caller, Via::Invoke, key).await {
+        Ok(answer) => {
+            let body = serde_json::to_vec(&crate::wire::call::result(answer.result)).expect("a tool result serialises");
             let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
-            if replayed == Some(&Value::Bool(true)) {
+            if answer.replayed {
                 response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
             }
             response
@@ -73,9 +73,9 @@ pub(crate) async fn invoke(
 
 /// A refusal of capability `id`: "unknown" names the id asked for, never the tool behind it, so
 /// a hidden capability (disabled, masked, `dev` in production) answers like a missing one.
-fn refusal_for(id: &str, refused: &ErrorData) -> Response {
+fn refusal_for(id: &str, refused: &Refusal) -> Response {
     if status_of(refused) == StatusCode::NOT_FOUND {
-        return refusal(&crate::mcp::errors::unknown_tool(id));
+        return refusal(&Refusal::UnknownTool { name: id.to_owned() });
     }
     refusal(refused)
 }
@@ -118,30 +118,23 @@ fn parse_error(message: String) -> ErrorData {
     ErrorData::new(ErrorCode::PARSE_ERROR, message, None)
 }
 
-/// The HTTP status that says what the JSON-RPC error says (DESIGN §4.2, §4.6).
-fn status_of(refused: &ErrorData) -> StatusCode {
-    let data = refused.data.as_ref();
-    let data_has = |key: &str| data.is_some_and(|data| data.get(key).is_some());
-    // Rejections that only the stored data explains (a taken unique value, a reference to
-    // nothing): the request is well-formed and may succeed later.
-    let conflicts_only = data.and_then(|data| data.get("fields")).and_then(Value::as_array).is_some_and(|fields| {
-        !fields.is_empty() && fields.iter().all(|f| matches!(f["code"].as_str(), Some("unique" | "reference")))
-    });
-    match refused.code.0 {
-        // A validation failure carries the rejected fields; an unknown tool, the tool.
-        code if code == ErrorCode::INVALID_PARAMS.0 && conflicts_only => StatusCode::CONFLICT,
-        code if code == ErrorCode::INVALID_PARAMS.0 && data_has("fields") => StatusCode::UNPROCESSABLE_ENTITY,
-        code if code == ErrorCode::INVALID_PARAMS.0 && data_has("tool") => StatusCode::NOT_FOUND,
-        code if code == ErrorCode::INVALID_PARAMS.0 => StatusCode::BAD_REQUEST,
-        AUTHENTICATION_FAILED => StatusCode::UNAUTHORIZED,
-        SCOPE_DENIED | POLICY_DENIED => StatusCode::FORBIDDEN,
-        BUDGET_EXCEEDED => StatusCode::TOO_MANY_REQUESTS,
+/// The HTTP status that says what the refusal says.
+fn status_of(refused: &Refusal) -> StatusCode {
+    match refused {
+        Refusal::UnknownTool { .. } | Refusal::Failed { error: Error::UnknownTool(_), .. } => StatusCode::NOT_FOUND,
+        Refusal::AuthenticationRequired { .. } => StatusCode::UNAUTHORIZED,
+        Refusal::ScopeDenied { .. } | Refusal::Failed { error: Error::PolicyDenied(_), .. } => StatusCode::FORBIDDEN,
+        // Rejections that only the stored data explains (a taken unique value, a reference to
+        // nothing): the request is well-formed and may succeed later.
+        refused if refused.conflicts_only() => StatusCode::CONFLICT,
+        Refusal::Failed { error: Error::Validation { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        Refusal::Failed { error: Error::BudgetExceeded { .. }, .. } => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
-fn refusal(refused: &ErrorData) -> Response {
-    error(status_of(refused), refused)
+fn refusal(refused: &Refusal) -> Response {
+    error(status_of(refused), &crate::wire::call::refusal(refused))
 }
 
 fn error(status: StatusCode, refused: &ErrorData) -> Response {
@@ -163,20 +156,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_error_code_has_its_status() {
-        let with = |code: i32, data: Option<Value>| status_of(&ErrorData::new(ErrorCode(code), "x", data));
-        assert_eq!(with(-32602, Some(json!({ "fields": [] }))), StatusCode::UNPROCESSABLE_ENTITY);
-        let fields =
-            |codes: &[&str]| json!({ "fields": codes.iter().map(|c| json!({ "code": c })).collect::<Vec<_>>() });
-        assert_eq!(with(-32602, Some(fields(&["unique", "reference"]))), StatusCode::CONFLICT);
-        assert_eq!(with(-32602, Some(fields(&["unique", "pattern"]))), StatusCode::UNPROCESSABLE_ENTITY);
-        assert_eq!(with(-32602, Some(json!({ "tool": "x" }))), StatusCode::NOT_FOUND);
-        assert_eq!(with(-32602, None), StatusCode::BAD_REQUEST);
-        assert_eq!(with(-32001, None), StatusCode::UNAUTHORIZED);
-        assert_eq!(with(-32002, None), StatusCode::FORBIDDEN);
-        assert_eq!(with(-32003, None), StatusCode::TOO_MANY_REQUESTS);
-        assert_eq!(with(-32004, None), StatusCode::FORBIDDEN);
-        assert_eq!(with(-32603, Some(json!({ "trace_id": "t" }))), StatusCode::INTERNAL_SERVER_ERROR);
+    fn each_refusal_has_its_status() {
+        use crate::auth::{Scope, ScopeSet};
+        use crate::validate::{FieldCode, FieldError};
+        let failed = |error| status_of(&Refusal::Failed { error, trace_id: String::new() });
+        let field =
+            |code| FieldError { field: "f".into(), code, message: "m".into(), value: json!(1), constraint: json!(1) };
+        let fields = |codes: &[FieldCode]| Error::validation(codes.iter().copied().map(field).collect());
+        assert_eq!(failed(fields(&[FieldCode::Pattern])), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(failed(fields(&[FieldCode::Unique, FieldCode::Reference])), StatusCode::CONFLICT);
+        assert_eq!(failed(fields(&[FieldCode::Unique, FieldCode::Pattern])), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(status_of(&Refusal::UnknownTool { name: "x".into() }), StatusCode::NOT_FOUND);
+        assert_eq!(failed(Error::UnknownTool("x".into())), StatusCode::NOT_FOUND);
+        let (tool, scope) = ("x".to_owned(), Scope::Builder);
+        let unauthenticated = Refusal::AuthenticationRequired { tool: tool.clone(), scope };
+        assert_eq!(status_of(&unauthenticated), StatusCode::UNAUTHORIZED);
+        let denied = Refusal::ScopeDenied { tool, scope, caller_scopes: ScopeSet::up_to(Scope::Runtime) };
+        assert_eq!(status_of(&denied), StatusCode::FORBIDDEN);
+        assert_eq!(failed(Error::policy_denied("no")), StatusCode::FORBIDDEN);
+        assert_eq!(failed(Error::budget_exceeded("spent")), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(failed(Error::internal("x")), StatusCode::INTERNAL_SERVER_ERROR);
     }
 
     #[test]

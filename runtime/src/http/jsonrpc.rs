@@ -1,8 +1,6 @@
-//! What reaches rmcp at `POST /mcp` is one well-formed JSON-RPC message. rmcp answers malformed
-//! ones with `415` and a text body; the contract (DESIGN §4.2, omnigraph RFC-003) is `400` with a
-//! JSON-RPC error: `-32700` for what does not parse, `-32600` for what is not a valid request —
-//! and `-32602` (the request's own id, `200`) for a `tools/call` whose params are not
-//! `{name, arguments?: object}`, which rmcp reports as an unknown method.
+//! What reaches rmcp at `POST /mcp` is one well-formed JSON-RPC message (`wire::jsonrpc`): a
+//! malformed one is answered `400` with its JSON-RPC error, a malformed `tools/call` `200` under
+//! its own id.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -10,76 +8,10 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::body::refusal;
-
-/// Why a message is refused: (HTTP status, JSON-RPC code, message, the id to answer with).
-pub(crate) type Refused = (StatusCode, i32, String, Value);
-
-/// What the layers inside need to know of a well-formed message, left on the request so none
-/// parses the body again.
-#[derive(Debug, Clone)]
-pub(crate) struct RpcMethod {
-    /// The method (`None`: a response).
-    pub(crate) method: Option<String>,
-    /// rmcp reads the message as a request: a method and an id (`inspect` refuses a method
-    /// beside `result`/`error`).
-    pub(crate) request: bool,
-}
-
-/// Check one message; its method when it is well-formed.
-pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
-    let invalid = |message: &str| Err((StatusCode::BAD_REQUEST, -32600, message.to_owned(), Value::Null));
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is not UTF-8".into(), Value::Null));
-    };
-    if text.trim().is_empty() {
-        return Err((StatusCode::BAD_REQUEST, -32700, "Parse error: the body is empty".into(), Value::Null));
-    }
-    let message: Value = match serde_json::from_str(text) {
-        Ok(message) => message,
-        // serde_json's own limit (128 levels) makes too-deep nesting a parse error too.
-        Err(e) => return Err((StatusCode::BAD_REQUEST, -32700, format!("Parse error: {e}"), Value::Null)),
-    };
-    let object = match &message {
-        Value::Object(object) => object,
-        Value::Array(_) => {
-            return invalid("Invalid Request: JSON-RPC batches are not supported; send one message per request")
-        }
-        _ => return invalid("Invalid Request: a JSON-RPC message is an object"),
-    };
-    if object.get("jsonrpc") != Some(&json!("2.0")) {
-        return invalid("Invalid Request: `jsonrpc` must be \"2.0\"");
-    }
-    let id = match object.get("id") {
-        None => Value::Null,
-        Some(id @ Value::String(_)) => id.clone(),
-        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => id.clone(),
-        Some(_) => return invalid("Invalid Request: `id` must be a string or an integer"),
-    };
-    let is_response = object.contains_key("result") || object.contains_key("error");
-    let method =
-        match object.get("method") {
-            Some(_) if is_response => return invalid(
-                "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
-            ),
-            Some(Value::String(method)) => method.as_str(),
-            None if is_response => return Ok(RpcMethod { method: None, request: false }),
-            _ => return invalid("Invalid Request: `method` must be a string"),
-        };
-    if method == "tools/call" && !id.is_null() {
-        let params = object.get("params");
-        let name_ok = params.and_then(|p| p.get("name")).is_some_and(Value::is_string);
-        let arguments_ok = params.and_then(|p| p.get("arguments")).is_none_or(|a| a.is_object() || a.is_null());
-        if !params.is_some_and(Value::is_object) || !name_ok || !arguments_ok {
-            let message = "Invalid params: tools/call takes {\"name\": string, \"arguments\"?: object}";
-            return Err((StatusCode::OK, -32602, message.into(), id));
-        }
-    }
-    let request = object.contains_key("id");
-    Ok(RpcMethod { method: Some(method.to_owned()), request })
-}
+use crate::wire::jsonrpc::inspect;
 
 pub(crate) async fn check(request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
@@ -96,60 +28,10 @@ pub(crate) async fn check(request: Request, next: Next) -> Response {
             parts.extensions.insert(method);
             next.run(Request::from_parts(parts, Body::from(bytes))).await
         }
-        Err((status, code, message, id)) if status == StatusCode::OK => {
+        Err((code @ -32602, message, id)) => {
             let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
-            (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+            (StatusCode::OK, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
         }
-        Err((status, code, message, _)) => refusal(status, code, &message),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn code(body: &[u8]) -> Option<(u16, i32)> {
-        inspect(body).err().map(|(status, code, _, _)| (status.as_u16(), code))
-    }
-
-    #[test]
-    fn malformed_messages_get_the_contracts_codes() {
-        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        for (body, expected) in [
-            (&b"\xff\xfe"[..], (400, -32700)),
-            (b"", (400, -32700)),
-            (b"  ", (400, -32700)),
-            (b"{\"jsonrpc\":", (400, -32700)),
-            (deep.as_bytes(), (400, -32700)),
-            (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, (400, -32600)),
-            (b"42", (400, -32600)),
-            (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, (400, -32600)),
-            (br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, (400, -32600)),
-            (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, (400, -32600)),
-            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, (400, -32600)),
-            (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#, (200, -32602)),
-            (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#, (200, -32602)),
-            (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#, (200, -32602)),
-            // rmcp answers these 415 in plain text; the contract is a JSON-RPC error.
-            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#, (400, -32600)),
-            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","error":{"code":1,"message":"x"}}"#, (400, -32600)),
-        ] {
-            assert_eq!(code(body), Some(expected), "{}", String::from_utf8_lossy(body));
-        }
-        for ok in [
-            &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..],
-            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#,
-            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            br#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
-        ] {
-            assert_eq!(code(ok), None, "{}", String::from_utf8_lossy(ok));
-        }
-        let method = |body: &[u8]| inspect(body).map(|m| (m.method, m.request)).unwrap();
-        let initialize = method(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
-        assert_eq!(initialize, (Some("initialize".to_owned()), true));
-        assert_eq!(method(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), (None, false));
-        // What rmcp does not read as a request: a notification.
-        let initialized = method(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        assert_eq!(initialized, (Some("notifications/initialized".to_owned()), false));
+        Err((code, message, _)) => refusal(StatusCode::BAD_REQUEST, code, &message),
     }
 }

@@ -6,7 +6,7 @@ mod bearer;
 mod body;
 mod hot;
 mod invoke;
-pub(crate) mod jsonrpc;
+mod jsonrpc;
 mod listen;
 mod origin;
 mod session_guard;

@@ -21,9 +21,9 @@ use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 
 use super::body::refusal;
-use super::jsonrpc::RpcMethod;
 use super::sessions::BoundedSessions;
 use crate::auth::Caller;
+use crate::wire::jsonrpc::RpcMethod;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 

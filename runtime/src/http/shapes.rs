@@ -12,15 +12,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use axum::Extension;
+use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
 
 use crate::auth::Caller;
-use crate::projection::shacl::{media_types, negotiate, render};
-use crate::server::{Lookup, Shared};
+use crate::pipeline::Lookup;
+use crate::server::Shared;
 
 /// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a
 /// capability is part of its contract, which a caller without its scope does not learn.
 fn visible<'a>(shared: &'a Shared, caller: &'a Caller) -> impl Fn(&str) -> bool + 'a {
-    move |tool| matches!(shared.catalog.lookup(tool, caller.scopes), Lookup::Found(_))
+    move |tool| matches!(shared.pipeline.catalog.lookup(tool, caller.scopes), Lookup::Found(_))
 }
 
 pub(crate) async fn graph(
@@ -65,7 +66,93 @@ fn answer(turtle: &str, headers: &HeaderMap) -> Response {
     }
 }
 
+/// The syntaxes a shape is served in, the first the default.
+const FORMATS: [(&str, RdfFormat); 4] = [
+    ("text/turtle", RdfFormat::Turtle),
+    ("application/n-triples", RdfFormat::NTriples),
+    ("application/rdf+xml", RdfFormat::RdfXml),
+    ("application/ld+json", RdfFormat::JsonLd { profile: oxigraph::io::JsonLdProfileSet::empty() }),
+];
+
+/// The media types [`negotiate`] can answer with, for a `406`.
+fn media_types() -> Vec<&'static str> {
+    FORMATS.iter().map(|(media_type, _)| *media_type).collect()
+}
+
+/// The served syntax for an `Accept` header: the acceptable one the client prefers most
+/// (`q`, then the order of [`FORMATS`]), Turtle when it states no preference, `None` when it
+/// accepts none of them.
+fn negotiate(accept: Option<&str>) -> Option<(&'static str, RdfFormat)> {
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Some(FORMATS[0]) };
+    let mut best: Option<(f32, usize)> = None;
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media_range = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .filter_map(|q| q.trim().parse::<f32>().ok())
+            .next()
+            .unwrap_or(1.0);
+        if q <= 0.0 {
+            continue;
+        }
+        for (index, (media_type, _)) in FORMATS.iter().enumerate() {
+            let (kind, _) = media_type.split_once('/').unwrap_or_default();
+            let matches = media_range == *media_type
+                || media_range == "*/*"
+                || media_range.strip_suffix("/*").is_some_and(|k| k == kind);
+            let better = best.is_none_or(|(best_q, best_index)| q > best_q || (q == best_q && index < best_index));
+            if matches && better {
+                best = Some((q, index));
+            }
+        }
+    }
+    best.map(|(_, index)| FORMATS[index])
+}
+
+/// `turtle` in `format` (Turtle itself is sent as the macros wrote it).
+fn render(turtle: &str, format: RdfFormat) -> Result<Vec<u8>, String> {
+    if format == RdfFormat::Turtle {
+        return Ok(turtle.as_bytes().to_vec());
+    }
+    let mut serializer = RdfSerializer::from_format(format).for_writer(Vec::new());
+    for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(turtle.as_bytes()) {
+        let quad = quad.map_err(|e| e.to_string())?;
+        serializer.serialize_quad(&quad).map_err(|e| e.to_string())?;
+    }
+    serializer.finish().map_err(|e| e.to_string())
+}
+
 fn error(status: StatusCode, message: String) -> Response {
     let body = json!({ "error": { "code": status.as_u16(), "message": message } }).to_string();
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_gets_the_syntax_it_prefers() {
+        let chosen = |accept: Option<&str>| negotiate(accept).map(|(media_type, _)| media_type);
+        assert_eq!(chosen(None), Some("text/turtle"));
+        assert_eq!(chosen(Some("*/*")), Some("text/turtle"));
+        assert_eq!(chosen(Some("application/ld+json")), Some("application/ld+json"));
+        assert_eq!(chosen(Some("text/turtle;q=0.5, application/n-triples")), Some("application/n-triples"));
+        assert_eq!(chosen(Some("application/*")), Some("application/n-triples"));
+        assert_eq!(chosen(Some("text/html, */*;q=0.1")), Some("text/turtle"));
+        assert_eq!(chosen(Some("text/turtle;q=0, application/rdf+xml")), Some("application/rdf+xml"));
+        assert_eq!(chosen(Some("text/html")), None);
+        assert_eq!(chosen(Some("application/json")), None);
+    }
+
+    #[test]
+    fn turtle_converts_to_every_other_syntax() {
+        let turtle = "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\n<https://e.org/S> a sh:NodeShape ; \
+                      sh:property [ sh:path <https://e.org/p> ; sh:maxCount 1 ] .\n";
+        for (media_type, format) in FORMATS {
+            let text = String::from_utf8(render(turtle, format).unwrap()).unwrap();
+            assert!(text.contains("https://e.org/p"), "{media_type}: {text}");
+        }
+    }
 }

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use rmcp::model::CallToolResult;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{json, Value};
 
 use crate::error::Error;
 use crate::ledger::caller_column;
+use crate::pipeline::{Answer, Call, Guard, GuardFuture, Next, ToolResult};
 use crate::validate::{FieldCode, FieldError};
 
 /// Longest key accepted.
@@ -128,7 +128,7 @@ pub(crate) enum Claim {
     /// No earlier call: run this one.
     Run(Ticket),
     /// The first call's result, to answer again.
-    Replay(Box<CallToolResult>),
+    Replay(Box<ToolResult>),
 }
 
 /// The keys: a SQLite table, opened on first use (an app whose clients send no key never
@@ -249,12 +249,8 @@ impl Ledger {
             }
             Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
             Found::Result(text) => {
-                let mut result: CallToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
-                let meta = result.meta.get_or_insert_with(Default::default);
-                let trails = meta.0.entry("trails").or_insert_with(|| json!({}));
-                if let Some(trails) = trails.as_object_mut() {
-                    trails.insert("replayed".to_owned(), Value::Bool(true));
-                }
+                let mut result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
+                result.set_trails_meta("replayed", Value::Bool(true));
                 Ok(Claim::Replay(Box::new(result)))
             }
         }
@@ -263,9 +259,9 @@ impl Ledger {
     /// Keep the result of the call `ticket` let run (committed before it answers), or free the
     /// key when the call failed so a retry runs. A result that cannot be kept is logged, and the
     /// key freed: the retry then runs again rather than waiting on a key that never settles.
-    pub(crate) async fn settle(&self, mut ticket: Ticket, result: Option<&CallToolResult>) {
+    pub(crate) async fn settle(&self, mut ticket: Ticket, result: Option<&ToolResult>) {
         let Some(conn) = ticket.conn.take() else { return };
-        let text = result.map(|r| serde_json::to_string(r).expect("a CallToolResult serialises"));
+        let text = result.map(|r| serde_json::to_string(r).expect("a tool result serialises"));
         let (caller, tool, key, claim) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone(), ticket.claim);
         let done = tokio::task::spawn_blocking(move || {
             let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
@@ -342,6 +338,54 @@ fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention, ca
     Ok(())
 }
 
+/// The idempotency guard. A key (`_meta.trails.idempotency_key`, or `Idempotency-Key` on
+/// `/invoke`) promises a replay only where a retry cannot do the work twice: on a capability not
+/// declared `idempotent` it is refused. Otherwise the key is claimed once the earlier guards
+/// passed the call (a replay discloses the first call's result, so it passes the same checks),
+/// and settled before the answer goes out, however the call ended: a retry sent the moment a
+/// failure arrives finds the key free. A refused key is an error answer, never an `isError`
+/// result: nothing ran.
+pub(crate) struct IdempotencyGuard(pub(crate) Arc<Ledger>);
+
+impl Guard for IdempotencyGuard {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
+            let tool = call.tool();
+            if !tool.idempotent() {
+                let message = format!(
+                    "{} is not declared `idempotent`: a retry could do the work twice, so no key can promise a replay",
+                    tool.id()
+                );
+                let constraint = json!("no idempotency key");
+                return Err(call.refuse(FieldError::refuse(
+                    key.source.field(),
+                    FieldCode::OneOf,
+                    message,
+                    &key.value,
+                    constraint,
+                )));
+            }
+            let ticket = match self.0.claim(&key, call.ctx().caller(), tool.id(), call.arguments()).await {
+                Ok(Claim::Replay(result)) => return Ok(Answer { result: *result, replayed: true }),
+                Ok(Claim::Run(ticket)) => ticket,
+                Err(error) => {
+                    if let Error::Internal(detail) = &error {
+                        tracing::error!(%detail, "the idempotency key could not be looked up; nothing ran");
+                    }
+                    return Err(call.refuse(error));
+                }
+            };
+            let answer = next.run(call).await;
+            // Only a call that did its work is replayed; a failure (also one answered as an
+            // `isError` result) frees the key, so its retry runs.
+            let kept = answer.as_ref().ok().map(|answer| &answer.result).filter(|result| !result.is_error);
+            self.0.settle(ticket, kept).await;
+            answer
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,7 +418,7 @@ mod tests {
         ledger.settle(first, None).await;
         let third = ledger.claim(&key, Some("agent"), "t", &arguments).await;
         assert!(matches!(third, Err(Error::Validation { .. })), "still running: {third:?}");
-        ledger.settle(second, Some(&CallToolResult::success(vec![]))).await;
+        ledger.settle(second, Some(&ToolResult::success(String::new(), None))).await;
         let replay = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap();
         assert!(matches!(replay, Claim::Replay(_)), "{replay:?}");
     }

@@ -62,7 +62,10 @@ struct Rebuilds {
 }
 
 impl Rebuilds {
-    const DEFAULT: Rebuilds = Rebuilds { after_removals: REBUILD_AFTER_REMOVALS, quiet: crate::memory::QUIET };
+    /// The quiet period matches the server's own (`memory.rs`), so the rebuild and the return
+    /// of freed memory to the system follow the same lull.
+    const DEFAULT: Rebuilds =
+        Rebuilds { after_removals: REBUILD_AFTER_REMOVALS, quiet: std::time::Duration::from_secs(10) };
 }
 
 struct Job {

@@ -100,6 +100,9 @@ async fn backoff(attempt: usize) {
 /// `ResultSetMaxRows`, 10,000 on Debian).
 pub(crate) const PRUNE_BATCH: usize = 1000;
 
+/// Heaviest instance when `[kg] max_instance_bytes` is unset (see [`Kg::with_max_instance_bytes`]).
+pub const DEFAULT_MAX_INSTANCE_BYTES: usize = 256 * 1024;
+
 /// Deletes one pruning pass has in flight at once (a remote store gets this many requests).
 const PRUNE_CONCURRENCY: usize = 32;
 
@@ -116,7 +119,7 @@ impl Kg {
             base: base.trim_end_matches('/').into(),
             touched: None,
             observers: Arc::default(),
-            max_instance_bytes: crate::config::DEFAULT_MAX_INSTANCE_BYTES,
+            max_instance_bytes: DEFAULT_MAX_INSTANCE_BYTES,
             update_turns: (0..UPDATE_SHARDS).map(|_| tokio::sync::Mutex::new(())).collect(),
             provenance: Arc::new(provenance::Log::new(provenance::Retention::default())),
         }

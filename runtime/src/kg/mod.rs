@@ -8,6 +8,7 @@
 
 mod bind;
 pub(crate) mod changes;
+mod ctx;
 mod embedded;
 mod handle;
 pub(crate) mod mapping;
@@ -16,9 +17,10 @@ mod query;
 mod remote;
 pub(crate) mod store;
 
+pub use ctx::KgCtx;
 pub use embedded::{EmbeddedStore, Synchronous};
 pub(crate) use handle::store_failed;
-pub use handle::{Kg, Stored, DEFAULT_BASE, UPDATE_ATTEMPTS};
+pub use handle::{Kg, Stored, DEFAULT_BASE, DEFAULT_MAX_INSTANCE_BYTES, UPDATE_ATTEMPTS};
 pub use oxigraph::model::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
 pub use remote::{RemoteStore, RemoteStoreBuilder};

@@ -19,6 +19,8 @@ use oxigraph::model::vocab::{rdf, xsd};
 use oxigraph::model::{Literal, NamedNode, Term};
 
 use super::store::{Check, StoreError, Triples, Write};
+use crate::pipeline::{Guard, GuardFuture, Next};
+use crate::registry::ToolKind;
 
 /// The PROV-O namespace.
 pub const PROV: &str = "http://www.w3.org/ns/prov#";
@@ -377,6 +379,48 @@ pub(crate) fn to_prune(oldest: Vec<(String, String)>, over: usize, cutoff: DateT
         })
         .map(|(_, (iri, _))| iri)
         .collect()
+}
+
+/// The provenance guard, outermost: every call admitted to a tool leaves an activity — refused
+/// by a later guard, failed or done — naming what it read and wrote, durable before the call
+/// answers. A replay (an idempotency key's earlier result) ran nothing and leaves none. A failure
+/// to record is logged; it never fails the call.
+pub(crate) struct ProvenanceGuard(pub(crate) super::Kg);
+
+impl Guard for ProvenanceGuard {
+    fn call<'a>(&'a self, mut call: crate::pipeline::Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            // The call's own handle records what it touches.
+            let (kg, touched) = self.0.recording();
+            call.insert_extension(kg);
+            let (tool, trace_id, caller) =
+                (call.tool(), call.ctx().trace_id().to_owned(), call.ctx().caller().map(str::to_owned));
+            let started = Utc::now();
+            let answer = next.run(call).await;
+            if matches!(&answer, Ok(done) if done.replayed) {
+                return answer;
+            }
+            let error_code = match &answer {
+                Ok(done) if done.result.is_error => Some(crate::pipeline::INVALID_PARAMS),
+                Ok(_) => None,
+                Err(refusal) => Some(refusal.code()),
+            };
+            let call = Call {
+                trace_id: &trace_id,
+                capability: tool.id(),
+                version: tool.version(),
+                meta: tool.kind() == ToolKind::Meta,
+                caller: caller.as_deref(),
+                started,
+                ended: Utc::now(),
+                error_code,
+            };
+            if let Err(error) = self.0.record_activity(&call, &touched).await {
+                tracing::error!(%error, trace_id, "could not record provenance");
+            }
+            answer
+        })
+    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use serde::Serialize;
 use super::handle::{store_failed, Kg, Stored};
 use super::mapping;
 use super::store::Find;
+use crate::ctx::Ctx;
 use crate::declare::{NodeType, PredicateInfo};
 use crate::error::{Error, Result};
-use crate::server::Ctx;
 
 /// Page size when none is asked for.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -79,7 +79,7 @@ pub struct Query<T> {
 impl<T: NodeType> Query<T> {
     /// Every instance of `T` in `ctx`'s knowledge graph (generated as `T::objects(ctx)`).
     pub fn new(ctx: &Ctx) -> Query<T> {
-        Query::on(ctx.kg().cloned())
+        Query::on(super::KgCtx::kg(ctx).cloned())
     }
 
     /// Every instance of `T` in `kg`.

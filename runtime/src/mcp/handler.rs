@@ -13,11 +13,13 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::dispatch;
 use super::subscribe::{self, Activity, SessionSubscriptions};
-use super::{dispatch, errors};
 use crate::auth::{bearer, Caller, Scope, ScopeSet};
 use crate::idempotency::SentKey;
-use crate::server::{Lookup, Shared};
+use crate::pipeline::Lookup;
+use crate::server::Shared;
+use crate::wire::errors;
 
 /// The protocol revisions this server implements.
 pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =
@@ -130,8 +132,8 @@ impl ServerHandler for TrailsServer {
 
     /// Lets rmcp check SEP-2243 `Mcp-Param-*` headers against the declared input schema.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        match self.shared.catalog.lookup(name, ScopeSet::up_to(Scope::Dev)) {
-            Lookup::Found(tool) => Some(tool.tool().clone()),
+        match self.shared.pipeline.catalog.lookup(name, ScopeSet::up_to(Scope::Dev)) {
+            Lookup::Found(tool) => Some(self.shared.listings.tool(tool.entry).clone()),
             _ => None,
         }
     }
@@ -152,7 +154,7 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(ListToolsResult::with_all_items(self.shared.catalog.list(caller.scopes).as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(self.shared.tools(caller.scopes).as_ref().clone()))
     }
 
     async fn call_tool(
@@ -164,7 +166,7 @@ impl ServerHandler for TrailsServer {
         // rmcp moves a request's `_meta` into the context; the idempotency key lives there.
         let key = SentKey::from_meta(Some(&context.meta.0 .0))
             .or_else(|| SentKey::from_meta(request.meta.as_ref().map(|meta| &meta.0 .0)));
-        dispatch::call(&self.shared, &request.name, request.arguments, caller, dispatch::Via::Mcp, key)
+        dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, dispatch::Via::Mcp, key)
             .await
             .map(CallToolResponse::Complete)
     }

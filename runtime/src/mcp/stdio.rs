@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::jsonrpc::inspect;
+use crate::wire::jsonrpc::inspect;
 
 /// Bytes buffered between rmcp and the guard, each way.
 const PIPE: usize = 64 * 1024;
@@ -94,7 +94,7 @@ async fn read_lines(
             None
         } else {
             match inspect(&line) {
-                Err((_, code, message, id)) => Some(error_line(code, &message, id)),
+                Err((code, message, id)) => Some(error_line(code, &message, id)),
                 Ok(_) => {
                     line.push(b'\n');
                     if to_rmcp.write_all(&line).await.is_err() {

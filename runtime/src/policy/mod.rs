@@ -30,6 +30,7 @@ use serde_json::Value;
 
 use crate::auth::Caller;
 use crate::error::Error;
+use crate::pipeline::{Call, Guard, GuardFuture, Next};
 use crate::registry::ToolEntry;
 
 /// Why the policies could not be loaded. Each names what to fix.
@@ -186,6 +187,21 @@ impl Policies {
             Decision::Allow if !failed => Ok(()),
             _ => Err(denied()),
         }
+    }
+}
+
+/// The policy guard: a `policy_required` capability runs only when its Cedar policies allow the
+/// call, with its validated arguments.
+pub(crate) struct PolicyGuard(pub(crate) Policies);
+
+impl Guard for PolicyGuard {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            match self.0.check(call.tool(), &call.caller, call.arguments()) {
+                Ok(()) => next.run(call).await,
+                Err(error) => call.failed(error),
+            }
+        })
     }
 }
 

@@ -22,3 +22,10 @@ pub(crate) fn render(registry: &Registry) -> String {
     out.push_str("]}");
     out
 }
+
+impl Registry {
+    /// The capability manifest (JSON-LD), exactly as `GET /.well-known/capabilities` serves it.
+    pub fn manifest(&self) -> String {
+        render(self)
+    }
+}

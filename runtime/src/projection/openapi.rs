@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::auth::Scope;
-use crate::registry::ToolEntry;
+use crate::registry::{Registry, ToolEntry};
 
 /// What the document says it describes.
 #[derive(Debug, Clone, Copy)]
@@ -338,4 +338,12 @@ fn components() -> Value {
             },
         },
     })
+}
+
+impl Registry {
+    /// The OpenAPI 3.1 document of every tool, as `GET /openapi.json` serves it to a caller who
+    /// may see them all, titled `title` and `version`.
+    pub fn openapi(&self, title: &str, version: &str) -> String {
+        render(self.tools(), Info { title, version })
+    }
 }

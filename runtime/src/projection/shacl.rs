@@ -1,25 +1,10 @@
 //! The SHACL shapes: each `#[shape]` and `#[node_type]`'s `sh:NodeShape`, emitted by the macro
-//! as a Turtle document, served one by one or joined into one graph, in the RDF syntax the
-//! client asks for (Turtle unless it asks otherwise).
+//! as a Turtle document, served one by one or joined into one graph (`http/shapes.rs` converts
+//! them to the RDF syntax a client asks for).
 
 use std::collections::BTreeMap;
 
-use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
-
-use crate::registry::{ShapeEntry, ToolEntry};
-
-/// The syntaxes a shape is served in, the first the default.
-const FORMATS: [(&str, RdfFormat); 4] = [
-    ("text/turtle", RdfFormat::Turtle),
-    ("application/n-triples", RdfFormat::NTriples),
-    ("application/rdf+xml", RdfFormat::RdfXml),
-    ("application/ld+json", RdfFormat::JsonLd { profile: oxigraph::io::JsonLdProfileSet::empty() }),
-];
-
-/// The media types [`negotiate`] can answer with, for a `406`.
-pub(crate) fn media_types() -> Vec<&'static str> {
-    FORMATS.iter().map(|(media_type, _)| *media_type).collect()
-}
+use crate::registry::{Registry, ShapeEntry, ToolEntry};
 
 /// Every shape, by Rust name (two modules may declare one name) and by IRI, and the shapes of
 /// the capabilities' named parameters, served only to callers who may see the capability.
@@ -93,75 +78,11 @@ fn join(documents: &[&'static str]) -> String {
     out
 }
 
-/// The served syntax for an `Accept` header: the acceptable one the client prefers most
-/// (`q`, then the order of [`FORMATS`]), Turtle when it states no preference, `None` when it
-/// accepts none of them.
-pub(crate) fn negotiate(accept: Option<&str>) -> Option<(&'static str, RdfFormat)> {
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Some(FORMATS[0]) };
-    let mut best: Option<(f32, usize)> = None;
-    for range in accept.split(',') {
-        let mut parts = range.split(';');
-        let media_range = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-        let q = parts
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .filter_map(|q| q.trim().parse::<f32>().ok())
-            .next()
-            .unwrap_or(1.0);
-        if q <= 0.0 {
-            continue;
-        }
-        for (index, (media_type, _)) in FORMATS.iter().enumerate() {
-            let (kind, _) = media_type.split_once('/').unwrap_or_default();
-            let matches = media_range == *media_type
-                || media_range == "*/*"
-                || media_range.strip_suffix("/*").is_some_and(|k| k == kind);
-            let better = best.is_none_or(|(best_q, best_index)| q > best_q || (q == best_q && index < best_index));
-            if matches && better {
-                best = Some((q, index));
-            }
-        }
-    }
-    best.map(|(_, index)| FORMATS[index])
-}
-
-/// `turtle` in `format` (Turtle itself is sent as the macros wrote it).
-pub(crate) fn render(turtle: &str, format: RdfFormat) -> Result<Vec<u8>, String> {
-    if format == RdfFormat::Turtle {
-        return Ok(turtle.as_bytes().to_vec());
-    }
-    let mut serializer = RdfSerializer::from_format(format).for_writer(Vec::new());
-    for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(turtle.as_bytes()) {
-        let quad = quad.map_err(|e| e.to_string())?;
-        serializer.serialize_quad(&quad).map_err(|e| e.to_string())?;
-    }
-    serializer.finish().map_err(|e| e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_client_gets_the_syntax_it_prefers() {
-        let chosen = |accept: Option<&str>| negotiate(accept).map(|(media_type, _)| media_type);
-        assert_eq!(chosen(None), Some("text/turtle"));
-        assert_eq!(chosen(Some("*/*")), Some("text/turtle"));
-        assert_eq!(chosen(Some("application/ld+json")), Some("application/ld+json"));
-        assert_eq!(chosen(Some("text/turtle;q=0.5, application/n-triples")), Some("application/n-triples"));
-        assert_eq!(chosen(Some("application/*")), Some("application/n-triples"));
-        assert_eq!(chosen(Some("text/html, */*;q=0.1")), Some("text/turtle"));
-        assert_eq!(chosen(Some("text/turtle;q=0, application/rdf+xml")), Some("application/rdf+xml"));
-        assert_eq!(chosen(Some("text/html")), None);
-        assert_eq!(chosen(Some("application/json")), None);
-    }
-
-    #[test]
-    fn turtle_converts_to_every_other_syntax() {
-        let turtle = "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\n<https://e.org/S> a sh:NodeShape ; \
-                      sh:property [ sh:path <https://e.org/p> ; sh:maxCount 1 ] .\n";
-        for (media_type, format) in FORMATS {
-            let text = String::from_utf8(render(turtle, format).unwrap()).unwrap();
-            assert!(text.contains("https://e.org/p"), "{media_type}: {text}");
-        }
+impl Registry {
+    /// Every SHACL `sh:NodeShape` — each shape's and node type's, then each capability's named
+    /// parameters' — as one Turtle graph, as `GET /shapes.ttl` serves it to a caller who may see
+    /// every capability.
+    pub fn shacl(&self) -> String {
+        Shapes::new(&self.shapes().collect::<Vec<_>>(), &self.tools().collect::<Vec<_>>()).graph(|_| true)
     }
 }

@@ -9,9 +9,9 @@ use linkme::distributed_slice;
 use serde_json::Value;
 
 use crate::auth::Scope;
+use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
-use crate::server::Ctx;
 use crate::validate::NestedValidator;
 
 /// The future a type-erased handler returns.

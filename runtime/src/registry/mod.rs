@@ -13,9 +13,9 @@ use serde_json::Value;
 
 pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
 
+use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
-use crate::server::Ctx;
 use crate::validate::{compile_patterns, run, PatternError};
 
 /// Two items that claim the same name.
@@ -108,26 +108,6 @@ impl Registry {
     /// Tools in name order.
     pub fn tools(&self) -> impl Iterator<Item = &'static ToolEntry> + '_ {
         self.tools.values().copied()
-    }
-
-    /// The ADR-0005 capability manifest (JSON-LD), exactly as `GET /.well-known/capabilities`
-    /// serves it.
-    pub fn manifest(&self) -> String {
-        crate::projection::manifest(self)
-    }
-
-    /// The OpenAPI 3.1 document of every tool, as `GET /openapi.json` serves it to a caller who
-    /// may see them all, titled `title` and `version`.
-    pub fn openapi(&self, title: &str, version: &str) -> String {
-        crate::projection::openapi(self.tools(), crate::projection::Info { title, version })
-    }
-
-    /// Every SHACL `sh:NodeShape` — each shape's and node type's, then each capability's named
-    /// parameters' — as one Turtle graph, as `GET /shapes.ttl` serves it to a caller who may see
-    /// every capability.
-    pub fn shacl(&self) -> String {
-        crate::projection::shacl::Shapes::new(&self.shapes().collect::<Vec<_>>(), &self.tools().collect::<Vec<_>>())
-            .graph(|_| true)
     }
 
     /// The tool named `name` (the MCP name).

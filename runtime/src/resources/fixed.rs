@@ -88,7 +88,7 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
             "keep": shared.settings.provenance_keep,
             "max_age_days": shared.settings.provenance_max_age.num_days(),
         },
-        "tools": shared.catalog.list(scopes).len(),
+        "tools": shared.tools(scopes).len(),
         "subscriptions": subscriptions,
         // Who spent what is for builders; others see the totals.
         "budgets": shared.budgets.stats(scopes.contains(crate::auth::Scope::Builder)),
@@ -128,7 +128,7 @@ pub(crate) async fn doctor(shared: &Shared, kg: &Kg) -> Value {
         "checks": [
             store_check,
             { "check": "registry", "ok": true, "detail": format!(
-                "{} tools, {} shapes, {} node types", shared.catalog.list(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
+                "{} tools, {} shapes, {} node types", shared.tools(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
                 shared.shape_entries.len(), shared.node_types.len()) },
         ],
     })

@@ -11,8 +11,8 @@ use super::uri::{self, ListRequest, Target, UriError, SCHEME};
 use crate::auth::{Scope, ScopeSet};
 use crate::declare::{Datatype, NodeTypeInfo};
 use crate::kg::{mapping, store_failed, Find, Kg};
-use crate::mcp::errors;
 use crate::server::Shared;
+use crate::wire::errors;
 
 /// What an umbrella subscription costs the subscriber (the ADR's note, said where it is chosen).
 const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \

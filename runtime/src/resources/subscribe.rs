@@ -10,8 +10,8 @@ use super::read::refused;
 use super::uri::{self, Target, SCHEME};
 use crate::auth::{Scope, ScopeSet};
 use crate::kg::mapping;
-use crate::mcp::errors;
 use crate::server::{Shared, Topic};
+use crate::wire::errors;
 
 /// Longest URI one can subscribe to: a subscription is kept for the whole session, so what it
 /// holds is bounded (node-type labels and instance keys fit with room to spare).

@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use super::catalog::NoSuchTool;
 use super::shared::Shared;
+use crate::pipeline::NoSuchTool;
 
-/// A handle handlers get through [`Ctx::control`](crate::Ctx::control) to change what the
-/// server serves.
+/// A handle on the running server, which it attaches to every call: a handler gets it with
+/// `ctx.extension::<Control>()` (`None` outside a server, as in a handler's unit test) to change
+/// what the server serves.
 #[derive(Clone)]
 pub struct Control(pub(crate) Arc<Shared>);
 

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
-use super::catalog::NoSuchTool;
 use super::control::Control;
 use super::shared::Shared;
 use crate::auth::ScopeSet;
 use crate::http::ConnectionLimits;
 use crate::mcp::{TrailsServer, Transport};
+use crate::pipeline::NoSuchTool;
 
 /// Why serving stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +50,7 @@ impl Server {
 
     /// The `tools/list` payload for `scopes`, as the wire carries it.
     pub fn tools_json(&self, scopes: ScopeSet) -> String {
-        let tools = self.shared.catalog.list(scopes);
+        let tools = self.shared.tools(scopes);
         serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise")
     }
 
@@ -63,22 +63,24 @@ impl Server {
         id: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<String, String> {
-        let Some(name) = self.shared.catalog.name_of(id) else {
-            let error = crate::mcp::errors::unknown_tool(id);
-            return Err(serde_json::to_string(&error).expect("errors serialise"));
+        let encoded = |refusal: &crate::pipeline::Refusal| {
+            serde_json::to_string(&crate::wire::call::refusal(refusal)).expect("errors serialise")
+        };
+        let Some(name) = self.shared.pipeline.catalog.name_of(id) else {
+            return Err(encoded(&crate::pipeline::Refusal::UnknownTool { name: id.to_owned() }));
         };
         let caller =
             crate::auth::Caller { name: Some("cli".to_owned()), scopes: ScopeSet::up_to(crate::auth::Scope::Dev) };
-        match crate::mcp::call_tool(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, None).await {
-            Ok(result) => {
-                let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
-                if result.is_error == Some(true) {
+        match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, None).await {
+            Ok(answer) => {
+                let text = answer.result.text().unwrap_or_default().to_owned();
+                if answer.result.is_error {
                     Err(text)
                 } else {
                     Ok(text)
                 }
             }
-            Err(error) => Err(serde_json::to_string(&error).expect("errors serialise")),
+            Err(refusal) => Err(encoded(&refusal)),
         }
     }
 

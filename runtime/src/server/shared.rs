@@ -2,21 +2,26 @@
 
 use std::sync::Arc;
 
-use crate::config::Settings;
-use crate::declare::NodeTypeInfo;
-use crate::kg::provenance::{Call, Touched};
-use crate::kg::Kg;
-use crate::registry::{Registry, ShapeEntry};
+use axum::body::Bytes;
+use rmcp::model::Tool;
 
-use super::catalog::{Catalog, NoSuchTool};
-use super::ctx::AppState;
+use super::listings::Listings;
 use super::notifier::Subscriptions;
+use crate::auth::ScopeSet;
+use crate::config::Settings;
+use crate::ctx::AppState;
+use crate::declare::NodeTypeInfo;
+use crate::kg::Kg;
+use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation};
+use crate::registry::{Registry, ShapeEntry, ToolEntry};
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
-    pub(crate) catalog: Catalog,
+    /// What every call goes through.
+    pub(crate) pipeline: Pipeline,
+    /// The catalog's listings as the transports send them.
+    pub(crate) listings: Listings,
     pub(crate) settings: Settings,
-    pub(crate) state: Option<AppState>,
     pub(crate) name: String,
     pub(crate) version: String,
     /// The capability manifest, rendered once.
@@ -25,12 +30,8 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// The knowledge graph every call gets (`None`: the app declares no node type).
     pub(crate) kg: Option<Kg>,
-    /// The Cedar policies of `policy_required` capabilities (`None`: no capability requires one).
-    pub(crate) policies: Option<crate::policy::Policies>,
-    /// What each caller spent of its budget (`[budget]`).
-    pub(crate) budgets: crate::budget::Budgets,
-    /// Idempotency keys and the results they replay.
-    pub(crate) idempotency: crate::idempotency::Ledger,
+    /// What each caller spent of its budget (`[budget]`), for `trails://stats`.
+    pub(crate) budgets: Arc<crate::budget::Budgets>,
     /// The node types, in registry order (the KG resources).
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
     /// Every shape, in registry order (`trails://schema`).
@@ -39,16 +40,23 @@ pub(crate) struct Shared {
     pub(crate) shapes: crate::projection::shacl::Shapes,
 }
 
+/// What an app brings besides the linked tables and the settings.
+pub(crate) struct Parts {
+    pub(crate) state: Option<AppState>,
+    /// `serverInfo` name and version.
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) kg: Option<Kg>,
+    pub(crate) policies: Option<crate::policy::Policies>,
+    /// The app's own guards, in the order it added them.
+    pub(crate) guards: Vec<Arc<dyn Guard>>,
+}
+
 impl Shared {
-    pub(crate) fn new(
-        registry: &Registry,
-        settings: Settings,
-        state: Option<AppState>,
-        name: String,
-        version: String,
-        kg: Option<Kg>,
-    ) -> Shared {
+    pub(crate) fn new(registry: &Registry, settings: Settings, parts: Parts) -> Shared {
+        let Parts { state, name, version, kg, policies, guards: own_guards } = parts;
         let catalog = Catalog::new(registry, settings.production);
+        let listings = Listings::new(&catalog);
         let manifest = crate::projection::manifest(registry);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
@@ -65,25 +73,37 @@ impl Shared {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
         }
-        let ledger_path = crate::ledger::prepare(&settings, kg.as_ref());
-        let budgets = crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone());
+        let ledger_path =
+            crate::ledger::prepare(&settings.kg_path, kg.as_ref().and_then(|kg| kg.store().sqlite_path()));
+        let budgets = Arc::new(crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone()));
         let retention = crate::idempotency::Retention {
             keep: settings.idempotency_retention,
             max_keys: settings.idempotency_max_keys,
         };
-        let idempotency = crate::idempotency::Ledger::new(ledger_path, retention);
+        let idempotency = Arc::new(crate::idempotency::Ledger::new(ledger_path, retention));
+        // The documented order (`pipeline::Guard`).
+        let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
+        if let Some(kg) = &kg {
+            guards.push(Arc::new(crate::kg::provenance::ProvenanceGuard(kg.clone())));
+        }
+        guards.push(Arc::new(Validation));
+        if let Some(policies) = policies {
+            guards.push(Arc::new(crate::policy::PolicyGuard(policies)));
+        }
+        guards.extend(own_guards);
+        guards.push(Arc::new(crate::idempotency::IdempotencyGuard(idempotency)));
+        guards.push(Arc::new(crate::budget::BudgetGuard(budgets.clone())));
+        let pipeline = Pipeline::new(catalog, guards, state, settings.mask_denied, settings.max_result_bytes);
         Shared {
-            catalog,
+            pipeline,
+            listings,
             budgets,
-            idempotency,
             settings,
-            state,
             name,
             version,
             manifest,
             subscriptions,
             kg,
-            policies: None,
             node_types: registry.node_types().collect(),
             shapes: crate::projection::shacl::Shapes::new(
                 &registry.shapes().collect::<Vec<_>>(),
@@ -93,27 +113,32 @@ impl Shared {
         }
     }
 
-    /// These policies decide the calls of `policy_required` capabilities.
-    pub(crate) fn with_policies(mut self, policies: Option<crate::policy::Policies>) -> Shared {
-        self.policies = policies;
-        self
-    }
-
-    /// Record the activity of a finished call (durable before the call answers; see
-    /// `Kg::record_activity`). A failure is logged: it never fails the call.
-    pub(crate) async fn record_activity(&self, kg: &Kg, call: &Call<'_>, touched: &Touched) {
-        if let Err(error) = kg.record_activity(call, touched).await {
-            tracing::error!(%error, trace_id = call.trace_id, "could not record provenance");
-        }
-    }
-
     /// Enable or disable a tool at run time and tell every connected session.
     pub(crate) fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
-        let changed = self.catalog.set_enabled(name, enabled)?;
+        let changed = self.pipeline.catalog.set_enabled(name, enabled)?;
         if changed {
             tracing::info!(tool = name, enabled, "tool availability changed");
             self.subscriptions.tool_list_changed();
         }
         Ok(changed)
+    }
+
+    /// The tools a caller with `scopes` sees, as rmcp's `Tool`s.
+    pub(crate) fn tools(&self, scopes: ScopeSet) -> Arc<Vec<Tool>> {
+        self.listings.list(&self.pipeline.catalog, scopes)
+    }
+
+    /// The same, as the `tools/list` result's bytes (see `Listings::list_json`).
+    pub(crate) fn tools_json(&self, scopes: ScopeSet, current: bool) -> Bytes {
+        self.listings.list_json(&self.pipeline.catalog, scopes, current)
+    }
+
+    /// The OpenAPI document of what a caller with `scopes` sees.
+    pub(crate) fn openapi_json(
+        &self,
+        scopes: ScopeSet,
+        render: impl FnOnce(Vec<&'static ToolEntry>) -> String,
+    ) -> Bytes {
+        self.listings.openapi_json(&self.pipeline.catalog, scopes, render)
     }
 }

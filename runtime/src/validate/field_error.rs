@@ -67,17 +67,6 @@ impl FieldError {
     ) -> FieldError {
         FieldError { field: field.to_owned(), code, message: message.into(), value: echo(value), constraint }
     }
-
-    /// [`FieldError::rejecting`] as the whole failure of a call.
-    pub(crate) fn refuse(
-        field: &str,
-        code: FieldCode,
-        message: impl Into<String>,
-        value: &Value,
-        constraint: Value,
-    ) -> crate::Error {
-        crate::Error::validation(vec![FieldError::rejecting(field, code, message, value, constraint)])
-    }
 }
 
 /// Longest name (a field name, a tool name, a resource URI) echoed back in an error or a log.

@@ -30,10 +30,10 @@ use rmcp::model::{
 use serde::de::DeserializeOwned;
 
 use super::body::refusal;
-use super::jsonrpc::RpcMethod;
 use crate::auth::Caller;
 use crate::mcp::PROTOCOL_VERSIONS;
 use crate::server::Shared;
+use crate::wire::jsonrpc::RpcMethod;
 use pieces::Pieces;
 
 /// What the hot path needs of the server.
@@ -85,7 +85,7 @@ pub(crate) async fn answer(State(hot): State<Arc<HotPath>>, request: Request, ne
     let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
         return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read");
     };
-    let param_headers = hot.shared.catalog.declares_param_headers();
+    let param_headers = hot.shared.listings.declares_param_headers();
     // Left by `jsonrpc::check`, which let only well-formed messages through.
     let planned = parts
         .extensions
@@ -235,7 +235,7 @@ impl HotPath {
         let shared = &self.shared;
         let outcome = match planned.request {
             Owned::ListTools => {
-                let result = shared.catalog.list_json(caller.scopes, planned.current);
+                let result = shared.tools_json(caller.scopes, planned.current);
                 return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
             Owned::CallTool(params, key) => {
@@ -356,7 +356,7 @@ pub(crate) fn fuzz(data: &[u8]) {
         };
         headers.append(name, value);
     }
-    let Ok(rpc) = super::jsonrpc::inspect(body) else {
+    let Ok(rpc) = crate::wire::jsonrpc::inspect(body) else {
         return;
     };
     // The hot path reads a request as rmcp does.

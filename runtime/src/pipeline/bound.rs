@@ -10,14 +10,14 @@
 //! A handler has no continuation to offer in general, so each says what to do instead: ask for
 //! less. The call itself ran: what it changed is kept, and the message says so.
 
-use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde_json::{json, Value};
 
+use super::outcome::{Content, ToolResult};
 use crate::declare::Output;
 
 /// `output` as a tool result of at most `max` bytes of JSON text (`content[]`'s text block, and
 /// `structuredContent` which that text mirrors).
-pub(crate) fn result(output: Output, max: usize) -> CallToolResult {
+pub(crate) fn result(output: Output, max: usize) -> ToolResult {
     let size = output.text.len();
     if size <= max {
         return whole(output.text, output.structured);
@@ -36,24 +36,20 @@ pub(crate) fn result(output: Output, max: usize) -> CallToolResult {
     }
 }
 
-fn whole(text: String, structured: Option<Value>) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = structured;
-    result
+fn whole(text: String, structured: Option<Value>) -> ToolResult {
+    ToolResult::success(text, structured)
 }
 
 /// What was cut, in `_meta.trails.cut` (machine-readable) and as a second text block (for hosts
 /// that show the model `content[]` only).
-fn with_cut_note(mut result: CallToolResult, note: String, cut: Value) -> CallToolResult {
-    result.content.push(ContentBlock::text(note));
-    let mut meta = MetaObject::new();
-    meta.0.insert("trails".to_owned(), json!({ "cut": cut }));
-    result.meta = Some(meta);
+fn with_cut_note(mut result: ToolResult, note: String, cut: Value) -> ToolResult {
+    result.content.push(Content::Text { text: note });
+    result.set_trails_meta("cut", cut);
     result
 }
 
 /// The longest prefix of `items` whose `{"items":[…]}` fits in `max` bytes.
-fn cut_items(items: Vec<Value>, size: usize, max: usize) -> CallToolResult {
+fn cut_items(items: Vec<Value>, size: usize, max: usize) -> ToolResult {
     let total = items.len();
     // `{"items":[` + `]}`, then each item and the comma before it.
     let mut used = r#"{"items":[]}"#.len();
@@ -78,7 +74,7 @@ fn cut_items(items: Vec<Value>, size: usize, max: usize) -> CallToolResult {
 }
 
 /// The first bytes of `text` that fit, cut at a character boundary.
-fn cut_text(mut text: String, size: usize, max: usize) -> CallToolResult {
+fn cut_text(mut text: String, size: usize, max: usize) -> ToolResult {
     let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -93,8 +89,8 @@ fn cut_text(mut text: String, size: usize, max: usize) -> CallToolResult {
 }
 
 /// A structured result that cannot be cut without breaking its schema.
-fn too_large(size: usize, max: usize) -> CallToolResult {
-    CallToolResult::structured_error(json!({
+fn too_large(size: usize, max: usize) -> ToolResult {
+    ToolResult::error(json!({
         "error": format!(
             "the result is {size} bytes; this server sends at most {max} ([mcp] max_result_bytes). The call ran \
              (anything it changed is kept); ask for less."
@@ -108,8 +104,9 @@ fn too_large(size: usize, max: usize) -> CallToolResult {
 mod tests {
     use super::*;
 
-    fn text_of(result: &CallToolResult, index: usize) -> String {
-        result.content[index].as_text().map(|t| t.text.clone()).unwrap_or_default()
+    fn text_of(result: &ToolResult, index: usize) -> String {
+        let Content::Text { text } = &result.content[index];
+        text.clone()
     }
 
     #[test]
@@ -131,10 +128,10 @@ mod tests {
         let shown = result.structured_content.as_ref().unwrap()["items"].as_array().unwrap().len();
         assert_eq!(shown, 9, "each item is ~108 bytes: 9 fit in 1000");
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), *result.structured_content.as_ref().unwrap());
-        let cut = &result.meta.as_ref().unwrap().0["trails"]["cut"];
+        let cut = &result.meta.as_ref().unwrap()["trails"]["cut"];
         assert_eq!((cut["items_shown"].as_u64(), cut["items_total"].as_u64()), (Some(9), Some(100)));
         assert!(text_of(&result, 1).starts_with("Result cut: 9 of 100 items shown"));
-        assert_ne!(result.is_error, Some(true));
+        assert!(!result.is_error);
     }
 
     #[test]
@@ -147,7 +144,7 @@ mod tests {
     #[test]
     fn other_structured_results_become_an_error_naming_the_bound() {
         let result = result(Output::structured(json!({ "blob": "x".repeat(500) })), 100);
-        assert_eq!(result.is_error, Some(true));
+        assert!(result.is_error);
         let body = result.structured_content.unwrap();
         assert_eq!((body["max_result_bytes"].as_u64(), body["result_bytes"].as_u64()), (Some(100), Some(511)));
     }

@@ -1,12 +1,10 @@
 //! What a handler knows about the call it is serving.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::sync::Arc;
 
-use super::Control;
 use crate::auth::{Scope, ScopeSet};
 use crate::error::Error;
-use crate::kg::Kg;
 
 /// Shared application state, handed to every handler (like axum's `State`).
 pub type AppState = Arc<dyn Any + Send + Sync>;
@@ -18,8 +16,7 @@ pub struct Ctx {
     caller: Option<String>,
     scopes: ScopeSet,
     state: Option<AppState>,
-    control: Option<Control>,
-    kg: Option<Kg>,
+    extensions: Vec<(TypeId, Arc<dyn Any + Send + Sync>)>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -35,7 +32,7 @@ impl std::fmt::Debug for Ctx {
 impl Ctx {
     /// A context for a call with this trace id, caller name (`None`: anonymous) and scopes.
     pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: ScopeSet) -> Self {
-        Ctx { trace_id: trace_id.into(), caller, scopes, state: None, control: None, kg: None }
+        Ctx { trace_id: trace_id.into(), caller, scopes, state: None, extensions: Vec::new() }
     }
     /// A context for tests and the CLI: anonymous caller, runtime scope only.
     pub fn local() -> Self {
@@ -46,25 +43,25 @@ impl Ctx {
         self.state = Some(state);
         self
     }
-    /// The same context with a knowledge graph (the server sets the configured one; tests can
-    /// give `Kg::temporary()`).
-    pub fn with_kg(mut self, kg: Kg) -> Self {
-        self.kg = Some(kg);
+    /// The same context carrying `value`, found again by its type with [`Ctx::extension`]
+    /// (replacing a value of the same type). The server attaches what its parts give a handler
+    /// this way — the knowledge graph (`trails::kg::KgCtx`), the running server's `Control` —
+    /// and a guard can attach its own.
+    pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.set_extension(value);
         self
     }
-    /// The knowledge graph. Its absence is a server misconfiguration, reported to the client as
-    /// an internal error.
-    pub fn kg(&self) -> Result<&Kg, Error> {
-        self.kg.as_ref().ok_or_else(|| Error::internal("no knowledge graph is configured for this call"))
+    pub(crate) fn set_extension<T: Any + Send + Sync>(&mut self, value: T) {
+        let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
+        match self.extensions.iter_mut().find(|(id, _)| *id == TypeId::of::<T>()) {
+            Some((_, slot)) => *slot = value,
+            None => self.extensions.push((TypeId::of::<T>(), value)),
+        }
     }
-    /// The same context with a handle on the running server (set by the transports).
-    pub(crate) fn with_control(mut self, control: Control) -> Self {
-        self.control = Some(control);
-        self
-    }
-    /// The running server, when the call came through one (not in unit tests of handlers).
-    pub fn control(&self) -> Option<&Control> {
-        self.control.as_ref()
+    /// The value of type `T` attached with [`Ctx::with_extension`], if any.
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        let (_, value) = self.extensions.iter().find(|(id, _)| *id == TypeId::of::<T>())?;
+        value.downcast_ref::<T>()
     }
     /// The id under which this call is logged; internal errors carry it to the client.
     pub fn trace_id(&self) -> &str {
@@ -85,5 +82,23 @@ impl Ctx {
             .as_deref()
             .and_then(|state| state.downcast_ref::<T>())
             .ok_or_else(|| Error::internal(format!("no application state of type {}", std::any::type_name::<T>())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_extension_is_found_by_its_type_and_replaced_by_another_of_it() {
+        #[derive(Debug, PartialEq)]
+        struct Tenant(&'static str);
+        let ctx = Ctx::local();
+        assert_eq!(ctx.extension::<Tenant>(), None);
+        let ctx = ctx.with_extension(Tenant("a")).with_extension(7_u32).with_extension(Tenant("b"));
+        assert_eq!(ctx.extension::<Tenant>(), Some(&Tenant("b")));
+        assert_eq!(ctx.extension::<u32>(), Some(&7));
+        assert_eq!(ctx.clone().extension::<u32>(), Some(&7), "a clone carries them too");
+        assert_eq!(ctx.extension::<u64>(), None);
     }
 }

@@ -1,0 +1,165 @@
+//! The served tool set: which tool a caller may call, the run-time enable switch, and
+//! `production` hiding `dev` tools. What the transports build from it (rmcp's `Tool`s, the
+//! encoded `tools/list`, the OpenAPI document) is keyed by its [`Catalog::generation`], which
+//! every change bumps, so no listing of an earlier set outlives a change.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::RwLock;
+
+use crate::auth::{Scope, ScopeSet};
+use crate::registry::{Registry, ToolEntry};
+
+/// One served tool.
+pub(crate) struct Served {
+    pub(crate) entry: &'static ToolEntry,
+    /// `Some` when the capability's `version_status` is `deprecated`.
+    deprecation: Option<Deprecation>,
+}
+
+/// A deprecated capability: what supersedes it (a capability that `deprecates` it), and whether
+/// a call was logged already (once per process: a log line per call would drown the log).
+struct Deprecation {
+    superseded_by: Option<&'static str>,
+    logged: AtomicBool,
+}
+
+impl Served {
+    /// Log the first call of a deprecated capability, naming what supersedes it.
+    pub(crate) fn note_call(&self, caller: Option<&str>) {
+        let Some(deprecation) = &self.deprecation else { return };
+        if deprecation.logged.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let caller = caller.unwrap_or("anonymous");
+        match deprecation.superseded_by {
+            Some(successor) => tracing::warn!(
+                capability = self.entry.id,
+                caller,
+                superseded_by = successor,
+                "a deprecated capability was called (logged once)"
+            ),
+            None => {
+                tracing::warn!(capability = self.entry.id, caller, "a deprecated capability was called (logged once)")
+            }
+        }
+    }
+}
+
+/// Enabling or disabling a tool the server does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tool named `{0}`")]
+pub struct NoSuchTool(pub String);
+
+/// What looking a tool up for a caller found.
+pub(crate) enum Lookup<'a> {
+    Found(&'a Served),
+    /// Exists and is served, but needs a scope the caller lacks.
+    Denied(&'a Served),
+    /// Not served to anyone (unknown, disabled, or `dev` in production).
+    Unknown,
+}
+
+/// The served tool set.
+pub(crate) struct Catalog {
+    /// In name order.
+    tools: Vec<Served>,
+    /// Capability id → tool name (`POST /invoke/{id}` names the capability).
+    names_by_id: HashMap<&'static str, &'static str>,
+    production: bool,
+    disabled: RwLock<BTreeSet<&'static str>>,
+    /// Bumped under `disabled`'s write lock by every change of the enabled set.
+    generation: AtomicU64,
+}
+
+/// The knowledge-graph tools (`trails.kg.*`, `trails.meta.kg.*`) read node types: an app that
+/// declares none does not serve them.
+fn needs_node_types(id: &str) -> bool {
+    id.starts_with("trails.kg.") || id.starts_with("trails.meta.kg.")
+}
+
+impl Catalog {
+    /// The registry's tools, in name order.
+    pub(crate) fn new(registry: &Registry, production: bool) -> Catalog {
+        let has_node_types = registry.node_types().next().is_some();
+        // Which capability supersedes which.
+        let successors: HashMap<&'static str, &'static str> =
+            registry.tools().filter_map(|entry| Some((entry.deprecates()?, entry.id))).collect();
+        let tools: Vec<Served> = registry
+            .tools()
+            .filter(|entry| has_node_types || !needs_node_types(entry.id()))
+            .map(|entry| {
+                let deprecation = entry.deprecated().then(|| Deprecation {
+                    superseded_by: successors.get(entry.id).copied(),
+                    logged: AtomicBool::new(false),
+                });
+                Served { entry, deprecation }
+            })
+            .collect();
+        Catalog {
+            names_by_id: tools.iter().map(|t| (t.entry.id, t.entry.name)).collect(),
+            tools,
+            production,
+            disabled: RwLock::default(),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// Every tool the server has, served or not, in name order.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &'static ToolEntry> + '_ {
+        self.tools.iter().map(|t| t.entry)
+    }
+
+    fn served(&self, entry: &ToolEntry, disabled: &BTreeSet<&'static str>) -> bool {
+        let hidden_in_production = self.production && entry.scope == Scope::Dev;
+        !hidden_in_production && !disabled.contains(entry.name)
+    }
+
+    /// The tools a caller with `scopes` sees, in name order, with the generation of the enabled
+    /// set they come from (read together, under one lock).
+    pub(crate) fn visible(&self, scopes: ScopeSet) -> (u64, Vec<&'static ToolEntry>) {
+        let disabled = self.disabled.read().unwrap_or_else(|p| p.into_inner());
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| self.served(t.entry, &disabled) && scopes.contains(t.entry.scope))
+            .map(|t| t.entry)
+            .collect();
+        (self.generation.load(Ordering::Acquire), tools)
+    }
+
+    /// Changes with every change of the enabled set.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The tool name of capability `id`, if the server has it (served or not).
+    pub(crate) fn name_of(&self, id: &str) -> Option<&'static str> {
+        self.names_by_id.get(id).copied()
+    }
+
+    pub(crate) fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
+        let Ok(index) = self.tools.binary_search_by(|t| t.entry.name.cmp(name)) else { return Lookup::Unknown };
+        let tool = &self.tools[index];
+        if !self.served(tool.entry, &self.disabled.read().unwrap_or_else(|p| p.into_inner())) {
+            Lookup::Unknown
+        } else if scopes.contains(tool.entry.scope) {
+            Lookup::Found(tool)
+        } else {
+            Lookup::Denied(tool)
+        }
+    }
+
+    /// Enable or disable a tool; `Ok(true)` when that changed anything.
+    pub(crate) fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
+        let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
+            return Err(NoSuchTool(name.to_owned()));
+        };
+        let mut disabled = self.disabled.write().unwrap_or_else(|p| p.into_inner());
+        let changed = if enabled { disabled.remove(tool.entry.name) } else { disabled.insert(tool.entry.name) };
+        if changed {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(changed)
+    }
+}

@@ -1,0 +1,194 @@
+//! Guards: the one extension point of the call pipeline. Each guard wraps the rest of the call —
+//! the guards after it, then the handler — as a tower layer wraps a service: it may look at or
+//! change the call, refuse it, answer it without the handler, or act on the answer on its way out.
+//! Validation, Cedar policies, idempotency keys, budgets and provenance are guards; an app adds
+//! its own with `App::guard`.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+
+use super::{bound, Answer, Refusal, ToolResult};
+use crate::auth::Caller;
+use crate::ctx::Ctx;
+use crate::error::Error;
+use crate::registry::ToolEntry;
+
+/// What a guard returns: the rest of the call, or its own answer.
+pub type GuardFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, Refusal>> + Send + 'a>>;
+
+/// A step every call passes on its way to its handler and back. Guards run in a fixed order:
+/// provenance (when the app has a knowledge graph), validation, policies, the app's own guards
+/// in the order `App::guard` added them, idempotency keys, budgets, then the handler.
+///
+/// ```
+/// use trails::pipeline::{Call, Guard, GuardFuture, Next};
+///
+/// /// Logs every call that reaches it, with how it ended.
+/// struct Audit;
+///
+/// impl Guard for Audit {
+///     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+///         Box::pin(async move {
+///             let (tool, caller) = (call.tool().id(), call.ctx().caller().map(str::to_owned));
+///             let answer = next.run(call).await;
+///             tracing::info!(tool, ?caller, ok = answer.is_ok(), "audit");
+///             answer
+///         })
+///     }
+/// }
+/// ```
+pub trait Guard: Send + Sync + 'static {
+    /// Handle `call`: usually `next.run(call)` with something before or after it; or refuse it
+    /// (`Err(call.refuse(error))`, or `call.failed(error)` to fail it as a handler would), or
+    /// answer it without the handler.
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a>;
+}
+
+/// A guard the app also holds elsewhere (to read what it counted, say) is a guard too.
+impl<G: Guard> Guard for Arc<G> {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        (**self).call(call, next)
+    }
+}
+
+/// A call on its way through the guards: the tool, who calls it, the arguments (validated once
+/// the validation guard passed it on) and the [`Ctx`] the handler will get.
+pub struct Call {
+    tool: &'static ToolEntry,
+    pub(crate) caller: Caller,
+    arguments: Value,
+    ctx: Ctx,
+    /// `tools/call` under `validation_errors = "tool_result"`: a validation failure is an
+    /// `isError` result, not an error.
+    validation_as_result: bool,
+    max_result_bytes: usize,
+}
+
+impl Call {
+    pub(crate) fn new(
+        tool: &'static ToolEntry,
+        caller: Caller,
+        arguments: Value,
+        ctx: Ctx,
+        validation_as_result: bool,
+        max_result_bytes: usize,
+    ) -> Call {
+        Call { tool, caller, arguments, ctx, validation_as_result, max_result_bytes }
+    }
+
+    /// The tool called.
+    pub fn tool(&self) -> &'static ToolEntry {
+        self.tool
+    }
+
+    /// The arguments: as the client sent them before the validation guard, validated after it.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The arguments, to change before the handler sees them.
+    pub fn arguments_mut(&mut self) -> &mut Value {
+        &mut self.arguments
+    }
+
+    /// The context the handler gets: who calls, the trace id, and what earlier guards attached.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// Attach `value` to the handler's context ([`Ctx::extension`] finds it).
+    pub fn insert_extension<T: std::any::Any + Send + Sync>(&mut self, value: T) {
+        self.ctx.set_extension(value);
+    }
+
+    /// A refusal of this call with `error`: an error answer, whatever the mode — nothing ran.
+    pub fn refuse(&self, error: Error) -> Refusal {
+        Refusal::Failed { error, trace_id: self.ctx.trace_id().to_owned() }
+    }
+
+    /// This call failing with `error` as a handler's failure is answered: a validation failure
+    /// is an `isError` result when the server answers them so (`[mcp] validation_errors =
+    /// "tool_result"`), anything else an error.
+    pub fn failed(&self, error: Error) -> Result<Answer, Refusal> {
+        failed(error, self.ctx.trace_id(), self.validation_as_result)
+    }
+}
+
+/// The rest of the call after a guard: the guards after it, then the handler.
+pub struct Next<'a> {
+    guards: &'a [Arc<dyn Guard>],
+}
+
+impl<'a> Next<'a> {
+    pub(crate) fn new(guards: &'a [Arc<dyn Guard>]) -> Next<'a> {
+        Next { guards }
+    }
+
+    /// Run the rest of the call.
+    pub fn run(self, call: Call) -> GuardFuture<'a> {
+        match self.guards.split_first() {
+            Some((guard, rest)) => (**guard).call(call, Next { guards: rest }),
+            None => Box::pin(handle(call)),
+        }
+    }
+}
+
+fn failed(error: Error, trace_id: &str, validation_as_result: bool) -> Result<Answer, Refusal> {
+    match error {
+        Error::Validation { errors, total } if validation_as_result => {
+            Ok(Answer { result: ToolResult::validation(&errors, total), replayed: false })
+        }
+        error => Err(Refusal::Failed { error, trace_id: trace_id.to_owned() }),
+    }
+}
+
+/// The innermost step: the handler, its output bounded to `[mcp] max_result_bytes`. A panicking
+/// handler fails its own call only, and the guards around it still see it end.
+async fn handle(call: Call) -> Result<Answer, Refusal> {
+    let Call { tool, ctx, arguments, validation_as_result, max_result_bytes, .. } = call;
+    let trace_id = ctx.trace_id().to_owned();
+    // The handler's own future, and its start: a panic in either fails this call only.
+    let ran = AssertUnwindSafe(async move { (tool.call)(ctx, arguments).await });
+    match ran.catch_unwind().await {
+        Ok(Ok(output)) => Ok(Answer { result: bound::result(output, max_result_bytes), replayed: false }),
+        Ok(Err(error)) => {
+            if let Error::Internal(detail) = &error {
+                tracing::error!(%detail, trace_id, "handler failed");
+            }
+            failed(error, &trace_id, validation_as_result)
+        }
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic".to_owned());
+            tracing::error!(%detail, trace_id, "handler panicked");
+            Err(Refusal::Failed { error: Error::internal("the handler panicked"), trace_id })
+        }
+    }
+}
+
+/// The validation guard: the declared constraints, checked on the arguments before anything
+/// else sees them. Integral floats (`3.0`) for integer fields are rewritten to integers.
+pub(crate) struct Validation;
+
+impl Guard for Validation {
+    fn call<'a>(&'a self, mut call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            let arguments = std::mem::take(&mut call.arguments);
+            match crate::registry::validated(call.tool, arguments) {
+                Ok(arguments) => {
+                    call.arguments = arguments;
+                    next.run(call).await
+                }
+                Err(error) => call.failed(error),
+            }
+        })
+    }
+}

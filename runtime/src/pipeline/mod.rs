@@ -1,0 +1,113 @@
+//! A call, transport-neutral: the [`Guard`]s it passes on its way to the handler and back, and
+//! what it ends with ([`Answer`] or [`Refusal`]). The transports only encode these.
+
+pub(crate) mod bound;
+mod catalog;
+mod guard;
+mod outcome;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::auth::Caller;
+use crate::ctx::{AppState, Ctx};
+use crate::error::Error;
+pub use catalog::NoSuchTool;
+pub(crate) use catalog::{Catalog, Lookup, Served};
+pub(crate) use guard::Validation;
+pub use guard::{Call, Guard, GuardFuture, Next};
+
+pub use outcome::{
+    Content, Refusal, ToolResult, AUTHENTICATION_FAILED, BUDGET_EXCEEDED, INTERNAL_ERROR, INVALID_PARAMS,
+    POLICY_DENIED, SCOPE_DENIED,
+};
+
+/// A call's answer: its result, and whether it is an earlier call's, replayed for its
+/// idempotency key (`/invoke` says so in a header; MCP in `_meta.trails.replayed`).
+#[derive(Debug)]
+pub struct Answer {
+    /// The result.
+    pub result: ToolResult,
+    /// It is the first call's result, not this one's.
+    pub replayed: bool,
+}
+
+/// Everything a call needs, built once: the served tools, the guards, and what every handler
+/// gets.
+pub(crate) struct Pipeline {
+    pub(crate) catalog: Catalog,
+    /// Outermost first.
+    guards: Vec<Arc<dyn Guard>>,
+    state: Option<AppState>,
+    /// A caller denied a tool is told it does not exist (`[mcp] mask_denied`).
+    mask_denied: bool,
+    /// `[mcp] max_result_bytes`.
+    max_result_bytes: usize,
+}
+
+impl Pipeline {
+    pub(crate) fn new(
+        catalog: Catalog,
+        guards: Vec<Arc<dyn Guard>>,
+        state: Option<AppState>,
+        mask_denied: bool,
+        max_result_bytes: usize,
+    ) -> Pipeline {
+        Pipeline { catalog, guards, state, mask_denied, max_result_bytes }
+    }
+
+    /// Whether `caller` may call tool `name`: the tool, or the refusal that says why not
+    /// (unknown, no token, scope denied — or unknown for all of these under `mask_denied`).
+    pub(crate) fn admit(&self, name: &str, caller: &Caller) -> Result<&Served, Refusal> {
+        let unknown = || Refusal::UnknownTool { name: name.to_owned() };
+        match self.catalog.lookup(name, caller.scopes) {
+            Lookup::Found(tool) => Ok(tool),
+            Lookup::Unknown => Err(unknown()),
+            Lookup::Denied(_) if self.mask_denied => Err(unknown()),
+            Lookup::Denied(tool) if !caller.is_authenticated() => {
+                Err(Refusal::AuthenticationRequired { tool: name.to_owned(), scope: tool.entry.scope })
+            }
+            Lookup::Denied(tool) => Err(Refusal::ScopeDenied {
+                tool: name.to_owned(),
+                scope: tool.entry.scope,
+                caller_scopes: caller.scopes,
+            }),
+        }
+    }
+
+    /// Call tool `name` with `arguments` as `caller`: admit it, then the guards, then the
+    /// handler. `prepare` attaches what the transport gives every handler to its context;
+    /// `validation_as_result`: a validation failure is an `isError` result, not an error.
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        caller: Caller,
+        validation_as_result: bool,
+        prepare: impl FnOnce(Ctx) -> Ctx,
+    ) -> Result<Answer, Refusal> {
+        let tool = self.admit(name, &caller)?;
+        tool.note_call(caller.name.as_deref());
+        let trace_id = uuid::Uuid::new_v4().simple().to_string();
+        let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
+        let mut ctx = prepare(Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes));
+        if let Some(state) = &self.state {
+            ctx = ctx.with_state(state.clone());
+        }
+        let call = Call::new(tool.entry, caller, arguments, ctx, validation_as_result, self.max_result_bytes);
+        // The handler's own panic fails its call inside the guards, which see it end; this
+        // catches a guard's.
+        match AssertUnwindSafe(Next::new(&self.guards).run(call)).catch_unwind().instrument(span.clone()).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                let _in_span = span.enter();
+                tracing::error!("a guard panicked");
+                Err(Refusal::Failed { error: Error::internal("a guard panicked"), trace_id })
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! What the transports serve of the catalog: the descriptors as rmcp's `Tool`s, `tools/list`
+//! answers and OpenAPI documents, each built once per scope set and kept while the catalog's
+//! enabled set is the one they were built from (its generation).
+//!
+//! Nothing is parsed at start: the hot path's `tools/list` bytes are the macro-emitted
+//! descriptors put side by side, and a descriptor becomes an rmcp `Tool` only the first time
+//! rmcp's own path needs it (a session's `tools/list`, `tools` on the command line).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use axum::body::Bytes;
+use rmcp::model::{ListToolsResult, ServerResult, Tool};
+
+use crate::auth::ScopeSet;
+use crate::pipeline::Catalog;
+use crate::registry::ToolEntry;
+
+/// Built from one generation of the enabled set.
+type Cache<K, V> = RwLock<HashMap<K, (u64, V)>>;
+
+pub(crate) struct Listings {
+    /// Tool name → its descriptor as rmcp's `Tool`, once something asked.
+    parsed: HashMap<&'static str, OnceLock<Tool>>,
+    /// `tools/list` answers by scope-set bits.
+    listings: Cache<u8, Arc<Vec<Tool>>>,
+    /// The same answers serialised, by (scope-set bits, 2026-07-28 shape): what the hot path
+    /// sends.
+    encoded: Cache<(u8, bool), Bytes>,
+    /// The OpenAPI document by scope-set bits.
+    openapi: Cache<u8, Bytes>,
+    /// Whether any input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then checks
+    /// `Mcp-Param-*` headers, which the hot path leaves to it).
+    param_headers: bool,
+}
+
+impl Listings {
+    pub(crate) fn new(catalog: &Catalog) -> Listings {
+        let listings = Listings {
+            parsed: catalog.entries().map(|entry| (entry.name, OnceLock::new())).collect(),
+            listings: RwLock::default(),
+            encoded: RwLock::default(),
+            openapi: RwLock::default(),
+            param_headers: catalog.entries().any(|entry| entry.descriptor.contains("x-mcp-header")),
+        };
+        // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a
+        // code-generation bug stops the start where a developer sees it, not a later request.
+        if cfg!(debug_assertions) {
+            for entry in catalog.entries() {
+                listings.tool(entry);
+            }
+        }
+        listings
+    }
+
+    /// The descriptor of `entry` (a tool of the catalog) as rmcp's `Tool`, parsed the first time
+    /// it is asked for.
+    pub(crate) fn tool(&self, entry: &'static ToolEntry) -> &Tool {
+        self.parsed[entry.name].get_or_init(|| {
+            // The descriptors are the macros' own output, and `tests/tests/registry.rs` reads
+            // every one the fixture and example apps declare as rmcp does: failing here is a bug
+            // in Trails' code generation, not something a request or a declaration can cause.
+            let mut tool: Tool = serde_json::from_str(entry.descriptor).unwrap_or_else(|e| {
+                panic!("descriptor of `{}` is not a valid MCP tool ({e}); this is a bug in Trails", entry.name)
+            });
+            // Borrow the static strings: `tools/list` on rmcp's path clones every tool per request.
+            tool.name = Cow::Borrowed(entry.name);
+            tool.description = Some(Cow::Borrowed(entry.description));
+            tool
+        })
+    }
+
+    /// The tools a caller with `scopes` sees, in name order.
+    pub(crate) fn list(&self, catalog: &Catalog, scopes: ScopeSet) -> Arc<Vec<Tool>> {
+        cached(&self.listings, catalog, scopes.bits(), scopes, |tools| {
+            Arc::new(tools.into_iter().map(|entry| self.tool(entry).clone()).collect())
+        })
+    }
+
+    /// The `tools/list` result for `scopes` as rmcp serialises it, for 2026-07-28 peers
+    /// (`current`: with `resultType` and cache hints) or older ones; built once, from the
+    /// descriptors as the macros wrote them.
+    pub(crate) fn list_json(&self, catalog: &Catalog, scopes: ScopeSet, current: bool) -> Bytes {
+        cached(&self.encoded, catalog, (scopes.bits(), current), scopes, |tools| encode_list(&tools, current))
+    }
+
+    /// The OpenAPI document for `scopes`: what `render` makes of the visible tools.
+    pub(crate) fn openapi_json(
+        &self,
+        catalog: &Catalog,
+        scopes: ScopeSet,
+        render: impl FnOnce(Vec<&'static ToolEntry>) -> String,
+    ) -> Bytes {
+        cached(&self.openapi, catalog, scopes.bits(), scopes, |tools| Bytes::from(render(tools)))
+    }
+
+    /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.
+    pub(crate) fn declares_param_headers(&self) -> bool {
+        self.param_headers
+    }
+}
+
+/// The value for `key` (of a caller with `scopes`) built from the current enabled set: the
+/// cached one, unless the set changed since it was built.
+fn cached<K: Hash + Eq + Copy, V: Clone>(
+    cache: &Cache<K, V>,
+    catalog: &Catalog,
+    key: K,
+    scopes: ScopeSet,
+    build: impl FnOnce(Vec<&'static ToolEntry>) -> V,
+) -> V {
+    let current = catalog.generation();
+    if let Some((generation, value)) = cache.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if *generation == current {
+            return value.clone();
+        }
+    }
+    let (generation, tools) = catalog.visible(scopes);
+    let value = build(tools);
+    let mut cache = cache.write().unwrap_or_else(|p| p.into_inner());
+    // A value of an older set never replaces one of a newer set.
+    if cache.get(&key).is_none_or(|(kept, _)| *kept < generation) {
+        cache.insert(key, (generation, value.clone()));
+    }
+    value
+}
+
+/// rmcp's serialisation of an empty listing, with the descriptors in its `tools` array. Each
+/// descriptor is the JSON rmcp writes for that `Tool` (compact, the same members; only their
+/// order may differ): `tests/tests/registry.rs` holds every declared tool to that.
+fn encode_list(tools: &[&'static ToolEntry], current: bool) -> Bytes {
+    let mut empty = ServerResult::ListToolsResult(ListToolsResult::with_all_items(Vec::new()));
+    crate::http::shape_result(&mut empty, current);
+    let empty = serde_json::to_vec(&empty).expect("an empty listing serialises");
+    const TOOLS: &[u8] = br#""tools":["#;
+    let at = empty.windows(TOOLS.len()).position(|w| w == TOOLS).expect("a listing has a `tools` array") + TOOLS.len();
+    let mut bytes = Vec::with_capacity(empty.len() + tools.iter().map(|t| t.descriptor.len() + 1).sum::<usize>());
+    bytes.extend_from_slice(&empty[..at]);
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            bytes.push(b',');
+        }
+        bytes.extend_from_slice(tool.descriptor.as_bytes());
+    }
+    bytes.extend_from_slice(&empty[at..]);
+    Bytes::from(bytes)
+}

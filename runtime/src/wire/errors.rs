@@ -1,0 +1,51 @@
+//! Errors that are not a call's: a resource that names nothing, a credential refused before any
+//! request is read, a failure reading a resource. A call's errors are `pipeline::Refusal`'s (see
+//! `wire::call`); these use the same codes and shapes.
+
+use rmcp::model::ErrorCode;
+use rmcp::ErrorData;
+use serde_json::json;
+
+use crate::config::ValidationErrors;
+use crate::error::Error;
+use crate::pipeline::{Refusal, AUTHENTICATION_FAILED};
+use crate::validate::echo_name;
+
+/// A resource URI that names nothing this server has: `-32602` with `{"uri"}`.
+pub(crate) fn unknown_resource(uri: &str) -> ErrorData {
+    let uri = echo_name(uri);
+    ErrorData::new(ErrorCode::INVALID_PARAMS, format!("unknown resource: {uri}"), Some(json!({ "uri": uri })))
+}
+
+pub(crate) fn authentication_failed() -> ErrorData {
+    ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), "authentication failed", None)
+}
+
+/// A failure reading a resource, encoded as a call's would be. Internal details are logged
+/// here, under `trace_id`, and never sent.
+pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {
+    if let Error::Internal(detail) = &error {
+        tracing::error!(%detail, trace_id, "resource read failed");
+    }
+    super::call::refusal(&Refusal::Failed { error, trace_id: trace_id.to_owned() })
+}
+
+/// What `initialize` tells clients about errors, for the configured validation mode.
+pub(crate) fn instructions(mode: ValidationErrors) -> &'static str {
+    match mode {
+        ValidationErrors::Jsonrpc => {
+            "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are JSON-RPC -32602 \
+             errors whose data.fields lists every rejected field."
+        }
+        ValidationErrors::ToolResult => {
+            "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are tool results with \
+             isError: true whose structuredContent.fields lists every rejected field."
+        }
+    }
+}
+
+/// A whole JSON-RPC error response with `id: null`, for refusals made before a request is read
+/// (the HTTP layer's 401).
+pub(crate) fn response_body(error: &ErrorData) -> String {
+    json!({ "jsonrpc": "2.0", "id": null, "error": error }).to_string()
+}

@@ -1,0 +1,126 @@
+//! A message on the wire, before rmcp reads it: what `POST /mcp` and each stdio line pass only
+//! when well-formed. rmcp answers malformed ones with `415` and a text body, or not at all on
+//! stdio; the contract is a JSON-RPC error: `-32700` for what does not parse,
+//! `-32600` for what is not a valid request, and `-32602` (under the request's own id) for a
+//! `tools/call` whose params are not `{name, arguments?: object}`, which rmcp reports as an
+//! unknown method.
+
+use serde_json::{json, Value};
+
+/// Why a message is refused: (JSON-RPC code, message, the id to answer with). Over HTTP, a
+/// `-32602` is answered `200` under the request's id; the others `400`.
+pub(crate) type Refused = (i32, String, Value);
+
+/// What the layers inside need to know of a well-formed message, left on the request so none
+/// parses the body again.
+#[derive(Debug, Clone)]
+pub(crate) struct RpcMethod {
+    /// The method (`None`: a response).
+    pub(crate) method: Option<String>,
+    /// rmcp reads the message as a request: a method and an id (`inspect` refuses a method
+    /// beside `result`/`error`).
+    pub(crate) request: bool,
+}
+
+/// Check one message; its method when it is well-formed.
+pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
+    let invalid = |message: &str| Err((-32600, message.to_owned(), Value::Null));
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err((-32700, "Parse error: the body is not UTF-8".into(), Value::Null));
+    };
+    if text.trim().is_empty() {
+        return Err((-32700, "Parse error: the body is empty".into(), Value::Null));
+    }
+    let message: Value = match serde_json::from_str(text) {
+        Ok(message) => message,
+        // serde_json's own limit (128 levels) makes too-deep nesting a parse error too.
+        Err(e) => return Err((-32700, format!("Parse error: {e}"), Value::Null)),
+    };
+    let object = match &message {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return invalid("Invalid Request: JSON-RPC batches are not supported; send one message per request")
+        }
+        _ => return invalid("Invalid Request: a JSON-RPC message is an object"),
+    };
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return invalid("Invalid Request: `jsonrpc` must be \"2.0\"");
+    }
+    let id = match object.get("id") {
+        None => Value::Null,
+        Some(id @ Value::String(_)) => id.clone(),
+        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => id.clone(),
+        Some(_) => return invalid("Invalid Request: `id` must be a string or an integer"),
+    };
+    let is_response = object.contains_key("result") || object.contains_key("error");
+    let method =
+        match object.get("method") {
+            Some(_) if is_response => return invalid(
+                "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
+            ),
+            Some(Value::String(method)) => method.as_str(),
+            None if is_response => return Ok(RpcMethod { method: None, request: false }),
+            _ => return invalid("Invalid Request: `method` must be a string"),
+        };
+    if method == "tools/call" && !id.is_null() {
+        let params = object.get("params");
+        let name_ok = params.and_then(|p| p.get("name")).is_some_and(Value::is_string);
+        let arguments_ok = params.and_then(|p| p.get("arguments")).is_none_or(|a| a.is_object() || a.is_null());
+        if !params.is_some_and(Value::is_object) || !name_ok || !arguments_ok {
+            let message = "Invalid params: tools/call takes {\"name\": string, \"arguments\"?: object}";
+            return Err((-32602, message.into(), id));
+        }
+    }
+    let request = object.contains_key("id");
+    Ok(RpcMethod { method: Some(method.to_owned()), request })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(body: &[u8]) -> Option<i32> {
+        inspect(body).err().map(|(code, _, _)| code)
+    }
+
+    #[test]
+    fn malformed_messages_get_the_contracts_codes() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        for (body, expected) in [
+            (&b"\xff\xfe"[..], -32700),
+            (b"", -32700),
+            (b"  ", -32700),
+            (b"{\"jsonrpc\":", -32700),
+            (deep.as_bytes(), -32700),
+            (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+            (b"42", -32600),
+            (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, -32600),
+            (br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, -32600),
+            (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, -32600),
+            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, -32600),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#, -32602),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#, -32602),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#, -32602),
+            // rmcp answers these 415 in plain text; the contract is a JSON-RPC error.
+            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#, -32600),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","error":{"code":1,"message":"x"}}"#, -32600),
+        ] {
+            assert_eq!(code(body), Some(expected), "{}", String::from_utf8_lossy(body));
+        }
+        for ok in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..],
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+        ] {
+            assert_eq!(code(ok), None, "{}", String::from_utf8_lossy(ok));
+        }
+        let method = |body: &[u8]| inspect(body).map(|m| (m.method, m.request)).unwrap();
+        let initialize = method(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        assert_eq!(initialize, (Some("initialize".to_owned()), true));
+        assert_eq!(method(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), (None, false));
+        // What rmcp does not read as a request: a notification.
+        let initialized = method(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(initialized, (Some("notifications/initialized".to_owned()), false));
+    }
+}

@@ -1,0 +1,109 @@
+//! An app's own guard (`App::guard`) on the real pipeline: it sees the arguments only once they
+//! are validated (integral floats already integers), can attach a value the handler reads, can
+//! refuse a call (which then costs no budget and runs no handler), and sees every answer on its
+//! way out — over MCP and over `/invoke` alike.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use trails::pipeline::{Call, Guard, GuardFuture, Next};
+use trails::{Config, Error, Settings};
+use trails_tests::Tenant;
+
+const DEV_TOKEN: &str = "guards-dev-token";
+
+/// Refuses searches for "forbidden", attaches the caller's tenant, and writes down what it saw.
+#[derive(Default)]
+struct TenantGuard {
+    seen: Mutex<Vec<(String, Value)>>,
+    answered: Mutex<Vec<Result<bool, i32>>>,
+}
+
+impl Guard for TenantGuard {
+    fn call<'a>(&'a self, mut call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().push((call.tool().id().to_owned(), call.arguments().clone()));
+            if call.arguments()["query"] == "forbidden" {
+                return Err(call.refuse(Error::policy_denied("this tenant may not search for that")));
+            }
+            let tenant = call.ctx().caller().map_or("public", |_| "acme").to_owned();
+            call.insert_extension(Tenant(tenant));
+            let answer = next.run(call).await;
+            self.answered.lock().unwrap().push(answer.as_ref().map(|a| a.result.is_error).map_err(|r| r.code()));
+            answer
+        })
+    }
+}
+
+async fn serve(guard: Arc<TenantGuard>) -> SocketAddr {
+    trails_tests::link();
+    let toml = format!(
+        "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 40\n\n\
+         [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\nbudget = {{ tokens = 1000 }}\n",
+        trails::sha256_hex(DEV_TOKEN)
+    );
+    let settings =
+        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap());
+    let kg = trails::kg::Kg::temporary().unwrap();
+    let server = trails::App::new().kg(kg).guard(guard).build(settings).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http(listener).await });
+    addr
+}
+
+async fn call(addr: SocketAddr, token: Option<&str>, tool: &str, arguments: Value) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apps_own_guard_sees_validated_calls_can_refuse_them_and_attach_what_handlers_read() {
+    let guard = Arc::new(TenantGuard::default());
+    let addr = serve(guard.clone()).await;
+
+    // Validation runs first: the guard never sees arguments that break the declared constraints.
+    let invalid = call(addr, None, "research.search", json!({ "query": "" })).await;
+    assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
+    assert!(guard.seen.lock().unwrap().is_empty());
+
+    // A refusal of the guard's: an error answer, no handler, and no budget spent — the anonymous
+    // budget (40 tokens) still pays for one search afterwards, and only one.
+    let refused = call(addr, None, "research.search", json!({ "query": "forbidden" })).await;
+    assert_eq!(refused["error"]["code"], -32002, "{refused}");
+    assert_eq!(refused["error"]["message"], "policy denied: this tenant may not search for that");
+    let found = call(addr, None, "research.search", json!({ "query": "graph", "limit": 2.0 })).await;
+    assert!(found["result"]["structuredContent"]["items"].is_array(), "{found}");
+    assert_eq!(call(addr, None, "research.search", json!({ "query": "graph" })).await["error"]["code"], -32003);
+
+    // It saw the validated arguments: `2.0` for an integer field arrived as `2`.
+    let seen = guard.seen.lock().unwrap().clone();
+    assert_eq!(seen[1], ("research.search".to_owned(), json!({ "query": "graph", "limit": 2 })));
+    assert_eq!(seen.len(), 3);
+
+    // What it attached reaches the handler.
+    let inspected = call(addr, Some(DEV_TOKEN), "trails_meta_fixture_inspect", json!({})).await;
+    let text = inspected["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.ends_with(r#"for tenant Some("acme")"#), "{inspected}");
+
+    // And it saw each answer on its way out: the search, the budget's refusal, the inspection.
+    assert_eq!(*guard.answered.lock().unwrap(), vec![Ok(false), Err(-32003), Ok(false)]);
+
+    // `/invoke` passes the same guards.
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/invoke/research.search"))
+        .bearer_auth(DEV_TOKEN)
+        .json(&json!({ "query": "forbidden" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+}
