@@ -1,6 +1,6 @@
-//! What a handler (or the dispatcher) can fail with. Each variant maps to one JSON-RPC code of
-//! DESIGN §4.2 (the table lives in `mcp/errors.rs`); handlers only pick the variant, and the
-//! `Display` text here is the message every transport sends.
+//! What a handler (or a guard) can fail with. Each variant maps to one JSON-RPC code (the table
+//! is `pipeline::Refusal`'s); handlers only pick the variant, and the `Display` text here is the
+//! message every transport sends.
 
 use serde_json::Value;
 

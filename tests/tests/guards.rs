@@ -27,10 +27,11 @@ impl Guard for TenantGuard {
             if call.arguments()["query"] == "forbidden" {
                 return Err(call.refuse(Error::policy_denied("this tenant may not search for that")));
             }
+            assert_ne!(call.arguments()["query"], "panic", "a guard with a bug");
             let tenant = call.ctx().caller().map_or("public", |_| "acme").to_owned();
             call.insert_extension(Tenant(tenant));
             let answer = next.run(call).await;
-            self.answered.lock().unwrap().push(answer.as_ref().map(|a| a.result.is_error).map_err(|r| r.code()));
+            self.answered.lock().unwrap().push(answer.as_ref().map(|a| a.result().is_error).map_err(|r| r.code()));
             answer
         })
     }
@@ -88,6 +89,12 @@ async fn an_apps_own_guard_sees_validated_calls_can_refuse_them_and_attach_what_
     let seen = guard.seen.lock().unwrap().clone();
     assert_eq!(seen[1], ("research.search".to_owned(), json!({ "query": "graph", "limit": 2 })));
     assert_eq!(seen.len(), 3);
+
+    // A guard that panics fails that call only: `-32603` with a trace id, and the server goes on.
+    let panicked = call(addr, Some(DEV_TOKEN), "research.search", json!({ "query": "panic" })).await;
+    assert_eq!(panicked["error"]["code"], -32603, "{panicked}");
+    assert!(panicked["error"]["data"]["trace_id"].is_string(), "{panicked}");
+    assert!(!panicked.to_string().contains("a guard with a bug"), "the cause stays in the log: {panicked}");
 
     // What it attached reaches the handler.
     let inspected = call(addr, Some(DEV_TOKEN), "trails_meta_fixture_inspect", json!({})).await;

@@ -23,9 +23,9 @@
 //! 30 quiet seconds that follow is the baseline.
 //!
 //! Every second it samples the server's RSS and open file descriptors, every 10 s the provenance
-//! activities the store holds (`trails://stats`). After the load it waits up to `--settle`
-//! seconds (default 60: past the header and session-init timeouts, and the server's 10 s quiet
-//! checks that give memory back) for both to come back.
+//! activities the store holds (`trails://stats`). After the load it goes on sampling for
+//! `--settle` seconds (default 60: past the header and session-init timeouts, and the server's
+//! 10 s quiet checks that give memory back), and reports when both came back.
 //!
 //! It fails (exit 1), printing a table of each measure and its bound, if:
 //!
@@ -541,11 +541,22 @@ async fn main() -> std::process::ExitCode {
     let fds_before = if arg("--query-url").is_some() { start.1.max(baseline.1) } else { start.1 };
     let settling = Instant::now();
     let mut end = sample(pid);
-    while settling.elapsed() < Duration::from_secs(settle) && !(end.0 <= back_to && end.1 <= fds_before + 2) {
+    // RSS every second of the whole window (to see how memory comes back, and whether it stays
+    // back), judged at the first second it is back.
+    let mut after = vec![end.0];
+    let mut settled = None;
+    loop {
+        if settled.is_none() && end.0 <= back_to && end.1 <= fds_before + 2 {
+            settled = Some((settling.elapsed().as_secs(), end));
+        }
+        if settling.elapsed() >= Duration::from_secs(settle) {
+            break;
+        }
         tokio::time::sleep(Duration::from_secs(1)).await;
         end = sample(pid);
+        after.push(end.0);
     }
-    let settled = settling.elapsed().as_secs();
+    let (settled, end) = settled.unwrap_or((settling.elapsed().as_secs(), end));
     let stats = store_stats(server.addr).await;
     let mut server = server;
     let alive = server.child.try_wait().ok().flatten().is_none();
@@ -571,6 +582,8 @@ async fn main() -> std::process::ExitCode {
     println!("| baseline ({warmup} s of the workers' mix, then 30 s quiet) | {} | {} |", baseline.0, baseline.1);
     println!("| peak | {} | {} |", peak.0, peak.1);
     println!("| end ({settled} s after the load) | {} | {} |", end.0, end.1);
+    let every_ten: Vec<String> = after.iter().step_by(10).map(u64::to_string).collect();
+    println!("\nRSS (KiB) after the load, every 10 s: {}", every_ten.join(" / "));
     let minute: Vec<String> = (1..=(elapsed / 60.0) as usize)
         .filter_map(|m| phase.samples.iter().find(|s| s.0 >= 60.0 * m as f64))
         .map(|s| s.1.to_string())

@@ -77,8 +77,9 @@ impl App {
     }
 
     /// Pass every call through `guard` as well: after validation and policies (it sees the
-    /// validated arguments), before idempotency keys and budgets (a call it refuses claims no key
-    /// and costs nothing). Guards added later run inside earlier ones.
+    /// validated arguments, which no guard can change), before idempotency keys and budgets (a
+    /// call it refuses claims no key and costs nothing). Guards added later run inside earlier
+    /// ones. See `trails::pipeline::Guard`.
     pub fn guard(mut self, guard: impl Guard) -> App {
         self.guards.push(Arc::new(guard));
         self

@@ -60,9 +60,10 @@ pub(crate) async fn invoke(
     };
     match call(&shared, name, Some(arguments), caller, Via::Invoke, key).await {
         Ok(answer) => {
-            let body = serde_json::to_vec(&crate::wire::call::result(answer.result)).expect("a tool result serialises");
+            let replayed = answer.is_replay();
+            let body = serde_json::to_vec(&crate::wire::call::answer(answer)).expect("a tool result serialises");
             let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
-            if answer.replayed {
+            if replayed {
                 response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
             }
             response

@@ -249,8 +249,7 @@ impl Ledger {
             }
             Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
             Found::Result(text) => {
-                let mut result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
-                result.set_trails_meta("replayed", Value::Bool(true));
+                let result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
                 Ok(Claim::Replay(Box::new(result)))
             }
         }
@@ -342,8 +341,9 @@ fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention, ca
 /// `/invoke`) promises a replay only where a retry cannot do the work twice: on a capability not
 /// declared `idempotent` it is refused. Otherwise the key is claimed once the earlier guards
 /// passed the call (a replay discloses the first call's result, so it passes the same checks),
-/// and settled before the answer goes out, however the call ended: a retry sent the moment a
-/// failure arrives finds the key free. A refused key is an error answer, never an `isError`
+/// and settled before the answer goes out, however the call ended (a panic inside it is a
+/// failure the guards see like any other): a retry sent the moment a failure arrives finds the
+/// key free. A refused key is an error answer, never an `isError`
 /// result: nothing ran.
 pub(crate) struct IdempotencyGuard(pub(crate) Arc<Ledger>);
 
@@ -367,19 +367,15 @@ impl Guard for IdempotencyGuard {
                 )));
             }
             let ticket = match self.0.claim(&key, call.ctx().caller(), tool.id(), call.arguments()).await {
-                Ok(Claim::Replay(result)) => return Ok(Answer { result: *result, replayed: true }),
+                Ok(Claim::Replay(result)) => return Ok(Answer::replay(*result)),
                 Ok(Claim::Run(ticket)) => ticket,
-                Err(error) => {
-                    if let Error::Internal(detail) = &error {
-                        tracing::error!(%detail, "the idempotency key could not be looked up; nothing ran");
-                    }
-                    return Err(call.refuse(error));
-                }
+                // Also when the key could not be looked up (logged with the detail): nothing ran.
+                Err(error) => return Err(call.refuse(error)),
             };
             let answer = next.run(call).await;
             // Only a call that did its work is replayed; a failure (also one answered as an
             // `isError` result) frees the key, so its retry runs.
-            let kept = answer.as_ref().ok().map(|answer| &answer.result).filter(|result| !result.is_error);
+            let kept = answer.as_ref().ok().map(Answer::result).filter(|result| !result.is_error);
             self.0.settle(ticket, kept).await;
             answer
         })

@@ -382,9 +382,9 @@ pub(crate) fn to_prune(oldest: Vec<(String, String)>, over: usize, cutoff: DateT
 }
 
 /// The provenance guard, outermost: every call admitted to a tool leaves an activity — refused
-/// by a later guard, failed or done — naming what it read and wrote, durable before the call
-/// answers. A replay (an idempotency key's earlier result) ran nothing and leaves none. A failure
-/// to record is logged; it never fails the call.
+/// by a later guard, failed (a panic too) or done — naming what it read and wrote, durable
+/// before the call answers. A replay (an earlier call's result, answered again) ran nothing and
+/// leaves none. A failure to record is logged; it never fails the call.
 pub(crate) struct ProvenanceGuard(pub(crate) super::Kg);
 
 impl Guard for ProvenanceGuard {
@@ -397,12 +397,9 @@ impl Guard for ProvenanceGuard {
                 (call.tool(), call.ctx().trace_id().to_owned(), call.ctx().caller().map(str::to_owned));
             let started = Utc::now();
             let answer = next.run(call).await;
-            if matches!(&answer, Ok(done) if done.replayed) {
-                return answer;
-            }
             let error_code = match &answer {
-                Ok(done) if done.result.is_error => Some(crate::pipeline::INVALID_PARAMS),
-                Ok(_) => None,
+                Ok(done) if done.is_replay() => return answer,
+                Ok(done) => done.failure(),
                 Err(refusal) => Some(refusal.code()),
             };
             let call = Call {

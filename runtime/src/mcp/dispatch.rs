@@ -36,7 +36,7 @@ pub(crate) async fn call_tool(
     key: Option<SentKey>,
 ) -> Result<CallToolResult, ErrorData> {
     match call(shared, name, arguments, caller, via, key).await {
-        Ok(answer) => Ok(wire::call::result(answer.result)),
+        Ok(answer) => Ok(wire::call::answer(answer)),
         Err(refusal) => Err(wire::call::refusal(&refusal)),
     }
 }

@@ -1,6 +1,7 @@
 //! Guards: the one extension point of the call pipeline. Each guard wraps the rest of the call —
-//! the guards after it, then the handler — as a tower layer wraps a service: it may look at or
-//! change the call, refuse it, answer it without the handler, or act on the answer on its way out.
+//! the guards after it, then the handler — as a tower layer wraps a service: it may look at the
+//! call, attach values to the handler's context, refuse it, answer it without the handler, or act
+//! on the answer on its way out.
 //! Validation, Cedar policies, idempotency keys, budgets and provenance are guards; an app adds
 //! its own with `App::guard`.
 
@@ -42,22 +43,45 @@ pub type GuardFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, Refusal>> 
 ///     }
 /// }
 /// ```
+///
+/// A guard that panics fails the call it was handling (`-32603`, logged with the guard's name),
+/// and the guards around it see that failure as they would any other.
 pub trait Guard: Send + Sync + 'static {
     /// Handle `call`: usually `next.run(call)` with something before or after it; or refuse it
     /// (`Err(call.refuse(error))`, or `call.failed(error)` to fail it as a handler would), or
     /// answer it without the handler.
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a>;
+
+    /// What the logs call this guard.
+    fn name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
 }
 
 /// A guard the app also holds elsewhere (to read what it counted, say) is a guard too.
-impl<G: Guard> Guard for Arc<G> {
+impl<G: Guard + ?Sized> Guard for Arc<G> {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         (**self).call(call, next)
+    }
+
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+}
+
+impl<G: Guard + ?Sized> Guard for Box<G> {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        (**self).call(call, next)
+    }
+
+    fn name(&self) -> &'static str {
+        (**self).name()
     }
 }
 
 /// A call on its way through the guards: the tool, who calls it, the arguments (validated once
-/// the validation guard passed it on) and the [`Ctx`] the handler will get.
+/// the validation guard passed it on; no guard changes them after that) and the [`Ctx`] the
+/// handler will get.
 pub struct Call {
     tool: &'static ToolEntry,
     pub(crate) caller: Caller,
@@ -91,11 +115,6 @@ impl Call {
         &self.arguments
     }
 
-    /// The arguments, to change before the handler sees them.
-    pub fn arguments_mut(&mut self) -> &mut Value {
-        &mut self.arguments
-    }
-
     /// The context the handler gets: who calls, the trace id, and what earlier guards attached.
     pub fn ctx(&self) -> &Ctx {
         &self.ctx
@@ -107,8 +126,9 @@ impl Call {
     }
 
     /// A refusal of this call with `error`: an error answer, whatever the mode — nothing ran.
+    /// An internal error's detail is logged here, under the call's trace id, and never sent.
     pub fn refuse(&self, error: Error) -> Refusal {
-        Refusal::Failed { error, trace_id: self.ctx.trace_id().to_owned() }
+        refusal(error, self.ctx.trace_id())
     }
 
     /// This call failing with `error` as a handler's failure is answered: a validation failure
@@ -131,20 +151,43 @@ impl<'a> Next<'a> {
 
     /// Run the rest of the call.
     pub fn run(self, call: Call) -> GuardFuture<'a> {
-        match self.guards.split_first() {
-            Some((guard, rest)) => (**guard).call(call, Next { guards: rest }),
-            None => Box::pin(handle(call)),
-        }
+        let Some((guard, rest)) = self.guards.split_first() else { return Box::pin(handle(call)) };
+        let trace_id = call.ctx.trace_id().to_owned();
+        let guarded = AssertUnwindSafe((**guard).call(call, Next { guards: rest }));
+        Box::pin(async move {
+            guarded.catch_unwind().await.unwrap_or_else(|panic| {
+                let detail = panic_text(&*panic);
+                tracing::error!(%detail, guard = guard.name(), trace_id, "a guard panicked");
+                Err(Refusal::Failed { error: Error::internal("a guard panicked"), trace_id })
+            })
+        })
     }
 }
 
 fn failed(error: Error, trace_id: &str, validation_as_result: bool) -> Result<Answer, Refusal> {
     match error {
         Error::Validation { errors, total } if validation_as_result => {
-            Ok(Answer { result: ToolResult::validation(&errors, total), replayed: false })
+            Ok(Answer::failed(ToolResult::validation(&errors, total), super::INVALID_PARAMS))
         }
-        error => Err(Refusal::Failed { error, trace_id: trace_id.to_owned() }),
+        error => Err(refusal(error, trace_id)),
     }
+}
+
+/// The refusal of a call with `error`; an internal error's detail goes to the log, never out.
+fn refusal(error: Error, trace_id: &str) -> Refusal {
+    if let Error::Internal(detail) = &error {
+        tracing::error!(%detail, trace_id, "the call failed");
+    }
+    Refusal::Failed { error, trace_id: trace_id.to_owned() }
+}
+
+/// What a panic said, for the log.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic".to_owned())
 }
 
 /// The innermost step: the handler, its output bounded to `[mcp] max_result_bytes`. A panicking
@@ -155,19 +198,10 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
     // The handler's own future, and its start: a panic in either fails this call only.
     let ran = AssertUnwindSafe(async move { (tool.call)(ctx, arguments).await });
     match ran.catch_unwind().await {
-        Ok(Ok(output)) => Ok(Answer { result: bound::result(output, max_result_bytes), replayed: false }),
-        Ok(Err(error)) => {
-            if let Error::Internal(detail) = &error {
-                tracing::error!(%detail, trace_id, "handler failed");
-            }
-            failed(error, &trace_id, validation_as_result)
-        }
+        Ok(Ok(output)) => Ok(Answer::new(bound::result(output, max_result_bytes))),
+        Ok(Err(error)) => failed(error, &trace_id, validation_as_result),
         Err(panic) => {
-            let detail = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic".to_owned());
+            let detail = panic_text(&*panic);
             tracing::error!(%detail, trace_id, "handler panicked");
             Err(Refusal::Failed { error: Error::internal("the handler panicked"), trace_id })
         }

@@ -26,14 +26,54 @@ pub use outcome::{
     POLICY_DENIED, SCOPE_DENIED,
 };
 
-/// A call's answer: its result, and whether it is an earlier call's, replayed for its
-/// idempotency key (`/invoke` says so in a header; MCP in `_meta.trails.replayed`).
+/// A call's answer: its result, and what it stands for — a call that ran, an `isError` result
+/// standing for a failure (a validation failure under `validation_errors = "tool_result"`), or an
+/// earlier call's result replayed for its idempotency key (MCP marks it `_meta.trails.replayed`,
+/// `/invoke` with `Idempotent-Replayed: true`; provenance records nothing for it).
 #[derive(Debug)]
 pub struct Answer {
+    result: ToolResult,
+    replayed: bool,
+    /// The JSON-RPC code of the failure an `isError` result stands for.
+    failure: Option<i32>,
+}
+
+impl Answer {
+    /// The result of a call that ran.
+    pub fn new(result: ToolResult) -> Answer {
+        Answer { result, replayed: false, failure: None }
+    }
+
+    /// An earlier call's result, answered again: nothing ran.
+    pub fn replay(result: ToolResult) -> Answer {
+        Answer { result, replayed: true, failure: None }
+    }
+
+    /// An `isError` result that stands for the failure `code` (what provenance records).
+    pub(crate) fn failed(result: ToolResult, code: i32) -> Answer {
+        Answer { result, replayed: false, failure: Some(code) }
+    }
+
     /// The result.
-    pub result: ToolResult,
-    /// It is the first call's result, not this one's.
-    pub replayed: bool,
+    pub fn result(&self) -> &ToolResult {
+        &self.result
+    }
+
+    /// The result, taken.
+    pub fn into_result(self) -> ToolResult {
+        self.result
+    }
+
+    /// Whether it is an earlier call's result, replayed.
+    pub fn is_replay(&self) -> bool {
+        self.replayed
+    }
+
+    /// The JSON-RPC code of the failure an `isError` result stands for, if it stands for one (a
+    /// result too large to send stands for none: the call ran).
+    pub fn failure(&self) -> Option<i32> {
+        self.failure
+    }
 }
 
 /// Everything a call needs, built once: the served tools, the guards, and what every handler

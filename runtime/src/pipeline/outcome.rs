@@ -27,6 +27,7 @@ pub const INTERNAL_ERROR: i32 = -32603;
 /// idempotency ledger keeps results in this form).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolResult {
     /// What a host shows the model.
     #[serde(default)]
@@ -46,6 +47,7 @@ pub struct ToolResult {
 /// One block of a result's `content`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Content {
     /// Text.
     Text {
@@ -125,8 +127,8 @@ pub enum Refusal {
     Failed {
         /// Why.
         error: Error,
-        /// The call's trace id (an internal error carries it to the client; its detail was
-        /// logged under it).
+        /// The call's trace id (an internal error carries it to the client; its detail is in
+        /// the log under it).
         trace_id: String,
     },
 }
@@ -197,6 +199,14 @@ impl Refusal {
         }
     }
 }
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// `{"fields":[…]}`, plus `omitted` when the list was cut at its bound.
 pub(crate) fn validation_data(errors: &[FieldError], total: usize) -> Value {

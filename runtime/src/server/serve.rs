@@ -73,8 +73,8 @@ impl Server {
             crate::auth::Caller { name: Some("cli".to_owned()), scopes: ScopeSet::up_to(crate::auth::Scope::Dev) };
         match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, None).await {
             Ok(answer) => {
-                let text = answer.result.text().unwrap_or_default().to_owned();
-                if answer.result.is_error {
+                let text = answer.result().text().unwrap_or_default().to_owned();
+                if answer.result().is_error {
                     Err(text)
                 } else {
                     Ok(text)

@@ -1,12 +1,19 @@
-//! A call's outcome in MCP's types: a [`ToolResult`] as rmcp's `CallToolResult`, a [`Refusal`]
-//! as its `ErrorData`. Nothing is decided here; the table is `pipeline::Refusal`'s.
+//! A call's outcome in MCP's types: an [`Answer`] as rmcp's `CallToolResult` (a replay marked
+//! `_meta.trails.replayed`), a [`Refusal`] as its `ErrorData`. Nothing is decided here; the table
+//! is `pipeline::Refusal`'s.
 
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, MetaObject};
 use rmcp::ErrorData;
+use serde_json::Value;
 
-use crate::pipeline::{Content, Refusal, ToolResult};
+use crate::pipeline::{Answer, Content, Refusal};
 
-pub(crate) fn result(result: ToolResult) -> CallToolResult {
+pub(crate) fn answer(answer: Answer) -> CallToolResult {
+    let replayed = answer.is_replay();
+    let mut result = answer.into_result();
+    if replayed {
+        result.set_trails_meta("replayed", Value::Bool(true));
+    }
     let content = result.content.into_iter().map(|Content::Text { text }| ContentBlock::text(text)).collect();
     let mut encoded = CallToolResult::success(content);
     encoded.structured_content = result.structured_content;
