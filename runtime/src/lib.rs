@@ -62,49 +62,46 @@
 // Lets the macros' `::trails::…` paths resolve inside this crate too (for the built-ins).
 extern crate self as trails;
 
-mod auth;
 mod budget;
 mod builtin;
 mod cli;
 mod config;
-mod ctx;
-mod declare;
-mod error;
 mod http;
 mod idempotency;
 pub mod kg;
 mod ledger;
 mod mcp;
 mod memory;
-pub mod pipeline;
 mod policy;
 mod projection;
-mod registry;
 mod resources;
 mod server;
-mod validate;
 mod wire;
 
-pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
+// The core layer, under the paths the rest of this crate names it by.
+pub use trails_core::pipeline;
+use trails_core::{auth, ctx, declare, error, registry, validate};
+
 pub use cli::{App, BuildError};
 pub use config::{
     BudgetConfig, BudgetLimit, BudgetSettings, CapabilityConfig, Config, ConfigError, HttpConfig, IdempotencyConfig,
     KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig, RemoteKg, Settings, TokenBudget, TokenConfig,
     ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
-pub use ctx::{AppState, Ctx};
-pub use declare::{
+pub use policy::PolicyError;
+pub use projection::snapshot;
+pub use server::{Control, ServeError, Server};
+pub use trails_core::NoSuchTool;
+pub use trails_core::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
+pub use trails_core::{AppState, Ctx};
+pub use trails_core::{
     Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
     Ref, Schema, Shape, ToolOutput,
 };
-pub use error::{Error, Result};
-pub use pipeline::NoSuchTool;
-pub use policy::PolicyError;
-pub use projection::snapshot;
-pub use registry::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
-pub use server::{Control, ServeError, Server};
+pub use trails_core::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
+pub use trails_core::{Error, Result};
+pub use trails_core::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
-pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 
 /// What a module of capabilities needs: `use trails::prelude::*;`.
 pub mod prelude {
@@ -115,9 +112,6 @@ pub mod prelude {
     };
 }
 
-/// Support for generated code. Not a public API: names here change without notice. Generated
-/// code names nothing outside this module.
-#[doc(hidden)]
 /// Entry points for the fuzz targets in `fuzz/` and their corpus replay in the test suite; not
 /// part of the API.
 #[doc(hidden)]
@@ -203,28 +197,6 @@ pub mod __fuzz {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use const_format::concatcp;
-    pub use linkme;
-    pub use serde;
-    pub use serde_json;
-
-    pub use crate::auth::Scope;
-    pub use crate::ctx::Ctx;
-    pub use crate::declare::{
-        shape_output, Datatype, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Schema,
-        Shape, ToolOutput,
-    };
-    pub use crate::error::{Error, Result};
     pub use crate::kg::{Field, Query};
-    pub use crate::registry::{BoxFuture, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
-    pub use crate::validate::{
-        concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,
-        IntegerRule, ItemRule, NumberRule, ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,
-    };
-
-    /// Turn a deserialisation failure of already-validated arguments into an internal error:
-    /// reaching it means a validator and its type disagree, which is a bug, not bad input.
-    pub fn deserialize_failed(tool: &str, error: serde_json::Error) -> crate::Error {
-        crate::Error::internal(format!("{tool}: validated arguments did not deserialise: {error}"))
-    }
+    pub use trails_core::__private::*;
 }

@@ -43,7 +43,8 @@ const fn unit(prefix: &'static str, group: Group, rank: u8) -> Unit {
     Unit { prefix, group, rank }
 }
 
-/// `runtime/src`: which crate each module moves to, and the order inside it.
+/// The runtime's modules (in `runtime/core/src` or still in `runtime/src`): which crate each
+/// belongs to, and the order inside it.
 const RUNTIME: &[Unit] = &[
     unit("", Group::Facade, 0),
     unit("auth", Group::Core, 0),
@@ -91,8 +92,17 @@ const ALLOWED: &[(&str, &str)] = &[
 
 #[test]
 fn the_runtime_layers_point_one_way() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
-    let found = violations(&src, RUNTIME);
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
+    // The crates split out so far (their lower layers are now enforced by cargo too), then the
+    // rest of the runtime; a file is named by its path under `runtime/`.
+    let mut found = BTreeMap::new();
+    for crate_dir in ["core", "."] {
+        let src = runtime.join(crate_dir).join("src");
+        for ((file, unit), paths) in violations(&src, RUNTIME) {
+            let file = if crate_dir == "." { file } else { format!("{crate_dir}/src/{file}") };
+            found.insert((file, unit), paths);
+        }
+    }
     let allowed: BTreeSet<(String, String)> =
         ALLOWED.iter().map(|(file, unit)| ((*file).to_owned(), (*unit).to_owned())).collect();
     let mut report = String::new();

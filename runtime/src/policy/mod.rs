@@ -121,7 +121,7 @@ impl Policies {
             policies.sort();
             policies.dedup();
             return Err(PolicyError::NoPolicyFile {
-                capabilities: guarded.iter().map(|t| t.id.to_owned()).collect(),
+                capabilities: guarded.iter().map(|t| t.id().to_owned()).collect(),
                 policies,
             });
         }
@@ -146,14 +146,14 @@ impl Policies {
             let mut set = PolicySet::new();
             for name in tool.policy_required() {
                 let policy = by_id.get(*name).ok_or_else(|| PolicyError::UnknownPolicy {
-                    capability: tool.id.to_owned(),
+                    capability: tool.id().to_owned(),
                     policy: (*name).to_owned(),
                 })?;
                 // Ids are the unique `@id`s (checked above): adding cannot collide, and if it
                 // did, the start would stop rather than lose a policy.
                 set.add(policy.clone()).map_err(|_| PolicyError::DuplicateId((*name).to_owned()))?;
             }
-            by_tool.insert(tool.name, (set, tool.policy_required().to_vec()));
+            by_tool.insert(tool.name(), (set, tool.policy_required().to_vec()));
         }
         let entities = match entities {
             Some(path) => Entities::from_json_str(&read(path)?, None)
@@ -165,12 +165,12 @@ impl Policies {
 
     /// Whether `caller` may call `tool` with `arguments` (already validated).
     pub(crate) fn check(&self, tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<(), Error> {
-        let Some((set, names)) = self.by_tool.get(tool.name) else { return Ok(()) };
-        let denied = || Error::policy_denied(format!("`{}` is not allowed by policy {}", tool.id, names.join(", ")));
+        let Some((set, names)) = self.by_tool.get(tool.name()) else { return Ok(()) };
+        let denied = || Error::policy_denied(format!("`{}` is not allowed by policy {}", tool.id(), names.join(", ")));
         let request = match request(tool, caller, arguments) {
             Ok(request) => request,
             Err(cause) => {
-                tracing::warn!(%cause, capability = tool.id, "could not build the Cedar request; denied");
+                tracing::warn!(%cause, capability = tool.id(), "could not build the Cedar request; denied");
                 return Err(denied());
             }
         };
@@ -181,7 +181,7 @@ impl Policies {
         let mut failed = false;
         for error in response.diagnostics().errors() {
             failed = true;
-            tracing::warn!(%error, capability = tool.id, "a Cedar policy failed to evaluate; the call is denied");
+            tracing::warn!(%error, capability = tool.id(), "a Cedar policy failed to evaluate; the call is denied");
         }
         match response.decision() {
             Decision::Allow if !failed => Ok(()),
@@ -197,7 +197,7 @@ pub(crate) struct PolicyGuard(pub(crate) Policies);
 impl Guard for PolicyGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
-            match self.0.check(call.tool(), &call.caller, call.arguments()) {
+            match self.0.check(call.tool(), call.caller(), call.arguments()) {
                 Ok(()) => next.run(call).await,
                 Err(error) => call.failed(error),
             }
@@ -223,8 +223,8 @@ fn request(tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<Reque
         Some(name) => uid("Trails::Caller", name)?,
         None => uid("Trails::Anonymous", "anonymous")?,
     };
-    let action = uid("Trails::Action", tool.id)?;
-    let resource = uid("Trails::Capability", tool.id)?;
+    let action = uid("Trails::Action", tool.id())?;
+    let resource = uid("Trails::Capability", tool.id())?;
     let scopes = RestrictedExpression::new_set(
         caller.scopes.names().into_iter().map(|s| RestrictedExpression::new_string(s.to_owned())),
     );

@@ -1,11 +1,4 @@
-//! The HTTP-side projections, assembled once from the static tables (never derived by
-//! reflection): the ADR-0005 capability manifest, the OpenAPI 3.1 document of `/invoke`, and the
-//! SHACL shapes the macros emitted, joined and converted.
+//! The projections: rendered in `trails-core`; the schema snapshot (a `dev` tool) here.
 
-mod manifest;
-mod openapi;
-pub(crate) mod shacl;
+pub(crate) use trails_core::projection::*;
 pub mod snapshot;
-
-pub(crate) use manifest::render as manifest;
-pub(crate) use openapi::{render as openapi, Info};

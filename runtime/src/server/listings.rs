@@ -39,11 +39,11 @@ pub(crate) struct Listings {
 impl Listings {
     pub(crate) fn new(catalog: &Catalog) -> Listings {
         let listings = Listings {
-            parsed: catalog.entries().map(|entry| (entry.name, OnceLock::new())).collect(),
+            parsed: catalog.entries().map(|entry| (entry.name(), OnceLock::new())).collect(),
             listings: RwLock::default(),
             encoded: RwLock::default(),
             openapi: RwLock::default(),
-            param_headers: catalog.entries().any(|entry| entry.descriptor.contains("x-mcp-header")),
+            param_headers: catalog.entries().any(|entry| entry.descriptor().contains("x-mcp-header")),
         };
         // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a
         // code-generation bug stops the start where a developer sees it, not a later request.
@@ -58,16 +58,16 @@ impl Listings {
     /// The descriptor of `entry` (a tool of the catalog) as rmcp's `Tool`, parsed the first time
     /// it is asked for.
     pub(crate) fn tool(&self, entry: &'static ToolEntry) -> &Tool {
-        self.parsed[entry.name].get_or_init(|| {
+        self.parsed[entry.name()].get_or_init(|| {
             // The descriptors are the macros' own output, and `tests/tests/registry.rs` reads
             // every one the fixture and example apps declare as rmcp does: failing here is a bug
             // in Trails' code generation, not something a request or a declaration can cause.
-            let mut tool: Tool = serde_json::from_str(entry.descriptor).unwrap_or_else(|e| {
-                panic!("descriptor of `{}` is not a valid MCP tool ({e}); this is a bug in Trails", entry.name)
+            let mut tool: Tool = serde_json::from_str(entry.descriptor()).unwrap_or_else(|e| {
+                panic!("descriptor of `{}` is not a valid MCP tool ({e}); this is a bug in Trails", entry.name())
             });
             // Borrow the static strings: `tools/list` on rmcp's path clones every tool per request.
-            tool.name = Cow::Borrowed(entry.name);
-            tool.description = Some(Cow::Borrowed(entry.description));
+            tool.name = Cow::Borrowed(entry.name());
+            tool.description = Some(Cow::Borrowed(entry.description()));
             tool
         })
     }
@@ -136,13 +136,13 @@ fn encode_list(tools: &[&'static ToolEntry], current: bool) -> Bytes {
     let empty = serde_json::to_vec(&empty).expect("an empty listing serialises");
     const TOOLS: &[u8] = br#""tools":["#;
     let at = empty.windows(TOOLS.len()).position(|w| w == TOOLS).expect("a listing has a `tools` array") + TOOLS.len();
-    let mut bytes = Vec::with_capacity(empty.len() + tools.iter().map(|t| t.descriptor.len() + 1).sum::<usize>());
+    let mut bytes = Vec::with_capacity(empty.len() + tools.iter().map(|t| t.descriptor().len() + 1).sum::<usize>());
     bytes.extend_from_slice(&empty[..at]);
     for (i, tool) in tools.iter().enumerate() {
         if i > 0 {
             bytes.push(b',');
         }
-        bytes.extend_from_slice(tool.descriptor.as_bytes());
+        bytes.extend_from_slice(tool.descriptor().as_bytes());
     }
     bytes.extend_from_slice(&empty[at..]);
     Bytes::from(bytes)

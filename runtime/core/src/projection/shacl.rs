@@ -8,7 +8,7 @@ use crate::registry::{Registry, ShapeEntry, ToolEntry};
 
 /// Every shape, by Rust name (two modules may declare one name) and by IRI, and the shapes of
 /// the capabilities' named parameters, served only to callers who may see the capability.
-pub(crate) struct Shapes {
+pub struct Shapes {
     by_name: BTreeMap<&'static str, Vec<&'static str>>,
     by_iri: BTreeMap<&'static str, &'static str>,
     /// (tool name, shape IRI, Turtle) of each capability with named parameters.
@@ -19,7 +19,7 @@ pub(crate) struct Shapes {
 
 impl Shapes {
     /// The shapes and node types, then the input shapes of the capabilities with named parameters.
-    pub(crate) fn new(shapes: &[&'static ShapeEntry], tools: &[&'static ToolEntry]) -> Shapes {
+    pub fn new(shapes: &[&'static ShapeEntry], tools: &[&'static ToolEntry]) -> Shapes {
         let mut by_name: BTreeMap<&'static str, Vec<&'static str>> = BTreeMap::new();
         let mut by_iri = BTreeMap::new();
         let mut documents = Vec::new();
@@ -38,7 +38,7 @@ impl Shapes {
 
     /// The shapes named `key`: a Rust type name (every shape of that name), or a shape IRI —
     /// a capability's input shape only when `visible(tool name)`.
-    pub(crate) fn named(&self, key: &str, visible: impl Fn(&str) -> bool) -> Option<String> {
+    pub fn named(&self, key: &str, visible: impl Fn(&str) -> bool) -> Option<String> {
         if let Some(turtle) = self.by_iri.get(key) {
             return Some((*turtle).to_owned());
         }
@@ -50,7 +50,7 @@ impl Shapes {
 
     /// Every shape as one Turtle graph: the declared shapes, then the input shapes of the
     /// capabilities `visible` lets through.
-    pub(crate) fn graph(&self, visible: impl Fn(&str) -> bool) -> String {
+    pub fn graph(&self, visible: impl Fn(&str) -> bool) -> String {
         let mut documents = self.documents.clone();
         documents.extend(self.inputs.iter().filter(|(tool, _, _)| visible(tool)).map(|(_, _, turtle)| *turtle));
         join(&documents)

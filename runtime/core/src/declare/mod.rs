@@ -2,9 +2,11 @@
 //! constants carry the build-time projections, what a handler may return ([`ToolOutput`]), the
 //! field types with a fixed projection ([`Ref`], [`DateTime`], [`Blob`]) and the RDF mapping of node types.
 
-pub(crate) mod blob;
+#[doc(hidden)]
+pub mod blob;
 mod output;
-pub(crate) mod rdf;
+#[doc(hidden)]
+pub mod rdf;
 mod reference;
 mod traits;
 

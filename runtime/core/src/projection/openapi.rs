@@ -15,11 +15,11 @@ use crate::registry::{Registry, ToolEntry};
 
 /// What the document says it describes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Info<'a> {
+pub struct Info<'a> {
     /// The app's name (`serverInfo.name`).
-    pub(crate) title: &'a str,
+    pub title: &'a str,
     /// The app's version.
-    pub(crate) version: &'a str,
+    pub version: &'a str,
 }
 
 /// The path of a capability's operation.
@@ -28,7 +28,7 @@ pub(crate) fn invoke_path(id: &str) -> String {
 }
 
 /// The whole document for `tools`, in their order.
-pub(crate) fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>) -> String {
+pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>) -> String {
     let mut paths = Map::new();
     for tool in tools {
         paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool) }));

@@ -10,18 +10,18 @@ use super::scope::{Scope, ScopeSet};
 
 /// The identity a request runs as.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Caller {
+pub struct Caller {
     /// The configured name of the token that authenticated, or `None` when anonymous.
-    pub(crate) name: Option<String>,
-    pub(crate) scopes: ScopeSet,
+    pub name: Option<String>,
+    pub scopes: ScopeSet,
 }
 
 impl Caller {
     /// Unauthenticated callers may use `runtime` tools, if the process serves them.
-    pub(crate) fn anonymous(process_scopes: ScopeSet) -> Caller {
+    pub fn anonymous(process_scopes: ScopeSet) -> Caller {
         Caller { name: None, scopes: process_scopes.intersect(ScopeSet::up_to(Scope::Runtime)) }
     }
-    pub(crate) fn is_authenticated(&self) -> bool {
+    pub fn is_authenticated(&self) -> bool {
         self.name.is_some()
     }
 }
@@ -41,10 +41,10 @@ pub struct BadTokenHash {
 
 /// One configured token: a name (for logs and provenance), the hash, and the scopes it grants.
 #[derive(Clone)]
-pub(crate) struct TokenEntry {
-    pub(crate) name: String,
+pub struct TokenEntry {
+    pub name: String,
     digest: [u8; 32],
-    pub(crate) scopes: ScopeSet,
+    pub scopes: ScopeSet,
 }
 
 impl fmt::Debug for TokenEntry {
@@ -55,11 +55,7 @@ impl fmt::Debug for TokenEntry {
 
 impl TokenEntry {
     /// An entry for a configured hash (`[[http.tokens]] sha256 = …`).
-    pub(crate) fn from_hex(
-        name: impl Into<String>,
-        sha256_hex: &str,
-        scopes: ScopeSet,
-    ) -> Result<TokenEntry, BadTokenHash> {
+    pub fn from_hex(name: impl Into<String>, sha256_hex: &str, scopes: ScopeSet) -> Result<TokenEntry, BadTokenHash> {
         let name = name.into();
         match hex::decode(sha256_hex.trim()).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             Some(digest) => Ok(TokenEntry { name, digest, scopes }),
@@ -68,25 +64,25 @@ impl TokenEntry {
     }
 
     /// An entry for a plain token (e.g. `TRAILS_MCP_TOKEN`), hashed immediately.
-    pub(crate) fn from_plain(name: impl Into<String>, token: &str, scopes: ScopeSet) -> TokenEntry {
+    pub fn from_plain(name: impl Into<String>, token: &str, scopes: ScopeSet) -> TokenEntry {
         TokenEntry { name: name.into(), digest: Sha256::digest(token.as_bytes()).into(), scopes }
     }
 }
 
 /// The configured tokens.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct TokenTable {
+pub struct TokenTable {
     entries: Vec<TokenEntry>,
 }
 
 impl TokenTable {
-    pub(crate) fn new(entries: Vec<TokenEntry>) -> TokenTable {
+    pub fn new(entries: Vec<TokenEntry>) -> TokenTable {
         TokenTable { entries }
     }
 
     /// The entry whose hash matches `presented`. Every entry is compared, in constant time, so
     /// timing reveals neither which entry matched nor how much of a digest did.
-    pub(crate) fn verify(&self, presented: &str) -> Option<&TokenEntry> {
+    pub fn verify(&self, presented: &str) -> Option<&TokenEntry> {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         let mut found = None;
         for entry in &self.entries {
@@ -99,7 +95,7 @@ impl TokenTable {
 }
 
 /// The token of an `Authorization: Bearer …` value (or a bare token).
-pub(crate) fn bearer(value: &str) -> Option<&str> {
+pub fn bearer(value: &str) -> Option<&str> {
     let value = value.trim();
     let token = match value.split_once(char::is_whitespace) {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),

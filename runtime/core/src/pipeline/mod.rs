@@ -17,8 +17,10 @@ use crate::auth::Caller;
 use crate::ctx::{AppState, Ctx};
 use crate::error::Error;
 pub use catalog::NoSuchTool;
-pub(crate) use catalog::{Catalog, Lookup, Served};
-pub(crate) use guard::Validation;
+#[doc(hidden)]
+pub use catalog::{Catalog, Lookup, Served};
+#[doc(hidden)]
+pub use guard::Validation;
 pub use guard::{Call, Guard, GuardFuture, Next};
 
 pub use outcome::{
@@ -78,8 +80,9 @@ impl Answer {
 
 /// Everything a call needs, built once: the served tools, the guards, and what every handler
 /// gets.
-pub(crate) struct Pipeline {
-    pub(crate) catalog: Catalog,
+#[doc(hidden)]
+pub struct Pipeline {
+    pub catalog: Catalog,
     /// Outermost first.
     guards: Vec<Arc<dyn Guard>>,
     state: Option<AppState>,
@@ -90,7 +93,7 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    pub(crate) fn new(
+    pub fn new(
         catalog: Catalog,
         guards: Vec<Arc<dyn Guard>>,
         state: Option<AppState>,
@@ -102,7 +105,7 @@ impl Pipeline {
 
     /// Whether `caller` may call tool `name`: the tool, or the refusal that says why not
     /// (unknown, no token, scope denied — or unknown for all of these under `mask_denied`).
-    pub(crate) fn admit(&self, name: &str, caller: &Caller) -> Result<&Served, Refusal> {
+    pub fn admit(&self, name: &str, caller: &Caller) -> Result<&Served, Refusal> {
         let unknown = || Refusal::UnknownTool { name: name.to_owned() };
         match self.catalog.lookup(name, caller.scopes) {
             Lookup::Found(tool) => Ok(tool),
@@ -122,7 +125,7 @@ impl Pipeline {
     /// Call tool `name` with `arguments` as `caller`: admit it, then the guards, then the
     /// handler. `prepare` attaches what the transport gives every handler to its context;
     /// `validation_as_result`: a validation failure is an `isError` result, not an error.
-    pub(crate) async fn call(
+    pub async fn call(
         &self,
         name: &str,
         arguments: Value,

@@ -89,7 +89,8 @@ impl NodeTypeInfo {
     }
 
     /// Every failure of `value` (an instance's JSON) against the declaration.
-    pub(crate) fn check(&self, value: &serde_json::Value) -> Vec<crate::validate::FieldError> {
+    #[doc(hidden)]
+    pub fn check(&self, value: &serde_json::Value) -> Vec<crate::validate::FieldError> {
         crate::validate::run(self.validate, value).into_vec()
     }
 

@@ -129,7 +129,7 @@ impl Blob {
 }
 
 /// The metadata object of a blob (the members Trails shows, in this order).
-pub(crate) fn metadata(media_type: &str, size: u64, sha256: &str) -> Value {
+pub fn metadata(media_type: &str, size: u64, sha256: &str) -> Value {
     json!({ "media_type": media_type, "size": size, "sha256": sha256, "uri": format!("{BLOB_URI_PREFIX}{sha256}") })
 }
 
@@ -142,7 +142,7 @@ fn check_media_type(media_type: &str) -> Result<(), ()> {
 }
 
 /// Whether `text` is a SHA-256 as Trails writes it (64 lowercase hex digits).
-pub(crate) fn is_sha256(text: &str) -> bool {
+pub fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
@@ -318,7 +318,7 @@ impl Schema for Blob {
 /// Strip the bytes from every blob in a structured result: what models see is the metadata.
 /// A blob is recognised by its members (exactly the five a `Blob` serialises); only results of
 /// types that contain one are walked.
-pub(crate) fn strip_bytes(value: &mut Value) {
+pub fn strip_bytes(value: &mut Value) {
     match value {
         Value::Object(object) => {
             if is_serialised_blob(object) {

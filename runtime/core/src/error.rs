@@ -72,13 +72,8 @@ impl From<Errors> for Error {
 // Here rather than beside `FieldError`: validation sits below the error type.
 impl FieldError {
     /// [`FieldError::rejecting`] as the whole failure of a call.
-    pub(crate) fn refuse(
-        field: &str,
-        code: FieldCode,
-        message: impl Into<String>,
-        value: &Value,
-        constraint: Value,
-    ) -> Error {
+    #[doc(hidden)]
+    pub fn refuse(field: &str, code: FieldCode, message: impl Into<String>, value: &Value, constraint: Value) -> Error {
         Error::validation(vec![FieldError::rejecting(field, code, message, value, constraint)])
     }
 }

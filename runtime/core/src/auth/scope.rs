@@ -81,7 +81,8 @@ impl ScopeSet {
     }
 
     /// A compact key for caches keyed by the effective scope set.
-    pub(crate) fn bits(self) -> u8 {
+    #[doc(hidden)]
+    pub fn bits(self) -> u8 {
         self.0
     }
 

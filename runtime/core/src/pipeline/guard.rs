@@ -94,7 +94,8 @@ pub struct Call {
 }
 
 impl Call {
-    pub(crate) fn new(
+    #[doc(hidden)]
+    pub fn new(
         tool: &'static ToolEntry,
         caller: Caller,
         arguments: Value,
@@ -118,6 +119,12 @@ impl Call {
     /// The context the handler gets: who calls, the trace id, and what earlier guards attached.
     pub fn ctx(&self) -> &Ctx {
         &self.ctx
+    }
+
+    /// Who is calling: the token's name and the scopes the call runs with.
+    #[doc(hidden)]
+    pub fn caller(&self) -> &Caller {
+        &self.caller
     }
 
     /// Attach `value` to the handler's context ([`Ctx::extension`] finds it).
@@ -145,7 +152,8 @@ pub struct Next<'a> {
 }
 
 impl<'a> Next<'a> {
-    pub(crate) fn new(guards: &'a [Arc<dyn Guard>]) -> Next<'a> {
+    #[doc(hidden)]
+    pub fn new(guards: &'a [Arc<dyn Guard>]) -> Next<'a> {
         Next { guards }
     }
 
@@ -210,7 +218,7 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
 
 /// The validation guard: the declared constraints, checked on the arguments before anything
 /// else sees them. Integral floats (`3.0`) for integer fields are rewritten to integers.
-pub(crate) struct Validation;
+pub struct Validation;
 
 impl Guard for Validation {
     fn call<'a>(&'a self, mut call: Call, next: Next<'a>) -> GuardFuture<'a> {

@@ -6,5 +6,6 @@ mod scope;
 mod token;
 
 pub use scope::{Scope, ScopeSet, UnknownScope};
-pub(crate) use token::{bearer, Caller, TokenEntry, TokenTable};
+#[doc(hidden)]
+pub use token::{bearer, Caller, TokenEntry, TokenTable};
 pub use token::{sha256_hex, BadTokenHash};

@@ -79,7 +79,8 @@ impl ToolResult {
     }
 
     /// `value` under `_meta.trails.<key>`.
-    pub(crate) fn set_trails_meta(&mut self, key: &str, value: Value) {
+    #[doc(hidden)]
+    pub fn set_trails_meta(&mut self, key: &str, value: Value) {
         let meta = self.meta.get_or_insert_with(Map::new);
         let trails = meta.entry("trails").or_insert_with(|| json!({}));
         if !trails.is_object() {

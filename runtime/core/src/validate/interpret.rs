@@ -219,7 +219,7 @@ fn is_absolute_iri(text: &str) -> bool {
 }
 
 /// Run a shape's generated validator over a whole argument object.
-pub(crate) fn run(validate: NestedValidator, value: &Value) -> Errors {
+pub fn run(validate: NestedValidator, value: &Value) -> Errors {
     let mut errors = Errors::default();
     validate(value, &mut Path::default(), &mut errors);
     errors

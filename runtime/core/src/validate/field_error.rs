@@ -58,7 +58,8 @@ pub struct FieldError {
 
 impl FieldError {
     /// A rejection of `field` whose `value` is echoed shortened (see [`echo`]).
-    pub(crate) fn rejecting(
+    #[doc(hidden)]
+    pub fn rejecting(
         field: &str,
         code: FieldCode,
         message: impl Into<String>,
@@ -70,16 +71,16 @@ impl FieldError {
 }
 
 /// Longest name (a field name, a tool name, a resource URI) echoed back in an error or a log.
-pub(crate) const NAME_ECHO_LIMIT: usize = 128;
+pub const NAME_ECHO_LIMIT: usize = 128;
 
 /// `name` as it may be echoed: at most [`NAME_ECHO_LIMIT`] characters, then an ellipsis and
 /// how long it was — a 4 MB tool name must not become a 4 MB error (or log line).
-pub(crate) fn echo_name(name: &str) -> std::borrow::Cow<'_, str> {
+pub fn echo_name(name: &str) -> std::borrow::Cow<'_, str> {
     cut_text(name, NAME_ECHO_LIMIT)
 }
 
 /// `text` cut after `limit` characters, saying how long it was.
-pub(crate) fn cut_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+pub fn cut_text(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
     match text.char_indices().nth(limit) {
         None => std::borrow::Cow::Borrowed(text),
         Some((at, _)) => std::borrow::Cow::Owned(format!("{}… ({} bytes)", &text[..at], text.len())),
@@ -91,7 +92,7 @@ const ECHO_LIMIT: usize = 200;
 
 /// A copy of `value` that is safe to put in an error: long strings are cut and
 /// containers are summarised, so the error stays bounded whatever the client sent.
-pub(crate) fn echo(value: &Value) -> Value {
+pub fn echo(value: &Value) -> Value {
     match value {
         Value::String(s) if s.chars().count() > ECHO_LIMIT => {
             let mut cut: String = s.chars().take(ECHO_LIMIT).collect();

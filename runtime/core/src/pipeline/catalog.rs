@@ -11,8 +11,9 @@ use crate::auth::{Scope, ScopeSet};
 use crate::registry::{Registry, ToolEntry};
 
 /// One served tool.
-pub(crate) struct Served {
-    pub(crate) entry: &'static ToolEntry,
+pub struct Served {
+    /// The capability.
+    pub entry: &'static ToolEntry,
     /// `Some` when the capability's `version_status` is `deprecated`.
     deprecation: Option<Deprecation>,
 }
@@ -26,7 +27,7 @@ struct Deprecation {
 
 impl Served {
     /// Log the first call of a deprecated capability, naming what supersedes it.
-    pub(crate) fn note_call(&self, caller: Option<&str>) {
+    pub fn note_call(&self, caller: Option<&str>) {
         let Some(deprecation) = &self.deprecation else { return };
         if deprecation.logged.swap(true, Ordering::Relaxed) {
             return;
@@ -52,7 +53,8 @@ impl Served {
 pub struct NoSuchTool(pub String);
 
 /// What looking a tool up for a caller found.
-pub(crate) enum Lookup<'a> {
+pub enum Lookup<'a> {
+    /// Served, and the caller may call it.
     Found(&'a Served),
     /// Exists and is served, but needs a scope the caller lacks.
     Denied(&'a Served),
@@ -61,7 +63,7 @@ pub(crate) enum Lookup<'a> {
 }
 
 /// The served tool set.
-pub(crate) struct Catalog {
+pub struct Catalog {
     /// In name order.
     tools: Vec<Served>,
     /// Capability id → tool name (`POST /invoke/{id}` names the capability).
@@ -80,7 +82,7 @@ fn needs_node_types(id: &str) -> bool {
 
 impl Catalog {
     /// The registry's tools, in name order.
-    pub(crate) fn new(registry: &Registry, production: bool) -> Catalog {
+    pub fn new(registry: &Registry, production: bool) -> Catalog {
         let has_node_types = registry.node_types().next().is_some();
         // Which capability supersedes which.
         let successors: HashMap<&'static str, &'static str> =
@@ -106,7 +108,7 @@ impl Catalog {
     }
 
     /// Every tool the server has, served or not, in name order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &'static ToolEntry> + '_ {
+    pub fn entries(&self) -> impl Iterator<Item = &'static ToolEntry> + '_ {
         self.tools.iter().map(|t| t.entry)
     }
 
@@ -117,7 +119,7 @@ impl Catalog {
 
     /// The tools a caller with `scopes` sees, in name order, with the generation of the enabled
     /// set they come from (read together, under one lock).
-    pub(crate) fn visible(&self, scopes: ScopeSet) -> (u64, Vec<&'static ToolEntry>) {
+    pub fn visible(&self, scopes: ScopeSet) -> (u64, Vec<&'static ToolEntry>) {
         let disabled = self.disabled.read().unwrap_or_else(|p| p.into_inner());
         let tools = self
             .tools
@@ -129,16 +131,17 @@ impl Catalog {
     }
 
     /// Changes with every change of the enabled set.
-    pub(crate) fn generation(&self) -> u64 {
+    pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 
     /// The tool name of capability `id`, if the server has it (served or not).
-    pub(crate) fn name_of(&self, id: &str) -> Option<&'static str> {
+    pub fn name_of(&self, id: &str) -> Option<&'static str> {
         self.names_by_id.get(id).copied()
     }
 
-    pub(crate) fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
+    /// Tool `name` as a caller with `scopes` finds it.
+    pub fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
         let Ok(index) = self.tools.binary_search_by(|t| t.entry.name.cmp(name)) else { return Lookup::Unknown };
         let tool = &self.tools[index];
         if !self.served(tool.entry, &self.disabled.read().unwrap_or_else(|p| p.into_inner())) {
@@ -151,7 +154,7 @@ impl Catalog {
     }
 
     /// Enable or disable a tool; `Ok(true)` when that changed anything.
-    pub(crate) fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
             return Err(NoSuchTool(name.to_owned()));
         };

@@ -11,9 +11,11 @@ mod interpret;
 mod report;
 mod rules;
 
-pub(crate) use field_error::{cut_text, echo, echo_name, NAME_ECHO_LIMIT};
+#[doc(hidden)]
+pub use field_error::{cut_text, echo, echo_name, NAME_ECHO_LIMIT};
 pub use field_error::{FieldCode, FieldError};
-pub(crate) use interpret::run;
+#[doc(hidden)]
+pub use interpret::run;
 pub use interpret::{validate_item, validate_object};
 pub use report::{Errors, Path, MAX_FIELD_ERRORS};
 pub(crate) use rules::compile_all as compile_patterns;
