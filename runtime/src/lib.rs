@@ -68,7 +68,6 @@ mod cli;
 mod config;
 mod http;
 mod idempotency;
-pub mod kg;
 mod ledger;
 mod mcp;
 mod memory;
@@ -81,6 +80,8 @@ mod wire;
 // The core layer, under the paths the rest of this crate names it by.
 pub use trails_core::pipeline;
 use trails_core::{auth, ctx, declare, error, registry, validate};
+/// The knowledge graph: typed instances of node types, the stores, provenance.
+pub use trails_kg as kg;
 
 pub use cli::{App, BuildError};
 pub use config::{

@@ -11,6 +11,9 @@
 //!   benchmark servers in release mode, and runs `mcp-bench ARGS` (see `bench/src/bin/mcp-bench.rs`).
 //! - `cargo xtask soak [ARGS]`: builds the example app and the soak in release mode and runs
 //!   `soak ARGS` (see `bench/src/bin/soak.rs`); CI runs a short one.
+//! - `cargo xtask features`: lints every documented feature combination of the runtime's crates
+//!   (the workspace build only ever sees the defaults), and runs `trails`' unit tests without
+//!   its optional parts.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -25,6 +28,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench(),
         Some("soak") => soak(),
+        Some("features") => features(),
         _ => {
             eprintln!("usage: cargo xtask snapshot       rewrite schemas/ (tool goldens and the manifest)");
             eprintln!("       cargo xtask test           provision test servers, then run every test");
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "       cargo xtask soak [ARGS]    run the example app under sustained load (memory, throughput)"
             );
+            eprintln!("       cargo xtask features       lint each documented feature combination");
             ExitCode::from(2)
         }
     }
@@ -107,6 +112,36 @@ fn test() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The feature combinations the crates document (besides their defaults, which the workspace
+/// build covers): (package, features), each built with `--no-default-features`.
+const FEATURE_SETS: &[(&str, &str)] = &[
+    ("trails-kg", ""),
+    ("trails-kg", "embedded"),
+    ("trails-kg", "remote"),
+    ("trails", ""),
+    ("trails", "embedded-store"),
+    ("trails", "remote-store"),
+];
+
+fn features() -> ExitCode {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let run = |args: &[&str]| {
+        println!("xtask: cargo {}", args.join(" "));
+        Command::new(&cargo).args(args).status().is_ok_and(|s| s.success())
+    };
+    for (package, features) in FEATURE_SETS {
+        let lint = ["clippy", "--locked", "-p", package, "--no-default-features", "--features", features];
+        if !run(&[&lint[..], &["--", "-D", "warnings"]].concat()) {
+            return ExitCode::FAILURE;
+        }
+    }
+    // What a configuration asks of a part left out is refused by name (unit tests say how).
+    if !run(&["test", "--locked", "-p", "trails", "--lib", "--no-default-features"]) {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
 }
 
 fn soak() -> ExitCode {

@@ -13,7 +13,7 @@ use super::command::{Cli, Command};
 use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
 use crate::ctx::AppState;
-use crate::kg::{EmbeddedStore, Kg, RemoteStore, StoreError};
+use crate::kg::{Kg, StoreError};
 use crate::pipeline::Catalog;
 use crate::pipeline::Guard;
 use crate::policy::{Policies, PolicyError};
@@ -45,6 +45,14 @@ pub enum BuildError {
     /// The knowledge-graph store could not be opened.
     #[error("cannot open the knowledge graph: {0}")]
     Store(#[from] StoreError),
+    /// The configuration asks for a part this binary was built without.
+    #[error("{what} needs trails' `{feature}` feature, which this binary was built without: enable it in Cargo.toml")]
+    NotBuiltIn {
+        /// What the configuration asks for.
+        what: &'static str,
+        /// The cargo feature of `trails` that provides it.
+        feature: &'static str,
+    },
     /// A capability requires Cedar policies that are not configured or not found.
     #[error(transparent)]
     Policy(#[from] PolicyError),
@@ -101,31 +109,10 @@ impl App {
             settings.policy_entities.as_ref(),
             &registry.tools().collect::<Vec<_>>(),
         )?;
-        // Apps that declare node types get the embedded store, opened (and rebuilt) now so a bad
-        // path fails the start, not the first call.
+        // Apps that declare node types get the store `[kg]` configures.
         let kg = match self.kg {
             Some(kg) => Some(kg),
-            None if registry.node_types().next().is_some() => match &settings.kg_remote {
-                Some(remote) => {
-                    let mut store = RemoteStore::builder(&remote.query_url).update_url(&remote.update_url);
-                    if let Some((user, password)) = &remote.credentials {
-                        store = store.credentials(user, password);
-                    }
-                    if let Some(path) = &remote.ca_file {
-                        let pem = std::fs::read(path).map_err(|source| StoreError::Io {
-                            what: "cannot read the CA file",
-                            path: path.clone(),
-                            source,
-                        })?;
-                        store = store.ca_certificates_pem(pem);
-                    }
-                    Some(Kg::new(Arc::new(store.build()?), settings.kg_base.clone()))
-                }
-                None => {
-                    let store = EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?;
-                    Some(Kg::new(Arc::new(store), settings.kg_base.clone()))
-                }
-            },
+            None if registry.node_types().next().is_some() => Some(open_store(&settings)?),
             None => None,
         };
         let kg = match (kg, settings.kg_max_instance_bytes) {
@@ -249,4 +236,71 @@ fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TRAILS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+}
+
+/// The store `[kg]` configures: a remote SPARQL server when it names one, else the embedded store
+/// (opened, and rebuilt, now: a bad path fails the start, not the first call).
+// Built without either store, every arm refuses.
+#[cfg_attr(not(any(feature = "remote-store", feature = "embedded-store")), allow(unreachable_code, unused_variables))]
+fn open_store(settings: &Settings) -> Result<Kg, BuildError> {
+    let store: Arc<dyn crate::kg::Store> = match &settings.kg_remote {
+        #[cfg(feature = "remote-store")]
+        Some(remote) => {
+            let mut store = crate::kg::RemoteStore::builder(&remote.query_url).update_url(&remote.update_url);
+            if let Some((user, password)) = &remote.credentials {
+                store = store.credentials(user, password);
+            }
+            if let Some(path) = &remote.ca_file {
+                let pem = std::fs::read(path).map_err(|source| StoreError::Io {
+                    what: "cannot read the CA file",
+                    path: path.clone(),
+                    source,
+                })?;
+                store = store.ca_certificates_pem(pem);
+            }
+            Arc::new(store.build()?)
+        }
+        #[cfg(not(feature = "remote-store"))]
+        Some(_) => {
+            return Err(BuildError::NotBuiltIn { what: "a remote store (`[kg] query_url`)", feature: "remote-store" })
+        }
+        #[cfg(feature = "embedded-store")]
+        None => Arc::new(crate::kg::EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?),
+        #[cfg(not(feature = "embedded-store"))]
+        None => {
+            return Err(BuildError::NotBuiltIn {
+                what: "node types without a remote store (`[kg] query_url`)",
+                feature: "embedded-store",
+            })
+        }
+    };
+    Ok(Kg::new(store, settings.kg_base.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    /// Built without a store's feature, a configuration that asks for it stops the start and
+    /// names the feature (run by `cargo xtask features`, which builds without them).
+    #[test]
+    fn a_store_left_out_of_the_build_is_named_when_configured() {
+        let remote = Config::parse("[kg]\nquery_url = \"http://127.0.0.1:1/query\"\n").unwrap();
+        let remote = Settings::resolve(remote, &|_| None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let embedded = Settings { kg_path: dir.path().join("kg"), ..Settings::default() };
+        for (settings, feature, built) in [
+            (remote, "remote-store", cfg!(feature = "remote-store")),
+            (embedded, "embedded-store", cfg!(feature = "embedded-store")),
+        ] {
+            let refused = open_store(&settings).err().map(|error| error.to_string());
+            if built {
+                assert!(!refused.as_deref().is_some_and(|e| e.contains(feature)), "{refused:?}");
+            } else {
+                let refused = refused.expect("a store this binary lacks must not open");
+                assert!(refused.contains(&format!("`{feature}` feature")), "{refused}");
+            }
+        }
+    }
 }

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use oxigraph::model::vocab::{rdf, xsd};
-use oxigraph::model::{Literal, NamedNode, Term};
+use oxrdf::vocab::{rdf, xsd};
+use oxrdf::{Literal, NamedNode, Term};
 
 use super::store::{Check, StoreError, Triples, Write};
 use crate::pipeline::{Guard, GuardFuture, Next};
@@ -31,11 +31,11 @@ pub const TRAILS: &str = "https://w3id.org/trails/capability#";
 /// many were cut. With the activity's own few triples it stays within what a remote store
 /// writes in one atomic operation.
 const MAX_TOUCHED: usize = 960;
-const _: () = assert!(MAX_TOUCHED + 16 <= super::RemoteStore::MAX_WRITE_TRIPLES);
+const _: () = assert!(MAX_TOUCHED + 16 <= crate::store::MAX_WRITE_TRIPLES);
 
 /// How an instance took part in a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
+pub enum Role {
     Used,
     Generated,
     Invalidated,
@@ -53,12 +53,12 @@ impl Role {
 
 /// What a call's `Kg` touched, bounded.
 #[derive(Debug, Default)]
-pub(crate) struct Touched {
+pub struct Touched {
     seen: Mutex<(Vec<(Role, String)>, usize)>,
 }
 
 impl Touched {
-    pub(crate) fn record(&self, role: Role, iri: &str) {
+    pub fn record(&self, role: Role, iri: &str) {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if seen.0.iter().any(|(r, i)| *r == role && i == iri) {
             return;
@@ -76,16 +76,16 @@ impl Touched {
 }
 
 /// One finished call.
-pub(crate) struct Call<'a> {
-    pub(crate) trace_id: &'a str,
-    pub(crate) capability: &'a str,
-    pub(crate) version: &'a str,
-    pub(crate) meta: bool,
-    pub(crate) caller: Option<&'a str>,
-    pub(crate) started: DateTime<Utc>,
-    pub(crate) ended: DateTime<Utc>,
+pub struct Call<'a> {
+    pub trace_id: &'a str,
+    pub capability: &'a str,
+    pub version: &'a str,
+    pub meta: bool,
+    pub caller: Option<&'a str>,
+    pub started: DateTime<Utc>,
+    pub ended: DateTime<Utc>,
     /// `None` on success, the JSON-RPC code otherwise.
-    pub(crate) error_code: Option<i32>,
+    pub error_code: Option<i32>,
 }
 
 fn prov(local: &str) -> NamedNode {
@@ -101,12 +101,12 @@ fn time(at: DateTime<Utc>) -> Term {
 }
 
 /// The graph (and IRI) of the activity of call `trace_id`.
-pub(crate) fn activity_iri(base: &str, trace_id: &str) -> String {
+pub fn activity_iri(base: &str, trace_id: &str) -> String {
     format!("{base}/prov/{trace_id}")
 }
 
 /// The activity of `call` as a write of its own graph.
-pub(crate) fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write, StoreError> {
+pub fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write, StoreError> {
     let iri = activity_iri(base, call.trace_id);
     let subject = NamedNode::new(&iri).map_err(|e| StoreError::Engine(format!("activity IRI {iri}: {e}")))?;
     let agent = match call.caller {
@@ -151,9 +151,9 @@ pub(crate) fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result
 
 /// How many activities to keep, and for how long (`[kg] provenance_keep`, `provenance_max_age_days`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Retention {
-    pub(crate) keep: usize,
-    pub(crate) max_age: chrono::Duration,
+pub struct Retention {
+    pub keep: usize,
+    pub max_age: chrono::Duration,
 }
 
 impl Default for Retention {
@@ -177,7 +177,7 @@ enum Name {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Kept {
+pub struct Kept {
     name: Name,
     /// Microseconds since the epoch; `None` for a start time that does not parse, which is never
     /// "old" (only the count can retire it).
@@ -201,7 +201,7 @@ impl Kept {
     }
 
     /// The activity's IRI (also the name of its graph).
-    pub(crate) fn iri(&self, base: &str) -> String {
+    pub fn iri(&self, base: &str) -> String {
         match &self.name {
             Name::Trace(id) => format!("{base}/prov/{id:032x}"),
             Name::Iri(iri) => iri.to_string(),
@@ -215,15 +215,15 @@ impl Kept {
 /// never retires one that is not stored yet (its delete would find nothing, and the write that
 /// lands after it would stay for good).
 #[derive(Debug)]
-pub(crate) struct Log {
+pub struct Log {
     retention: Retention,
     state: Mutex<State>,
     /// Activities retired since start (by calls, and by reconciling passes).
-    pub(crate) pruned: AtomicU64,
+    pub pruned: AtomicU64,
     /// Calls recorded since the last reconciling pass.
-    pub(crate) since_reconcile: AtomicUsize,
+    pub since_reconcile: AtomicUsize,
     /// A reconciling pass is running (at most one at a time).
-    pub(crate) reconciling: std::sync::atomic::AtomicBool,
+    pub reconciling: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -251,7 +251,7 @@ enum Load {
 const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Log {
-    pub(crate) fn new(retention: Retention) -> Log {
+    pub fn new(retention: Retention) -> Log {
         Log {
             retention,
             state: Mutex::default(),
@@ -261,7 +261,7 @@ impl Log {
         }
     }
 
-    pub(crate) fn retention(&self) -> Retention {
+    pub fn retention(&self) -> Retention {
         self.retention
     }
 
@@ -271,7 +271,7 @@ impl Log {
 
     /// Whether the caller should load the log now (it is due, or its last failure is old); it
     /// is then marked running, so only one caller loads.
-    pub(crate) fn claim_load(&self) -> bool {
+    pub fn claim_load(&self) -> bool {
         let mut state = self.lock();
         let due = match state.load {
             Load::Due => true,
@@ -285,7 +285,7 @@ impl Log {
     }
 
     /// The outcome of the load [`Log::claim_load`] gave: the stored activities, oldest first.
-    pub(crate) fn loaded(&self, base: &str, found: Option<Vec<(String, String)>>) {
+    pub fn loaded(&self, base: &str, found: Option<Vec<(String, String)>>) {
         let mut state = self.lock();
         let Some(found) = found else {
             state.load = Load::Failed(std::time::Instant::now());
@@ -311,7 +311,7 @@ impl Log {
     /// the log (with the calls in flight) is at `keep` (so it keeps the newest one even with
     /// `keep = 0`) or past `max_age`, at most [`RETIRE_PER_CALL`] beyond the one that makes room.
     /// Nothing before the log is loaded. Follow it with [`Log::add`] or [`Log::abandon`].
-    pub(crate) fn make_room(&self, now: DateTime<Utc>) -> Vec<Kept> {
+    pub fn make_room(&self, now: DateTime<Utc>) -> Vec<Kept> {
         let cutoff = now.checked_sub_signed(self.retention.max_age).unwrap_or(DateTime::<Utc>::MIN_UTC);
         let cutoff = cutoff.timestamp_micros();
         let mut state = self.lock();
@@ -329,13 +329,13 @@ impl Log {
     }
 
     /// The activity of a call that made room was not stored after all.
-    pub(crate) fn abandon(&self) {
+    pub fn abandon(&self) {
         let mut state = self.lock();
         state.pending = state.pending.saturating_sub(1);
     }
 
     /// The activity `iri` of a call that started at `started` is stored.
-    pub(crate) fn add(&self, base: &str, iri: &str, started: DateTime<Utc>) {
+    pub fn add(&self, base: &str, iri: &str, started: DateTime<Utc>) {
         let kept = Kept::new(base, iri, Some(started));
         let mut state = self.lock();
         state.pending = state.pending.saturating_sub(1);
@@ -346,7 +346,7 @@ impl Log {
     }
 
     /// These were not retired after all (the store failed): oldest first again, to retry.
-    pub(crate) fn restore(&self, mut retired: Vec<Kept>) {
+    pub fn restore(&self, mut retired: Vec<Kept>) {
         let mut state = self.lock();
         while let Some(entry) = retired.pop() {
             state.kept.push_front(entry);
@@ -368,7 +368,7 @@ fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 
 /// Of the oldest activities (sorted oldest first: IRI, start time), those to drop: the first
 /// `over` (beyond the count to keep) and any that started before `cutoff`.
-pub(crate) fn to_prune(oldest: Vec<(String, String)>, over: usize, cutoff: DateTime<Utc>) -> Vec<String> {
+pub fn to_prune(oldest: Vec<(String, String)>, over: usize, cutoff: DateTime<Utc>) -> Vec<String> {
     oldest
         .into_iter()
         .enumerate()
@@ -385,7 +385,7 @@ pub(crate) fn to_prune(oldest: Vec<(String, String)>, over: usize, cutoff: DateT
 /// by a later guard, failed (a panic too) or done — naming what it read and wrote, durable
 /// before the call answers. A replay (an earlier call's result, answered again) ran nothing and
 /// leaves none. A failure to record is logged; it never fails the call.
-pub(crate) struct ProvenanceGuard(pub(crate) super::Kg);
+pub struct ProvenanceGuard(pub super::Kg);
 
 impl Guard for ProvenanceGuard {
     fn call<'a>(&'a self, mut call: crate::pipeline::Call, next: Next<'a>) -> GuardFuture<'a> {

@@ -7,14 +7,15 @@
 
 use std::fmt::Write as _;
 
-use oxigraph::model::{Term, Variable};
+use oxrdf::{Term, Variable};
 
-use crate::kg::store::StoreError;
+use crate::store::StoreError;
 
 /// A read-only query ready to send.
 pub(crate) struct Bound {
     pub(crate) text: String,
     /// An ASK (whose answer endpoints spell differently: Virtuoso sends a one-row table).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) ask: bool,
 }
 
@@ -104,7 +105,7 @@ fn is_iri_byte(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxigraph::model::Literal;
+    use oxrdf::Literal;
 
     fn text(value: &str) -> Vec<(String, Term)> {
         vec![("x".to_owned(), Term::Literal(Literal::new_simple_literal(value)))]

@@ -1,8 +1,8 @@
 //! Instances as RDF (DESIGN §4.5): `<base>/<Label>/<key>` a `<TypeIRI>`, one triple per field value
 //! (typed literals per datatype, IRIs for references, one triple per list item), and back.
 
-use oxigraph::model::vocab::{rdf, xsd};
-use oxigraph::model::{Literal, NamedNode, NamedNodeRef, Term};
+use oxrdf::vocab::{rdf, xsd};
+use oxrdf::{Literal, NamedNode, NamedNodeRef, Term};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
 use serde_json::{json, Map, Number, Value};
@@ -16,7 +16,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'
 
 /// `<base>/<Label>/<key>`, the key percent-encoded. `.` and `..` are encoded too: IRI
 /// normalisation (RFC 3986 dot segments) would otherwise collapse them into another IRI.
-pub(crate) fn instance_iri(base: &str, label: &str, key: &str) -> String {
+pub fn instance_iri(base: &str, label: &str, key: &str) -> String {
     match key {
         "." => format!("{base}/{label}/%2E"),
         ".." => format!("{base}/{label}/%2E%2E"),
@@ -25,7 +25,7 @@ pub(crate) fn instance_iri(base: &str, label: &str, key: &str) -> String {
 }
 
 /// The named graph a node type's instances live in.
-pub(crate) fn graph_iri(base: &str, label: &str) -> String {
+pub fn graph_iri(base: &str, label: &str) -> String {
     format!("{base}/graph/{label}")
 }
 
@@ -39,7 +39,7 @@ fn rejected(field: &str, message: String, value: &Value, constraint: Value) -> F
 /// One JSON value as the RDF term of `predicate`'s datatype.
 // A large error is fine here: it is built once per rejected value, never on the success path.
 #[allow(clippy::result_large_err)]
-pub(crate) fn term(predicate: &PredicateInfo, field: &str, value: &Value) -> Result<Term, FieldError> {
+pub fn term(predicate: &PredicateInfo, field: &str, value: &Value) -> Result<Term, FieldError> {
     let expected = json!(predicate.datatype.iri());
     let literal = |lexical: String, datatype| Term::Literal(Literal::new_typed_literal(lexical, datatype));
     match (predicate.datatype, value) {
@@ -82,7 +82,7 @@ fn blob_term(blob: &Blob) -> Term {
 }
 
 /// An instance as the store takes it: its triples and the bytes of its blobs.
-pub(crate) struct Mapped {
+pub struct Mapped {
     pub(crate) triples: Triples,
     pub(crate) blobs: Vec<Blob>,
 }
@@ -108,7 +108,7 @@ fn value_term(
 
 /// The triples of an instance (serialised to JSON by serde), `rdf:type` first: one per class
 /// up the `extends` chain, then one per field value.
-pub(crate) fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Mapped, Vec<FieldError>> {
+pub fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Mapped, Vec<FieldError>> {
     let mut out = Vec::new();
     let mut class = Some(info);
     while let Some(node) = class {
@@ -204,7 +204,7 @@ fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
 /// store's, fetched by [`super::Kg`] for typed reads and by `trails://blob/<sha256>`). List items
 /// come back in their values' order (numbers by magnitude, text by code point, `false` before `true`): RDF keeps no order, and
 /// the values — unlike the terms' spelling, which differs between stores — are the same on all.
-pub(crate) fn instance(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Value {
+pub fn instance(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Value {
     let mut object = Map::new();
     for predicate in info.all_predicates() {
         let mut values: Vec<Value> = triples
@@ -237,7 +237,7 @@ fn value_order(a: &Value, b: &Value) -> std::cmp::Ordering {
 }
 
 /// The predicate of a field, up the `extends` chain.
-pub(crate) fn predicate<'a>(info: &'a NodeTypeInfo, field: &str) -> Option<&'a PredicateInfo> {
+pub fn predicate<'a>(info: &'a NodeTypeInfo, field: &str) -> Option<&'a PredicateInfo> {
     info.all_predicates().into_iter().find(|p| p.field == field)
 }
 
@@ -246,7 +246,7 @@ pub(crate) fn predicate<'a>(info: &'a NodeTypeInfo, field: &str) -> Option<&'a P
 /// cannot read as the field's datatype (it drops them), several values for a single-valued field
 /// (it shows one), then the type's own validator on what it reads. A blob is checked by its
 /// stored media type (its bytes were checked when written). At most `MAX_FIELD_ERRORS`.
-pub(crate) fn recheck(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Vec<FieldError> {
+pub fn recheck(info: &NodeTypeInfo, triples: &[(NamedNode, Term)]) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for predicate in info.all_predicates() {
         let values: Vec<&Term> = triples.iter().filter(|(p, _)| p.as_str() == predicate.iri).map(|(_, o)| o).collect();

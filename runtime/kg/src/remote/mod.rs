@@ -13,9 +13,9 @@ mod tls;
 use std::fmt::Write as _;
 
 use base64::Engine as _;
-use oxigraph::model::vocab::rdf;
-use oxigraph::model::{Literal, NamedNode, Term};
-use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
+use oxrdf::vocab::rdf;
+use oxrdf::{Literal, NamedNode, Term};
+use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
 
 use super::store::{self, Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
 
@@ -151,7 +151,7 @@ impl RemoteStore {
     /// The most triples one write may hold: the update is one operation (so it applies whole),
     /// and Virtuoso 7 refuses an operation beyond roughly 1,000–2,000 template triples
     /// ("generated SQL text has exceeded 10000 lines").
-    pub const MAX_WRITE_TRIPLES: usize = 1000;
+    pub const MAX_WRITE_TRIPLES: usize = crate::store::MAX_WRITE_TRIPLES;
 
     /// A store whose queries go to `query_url` (and updates too, unless
     /// [`RemoteStoreBuilder::update_url`] says otherwise).
@@ -514,7 +514,7 @@ impl Store for RemoteStore {
         })
     }
 
-    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>> {
+    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<trails_core::Blob>, StoreError>> {
         Box::pin(async move {
             // `sha256` is 64 hex digits (checked by every caller's parser): safe in an IRI.
             if !crate::declare::blob::is_sha256(&sha256) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 
-use crate::kg::store::StoreError;
+use crate::store::StoreError;
 
 /// The client TLS configuration: system roots and every certificate in `extra_roots_pem`.
 pub(crate) fn client_config(extra_roots_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, StoreError> {

@@ -5,23 +5,39 @@
 //! ([`EmbeddedStore`]: oxigraph in memory for reads, SQLite as the durable source of truth).
 //! Authors read with `T::objects(ctx)` ([`Query`]) and read-only SPARQL ([`Kg::sparql`]). Every
 //! call leaves a PROV-O activity (`provenance`), written by the dispatcher, never by hand.
+//!
+//! Applications reach this crate as `trails::kg`.
+#![warn(missing_docs)]
 
+// The core layer, under the paths this crate names it by.
+use trails_core::{declare, error, pipeline, registry, validate};
+
+#[cfg(any(feature = "embedded", feature = "remote"))]
 mod bind;
-pub(crate) mod changes;
+#[doc(hidden)]
+pub mod changes;
 mod ctx;
+#[cfg(feature = "embedded")]
 mod embedded;
 mod handle;
-pub(crate) mod mapping;
-pub(crate) mod provenance;
+#[doc(hidden)]
+pub mod mapping;
+#[doc(hidden)]
+pub mod provenance;
 mod query;
+#[cfg(feature = "remote")]
 mod remote;
-pub(crate) mod store;
+#[doc(hidden)]
+pub mod store;
 
 pub use ctx::KgCtx;
-pub use embedded::{EmbeddedStore, Synchronous};
-pub(crate) use handle::store_failed;
+#[cfg(feature = "embedded")]
+pub use embedded::EmbeddedStore;
+#[doc(hidden)]
+pub use handle::store_failed;
 pub use handle::{Kg, Stored, DEFAULT_BASE, DEFAULT_MAX_INSTANCE_BYTES, UPDATE_ATTEMPTS};
-pub use oxigraph::model::{Literal, NamedNode, Term};
+pub use oxrdf::{Literal, NamedNode, Term};
 pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
+#[cfg(feature = "remote")]
 pub use remote::{RemoteStore, RemoteStoreBuilder};
-pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
+pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Synchronous, Triples, Write, WriteError};

@@ -11,7 +11,7 @@ use crate::declare::NodeTypeInfo;
 
 /// What changed.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Change<'a> {
+pub enum Change<'a> {
     /// An instance was created, replaced or removed.
     Instance {
         /// Its node type (the one it was written as).
@@ -29,31 +29,31 @@ pub(crate) enum Change<'a> {
 
 /// How an instance changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChangeKind {
+pub enum ChangeKind {
     Created,
     Updated,
     Deleted,
 }
 
 /// Told about every acknowledged change.
-pub(crate) trait Observer: Send + Sync {
+pub trait Observer: Send + Sync {
     fn changed(&self, change: Change<'_>);
 }
 
 /// The observers of one knowledge graph (weak: a server that stops stops observing).
 #[derive(Default)]
-pub(crate) struct Observers {
+pub struct Observers {
     list: RwLock<Vec<Weak<dyn Observer>>>,
 }
 
 impl Observers {
-    pub(crate) fn add(&self, observer: Weak<dyn Observer>) {
+    pub fn add(&self, observer: Weak<dyn Observer>) {
         let mut list = self.list.write().unwrap_or_else(|p| p.into_inner());
         list.retain(|o| o.strong_count() > 0);
         list.push(observer);
     }
 
-    pub(crate) fn tell(&self, change: Change<'_>) {
+    pub fn tell(&self, change: Change<'_>) {
         let list = self.list.read().unwrap_or_else(|p| p.into_inner());
         for observer in list.iter().filter_map(Weak::upgrade) {
             observer.changed(change);

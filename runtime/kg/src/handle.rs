@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use futures_util::StreamExt as _;
-use oxigraph::model::vocab::rdf;
-use oxigraph::model::{NamedNode, Term};
+use oxrdf::vocab::rdf;
+use oxrdf::{NamedNode, Term};
 use serde_json::Value;
 
 use super::changes::{Change, ChangeKind, Observer, Observers};
+#[cfg(feature = "embedded")]
 use super::embedded::EmbeddedStore;
 use super::mapping;
 use super::provenance::{self, Call, Role, Touched};
@@ -73,7 +74,8 @@ impl std::fmt::Debug for Kg {
 /// The default `[kg] base`: instance IRIs are `urn:trails:kg/<Label>/<key>`.
 pub const DEFAULT_BASE: &str = "urn:trails:kg";
 
-pub(crate) fn store_failed(error: StoreError) -> Error {
+/// A store failure as the internal error a handler returns.
+pub fn store_failed(error: StoreError) -> Error {
     Error::internal(format!("knowledge graph: {error}"))
 }
 
@@ -134,7 +136,8 @@ impl Kg {
     }
 
     /// Tell `observer` about every write acknowledged through this handle or any clone of it.
-    pub(crate) fn observe(&self, observer: std::sync::Weak<dyn Observer>) {
+    #[doc(hidden)]
+    pub fn observe(&self, observer: std::sync::Weak<dyn Observer>) {
         self.observers.add(observer);
     }
 
@@ -155,6 +158,7 @@ impl Kg {
     }
 
     /// An embedded store in a temporary directory (removed with the last handle): for tests.
+    #[cfg(feature = "embedded")]
     pub fn temporary() -> std::result::Result<Kg, StoreError> {
         Ok(Kg::new(Arc::new(EmbeddedStore::temporary()?), DEFAULT_BASE))
     }
@@ -166,7 +170,8 @@ impl Kg {
 
     /// The store behind this handle. Crate-private: capability code writes only through the
     /// typed, validated API, and never writes provenance.
-    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+    #[doc(hidden)]
+    pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
@@ -483,13 +488,15 @@ impl Kg {
     /// Keep at most `retention.keep` provenance activities (at least the newest), none older than
     /// `retention.max_age` (`[kg] provenance_keep`, `provenance_max_age_days`; by default 100,000
     /// and 90 days).
-    pub(crate) fn with_provenance_retention(mut self, retention: provenance::Retention) -> Kg {
+    #[doc(hidden)]
+    pub fn with_provenance_retention(mut self, retention: provenance::Retention) -> Kg {
         self.provenance = Arc::new(provenance::Log::new(retention));
         self
     }
 
     /// Activities retired since start.
-    pub(crate) fn provenance_pruned(&self) -> u64 {
+    #[doc(hidden)]
+    pub fn provenance_pruned(&self) -> u64 {
         self.provenance.pruned.load(std::sync::atomic::Ordering::Relaxed)
     }
 

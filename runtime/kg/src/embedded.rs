@@ -11,14 +11,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use oxigraph::model::vocab::{rdf, xsd};
-use oxigraph::model::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad, Term, TermRef};
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::{Store as Engine, Transaction};
+use oxrdf::vocab::{rdf, xsd};
+use oxrdf::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad, Term, TermRef};
 use rusqlite::{params, Connection, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
-use super::store::{term_text, Check, Find, Found, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
+use super::store::{
+    term_text, Check, Find, Found, Row, Store, StoreError, StoreFuture, Synchronous, Triples, Write, WriteError,
+};
 use crate::validate::FieldError;
 
 /// Rebuild the engine from SQLite once this many quads were removed from it, or as many as it
@@ -31,26 +33,6 @@ const REBUILD_AFTER_REMOVALS: usize = 50_000;
 const MAX_BATCH: usize = 256;
 /// Writes waiting for the writer; senders wait (asynchronously) beyond this.
 const QUEUE: usize = 4096;
-
-/// How hard SQLite syncs a commit (`[kg] synchronous`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Synchronous {
-    /// fsync on every commit: an acknowledged write survives power loss (the default).
-    #[default]
-    Full,
-    /// fsync at WAL checkpoints only: survives a process crash (`kill -9`), not power loss.
-    Normal,
-}
-
-impl Synchronous {
-    fn pragma(self) -> &'static str {
-        match self {
-            Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
-        }
-    }
-}
 
 /// When the writer rebuilds the engine (tests make both small).
 #[derive(Clone, Copy)]
@@ -219,10 +201,18 @@ fn load(conn: &Connection, engine: &Engine) -> Result<usize, StoreError> {
             loaded += 1;
             parse_quad(&s, &p, &o, &g)
         });
-    let mut loader = engine.bulk_loader();
+    // In small batches: the loader's default reserves a million quads (~200 MB) per rebuild,
+    // which a store this size never needs.
+    let mut loader = engine.bulk_loader().with_num_threads(1).with_max_memory_size_in_megabytes(4);
     loader.load_ok_quads::<StoreError, StoreError>(quads)?;
     loader.commit()?;
     Ok(loaded)
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError::Sqlite(Box::new(error))
+    }
 }
 
 impl From<oxigraph::store::StorageError> for StoreError {
@@ -689,7 +679,7 @@ impl EmbeddedStore {
                 Ok(rows)
             }
             QueryResults::Boolean(answer) => {
-                let literal = oxigraph::model::Literal::from(answer);
+                let literal = oxrdf::Literal::from(answer);
                 Ok(vec![vec![("result".to_owned(), Term::Literal(literal))]])
             }
             QueryResults::Graph(_) => {
@@ -734,11 +724,11 @@ impl Store for EmbeddedStore {
         Box::pin(std::future::ready(self.select_now(&query, bindings)))
     }
 
-    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>> {
+    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<trails_core::Blob>, StoreError>> {
         let reader = self.blob_reader.clone();
         Box::pin(async move {
             // Megabytes from disk: off the async workers.
-            let read = move || -> Result<Option<crate::Blob>, StoreError> {
+            let read = move || -> Result<Option<trails_core::Blob>, StoreError> {
                 let conn = reader.lock().unwrap_or_else(|p| p.into_inner());
                 let mut statement = conn.prepare_cached("SELECT media_type, bytes FROM blob WHERE sha256 = ?1")?;
                 let mut rows = statement.query(params![sha256])?;
@@ -770,7 +760,7 @@ mod tests {
         let (graph, subject) = (node("urn:g"), node("urn:s"));
         for round in 0..10 {
             let triples = (0..5)
-                .map(|i| (node(&format!("urn:p{i}")), Term::Literal(oxigraph::model::Literal::from(round as i64))))
+                .map(|i| (node(&format!("urn:p{i}")), Term::Literal(oxrdf::Literal::from(round as i64))))
                 .collect();
             let write = Write {
                 graph: graph.clone(),
@@ -820,7 +810,7 @@ mod tests {
         let write = Write {
             graph: node("urn:g"),
             subject: node(subject),
-            triples: vec![(node("urn:p"), Term::Literal(oxigraph::model::Literal::from(value)))],
+            triples: vec![(node("urn:p"), Term::Literal(oxrdf::Literal::from(value)))],
             checks: Vec::new(),
             blobs: Vec::new(),
         };

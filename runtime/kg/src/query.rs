@@ -4,15 +4,15 @@
 
 use std::marker::PhantomData;
 
-use oxigraph::model::NamedNode;
+use oxrdf::NamedNode;
 use serde::Serialize;
 
 use super::handle::{store_failed, Kg, Stored};
 use super::mapping;
 use super::store::Find;
-use crate::ctx::Ctx;
 use crate::declare::{NodeType, PredicateInfo};
 use crate::error::{Error, Result};
+use trails_core::Ctx;
 
 /// Page size when none is asked for.
 pub const DEFAULT_LIMIT: usize = 100;

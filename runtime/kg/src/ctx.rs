@@ -1,8 +1,8 @@
 //! The knowledge graph as a handler reaches it: `ctx.kg()`.
 
 use super::Kg;
-use crate::ctx::Ctx;
 use crate::error::Error;
+use trails_core::Ctx;
 
 /// [`Kg`] on a call's [`Ctx`]: the server attaches the configured graph to every call (recording
 /// what the call touches, for its provenance); a test attaches its own. In `trails::prelude`.

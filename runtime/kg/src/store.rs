@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use oxigraph::model::{NamedNode, Term};
+use oxrdf::{NamedNode, Term};
 
 use crate::validate::FieldError;
 
@@ -16,12 +16,12 @@ pub type Triples = Vec<(NamedNode, Term)>;
 pub type Row = Vec<(String, Term)>;
 
 /// The value `variable` has in `row`, if bound.
-pub(crate) fn bound<'a>(row: &'a Row, variable: &str) -> Option<&'a Term> {
+pub fn bound<'a>(row: &'a Row, variable: &str) -> Option<&'a Term> {
     row.iter().find(|(name, _)| name == variable).map(|(_, term)| term)
 }
 
 /// The IRI `variable` has in `row`, if it is one.
-pub(crate) fn bound_iri(row: &Row, variable: &str) -> Option<NamedNode> {
+pub fn bound_iri(row: &Row, variable: &str) -> Option<NamedNode> {
     match bound(row, variable)? {
         Term::NamedNode(node) => Some(node.clone()),
         _ => None,
@@ -29,7 +29,7 @@ pub(crate) fn bound_iri(row: &Row, variable: &str) -> Option<NamedNode> {
 }
 
 /// The literal's text `variable` has in `row`, if it is one.
-pub(crate) fn bound_text<'a>(row: &'a Row, variable: &str) -> Option<&'a str> {
+pub fn bound_text<'a>(row: &'a Row, variable: &str) -> Option<&'a str> {
     match bound(row, variable)? {
         Term::Literal(literal) => Some(literal.value()),
         _ => None,
@@ -37,15 +37,15 @@ pub(crate) fn bound_text<'a>(row: &'a Row, variable: &str) -> Option<&'a str> {
 }
 
 /// The count in variable `n` of a `SELECT (COUNT(…) AS ?n)` (0 when absent).
-pub(crate) fn count_of(rows: &[Row]) -> usize {
+pub fn count_of(rows: &[Row]) -> usize {
     rows.first().and_then(|row| bound_text(row, "n")).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 /// A blob read back from a store, checked: the bytes must still hash to the SHA-256 they are
 /// stored under (a store changed outside Trails, or a corrupted file, is an error, not data).
-pub(crate) fn stored_blob(sha256: &str, media_type: &str, bytes: Vec<u8>) -> Result<crate::Blob, StoreError> {
+pub fn stored_blob(sha256: &str, media_type: &str, bytes: Vec<u8>) -> Result<trails_core::Blob, StoreError> {
     let corrupt = |why: String| StoreError::Corrupt(format!("blob {sha256}: {why}"));
-    let blob = crate::Blob::new(media_type, bytes).map_err(|e| corrupt(e.to_string()))?;
+    let blob = trails_core::Blob::new(media_type, bytes).map_err(|e| corrupt(e.to_string()))?;
     if blob.sha256() != sha256 {
         return Err(corrupt(format!("the bytes hash to {}", blob.sha256())));
     }
@@ -70,10 +70,10 @@ pub struct Write {
     pub triples: Triples,
     /// What must hold, checked against the store as it is when the write applies.
     pub checks: Vec<Check>,
-    /// The bytes of the instance's [`crate::Blob`] fields, stored content-addressed in the same
+    /// The bytes of the instance's [`trails_core::Blob`] fields, stored content-addressed in the same
     /// atomic write (bytes the store holds already are kept once). Never removed by a later
     /// write: another instance may hold the same bytes.
-    pub blobs: Vec<crate::Blob>,
+    pub blobs: Vec<trails_core::Blob>,
 }
 
 /// An integrity condition of a write.
@@ -124,13 +124,40 @@ pub enum Check {
     },
 }
 
+/// How hard SQLite syncs a commit (`[kg] synchronous`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Synchronous {
+    /// fsync on every commit: an acknowledged write survives power loss (the default).
+    #[default]
+    Full,
+    /// fsync at WAL checkpoints only: survives a process crash (`kill -9`), not power loss.
+    Normal,
+}
+
+impl Synchronous {
+    #[cfg_attr(not(feature = "embedded"), allow(dead_code))]
+    pub(crate) fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+/// The most triples one write to a remote store may hold: the update is one operation (so it
+/// applies whole), and Virtuoso 7 refuses an operation beyond roughly 1,000–2,000 template
+/// triples. Provenance keeps each activity within it, whichever store is built in.
+#[doc(hidden)]
+pub const MAX_WRITE_TRIPLES: usize = 1000;
+
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// SQLite (the embedded store's source of truth).
     #[error("SQLite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The in-memory RDF engine.
     #[error("RDF engine: {0}")]
     Engine(String),
@@ -254,7 +281,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// The stored blob whose SHA-256 (lowercase hex) is `sha256`, with the media type it was
     /// first stored with.
-    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<crate::Blob>, StoreError>>;
+    fn blob(&self, sha256: String) -> StoreFuture<'_, Result<Option<trails_core::Blob>, StoreError>>;
 
     /// The SQLite file the store keeps its data in, if it has one (the embedded store): the
     /// server keeps its idempotency keys there too.
@@ -275,7 +302,7 @@ impl Check {
     /// `culprit` names what broke it when the backend knows (the other instance holding a unique
     /// value, the instance still pointing at a deleted one). `Unchanged` is a conflict, not an
     /// error: `None`.
-    pub(crate) fn violation(&self, subject: &NamedNode, culprit: Option<&str>) -> Option<FieldError> {
+    pub fn violation(&self, subject: &NamedNode, culprit: Option<&str>) -> Option<FieldError> {
         use crate::validate::FieldCode;
         use serde_json::json;
         let by = culprit.map(|c| format!(" by {c}")).unwrap_or_default();
@@ -366,7 +393,7 @@ fn shown(field: &str, value: &serde_json::Value) -> String {
 }
 
 /// A term as a person reads it: a literal's value, an IRI without brackets.
-pub(crate) fn term_text(term: &Term) -> String {
+pub fn term_text(term: &Term) -> String {
     match term {
         Term::Literal(literal) => literal.value().to_owned(),
         Term::NamedNode(node) => node.as_str().to_owned(),
