@@ -16,6 +16,7 @@ pub mod ir;
 pub mod names;
 pub mod pattern;
 pub mod preview;
+#[cfg(feature = "scaffold")]
 pub mod scaffold;
 pub mod schema;
 pub mod shacl;

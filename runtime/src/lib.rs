@@ -68,9 +68,11 @@ mod cli;
 mod config;
 mod http;
 mod idempotency;
+#[cfg(feature = "ledger")]
 mod ledger;
 mod mcp;
 mod memory;
+#[cfg(feature = "cedar")]
 mod policy;
 mod projection;
 mod resources;
@@ -89,7 +91,10 @@ pub use config::{
     KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig, RemoteKg, Settings, TokenBudget, TokenConfig,
     ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
 };
+#[cfg(feature = "cedar")]
 pub use policy::PolicyError;
+#[cfg(feature = "dev")]
+#[doc(hidden)]
 pub use projection::snapshot;
 pub use server::{Control, ServeError, Server};
 pub use trails_core::NoSuchTool;

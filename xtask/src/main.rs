@@ -117,12 +117,16 @@ fn test() -> ExitCode {
 /// The feature combinations the crates document (besides their defaults, which the workspace
 /// build covers): (package, features), each built with `--no-default-features`.
 const FEATURE_SETS: &[(&str, &str)] = &[
+    ("trails-codegen", ""),
     ("trails-kg", ""),
     ("trails-kg", "embedded"),
     ("trails-kg", "remote"),
     ("trails", ""),
     ("trails", "embedded-store"),
     ("trails", "remote-store"),
+    ("trails", "cedar"),
+    ("trails", "ledger"),
+    ("trails", "dev"),
 ];
 
 fn features() -> ExitCode {
@@ -132,7 +136,8 @@ fn features() -> ExitCode {
         Command::new(&cargo).args(args).status().is_ok_and(|s| s.success())
     };
     for (package, features) in FEATURE_SETS {
-        let lint = ["clippy", "--locked", "-p", package, "--no-default-features", "--features", features];
+        let lint =
+            ["clippy", "--locked", "-p", package, "--all-targets", "--no-default-features", "--features", features];
         if !run(&[&lint[..], &["--", "-D", "warnings"]].concat()) {
             return ExitCode::FAILURE;
         }

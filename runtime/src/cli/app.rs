@@ -16,7 +16,8 @@ use crate::ctx::AppState;
 use crate::kg::{Kg, StoreError};
 use crate::pipeline::Catalog;
 use crate::pipeline::Guard;
-use crate::policy::{Policies, PolicyError};
+#[cfg(feature = "cedar")]
+use crate::policy::PolicyError;
 use crate::registry::{Registry, RegistryError};
 use crate::server::{Listings, Parts, ServeError, Server, Shared};
 
@@ -48,14 +49,28 @@ pub enum BuildError {
     /// The configuration asks for a part this binary was built without.
     #[error("{what} needs trails' `{feature}` feature, which this binary was built without: enable it in Cargo.toml")]
     NotBuiltIn {
-        /// What the configuration asks for.
-        what: &'static str,
+        /// What the configuration or a declaration asks for.
+        what: String,
         /// The cargo feature of `trails` that provides it.
         feature: &'static str,
     },
     /// A capability requires Cedar policies that are not configured or not found.
+    #[cfg(feature = "cedar")]
     #[error(transparent)]
     Policy(#[from] PolicyError),
+}
+
+impl BuildError {
+    /// 2 for configuration to fix (like a bad trails.toml): missing policies, a part left out of
+    /// the build; 1 otherwise.
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            #[cfg(feature = "cedar")]
+            BuildError::Policy(_) => ExitCode::from(2),
+            BuildError::NotBuiltIn { .. } => ExitCode::from(2),
+            _ => ExitCode::FAILURE,
+        }
+    }
 }
 
 impl App {
@@ -104,11 +119,12 @@ impl App {
     pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
         let registry = Registry::collect()?;
         // Before the store: a capability whose policies are missing stops the start, naming it.
-        let policies = Policies::load(
-            &settings.policy_files,
-            settings.policy_entities.as_ref(),
-            &registry.tools().collect::<Vec<_>>(),
-        )?;
+        let policy = policy_guard(&settings, &registry)?;
+        // Built without the ledger, limits would go unenforced: refuse to start instead.
+        #[cfg(not(feature = "ledger"))]
+        if let Some(what) = budget_limits(&settings) {
+            return Err(BuildError::NotBuiltIn { what, feature: "ledger" });
+        }
         // Apps that declare node types get the store `[kg]` configures.
         let kg = match self.kg {
             Some(kg) => Some(kg),
@@ -120,7 +136,7 @@ impl App {
             (kg, _) => kg,
         };
         let parts =
-            Parts { state: self.state, name: self.name, version: self.version, kg, policies, guards: self.guards };
+            Parts { state: self.state, name: self.name, version: self.version, kg, policy, guards: self.guards };
         let shared = Shared::new(&registry, settings, parts);
         Ok(Server::new(Arc::new(shared)))
     }
@@ -167,8 +183,7 @@ impl App {
                 };
                 let server = match self.build(settings) {
                     Ok(server) => server,
-                    Err(error @ BuildError::Policy(_)) => return fail(&error, ExitCode::from(2)),
-                    Err(error) => return fail(&error, ExitCode::FAILURE),
+                    Err(error) => return fail(&error, error.exit_code()),
                 };
                 let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                     Ok(runtime) => runtime,
@@ -189,9 +204,7 @@ impl App {
                 let bind = http.unwrap_or(settings.http_bind);
                 let server = match self.build(settings) {
                     Ok(server) => server,
-                    // Missing policies are configuration to fix, like a bad trails.toml.
-                    Err(error @ BuildError::Policy(_)) => return fail(&error, ExitCode::from(2)),
-                    Err(error) => return fail(&error, ExitCode::FAILURE),
+                    Err(error) => return fail(&error, error.exit_code()),
                 };
                 match serve(server, stdio, bind) {
                     Ok(()) => ExitCode::SUCCESS,
@@ -238,6 +251,45 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
 }
 
+/// The guard that enforces `policy_required` with Cedar, when a capability declares one (read
+/// now: a missing policy fails the start, naming it).
+#[cfg(feature = "cedar")]
+fn policy_guard(settings: &Settings, registry: &Registry) -> Result<Option<Arc<dyn Guard>>, BuildError> {
+    let tools: Vec<_> = registry.tools().collect();
+    let policies = crate::policy::Policies::load(&settings.policy_files, settings.policy_entities.as_ref(), &tools)?;
+    Ok(policies.map(|policies| Arc::new(crate::policy::PolicyGuard(policies)) as Arc<dyn Guard>))
+}
+
+/// The `[budget]` limits configured, if any (what only the `ledger` feature enforces).
+#[cfg_attr(feature = "ledger", allow(dead_code))]
+fn budget_limits(settings: &Settings) -> Option<String> {
+    if !settings.budget.default.is_unlimited() {
+        return Some("`[budget]` limits".into());
+    }
+    let mut own: Vec<&str> = settings
+        .budget
+        .by_caller
+        .iter()
+        .filter(|(_, limit)| !limit.is_unlimited())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    own.sort_unstable();
+    own.first().map(|name| format!("token `{name}`'s `budget`"))
+}
+
+/// Built without Cedar, a capability that requires a policy would run unchecked: refuse to start.
+#[cfg(not(feature = "cedar"))]
+fn policy_guard(settings: &Settings, registry: &Registry) -> Result<Option<Arc<dyn Guard>>, BuildError> {
+    let refuse = |what: String| Err(BuildError::NotBuiltIn { what, feature: "cedar" });
+    if let Some(tool) = registry.tools().find(|tool| !tool.policy_required().is_empty()) {
+        return refuse(format!("capability `{}`'s `policy_required`", tool.id()));
+    }
+    if !settings.policy_files.is_empty() {
+        return refuse("`[policy] files`".into());
+    }
+    Ok(None)
+}
+
 /// The store `[kg]` configures: a remote SPARQL server when it names one, else the embedded store
 /// (opened, and rebuilt, now: a bad path fails the start, not the first call).
 // Built without either store, every arm refuses.
@@ -262,14 +314,17 @@ fn open_store(settings: &Settings) -> Result<Kg, BuildError> {
         }
         #[cfg(not(feature = "remote-store"))]
         Some(_) => {
-            return Err(BuildError::NotBuiltIn { what: "a remote store (`[kg] query_url`)", feature: "remote-store" })
+            return Err(BuildError::NotBuiltIn {
+                what: "a remote store (`[kg] query_url`)".into(),
+                feature: "remote-store",
+            })
         }
         #[cfg(feature = "embedded-store")]
         None => Arc::new(crate::kg::EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?),
         #[cfg(not(feature = "embedded-store"))]
         None => {
             return Err(BuildError::NotBuiltIn {
-                what: "node types without a remote store (`[kg] query_url`)",
+                what: "node types without a remote store (`[kg] query_url`)".into(),
                 feature: "embedded-store",
             })
         }
@@ -301,6 +356,39 @@ mod tests {
                 let refused = refused.expect("a store this binary lacks must not open");
                 assert!(refused.contains(&format!("`{feature}` feature")), "{refused}");
             }
+        }
+    }
+
+    /// Built without Cedar, policies in the configuration stop the start rather than go unenforced.
+    #[test]
+    fn policies_without_cedar_are_refused_by_name() {
+        let settings = Settings { policy_files: vec!["policies.cedar".into()], ..Settings::default() };
+        let refused = policy_guard(&settings, &Registry::collect().unwrap()).err().map(|error| error.to_string());
+        if cfg!(feature = "cedar") {
+            assert_eq!(refused, None);
+        } else {
+            assert_eq!(
+                refused.as_deref(),
+                Some("`[policy] files` needs trails' `cedar` feature, which this binary was built without: enable it in Cargo.toml")
+            );
+        }
+    }
+
+    /// Built without the ledger, budget limits stop the start rather than go unenforced.
+    #[test]
+    fn budget_limits_without_the_ledger_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = Settings { kg_path: dir.path().join("kg"), ..Settings::default() };
+        assert!(App::new().build(settings.clone()).is_ok());
+        settings.budget.by_caller.insert("agent".into(), crate::config::BudgetLimit { tokens: Some(10), usd: None });
+        let refused = App::new().build(settings).err().map(|error| error.to_string());
+        if cfg!(feature = "ledger") {
+            assert_eq!(refused, None);
+        } else {
+            assert_eq!(
+                refused.as_deref(),
+                Some("token `agent`'s `budget` needs trails' `ledger` feature, which this binary was built without: enable it in Cargo.toml")
+            );
         }
     }
 }

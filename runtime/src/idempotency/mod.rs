@@ -6,28 +6,21 @@
 //! and so is a retry while the first call still runs. A call that fails (a JSON-RPC error) keeps
 //! nothing, so its retry runs. Keys persist in the ledger's SQLite file ([`crate::ledger`]),
 //! committed before the call answers, so a replay survives `kill -9`; they are kept
-//! `[idempotency] retention_secs` and at most `max_keys` per caller.
+//! `[idempotency] retention_secs` and at most `max_keys` per caller. Keeping keys is the `ledger`
+//! feature's; built without it, a call that carries a key is refused: no replay is promised.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
-
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{json, Value};
 
 use crate::error::Error;
-use crate::ledger::caller_column;
-use crate::pipeline::{Answer, Call, Guard, GuardFuture, Next, ToolResult};
 use crate::validate::{FieldCode, FieldError};
+
+#[cfg(feature = "ledger")]
+mod replay;
+#[cfg(feature = "ledger")]
+pub(crate) use replay::{IdempotencyGuard, Ledger, Retention};
 
 /// Longest key accepted.
 pub(crate) const MAX_KEY_CHARS: usize = 255;
-/// A first call that has not finished after this long is presumed dead (the server stopped
-/// mid-call): its key may be claimed again.
-const ABANDONED_AFTER: Duration = Duration::from_secs(600);
-/// A caller's old keys are pruned every this many of its claims.
-const PRUNE_EVERY: usize = 64;
 
 /// Where the key came from, to name it in errors as the client sent it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +55,7 @@ impl SentKey {
     }
 
     /// The key text, or why it is not one.
+    #[cfg_attr(not(feature = "ledger"), allow(dead_code))]
     fn checked(&self) -> Result<&str, Error> {
         let refuse = |message: &str| {
             FieldError::refuse(
@@ -80,369 +74,29 @@ impl SentKey {
     }
 }
 
-/// How long keys are kept, and how many.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Retention {
-    pub(crate) keep: Duration,
-    pub(crate) max_keys: usize,
-}
+/// Built without the `ledger` feature, keys cannot be kept: a call that carries one is refused
+/// (nothing runs), so no client retries on a promise of replay the server cannot keep.
+#[cfg(not(feature = "ledger"))]
+pub(crate) struct NoKeys;
 
-/// A claimed key: the call runs, then [`Ledger::settle`] keeps its result or frees the key. A
-/// ticket dropped unsettled (the client went away and the call's future was dropped) frees its
-/// key, so the retry runs instead of waiting out [`ABANDONED_AFTER`].
-#[derive(Debug)]
-pub(crate) struct Ticket {
-    caller: String,
-    tool: String,
-    key: String,
-    /// This claim's own id: a key presumed abandoned may be claimed again, and the first
-    /// call, should it finish after all, must neither free nor fill the second one's row.
-    claim: i64,
-    conn: Option<Arc<Mutex<Connection>>>,
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
-        let (caller, tool, key, claim) = (self.caller.clone(), self.tool.clone(), self.key.clone(), self.claim);
-        let free = move || {
-            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            let freed = conn.execute(
-                "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4 AND result IS NULL",
-                params![caller, tool, key, claim],
-            );
-            if let Err(error) = freed {
-                tracing::error!(%error, "could not free an abandoned idempotency key");
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(free)),
-            Err(_) => free(),
-        }
-    }
-}
-
-/// What a claim found.
-#[derive(Debug)]
-pub(crate) enum Claim {
-    /// No earlier call: run this one.
-    Run(Ticket),
-    /// The first call's result, to answer again.
-    Replay(Box<ToolResult>),
-}
-
-/// The keys: a SQLite table, opened on first use (an app whose clients send no key never
-/// creates a file).
-pub(crate) struct Ledger {
-    path: PathBuf,
-    retention: Retention,
-    conn: OnceLock<Result<Arc<Mutex<Connection>>, String>>,
-    /// Claims per caller column, to prune each caller's keys every [`PRUNE_EVERY`] of its own
-    /// claims (callers are the configured tokens and the anonymous one: a bounded map).
-    claims: Mutex<HashMap<String, usize>>,
-}
-
-impl std::fmt::Debug for Ledger {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ledger").field("path", &self.path).finish()
-    }
-}
-
-fn now_secs() -> i64 {
-    chrono::Utc::now().timestamp()
-}
-
-/// The arguments' digest: SHA-256 of their JSON with every object's keys sorted, so two
-/// spellings of the same arguments are the same call.
-fn digest(arguments: &Value) -> String {
-    // No arguments (MCP may leave them out) and `{}` (what `/invoke` sends) are one call.
-    let mut sorted = if arguments.is_null() { json!({}) } else { arguments.clone() };
-    sorted.sort_all_objects();
-    crate::sha256_hex(&sorted.to_string())
-}
-
-impl Ledger {
-    pub(crate) fn new(path: PathBuf, retention: Retention) -> Ledger {
-        Ledger { path, retention, conn: OnceLock::new(), claims: Mutex::new(HashMap::new()) }
-    }
-
-    fn connection(&self) -> Result<Arc<Mutex<Connection>>, Error> {
-        let opened =
-            self.conn.get_or_init(|| open(&self.path).map(|c| Arc::new(Mutex::new(c))).map_err(|e| e.to_string()));
-        opened.clone().map_err(|e| Error::internal(format!("idempotency keys at {}: {e}", self.path.display())))
-    }
-
-    /// Claim `key` for this call, or find the result of the call that claimed it first.
-    pub(crate) async fn claim(
-        &self,
-        key: &SentKey,
-        caller: Option<&str>,
-        tool: &str,
-        arguments: &Value,
-    ) -> Result<Claim, Error> {
-        let text = key.checked()?.to_owned();
-        let conn = self.connection()?;
-        let claim = i64::from_ne_bytes(uuid::Uuid::new_v4().as_bytes()[..8].try_into().expect("8 bytes"));
-        let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, claim, conn: None };
-        let args = digest(arguments);
-        let prune = {
-            let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
-            let count = claims.entry(ticket.caller.clone()).or_insert(0);
-            *count += 1;
-            *count % PRUNE_EVERY == 1
-        };
-        let retention = self.retention;
-        let found = tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let now = now_secs();
-            if prune {
-                prune_keys(&tx, now, retention, &ticket.caller)?;
-            }
-            let earlier: Option<(String, Option<String>, i64)> = tx
-                .query_row(
-                    "SELECT arguments, result, created_at FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3",
-                    params![ticket.caller, ticket.tool, ticket.key],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                )
-                .optional()?;
-            let found = match earlier {
-                Some((_, _, created)) if now - created > retention.keep.as_secs() as i64 => None,
-                Some((_, None, created)) if now - created > ABANDONED_AFTER.as_secs() as i64 => None,
-                other => other,
-            };
-            let outcome = match found {
-                None => {
-                    tx.execute(
-                        "INSERT OR REPLACE INTO idempotency_key (caller, tool, key, arguments, result, created_at, claim)
-                         VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6)",
-                        params![ticket.caller, ticket.tool, ticket.key, args, now, ticket.claim],
-                    )?;
-                    Found::New(ticket)
-                }
-                Some((first, _, _)) if first != args => Found::OtherArguments,
-                Some((_, None, _)) => Found::Running,
-                Some((_, Some(result), _)) => Found::Result(result),
-            };
-            tx.commit()?;
-            Ok::<_, rusqlite::Error>(outcome)
-        })
-        .await
-        .map_err(Error::internal)?
-        .map_err(|e| Error::internal(format!("idempotency keys: {e}")))?;
-        let conflict = |message: &str| {
-            FieldError::refuse(
-                key.source.field(),
-                FieldCode::Unique,
-                message,
-                &key.value,
-                json!("a key not used before, or the same arguments as its first call"),
-            )
-        };
-        match found {
-            Found::New(mut ticket) => {
-                ticket.conn = Some(self.connection()?);
-                Ok(Claim::Run(ticket))
-            }
-            Found::OtherArguments => {
-                Err(conflict("this idempotency key was first used with other arguments; use a new key for a new call"))
-            }
-            Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
-            Found::Result(text) => {
-                let result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
-                Ok(Claim::Replay(Box::new(result)))
-            }
-        }
-    }
-
-    /// Keep the result of the call `ticket` let run (committed before it answers), or free the
-    /// key when the call failed so a retry runs. A result that cannot be kept is logged, and the
-    /// key freed: the retry then runs again rather than waiting on a key that never settles.
-    pub(crate) async fn settle(&self, mut ticket: Ticket, result: Option<&ToolResult>) {
-        let Some(conn) = ticket.conn.take() else { return };
-        let text = result.map(|r| serde_json::to_string(r).expect("a tool result serialises"));
-        let (caller, tool, key, claim) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone(), ticket.claim);
-        let done = tokio::task::spawn_blocking(move || {
-            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            let kept = match &text {
-                Some(text) => conn.execute(
-                    "UPDATE idempotency_key SET result = ?5 WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4",
-                    params![caller, tool, key, claim, text],
-                ),
-                None => Ok(0),
-            };
-            if text.is_none() || !matches!(kept, Ok(1)) {
-                conn.execute(
-                    "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4 AND result IS NULL",
-                    params![caller, tool, key, claim],
-                )?;
-            }
-            kept
-        })
-        .await;
-        match done {
-            Ok(Ok(kept)) if kept == 1 || result.is_none() => {}
-            Ok(Ok(_)) => tracing::warn!(
-                "an idempotency key was pruned, or claimed again, while its call ran; its result is not kept"
-            ),
-            Ok(Err(error)) => tracing::error!(%error, "could not keep an idempotent call's result"),
-            Err(error) => tracing::error!(%error, "could not keep an idempotent call's result"),
-        }
-    }
-}
-
-/// What the table held for a claimed key.
-enum Found {
-    New(Ticket),
-    OtherArguments,
-    Running,
-    Result(String),
-}
-
-fn open(path: &Path) -> rusqlite::Result<Connection> {
-    // A kept result must survive the process: the claim and the result commit durably.
-    let conn = crate::ledger::open(path)?;
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS idempotency_key (
-            caller TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
-            arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL, claim INTEGER,
-            PRIMARY KEY (caller, tool, key)
-         );
-         CREATE INDEX IF NOT EXISTS idempotency_key_age ON idempotency_key (created_at);
-         CREATE INDEX IF NOT EXISTS idempotency_key_caller_age ON idempotency_key (caller, created_at);",
-    )?;
-    // A table an earlier build made has no claim ids: its rows (finished, or claimed by a process
-    // that is gone) are never settled by this one, so they need none.
-    let has_claim: bool = conn.query_row(
-        "SELECT COUNT(*) > 0 FROM pragma_table_info('idempotency_key') WHERE name = 'claim'",
-        [],
-        |row| row.get(0),
-    )?;
-    if !has_claim {
-        conn.execute_batch("ALTER TABLE idempotency_key ADD COLUMN claim INTEGER")?;
-    }
-    Ok(conn)
-}
-
-/// Drop keys past their retention, then `caller`'s oldest finished ones beyond `max_keys` (per
-/// caller, so one caller's many keys never push out another's; both walk an index).
-fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention, caller: &str) -> rusqlite::Result<()> {
-    tx.execute("DELETE FROM idempotency_key WHERE created_at < ?1", params![now - retention.keep.as_secs() as i64])?;
-    tx.execute(
-        "DELETE FROM idempotency_key WHERE rowid IN (
-            SELECT rowid FROM idempotency_key WHERE caller = ?1 AND result IS NOT NULL
-            ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2)",
-        params![caller, retention.max_keys as i64],
-    )?;
-    Ok(())
-}
-
-/// The idempotency guard. A key (`_meta.trails.idempotency_key`, or `Idempotency-Key` on
-/// `/invoke`) promises a replay only where a retry cannot do the work twice: on a capability not
-/// declared `idempotent` it is refused. Otherwise the key is claimed once the earlier guards
-/// passed the call (a replay discloses the first call's result, so it passes the same checks),
-/// and settled before the answer goes out, however the call ended (a panic inside it is a
-/// failure the guards see like any other): a retry sent the moment a failure arrives finds the
-/// key free. A refused key is an error answer, never an `isError`
-/// result: nothing ran.
-pub(crate) struct IdempotencyGuard(pub(crate) Arc<Ledger>);
-
-impl Guard for IdempotencyGuard {
-    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+#[cfg(not(feature = "ledger"))]
+impl crate::pipeline::Guard for NoKeys {
+    fn call<'a>(
+        &'a self,
+        call: crate::pipeline::Call,
+        next: crate::pipeline::Next<'a>,
+    ) -> crate::pipeline::GuardFuture<'a> {
         Box::pin(async move {
             let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
-            let tool = call.tool();
-            if !tool.idempotent() {
-                let message = format!(
-                    "{} is not declared `idempotent`: a retry could do the work twice, so no key can promise a replay",
-                    tool.id()
-                );
-                let constraint = json!("no idempotency key");
-                return Err(call.refuse(FieldError::refuse(
-                    key.source.field(),
-                    FieldCode::OneOf,
-                    message,
-                    &key.value,
-                    constraint,
-                )));
-            }
-            let ticket = match self.0.claim(&key, call.ctx().caller(), tool.id(), call.arguments()).await {
-                Ok(Claim::Replay(result)) => return Ok(Answer::replay(*result)),
-                Ok(Claim::Run(ticket)) => ticket,
-                // Also when the key could not be looked up (logged with the detail): nothing ran.
-                Err(error) => return Err(call.refuse(error)),
-            };
-            let answer = next.run(call).await;
-            // Only a call that did its work is replayed; a failure (also one answered as an
-            // `isError` result) frees the key, so its retry runs.
-            let kept = answer.as_ref().ok().map(Answer::result).filter(|result| !result.is_error);
-            self.0.settle(ticket, kept).await;
-            answer
+            let message = "this server keeps no idempotency keys (built without trails' `ledger` feature): send the call without one";
+            let refused = FieldError::refuse(
+                key.source.field(),
+                FieldCode::OneOf,
+                message,
+                &key.value,
+                json!("no idempotency key"),
+            );
+            Err(call.refuse(refused))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn insert(conn: &Connection, caller: &str, key: &str, created_at: i64, finished: bool) {
-        conn.execute(
-            "INSERT INTO idempotency_key (caller, tool, key, arguments, result, created_at) VALUES (?1, 't', ?2, 'a', ?3, ?4)",
-            params![caller, key, finished.then_some("{}"), created_at],
-        )
-        .unwrap();
-    }
-
-    fn keys(conn: &Connection, caller: &str) -> Vec<String> {
-        let mut statement = conn.prepare("SELECT key FROM idempotency_key WHERE caller = ?1 ORDER BY key").unwrap();
-        statement.query_map([caller], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
-    }
-
-    #[tokio::test]
-    async fn a_call_presumed_abandoned_that_finishes_late_leaves_the_new_claim_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite3");
-        let ledger = Ledger::new(path.clone(), Retention { keep: Duration::from_secs(3600), max_keys: 100 });
-        let key = SentKey { value: json!("k-1"), source: Source::Meta };
-        let arguments = json!({ "title": "Passkeys" });
-        let Claim::Run(first) = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap() else { panic!() };
-        // Eleven minutes on, the first call is presumed dead and a retry claims the key anew.
-        open(&path).unwrap().execute("UPDATE idempotency_key SET created_at = created_at - 660", []).unwrap();
-        let Claim::Run(second) = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap() else { panic!() };
-        // The first call fails after all: the second's claim stays, so a third call cannot run.
-        ledger.settle(first, None).await;
-        let third = ledger.claim(&key, Some("agent"), "t", &arguments).await;
-        assert!(matches!(third, Err(Error::Validation { .. })), "still running: {third:?}");
-        ledger.settle(second, Some(&ToolResult::success(String::new(), None))).await;
-        let replay = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap();
-        assert!(matches!(replay, Claim::Replay(_)), "{replay:?}");
-    }
-
-    #[test]
-    fn pruning_keeps_each_callers_newest_finished_keys_and_drops_expired_ones() {
-        let dir = std::env::temp_dir().join(format!("trails-idempotency-{}", uuid::Uuid::new_v4().simple()));
-        let mut conn = open(&dir.join("keys.sqlite3")).unwrap();
-        let now = 1_000_000;
-        // A busy caller with five finished keys and one still running; a quiet one with two.
-        for (n, key) in ["a1", "a2", "a3", "a4", "a5"].iter().enumerate() {
-            insert(&conn, "caller:busy", key, now - 10 + n as i64, true);
-        }
-        insert(&conn, "caller:busy", "a0-running", now - 50, false);
-        insert(&conn, "caller:quiet", "q1", now - 40, true);
-        insert(&conn, "caller:quiet", "q2", now - 30, true);
-        insert(&conn, "anonymous", "expired", now - 7200, true);
-
-        let retention = Retention { keep: Duration::from_secs(3600), max_keys: 3 };
-        for caller in ["caller:busy", "caller:quiet"] {
-            let tx = conn.transaction().unwrap();
-            prune_keys(&tx, now, retention, caller).unwrap();
-            tx.commit().unwrap();
-        }
-
-        assert_eq!(keys(&conn, "caller:busy"), ["a0-running", "a3", "a4", "a5"], "newest three, and the running one");
-        assert_eq!(keys(&conn, "caller:quiet"), ["q1", "q2"], "another caller's keys are not pushed out");
-        assert!(keys(&conn, "anonymous").is_empty(), "past retention");
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -62,3 +62,34 @@ pub(crate) async fn call(
     };
     shared.pipeline.call(name, arguments, caller, as_result, prepare).await
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::auth::{Scope, ScopeSet};
+    use crate::config::Settings;
+    use crate::idempotency::Source;
+
+    /// A key promises a replay only from a server that keeps keys: built without the ledger, a
+    /// call that carries one is refused and runs nothing (run without it by `cargo xtask features`).
+    #[tokio::test]
+    async fn a_key_is_kept_for_a_replay_or_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings { kg_path: dir.path().join("kg"), ..Settings::default() };
+        let server = crate::App::new().build(settings).unwrap();
+        let key = SentKey { value: json!("k-1"), source: Source::Meta };
+        let caller = Caller::anonymous(ScopeSet::up_to(Scope::Runtime));
+        let ping = || call(server.shared(), "trails_meta_ping", None, caller.clone(), Via::Mcp, Some(key.clone()));
+        let first = ping().await;
+        if cfg!(feature = "ledger") {
+            assert!(first.is_ok(), "{first:?}");
+            let replayed = ping().await.unwrap();
+            assert!(wire::call::answer(replayed).meta.is_some_and(|meta| meta.0["trails"]["replayed"] == true));
+        } else {
+            let Err(Refusal::Failed { error, .. }) = first else { panic!("a key must be refused: {first:?}") };
+            assert!(format!("{error:?}").contains("built without trails' `ledger` feature"), "{error:?}");
+        }
+    }
+}

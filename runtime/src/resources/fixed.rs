@@ -90,9 +90,19 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
         },
         "tools": shared.tools(scopes).len(),
         "subscriptions": subscriptions,
-        // Who spent what is for builders; others see the totals.
-        "budgets": shared.budgets.stats(scopes.contains(crate::auth::Scope::Builder)),
+        // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
+        "budgets": budgets(shared, scopes),
     }))
+}
+
+#[cfg(feature = "ledger")]
+fn budgets(shared: &Shared, scopes: crate::auth::ScopeSet) -> Value {
+    shared.budgets.stats(scopes.contains(crate::auth::Scope::Builder))
+}
+
+#[cfg(not(feature = "ledger"))]
+fn budgets(_: &Shared, _: crate::auth::ScopeSet) -> Value {
+    Value::Null
 }
 
 /// How many instances of `node` the store holds.

@@ -48,6 +48,11 @@ impl Server {
         Server { shared }
     }
 
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The `tools/list` payload for `scopes`, as the wire carries it.
     pub fn tools_json(&self, scopes: ScopeSet) -> String {
         let tools = self.shared.tools(scopes);

@@ -31,6 +31,7 @@ pub(crate) struct Shared {
     /// The knowledge graph every call gets (`None`: the app declares no node type).
     pub(crate) kg: Option<Kg>,
     /// What each caller spent of its budget (`[budget]`), for `trails://stats`.
+    #[cfg(feature = "ledger")]
     pub(crate) budgets: Arc<crate::budget::Budgets>,
     /// The node types, in registry order (the KG resources).
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
@@ -47,14 +48,15 @@ pub(crate) struct Parts {
     pub(crate) name: String,
     pub(crate) version: String,
     pub(crate) kg: Option<Kg>,
-    pub(crate) policies: Option<crate::policy::Policies>,
+    /// The Cedar policies of `policy_required` capabilities, when any declares one.
+    pub(crate) policy: Option<Arc<dyn Guard>>,
     /// The app's own guards, in the order it added them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
 }
 
 impl Shared {
     pub(crate) fn new(registry: &Registry, settings: Settings, parts: Parts) -> Shared {
-        let Parts { state, name, version, kg, policies, guards: own_guards } = parts;
+        let Parts { state, name, version, kg, policy, guards: own_guards } = parts;
         let catalog = Catalog::new(registry, settings.production);
         let listings = Listings::new(&catalog);
         let manifest = crate::projection::manifest(registry);
@@ -73,30 +75,37 @@ impl Shared {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
         }
-        let ledger_path =
-            crate::ledger::prepare(&settings.kg_path, kg.as_ref().and_then(|kg| kg.store().sqlite_path()));
-        let budgets = Arc::new(crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone()));
-        let retention = crate::idempotency::Retention {
-            keep: settings.idempotency_retention,
-            max_keys: settings.idempotency_max_keys,
+        #[cfg(feature = "ledger")]
+        let (budgets, idempotency) = {
+            let ledger_path =
+                crate::ledger::prepare(&settings.kg_path, kg.as_ref().and_then(|kg| kg.store().sqlite_path()));
+            let budgets = Arc::new(crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone()));
+            let retention = crate::idempotency::Retention {
+                keep: settings.idempotency_retention,
+                max_keys: settings.idempotency_max_keys,
+            };
+            (budgets, Arc::new(crate::idempotency::Ledger::new(ledger_path, retention)))
         };
-        let idempotency = Arc::new(crate::idempotency::Ledger::new(ledger_path, retention));
         // The documented order (`pipeline::Guard`).
         let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
         if let Some(kg) = &kg {
             guards.push(Arc::new(crate::kg::provenance::ProvenanceGuard(kg.clone())));
         }
         guards.push(Arc::new(Validation));
-        if let Some(policies) = policies {
-            guards.push(Arc::new(crate::policy::PolicyGuard(policies)));
-        }
+        guards.extend(policy);
         guards.extend(own_guards);
-        guards.push(Arc::new(crate::idempotency::IdempotencyGuard(idempotency)));
-        guards.push(Arc::new(crate::budget::BudgetGuard(budgets.clone())));
+        #[cfg(feature = "ledger")]
+        {
+            guards.push(Arc::new(crate::idempotency::IdempotencyGuard(idempotency)));
+            guards.push(Arc::new(crate::budget::BudgetGuard(budgets.clone())));
+        }
+        #[cfg(not(feature = "ledger"))]
+        guards.push(Arc::new(crate::idempotency::NoKeys));
         let pipeline = Pipeline::new(catalog, guards, state, settings.mask_denied, settings.max_result_bytes);
         Shared {
             pipeline,
             listings,
+            #[cfg(feature = "ledger")]
             budgets,
             settings,
             name,
