@@ -13,7 +13,7 @@ use crate::kg::{mapping, KgCtx};
 use crate::resources::tools as read;
 use crate::validate::{FieldCode, FieldError};
 use crate::{meta_capability, Ctx};
-use oxigraph::model::NamedNode;
+use oxrdf::NamedNode;
 
 /// Instances one call checks when `limit` is unset.
 const DEFAULT_LIMIT: usize = 100;

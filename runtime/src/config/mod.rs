@@ -412,7 +412,7 @@ impl Settings {
             "8192 to 1048576 (hyper reads heads in at least 8 KiB)",
         )?;
         let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
-        if oxigraph::model::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
+        if oxrdf::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
         }
         let query_url = env("TRAILS_KG_QUERY_URL").or(config.kg.query_url);

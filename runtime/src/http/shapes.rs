@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use axum::Extension;
-use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
+use oxrdfio::{RdfFormat, RdfParser, RdfSerializer};
 
 use crate::auth::Caller;
 use crate::pipeline::Lookup;
@@ -71,7 +71,7 @@ const FORMATS: [(&str, RdfFormat); 4] = [
     ("text/turtle", RdfFormat::Turtle),
     ("application/n-triples", RdfFormat::NTriples),
     ("application/rdf+xml", RdfFormat::RdfXml),
-    ("application/ld+json", RdfFormat::JsonLd { profile: oxigraph::io::JsonLdProfileSet::empty() }),
+    ("application/ld+json", RdfFormat::JsonLd { profile: oxrdfio::JsonLdProfileSet::empty() }),
 ];
 
 /// The media types [`negotiate`] can answer with, for a `406`.

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use oxigraph::model::NamedNode;
+use oxrdf::NamedNode;
 use serde_json::{json, Value};
 
 use crate::declare::{Datatype, NodeTypeInfo};

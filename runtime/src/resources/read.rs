@@ -1,7 +1,7 @@
 //! Answers to `resources/list`, `resources/templates/list` and `resources/read`.
 
 use base64::Engine as _;
-use oxigraph::model::NamedNode;
+use oxrdf::NamedNode;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
@@ -244,9 +244,9 @@ async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> crate::Res
     let Ok(subject) = NamedNode::new(iri) else { return Ok(None) };
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
     let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
-    let is_a = triples.iter().any(|(p, o)| {
-        p.as_str() == oxigraph::model::vocab::rdf::TYPE.as_str() && o.to_string() == format!("<{}>", node.iri)
-    });
+    let is_a = triples
+        .iter()
+        .any(|(p, o)| p.as_str() == oxrdf::vocab::rdf::TYPE.as_str() && o.to_string() == format!("<{}>", node.iri));
     if !is_a {
         return Ok(None);
     }

@@ -1,7 +1,7 @@
 //! What the `trails.kg.*` tools (`builtin/kg`) read, through the same parser and queries as the
 //! resources, so a tool and a resource never disagree about a page or an instance.
 
-use oxigraph::model::NamedNode;
+use oxrdf::NamedNode;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use serde_json::{json, Map, Value};
 
@@ -88,8 +88,8 @@ pub(crate) async fn described(kg: &Kg, node: &'static NodeTypeInfo, id: &str) ->
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
     let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
     let is_a = triples.iter().any(|(p, o)| {
-        p.as_ref() == oxigraph::model::vocab::rdf::TYPE
-            && matches!(o, oxigraph::model::Term::NamedNode(class) if class.as_str() == node.iri)
+        p.as_ref() == oxrdf::vocab::rdf::TYPE
+            && matches!(o, oxrdf::Term::NamedNode(class) if class.as_str() == node.iri)
     });
     if !is_a {
         return Err(missing());

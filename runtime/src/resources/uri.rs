@@ -166,7 +166,7 @@ fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<T
             "offset" if offset.is_none() => offset = Some(number("offset")?),
             "after" if after.is_none() => {
                 let iri = decode(uri, value)?;
-                if oxigraph::model::NamedNode::new(iri.as_str()).is_err() {
+                if oxrdf::NamedNode::new(iri.as_str()).is_err() {
                     return Err(grammar(format!("`after` is the IRI a page ended at (from `next`), not `{iri}`")));
                 }
                 after = Some(iri);
@@ -237,7 +237,7 @@ fn clause(uri: &str, node: &'static NodeTypeInfo, clause: &str) -> Result<Filter
             }
             Err(_) => return Err(mismatch()),
         },
-        Datatype::Iri => match oxigraph::model::NamedNode::new(value) {
+        Datatype::Iri => match oxrdf::NamedNode::new(value) {
             Ok(_) => Value::String(value.to_owned()),
             Err(_) => return Err(mismatch()),
         },
