@@ -65,7 +65,7 @@ extern crate self as trails;
 mod budget;
 mod builtin;
 mod cli;
-mod config;
+pub mod config;
 mod http;
 mod idempotency;
 #[cfg(feature = "ledger")]
@@ -86,17 +86,11 @@ use trails_core::{auth, ctx, declare, error, registry, validate};
 pub use trails_kg as kg;
 
 pub use cli::{App, BuildError};
-pub use config::{
-    BudgetConfig, BudgetLimit, BudgetSettings, CapabilityConfig, Config, ConfigError, HttpConfig, IdempotencyConfig,
-    KgConfig, ManifestConfig, McpConfig, PolicyConfig, ProjectConfig, RemoteKg, Settings, TokenBudget, TokenConfig,
-    ValidationErrors, DEFAULT_HTTP_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
-};
 #[cfg(feature = "cedar")]
 pub use policy::PolicyError;
 #[cfg(feature = "dev")]
 #[doc(hidden)]
 pub use projection::snapshot;
-pub use server::{Control, ServeError, Server};
 pub use trails_core::NoSuchTool;
 pub use trails_core::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use trails_core::{AppState, Ctx};
@@ -108,6 +102,13 @@ pub use trails_core::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry,
 pub use trails_core::{Error, Result};
 pub use trails_core::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
+
+/// Serving a built app: the [`Server`](serve::Server) that [`App::build`] returns (serve it, or
+/// embed its router), the [`Control`](serve::Control) handlers use to switch tools at run time,
+/// and why serving stops.
+pub mod serve {
+    pub use crate::server::{Control, ServeError, Server};
+}
 
 /// What a module of capabilities needs: `use trails::prelude::*;`.
 pub mod prelude {

@@ -263,7 +263,7 @@ pub const FIXTURE_POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policie
 
 /// `settings` with the fixture app's policies, for servers the tests build in their own process
 /// (the fixture binaries serve them unless `TRAILS_POLICY_FILES` names others).
-pub fn with_fixture_policies(mut settings: trails::Settings) -> trails::Settings {
+pub fn with_fixture_policies(mut settings: trails::config::Settings) -> trails::config::Settings {
     settings.policy_files = vec![FIXTURE_POLICIES.into()];
     settings
 }

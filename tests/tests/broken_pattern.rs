@@ -4,7 +4,8 @@
 //! path generated code uses.
 
 use trails::__private::{linkme, Pattern, PATTERNS};
-use trails::{App, BuildError, Registry, RegistryError, Settings};
+use trails::config::Settings;
+use trails::{App, BuildError, Registry, RegistryError};
 
 static BROKEN: Pattern = Pattern::new("(unclosed");
 

@@ -99,10 +99,10 @@ async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_n
 #[test]
 fn a_negative_or_unbounded_budget_is_a_configuration_error() {
     for toml in ["[budget]\nusd = -1.0\n", "[budget]\nwindow_secs = 0\n", "[budget]\nusd = nan\n"] {
-        let config = trails::Config::parse(toml).unwrap();
-        let error = trails::Settings::resolve(config, &|_| None).unwrap_err().to_string();
+        let config = trails::config::Config::parse(toml).unwrap();
+        let error = trails::config::Settings::resolve(config, &|_| None).unwrap_err().to_string();
         assert!(error.contains("[budget]"), "{toml}: {error}");
     }
-    let config = trails::Config::parse("[budget]\ntokens = 5\nwallet = 3\n");
+    let config = trails::config::Config::parse("[budget]\ntokens = 5\nwallet = 3\n");
     assert!(config.is_err(), "unknown keys are refused");
 }

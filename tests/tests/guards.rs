@@ -7,8 +7,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
+use trails::config::{Config, Settings};
 use trails::pipeline::{Call, Guard, GuardFuture, Next};
-use trails::{Config, Error, Settings};
+use trails::Error;
 use trails_tests::Tenant;
 
 const DEV_TOKEN: &str = "guards-dev-token";

@@ -14,8 +14,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
+use trails::config::{Config, Settings};
 use trails::kg::{EmbeddedStore, Kg, KgCtx, Synchronous, Term};
-use trails::{Config, Error, Settings};
+use trails::Error;
 use trails_tests::KilledOnDrop as Child;
 
 const PROV: &str = "http://www.w3.org/ns/prov#";

@@ -18,7 +18,8 @@ use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioC
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use trails::{sha256_hex, Config, Settings};
+use trails::config::{Config, Settings};
+use trails::sha256_hex;
 
 const BUILDER_TOKEN: &str = "subscriptions-builder-token";
 const UMBRELLA: &str = "trails://kg/Requirement";

@@ -15,8 +15,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
+use trails::config::{Config, Settings};
 use trails::kg::{EmbeddedStore, Kg, Synchronous};
-use trails::{Config, Settings};
 use trails_tests::Note;
 
 type Client = RunningService<RoleClient, ()>;

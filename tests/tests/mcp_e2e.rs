@@ -11,8 +11,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Map, Value};
+use trails::config::{Config, Settings};
 use trails::sha256_hex;
-use trails::{Config, Settings};
 
 const RUNTIME_TOKEN: &str = "runtime-token-1";
 const BUILDER_TOKEN: &str = "builder-token-2";

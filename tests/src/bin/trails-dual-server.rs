@@ -7,7 +7,7 @@ fn main() {
     trails_tests::default_fixture_policies();
     let addr: std::net::SocketAddr = std::env::args().nth(1).expect("usage: trails-dual-server ADDR").parse().unwrap();
     let config = std::env::var_os("TRAILS_CONFIG").map(std::path::PathBuf::from);
-    let settings = trails::Settings::load(config.as_deref()).unwrap();
+    let settings = trails::config::Settings::load(config.as_deref()).unwrap();
     let server = trails::App::new().named("trails-dual-server", env!("CARGO_PKG_VERSION")).build(settings).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async {
