@@ -20,6 +20,13 @@ pub mod process {
         std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
     }
 
+    /// Whether a server listens on `addr`. A connect to a loopback port no one listens on can,
+    /// rarely, connect the socket to itself (the kernel picked that port as its source): that is
+    /// not a server, and a start-up wait that took it for one sent its first request too early.
+    pub fn listens(addr: SocketAddr) -> bool {
+        std::net::TcpStream::connect(addr).is_ok_and(|stream| stream.local_addr().ok() != Some(addr))
+    }
+
     /// (RSS in KiB, open file descriptors) of `pid`.
     pub fn sample(pid: u32) -> (u64, usize) {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();

@@ -276,10 +276,18 @@ pub fn default_fixture_policies() {
     }
 }
 
+/// Whether a server listens on `addr`. A connect to a loopback port no one listens on yet can,
+/// rarely, connect the socket to itself (the kernel picked that very port as its source): that is
+/// not the server, and a wait that took it for one sent the first request too early (seen in CI:
+/// "connection refused" right after the wait).
+pub fn listens(addr: std::net::SocketAddr) -> bool {
+    std::net::TcpStream::connect(addr).is_ok_and(|stream| stream.local_addr().ok() != Some(addr))
+}
+
 /// Block until something listens on `addr` (a server just spawned), failing after 20 s.
 pub fn wait_until_listening(addr: std::net::SocketAddr) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::net::TcpStream::connect(addr).is_err() {
+    while !listens(addr) {
         assert!(std::time::Instant::now() < deadline, "the server did not start listening on {addr}");
         std::thread::sleep(std::time::Duration::from_millis(25));
     }

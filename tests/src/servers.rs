@@ -2,7 +2,7 @@
 //! into the cached virtualenv (shared with the Python interop test), and Virtuoso 7 from Debian's
 //! `virtuoso-opensource-7-bin`, which `cargo xtask test` installs with apt when it is missing.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -64,7 +64,7 @@ fn free_addr() -> SocketAddr {
 
 fn wait_for(addr: SocketAddr, what: &str, child: &mut Child, patience: Duration) {
     let deadline = Instant::now() + patience;
-    while TcpStream::connect(addr).is_err() {
+    while !crate::listens(addr) {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("{what} exited before listening on {addr}: {status}");
         }

@@ -163,7 +163,7 @@ fn oxigraph_server(runtime: &tokio::runtime::Runtime, data: &std::path::Path) ->
         .ok()?;
     let server = OxigraphServer { child, addr };
     let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(addr).is_err() {
+    while !trails_bench::process::listens(addr) {
         assert!(Instant::now() < deadline, "Oxigraph server did not start");
         std::thread::sleep(Duration::from_millis(20));
     }

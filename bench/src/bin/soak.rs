@@ -119,7 +119,7 @@ fn start_server() -> Server {
     }
     let child = command.stdout(Stdio::null()).stderr(stderr).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(addr).is_err() {
+    while !trails_bench::process::listens(addr) {
         assert!(Instant::now() < deadline, "the server did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
