@@ -121,12 +121,12 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-kg", ""),
     ("trails-kg", "embedded"),
     ("trails-kg", "remote"),
-    ("trails", ""),
-    ("trails", "embedded-store"),
-    ("trails", "remote-store"),
-    ("trails", "cedar"),
-    ("trails", "ledger"),
-    ("trails", "dev"),
+    ("trails-mcp", ""),
+    ("trails-mcp", "embedded-store"),
+    ("trails-mcp", "remote-store"),
+    ("trails-mcp", "cedar"),
+    ("trails-mcp", "ledger"),
+    ("trails-mcp", "dev"),
 ];
 
 fn features() -> ExitCode {
@@ -143,7 +143,7 @@ fn features() -> ExitCode {
         }
     }
     // What a configuration asks of a part left out is refused by name (unit tests say how).
-    if !run(&["test", "--locked", "-p", "trails", "--lib", "--no-default-features"]) {
+    if !run(&["test", "--locked", "-p", "trails-mcp", "--lib", "--no-default-features"]) {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
