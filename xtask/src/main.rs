@@ -127,6 +127,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-mcp", "cedar"),
     ("trails-mcp", "ledger"),
     ("trails-mcp", "dev"),
+    ("trails-mcp", "rdf-formats"),
 ];
 
 fn features() -> ExitCode {

@@ -1,7 +1,8 @@
 //! `GET /shapes.ttl` (every shape, one graph) and `GET /shapes/{name}` (the shapes of one Rust
 //! type name, or the shape of one IRI): the SHACL behind the manifest's `input_shape` and
-//! `output_shape`, in the RDF syntax the `Accept` header prefers (Turtle by default). A
-//! capability's parameter shape is served only to callers who may see the capability.
+//! `output_shape`, in the RDF syntax the `Accept` header prefers (Turtle by default; N-Triples,
+//! RDF/XML and JSON-LD with the `rdf-formats` feature). A capability's parameter shape is served
+//! only to callers who may see the capability.
 
 use std::sync::Arc;
 
@@ -12,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use axum::Extension;
-use oxrdfio::{RdfFormat, RdfParser, RdfSerializer};
 
 use crate::auth::Caller;
 use crate::pipeline::Lookup;
@@ -54,7 +54,12 @@ fn answer(turtle: &str, headers: &HeaderMap) -> Response {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let Some((media_type, format)) = negotiate(accept) else {
         let offered = media_types().join(", ");
-        return error(StatusCode::NOT_ACCEPTABLE, format!("shapes are served as {offered}"));
+        let more = if cfg!(feature = "rdf-formats") {
+            ""
+        } else {
+            " (N-Triples, RDF/XML and JSON-LD need trails-mcp's `rdf-formats` feature, which this server was built without)"
+        };
+        return error(StatusCode::NOT_ACCEPTABLE, format!("shapes are served as {offered}{more}"));
     };
     match render(turtle, format) {
         Ok(body) => ([(header::CONTENT_TYPE, media_type), (header::VARY, "accept")], body).into_response(),
@@ -66,12 +71,24 @@ fn answer(turtle: &str, headers: &HeaderMap) -> Response {
     }
 }
 
-/// The syntaxes a shape is served in, the first the default.
-const FORMATS: [(&str, RdfFormat); 4] = [
-    ("text/turtle", RdfFormat::Turtle),
-    ("application/n-triples", RdfFormat::NTriples),
-    ("application/rdf+xml", RdfFormat::RdfXml),
-    ("application/ld+json", RdfFormat::JsonLd { profile: oxrdfio::JsonLdProfileSet::empty() }),
+/// An RDF syntax a shape is served in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Syntax {
+    Turtle,
+    #[cfg(feature = "rdf-formats")]
+    Other(oxrdfio::RdfFormat),
+}
+
+/// The syntaxes a shape is served in, the first the default. Turtle is what the macros write;
+/// the others are converted from it by `oxrdfio`.
+const FORMATS: &[(&str, Syntax)] = &[
+    ("text/turtle", Syntax::Turtle),
+    #[cfg(feature = "rdf-formats")]
+    ("application/n-triples", Syntax::Other(oxrdfio::RdfFormat::NTriples)),
+    #[cfg(feature = "rdf-formats")]
+    ("application/rdf+xml", Syntax::Other(oxrdfio::RdfFormat::RdfXml)),
+    #[cfg(feature = "rdf-formats")]
+    ("application/ld+json", Syntax::Other(oxrdfio::RdfFormat::JsonLd { profile: oxrdfio::JsonLdProfileSet::empty() })),
 ];
 
 /// The media types [`negotiate`] can answer with, for a `406`.
@@ -82,7 +99,7 @@ fn media_types() -> Vec<&'static str> {
 /// The served syntax for an `Accept` header: the acceptable one the client prefers most
 /// (`q`, then the order of [`FORMATS`]), Turtle when it states no preference, `None` when it
 /// accepts none of them.
-fn negotiate(accept: Option<&str>) -> Option<(&'static str, RdfFormat)> {
+fn negotiate(accept: Option<&str>) -> Option<(&'static str, Syntax)> {
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Some(FORMATS[0]) };
     let mut best: Option<(f32, usize)> = None;
     for range in accept.split(',') {
@@ -110,17 +127,21 @@ fn negotiate(accept: Option<&str>) -> Option<(&'static str, RdfFormat)> {
     best.map(|(_, index)| FORMATS[index])
 }
 
-/// `turtle` in `format` (Turtle itself is sent as the macros wrote it).
-fn render(turtle: &str, format: RdfFormat) -> Result<Vec<u8>, String> {
-    if format == RdfFormat::Turtle {
-        return Ok(turtle.as_bytes().to_vec());
+/// `turtle` in `syntax` (Turtle itself is sent as the macros wrote it).
+fn render(turtle: &str, syntax: Syntax) -> Result<Vec<u8>, String> {
+    match syntax {
+        Syntax::Turtle => Ok(turtle.as_bytes().to_vec()),
+        #[cfg(feature = "rdf-formats")]
+        Syntax::Other(format) => {
+            use oxrdfio::{RdfFormat, RdfParser, RdfSerializer};
+            let mut serializer = RdfSerializer::from_format(format).for_writer(Vec::new());
+            for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(turtle.as_bytes()) {
+                let quad = quad.map_err(|e| e.to_string())?;
+                serializer.serialize_quad(&quad).map_err(|e| e.to_string())?;
+            }
+            serializer.finish().map_err(|e| e.to_string())
+        }
     }
-    let mut serializer = RdfSerializer::from_format(format).for_writer(Vec::new());
-    for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(turtle.as_bytes()) {
-        let quad = quad.map_err(|e| e.to_string())?;
-        serializer.serialize_quad(&quad).map_err(|e| e.to_string())?;
-    }
-    serializer.finish().map_err(|e| e.to_string())
 }
 
 fn error(status: StatusCode, message: String) -> Response {
@@ -132,6 +153,7 @@ fn error(status: StatusCode, message: String) -> Response {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "rdf-formats")]
     #[test]
     fn the_client_gets_the_syntax_it_prefers() {
         let chosen = |accept: Option<&str>| negotiate(accept).map(|(media_type, _)| media_type);
@@ -146,11 +168,20 @@ mod tests {
         assert_eq!(chosen(Some("application/json")), None);
     }
 
+    #[cfg(not(feature = "rdf-formats"))]
+    #[test]
+    fn without_the_feature_turtle_is_the_one_syntax() {
+        let chosen = |accept: Option<&str>| negotiate(accept).map(|(media_type, _)| media_type);
+        assert_eq!(chosen(None), Some("text/turtle"));
+        assert_eq!(chosen(Some("application/ld+json, */*;q=0.1")), Some("text/turtle"));
+        assert_eq!(chosen(Some("application/ld+json")), None);
+    }
+
     #[test]
     fn turtle_converts_to_every_other_syntax() {
         let turtle = "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\n<https://e.org/S> a sh:NodeShape ; \
                       sh:property [ sh:path <https://e.org/p> ; sh:maxCount 1 ] .\n";
-        for (media_type, format) in FORMATS {
+        for &(media_type, format) in FORMATS {
             let text = String::from_utf8(render(turtle, format).unwrap()).unwrap();
             assert!(text.contains("https://e.org/p"), "{media_type}: {text}");
         }
