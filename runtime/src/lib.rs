@@ -119,88 +119,34 @@ pub mod prelude {
     };
 }
 
-/// Entry points for the fuzz targets in `fuzz/` and their corpus replay in the test suite; not
-/// part of the API.
-#[doc(hidden)]
-pub mod __fuzz {
-    use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
-
-    const fn field(field: &'static str, datatype: Datatype) -> PredicateInfo {
-        PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None }
-    }
-
-    static FIELDS: [PredicateInfo; 8] = [
-        field("req_id", Datatype::String),
-        field("priority", Datatype::Integer),
-        field("score", Datatype::Double),
-        field("done", Datatype::Boolean),
-        field("due", Datatype::DateTime),
-        field("owner", Datatype::Iri),
-        field("details", Datatype::Json),
-        field("attachment", Datatype::Blob),
-    ];
-    /// A node type with a field of every datatype (also the URI parser's unit-test fixture).
-    pub(crate) static REQUIREMENT: NodeTypeInfo = NodeTypeInfo {
-        label: "Requirement",
-        iri: "urn:t#Requirement",
-        parent: None,
-        unique: &[],
-        key: Some("req_id"),
-        predicates: &FIELDS,
-        validate: |_, _, _| {},
-    };
-
-    /// The resource-URI and `where` parser (what `resources/read` runs first) on `text` as a
-    /// whole URI, as a list query and as a `where` value, against a node type with a field of
-    /// every datatype. Must never panic, whatever `text` is.
-    pub fn resource_uri(text: &str) {
-        let types: &[&'static NodeTypeInfo] = &[&REQUIREMENT];
-        crate::resources::parse_uri(text, types);
-        crate::resources::parse_uri(&format!("trails://kg/Requirement?{text}"), types);
-        crate::resources::parse_uri(&format!("trails://kg/Requirement?where={text}"), types);
-    }
-
-    /// `trails.kg.read_field`'s windowing on `data`: three little-endian `u16`s — the offset,
-    /// `limit_chars` and the window (brought into 1–16384 and 1024–65536) — then the text (UTF-8,
-    /// lossily). The text is read from the offset to its end by following `next_offset`; panics
-    /// if an answer overflows the window, fails to advance, or the pieces are not the text.
-    pub fn read_field_window(data: &[u8]) {
-        let Some((numbers, text)) = data.split_at_checked(6) else { return };
-        let number = |at: usize| usize::from(u16::from_le_bytes([numbers[at], numbers[at + 1]]));
-        let text = String::from_utf8_lossy(text);
-        let (limit, window) = (1 + number(2) % 16_384, 1024 + number(4) % (65_536 - 1024 + 1));
-        crate::builtin::read_through(&text, number(0), limit, window);
-    }
-
-    /// The HTTP hot path's request parsing and decision on `data`: header lines, a blank line,
-    /// the body. Never panics; what it takes is what it may answer (see `http/hot`).
-    pub fn hot_path(data: &[u8]) {
-        crate::http::fuzz_hot_path(data);
-    }
-
-    /// A blob as a client sends it, on `data` read as JSON (anything else is skipped): the
-    /// validator (what answers the client) and the deserialiser (what the handler gets) must
-    /// agree — a value one accepts and the other refuses would be an internal error or a blob
-    /// that skipped its checks — and an accepted blob must serialise back to itself with its
-    /// bytes stripped from what models see. Panics otherwise.
-    pub fn blob_value(data: &[u8]) {
-        use crate::declare::Schema as _;
-        let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
-        let errors = crate::validate::run(crate::Blob::validate_at, &value);
-        let parsed = serde_json::from_value::<crate::Blob>(value.clone());
-        match (errors.is_empty(), parsed) {
-            (true, Ok(blob)) => {
-                let mut shown = serde_json::to_value(&blob).expect("a blob serialises");
-                let back: crate::Blob = serde_json::from_value(shown.clone()).expect("a blob reads back");
-                assert_eq!(back, blob);
-                crate::declare::blob::strip_bytes(&mut shown);
-                assert_eq!(shown, blob.metadata(), "a result shows the metadata only");
-            }
-            (false, Err(_)) => {}
-            (valid, parsed) => panic!("validator says {valid}, deserialiser says {parsed:?} for {value}"),
-        }
-    }
+/// The guide, in chapters: the files in `runtime/guide/` (the README links them), here so that
+/// rustdoc renders them and the test suite compiles their Rust snippets as doctests.
+#[cfg(any(doc, doctest))]
+pub mod _guide {
+    #[doc = include_str!("../guide/01-first-app.md")]
+    pub mod _01_first_app {}
+    #[doc = include_str!("../guide/02-declaring.md")]
+    pub mod _02_declaring {}
+    #[doc = include_str!("../guide/03-knowledge-graph.md")]
+    pub mod _03_knowledge_graph {}
+    #[doc = include_str!("../guide/04-serving.md")]
+    pub mod _04_serving {}
+    #[doc = include_str!("../guide/05-governance.md")]
+    pub mod _05_governance {}
+    #[doc = include_str!("../guide/06-authoring-tools.md")]
+    pub mod _06_authoring_tools {}
+    #[doc = include_str!("../guide/07-wire-contract.md")]
+    pub mod _07_wire_contract {}
+    #[doc = include_str!("../guide/08-benchmarks.md")]
+    pub mod _08_benchmarks {}
 }
+
+/// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing` by `cargo fuzz`) and
+/// for the corpus replay in this crate's tests; not in a shipped build.
+#[cfg(any(fuzzing, test))]
+#[doc(hidden)]
+#[path = "fuzz.rs"]
+pub mod __fuzz;
 
 #[doc(hidden)]
 pub mod __private {

@@ -19,7 +19,7 @@
 //!
 //! Not compared, and different on purpose: during shutdown's grace period rmcp answers a
 //! stateless request still in flight with a 500 ("no response message received from handler")
-//! while the hot path lets it finish, as the README promises; and a panic outside a handler's own
+//! while the hot path lets it finish, as the guide promises (`runtime/guide/04-serving.md`); and a panic outside a handler's own
 //! guard (none is known) leaves an rmcp request hanging, while the hot path answers 500 with
 //! `-32603`.
 

@@ -412,7 +412,7 @@ async fn protocol_2026_07_28_works_statelessly() {
     assert_eq!(error.data.unwrap()["fields"][0]["code"], "min_length");
     assert_eq!(client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
     // What a 2026-07-28 peer receives for a policy denial, as measured against rmcp 3.9 over
-    // stateless HTTP: -32002 arrives unchanged (see the README's error table).
+    // stateless HTTP: -32002 arrives unchanged (see the error table in `runtime/guide/07-wire-contract.md`).
     let policy = call(&client, "fixtures.fail", json!({"how": "policy"})).await.unwrap_err();
     assert_eq!(policy.code.0, -32002);
     let scope = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();

@@ -1,7 +1,7 @@
 //! `soak`: the example app under hostile and careless load for a while, then idle; reports what
 //! it answered and what it held, and fails when memory or throughput does not hold up. CI runs a
 //! short one (`.ci/run`); run a long one before changing the HTTP layer, the store or the call
-//! path. The README ("Limits and timeouts") has the last figures:
+//! path. The guide (`runtime/guide/04-serving.md`, "Limits and timeouts") has the last figures:
 //!
 //! ```text
 //! cargo xtask soak --secs 1800     # builds the example and this in release mode, then runs it

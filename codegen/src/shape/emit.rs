@@ -29,7 +29,7 @@ pub fn schema_members(decl: &ShapeDecl) -> Template {
 pub fn description(decl: &ShapeDecl) -> Option<String> {
     let unique_note = decl.node_type.as_ref().filter(|n| !n.unique.is_empty()).map(|n| {
         let names: Vec<&str> = n.unique.iter().map(|(name, _)| name.as_str()).collect();
-        // States the declaration only: the store that enforces it lands with the KG (README "Not yet").
+        // The description states the rule; the knowledge graph enforces it on every write.
         format!("Unique together: {}.", names.join(", "))
     });
     match (&decl.description, unique_note) {

@@ -342,6 +342,7 @@ async fn read_field(
 /// every answer promises: it fits `window`, it starts where the last ended, it advances, and the
 /// pieces put together are the text. Panics on a broken promise (the fuzz target and the
 /// property test run it).
+#[cfg(any(fuzzing, test))]
 pub(crate) fn read_through(text: &str, offset: usize, limit: usize, window: usize) {
     let read = FieldRead { node_type: "Note", id: "a-note", field: "body" };
     let total = text.chars().count();

@@ -15,4 +15,5 @@ mod ping;
 mod snapshot;
 mod tools;
 
+#[cfg(any(fuzzing, test))]
 pub(crate) use kg::read_through;

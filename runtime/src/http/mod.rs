@@ -33,8 +33,10 @@ use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
 
+#[cfg(any(fuzzing, test))]
+pub(crate) use hot::fuzz as fuzz_hot_path;
+pub(crate) use hot::shape_result;
 use hot::HotPath;
-pub(crate) use hot::{fuzz as fuzz_hot_path, shape_result};
 pub(crate) use listen::{serve, ConnectionLimits};
 
 /// The MCP endpoint; every other route answers errors as plain `{"error": …}` bodies.

@@ -17,6 +17,7 @@ pub(crate) use read::{list, read, templates};
 pub(crate) use subscribe::topic;
 
 /// Whether `uri` parses (the fuzz targets' entry point).
+#[cfg(any(fuzzing, test))]
 pub(crate) fn parse_uri(uri: &str, node_types: &[&'static crate::declare::NodeTypeInfo]) -> bool {
     uri::parse(uri, node_types).is_ok()
 }

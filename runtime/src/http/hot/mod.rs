@@ -342,6 +342,7 @@ fn status_of(error: &ErrorData, meta_malformed: bool) -> StatusCode {
 /// the hot path's decision run on it in both session modes; neither may panic, and what the hot
 /// path takes must be one well-formed message naming one of its five methods with the headers
 /// rmcp requires.
+#[cfg(any(fuzzing, test))]
 pub(crate) fn fuzz(data: &[u8]) {
     let split = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());
     let (head, body) = (&data[..split], data.get(split + 2..).unwrap_or_default());
