@@ -1,4 +1,4 @@
-//! IR → JSON Schema (DESIGN §3: draft-07-shaped, inlined, `additionalProperties: false`,
+//! IR → JSON Schema (`runtime/guide/02-declaring.md`: draft-07-shaped, inlined, `additionalProperties: false`,
 //! `Option<T>` is `T`'s schema and simply not required).
 
 use crate::args::Literal;

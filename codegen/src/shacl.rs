@@ -1,5 +1,5 @@
 //! IR → SHACL: every `#[shape]` and `#[node_type]` as one `sh:NodeShape` in Turtle, stating the
-//! same constraints as its JSON Schema, over the RDF the store writes (DESIGN §4.5): one
+//! same constraints as its JSON Schema, over the RDF the store writes (`runtime/guide/03-knowledge-graph.md`): one
 //! predicate per field (`#[predicate(iri)]`, else the type IRI's namespace + the field name),
 //! typed literals, IRIs for references, nested shapes and blobs as `rdf:JSON` literals.
 //!

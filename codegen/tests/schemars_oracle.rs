@@ -1,5 +1,5 @@
 //! Cross-check: for plain structs our schema agrees with what `schemars` derives, modulo the
-//! documented differences (DESIGN §3):
+//! documented differences (`runtime/guide/02-declaring.md`):
 //! - no `$schema` / `title` keys; no `format` for Rust number widths;
 //! - `Option<T>` is `T`'s schema (schemars emits a `[T, "null"]` type union, which clients break on);
 //! - we state the natural bounds of every integer type (`u8` to `u64`, `i8` to `i64`) as
@@ -129,7 +129,7 @@ fn optional_and_list_fields_agree_with_schemars() {
 
 #[test]
 fn the_documented_differences_are_real() {
-    // Without normalisation the two differ exactly where DESIGN §3 says they do.
+    // Without normalisation the two differ exactly where `runtime/guide/02-declaring.md` says they do.
     let raw = theirs(schemars::schema_for!(optional_and_lists::OptionalAndLists));
     assert_eq!(raw["properties"]["note"]["type"], serde_json::json!(["string", "null"]));
     assert_eq!(ours(optional_and_lists::SOURCE)["properties"]["note"]["type"], "string");

@@ -1,4 +1,4 @@
-//! The fixture app of ADR-0060 §"Golden-file schema snapshot tests": `trails.meta.ping`
+//! The fixture app of the golden-file tests: `trails.meta.ping`
 //! (built in), `research.search`, one capability carrying the full constraint matrix (one
 //! fixture per mapped JSON Schema keyword), one node-type-typed parameter, and a namespaced meta
 //! capability so every `_meta.trails` key appears in a golden.

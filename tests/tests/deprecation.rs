@@ -1,4 +1,4 @@
-//! Deprecation (ADR-0005 `deprecates`, `version_status`): what a client sees and what the
+//! Deprecation (`deprecates`, `version_status`): what a client sees and what the
 //! operator sees. `fixtures.assign` supersedes `fixtures.assign_v1`, which is `deprecated`: both
 //! say so in `_meta.trails`, the OpenAPI operation of the old one is `deprecated: true`, and the
 //! first call to the old one — over MCP or `/invoke` — is logged once, naming its successor.

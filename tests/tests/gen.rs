@@ -1,4 +1,4 @@
-//! The authoring catalogue's scaffolders on the real fixture server (ADR-0060 Bundle 1): with
+//! The authoring catalogue's scaffolders on the real fixture server: with
 //! `dev` scope, `tools/call trails_meta_gen_*` returns a FileDiff whose text is byte for byte what
 //! the app's `meta gen.*` command prints; a bad spec is refused with FieldErrors that name the
 //! place; the diff is made against what the path holds; nothing is written; callers without `dev`

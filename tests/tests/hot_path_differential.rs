@@ -6,7 +6,7 @@
 //!
 //! The reference is rmcp behind Trails' own checks, which answer some requests before rmcp sees
 //! them on both paths. Those are intended differences from *plain* rmcp (the hostile-client
-//! issue, DESIGN §4.2), and the corpus pins them here too (`trails_refusals`): invalid JSON, an
+//! issue, `runtime/guide/07-wire-contract.md`), and the corpus pins them here too (`trails_refusals`): invalid JSON, an
 //! empty body, a batch, a wrong `id` type or `jsonrpc` → 400 with a JSON-RPC `-32700`/`-32600`
 //! (rmcp: 415 with a text body); a `tools/call` whose params are not `{name, arguments?}` →
 //! `-32602` with its id (rmcp: `-32601`); a foreign `Host`/`Origin` → 403 JSON (rmcp: 403 text);

@@ -407,7 +407,7 @@ async fn node_types_are_resources_a_filtered_page_equals_the_typed_api_and_next_
     assert!(templates.contains(&"trails://kg/Requirement{?where,limit,offset}".to_owned()), "{templates:?}");
     assert!(templates.contains(&"trails://kg/Requirement/{id}".to_owned()));
 
-    // The ADR's criterion: the filtered resource equals the typed API, page by page.
+    // The criterion: the filtered resource equals the typed API, page by page.
     let ctx = trails::Ctx::local().with_kg(kg.clone());
     let typed = Requirement::objects(&ctx).where_eq(Requirement::FIELDS.status, "proposed").all().await.unwrap();
     let mut uri = Some("trails://kg/Requirement?where=status=proposed&limit=3".to_owned());
@@ -544,7 +544,7 @@ async fn next_never_repeats_or_skips_an_instance_while_writes_land_between_pages
     assert_eq!(seen, sorted, "pages come in IRI order");
 }
 
-/// The ADR's criterion over stdio: the fixture server as a child process writes and serves the
+/// The criterion over stdio: the fixture server as a child process writes and serves the
 /// pages; once it has exited, the typed API reads its store — and finds the same instances.
 #[tokio::test]
 async fn over_stdio_a_filtered_page_walk_equals_the_typed_api() {

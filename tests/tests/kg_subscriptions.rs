@@ -1,4 +1,4 @@
-//! Resource subscriptions (DESIGN §4.4, ADR-0060 Bundle 2) with rmcp's client: 2025-* sessions
+//! Resource subscriptions (`runtime/guide/03-knowledge-graph.md`) with rmcp's client: 2025-* sessions
 //! `resources/subscribe` over Streamable HTTP (in-process server) and stdio (the fixture server
 //! as a child process); 2026-07-28 clients `subscriptions/listen` over both. Umbrellas fire on
 //! any change of their type, instances on theirs, `kg/types` on creates and deletes, `stats` on
@@ -152,7 +152,7 @@ async fn updated(updates: &mut Updates, expected: &[&str]) -> BTreeSet<String> {
     seen
 }
 
-/// The ADR's subscription criteria over one 2025-* session: what fires, what does not, and that
+/// The subscription criteria over one 2025-* session: what fires, what does not, and that
 /// unsubscribing stops it.
 async fn umbrella_instance_types_and_stats_fire_on_their_changes(client: Client, mut updates: Updates) {
     for uri in [UMBRELLA, &instance("REQ-1"), TYPES, STATS] {
@@ -485,7 +485,7 @@ async fn load(server: &mut DualServer, subscribe: bool, warm_up: Option<usize>, 
     LoadRun { warm_up: written, rss_growth, writes_per_second, subscriptions: subscriptions(&writer).await }
 }
 
-/// DESIGN §4.4: a subscriber that never reads cannot grow the server's memory or slow writers.
+/// A subscriber that never reads cannot grow the server's memory or slow writers.
 /// Two servers take the same writes over HTTP while a stdio client stops reading; on one it
 /// has subscribed to 13 URIs (the umbrella, the counts and instances the writes create). Once
 /// its pipe is full (the warm-up), 10,000 writes must grow both servers' memory alike (by the

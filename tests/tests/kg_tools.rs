@@ -1,5 +1,5 @@
-//! The PDPP rule (DESIGN §4.4): a host that shows the model only tool results — no resources —
-//! still reaches all of the knowledge graph through `trails.kg.list`, `trails.kg.get` and
+//! The PDPP rule (`runtime/guide/03-knowledge-graph.md`): a host that shows the model only tool
+//! results — no resources — still reaches all of the knowledge graph through `trails.kg.list`, `trails.kg.get` and
 //! `trails.kg.read_field`, never seeing more than the window in one result, following only the
 //! `next_call` each result gives. Over Streamable HTTP (5,000 requirements and a 1 MB field,
 //! the default window) and stdio (the fixture server, a 1,024-character window).

@@ -1,4 +1,4 @@
-//! The ADR-0005 capability manifest (`GET /.well-known/capabilities`): expanded by a real
+//! The capability manifest (`GET /.well-known/capabilities`): expanded by a real
 //! JSON-LD processor (PyLD), it keeps every term of every descriptor; each descriptor has the 14
 //! canonical fields in canonical order; and every shape IRI it names that this app declares
 //! resolves to its SHACL at `/shapes/{iri}`.

@@ -1,5 +1,5 @@
 //! The generated validators: every constraint a schema states is enforced, every failure is
-//! reported at once with the DESIGN §4.2 codes, and nothing a client sends panics or echoes
+//! reported at once with the wire contract's codes, and nothing a client sends panics or echoes
 //! unbounded data back.
 
 use serde_json::{json, Value};

@@ -26,7 +26,7 @@ use trails::{Ctx, Error, Registry};
 /// Where the decisions may differ, and why. Anything else that differs fails the test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Known {
-    /// `null` for an optional property: the schema states `T` (DESIGN §3: no `null` unions, which
+    /// `null` for an optional property: the schema states `T` (`runtime/guide/02-declaring.md`: no `null` unions, which
     /// clients break on) and a strict validator refuses `null`; Trails reads it as absent, as
     /// serde does, because models send `null` for "not given". Lenient server side only: nothing
     /// a client following the schema sends is refused.

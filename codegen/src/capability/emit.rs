@@ -1,4 +1,4 @@
-//! [`CapabilityDecl`] → tokens: the MCP tool descriptor, the canonical ADR-0005 descriptor, the
+//! [`CapabilityDecl`] → tokens: the MCP tool descriptor, the canonical descriptor, the
 //! input validator and the type-erased registry entry.
 
 use proc_macro2::TokenStream;
@@ -9,7 +9,7 @@ use crate::schema::object_members;
 use crate::template::{json_string, Hole, Template};
 use crate::validator::{object_rules, object_validator};
 
-/// The MCP `annotations`, derived from the declaration (DESIGN §4.1). Undeclared side effects
+/// The MCP `annotations`, derived from the declaration (`runtime/guide/07-wire-contract.md`). Undeclared side effects
 /// get MCP's own conservative defaults, stated explicitly.
 pub fn annotations(decl: &CapabilityDecl) -> String {
     let (read_only, destructive, open_world) = match &decl.side_effects {
@@ -81,7 +81,7 @@ fn optional_number<T: ToString>(value: Option<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_else(|| "null".into())
 }
 
-/// The canonical ADR-0005 descriptor: the 14 fields in canonical order.
+/// The canonical descriptor: the 14 fields in canonical order.
 pub fn canonical(decl: &CapabilityDecl) -> Template {
     let mut t = Template::new();
     t.text("{\"@id\":").string(&format!("urn:trails:capability:{}", decl.id));

@@ -1,5 +1,6 @@
-//! Instances as RDF (DESIGN §4.5): `<base>/<Label>/<key>` a `<TypeIRI>`, one triple per field value
-//! (typed literals per datatype, IRIs for references, one triple per list item), and back.
+//! Instances as RDF (`runtime/guide/03-knowledge-graph.md`): `<base>/<Label>/<key>` a `<TypeIRI>`,
+//! one triple per field value (typed literals per datatype, IRIs for references, one triple per
+//! list item), and back.
 
 use oxrdf::vocab::{rdf, xsd};
 use oxrdf::{Literal, NamedNode, NamedNodeRef, Term};
@@ -184,7 +185,7 @@ fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
         (Datatype::Double, Term::Literal(l)) => {
             l.value().parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number)
         }
-        // Virtuoso answers booleans as "1"/"0" (DESIGN §4.5).
+        // Virtuoso answers booleans as "1"/"0" (`runtime/guide/03-knowledge-graph.md`).
         (Datatype::Boolean, Term::Literal(l)) => match l.value() {
             "true" | "1" => Some(Value::Bool(true)),
             "false" | "0" => Some(Value::Bool(false)),

@@ -1,4 +1,4 @@
-//! Budgets: ADR-0005's `cost`, honoured. Every call of a capability that declares
+//! Budgets: the declared `cost`, honoured. Every call of a capability that declares
 //! `cost(tokens = …, usd = …)` is charged to its caller — after validation and policy, before
 //! the handler — against the caller's limit for the current window (`[budget]`, or the token's
 //! own `budget`). A call whose cost exceeds what is left is refused with `-32003` (HTTP 429 with

@@ -1,4 +1,4 @@
-//! The authoring catalogue's scaffolders (ADR-0060 Bundle 1, DESIGN §4.7):
+//! The authoring catalogue's scaffolders (`runtime/guide/06-authoring-tools.md`):
 //! `trails.meta.gen.shape`, `gen.nodetype` and `gen.capability`, scope `dev`. Each takes a spec
 //! and answers a [`FileDiff`]: the path, the whole new Rust source (formatted by `prettyplease`,
 //! read back through the macros' own parser and checks, so it compiles), and a unified diff

@@ -1,6 +1,6 @@
 //! `trails.kg.list`, `trails.kg.get` and `trails.kg.read_field`: the knowledge graph's resources
 //! as read-only runtime tools, for hosts that show the model tool results but cannot read
-//! resources (the PDPP rule, DESIGN §4.4). They read through the resources' own parser and
+//! resources (the PDPP rule, `runtime/guide/03-knowledge-graph.md`). They read through the resources' own parser and
 //! queries (`resources/tools`), so both give the same data.
 //!
 //! Every result's text — the JSON of its structured content, which is also `content[]` — fits

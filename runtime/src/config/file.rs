@@ -148,7 +148,7 @@ pub struct McpConfig {
     pub max_result_bytes: Option<usize>,
 }
 
-/// How validation failures reach the client (DESIGN §4.2).
+/// How validation failures reach the client (`runtime/guide/07-wire-contract.md`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ValidationErrors {
@@ -176,7 +176,7 @@ pub struct HttpConfig {
     /// Keep MCP sessions for 2025-* clients (default true). 2026-07-28 is always stateless.
     pub sessions: Option<bool>,
     /// Answer stateless `tools/list`, `tools/call` and resource requests from the pre-computed
-    /// tables instead of through rmcp (default true; the answers are the same, see DESIGN §4.8).
+    /// tables instead of through rmcp (default true; the answers are the same, see `runtime/guide/04-serving.md`).
     pub hot_path: Option<bool>,
     /// Serve `POST /invoke/{id}` and the OpenAPI document describing it, `GET /openapi.json`
     /// (default true).

@@ -1,4 +1,4 @@
-//! The DNS-rebinding defence of omnigraph RFC-003 §3: which `Host` and `Origin` values a server
+//! The DNS-rebinding defence: which `Host` and `Origin` values a server
 //! bound at a given address accepts.
 
 use std::net::SocketAddr;
@@ -7,7 +7,7 @@ use crate::config::Settings;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// Hosts accepted in `Host` (DNS-rebinding defence, omnigraph RFC-003 §3): the loopback names
+/// Hosts accepted in `Host` (the DNS-rebinding defence): the loopback names
 /// for a loopback bind, otherwise the configured hosts (or the bind address itself).
 pub(crate) fn allowed_hosts(settings: &Settings, bind: SocketAddr) -> Vec<String> {
     let mut hosts: Vec<String> = settings.allowed_hosts.clone();

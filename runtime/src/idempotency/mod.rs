@@ -1,4 +1,4 @@
-//! Idempotency keys: ADR-0005's `idempotent`, honoured. A call of an `idempotent` capability
+//! Idempotency keys: the declared `idempotent`, honoured. A call of an `idempotent` capability
 //! may carry a key (`_meta.trails.idempotency_key` over MCP, the `Idempotency-Key` header on
 //! `/invoke`). The first call with a key runs and its result is kept; a retry with the same key,
 //! caller, capability and arguments gets that result again without running anything (marked

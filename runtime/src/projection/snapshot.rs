@@ -1,4 +1,4 @@
-//! Golden snapshots of the wire contract (DESIGN §5): `schemas/mcp/<tool>.json`, one file per
+//! Golden snapshots of the wire contract (`runtime/guide/07-wire-contract.md`): `schemas/mcp/<tool>.json`, one file per
 //! tool, sorted keys, byte-exact, plus the manifest, the OpenAPI document and the SHACL shapes.
 //! One piece of code renders, compares and rewrites them for the golden test, for
 //! `cargo xtask snapshot` and for `trails.meta.schema.snapshot`, so the three never disagree.

@@ -1,4 +1,4 @@
-//! The knowledge graph as MCP resources (DESIGN §4.4, ADR-0060 Bundle 2): one umbrella resource
+//! The knowledge graph as MCP resources (`runtime/guide/03-knowledge-graph.md`): one umbrella resource
 //! per node type, `trails://kg/types`, and the templates for filtered pages and single instances.
 //! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
 //!

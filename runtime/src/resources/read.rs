@@ -14,7 +14,7 @@ use crate::kg::{mapping, store_failed, Find, Kg};
 use crate::server::Shared;
 use crate::wire::errors;
 
-/// What an umbrella subscription costs the subscriber (the ADR's note, said where it is chosen).
+/// What an umbrella subscription costs the subscriber (said where it is chosen).
 const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \
 subscribe to single instances (trails://kg/<Type>/<id>) when only a few matter.";
 

@@ -1,7 +1,8 @@
-//! Which resource URIs can be subscribed to, and what each one watches (DESIGN §4.4): node-type
-//! umbrellas, single instances, `trails://kg/types`, `trails://stats` and — for `builder`
-//! callers — `trails://prov/latest`. Filtered pages, the schema and the health checks are not
-//! subscribable, and the refusal says what to watch instead.
+//! Which resource URIs can be subscribed to, and what each one watches
+//! (`runtime/guide/03-knowledge-graph.md`): node-type umbrellas, single instances,
+//! `trails://kg/types`, `trails://stats` and — for `builder` callers — `trails://prov/latest`.
+//! Filtered pages, the schema and the health checks are not subscribable, and the refusal says
+//! what to watch instead.
 
 use rmcp::ErrorData;
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! `trails://` resource URIs (DESIGN §4.4): the one parser of what a client may ask to read.
+//! `trails://` resource URIs (`runtime/guide/03-knowledge-graph.md`): the one parser of what a client may ask to read.
 //!
 //! ```text
 //! trails://schema | trails://kg/types | trails://stats | trails://doctor | trails://prov/latest

@@ -1,4 +1,4 @@
-//! Scopes of ADR-0055, modelled once: a [`Scope`] is what a tool needs, a [`ScopeSet`] is what a
+//! Scopes, modelled once: a [`Scope`] is what a tool needs, a [`ScopeSet`] is what a
 //! caller (or the process) holds. `runtime` ⊂ `builder` ⊂ `dev`: holding a scope holds the ones
 //! below it.
 

@@ -1,4 +1,4 @@
-//! The ADR-0005 capability manifest: the canonical descriptors the macros emitted, joined.
+//! The capability manifest: the canonical descriptors the macros emitted, joined.
 
 use crate::registry::Registry;
 

@@ -1,5 +1,5 @@
 //! The HTTP-side projections, assembled once from the static tables (never derived by
-//! reflection): the ADR-0005 capability manifest, the OpenAPI 3.1 document of `/invoke`, and the
+//! reflection): the capability manifest, the OpenAPI 3.1 document of `/invoke`, and the
 //! SHACL shapes the macros emitted, joined.
 
 mod manifest;

@@ -1,11 +1,11 @@
 //! OpenAPI 3.1: one `POST /invoke/{id}` operation per capability, assembled from the two
 //! descriptors the macros emitted for it — the tool descriptor gives the input and output
-//! schemas, the canonical ADR-0005 descriptor gives every `x-trails-*` extension — so the HTTP
+//! schemas, the canonical descriptor gives every `x-trails-*` extension — so the HTTP
 //! projection cannot say anything the MCP one and the manifest do not.
 //!
 //! The answer of `/invoke` is the MCP `CallToolResult` (`content`, `structuredContent`,
 //! `isError`, `_meta`): the same result in another envelope. Errors are `{"error": {code,
-//! message, data}}` with the JSON-RPC code MCP would have answered (DESIGN §4.2) and an HTTP
+//! message, data}}` with the JSON-RPC code MCP would have answered (`runtime/guide/07-wire-contract.md`) and an HTTP
 //! status that says the same thing.
 
 use serde_json::{json, Map, Value};
@@ -114,7 +114,7 @@ fn operation(tool: &ToolEntry) -> Value {
 /// alike and stays simple for MCP clients; an OpenAPI 3.1 document can state the request
 /// contract exactly:
 /// - an optional property may also be `null` (read as absent). MCP schemas leave `null` out on
-///   purpose: some MCP clients break on type unions (DESIGN §3);
+///   purpose: some MCP clients break on type unions (`runtime/guide/02-declaring.md`);
 /// - a `writeOnly` member is required in a request (a blob's `base64`: results show the blob's
 ///   metadata, requests must send its bytes). OpenAPI reads `required` + `writeOnly` as
 ///   "required in requests".
@@ -293,7 +293,7 @@ fn components() -> Value {
                         "properties": {
                             "code": { "type": "integer", "description": "The JSON-RPC code MCP answers for the same failure." },
                             "message": { "type": "string" },
-                            "data": { "description": "What the code's contract puts there (DESIGN §4.2)." },
+                            "data": { "description": "Depends on the code: a validation failure's fields, a refusal's tool and scope." },
                         },
                     },
                 },

@@ -127,7 +127,7 @@ impl ToolEntry {
         self.descriptor
     }
 
-    /// The ADR-0005 canonical JSON-LD descriptor, fields in canonical order.
+    /// The canonical JSON-LD descriptor, fields in canonical order.
     pub fn canonical(&self) -> &'static str {
         self.canonical
     }

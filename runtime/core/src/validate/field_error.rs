@@ -1,9 +1,9 @@
-//! The structured validation error of ADR-0056, as it travels on the wire.
+//! The structured validation error, as it travels on the wire.
 
 use serde::Serialize;
 use serde_json::Value;
 
-/// Why a field was rejected. Serialised as the snake_case `code` of DESIGN §4.2.
+/// Why a field was rejected. Serialised as the snake_case `code` of `runtime/guide/07-wire-contract.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldCode {

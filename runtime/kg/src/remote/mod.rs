@@ -1,5 +1,6 @@
-//! A store on any SPARQL 1.1 Protocol endpoint (scale-out on an existing triple store, DESIGN
-//! §4.5). Queries are form-encoded POSTs (never `application/sparql-query`: it hangs Virtuoso);
+//! A store on any SPARQL 1.1 Protocol endpoint (scale-out on an existing triple store;
+//! `runtime/guide/03-knowledge-graph.md`). Queries are form-encoded POSTs (never
+//! `application/sparql-query`: it hangs Virtuoso);
 //! each logical write is **one** `DELETE … INSERT … WHERE` operation whose WHERE carries every
 //! integrity check, so the endpoint applies all of it or nothing (Virtuoso does not roll back
 //! multi-operation requests). A per-write revision triple tells whether the operation applied;

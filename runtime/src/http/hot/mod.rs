@@ -1,4 +1,4 @@
-//! The stateless hot path (DESIGN §4.8): `POST /mcp` requests for `tools/list`, `tools/call`,
+//! The stateless hot path (`runtime/guide/04-serving.md`): `POST /mcp` requests for `tools/list`, `tools/call`,
 //! `resources/list`, `resources/templates/list` and `resources/read` that rmcp would serve
 //! without a session are answered here, from the pre-computed tables, through the same dispatch
 //! the rmcp handler uses. rmcp builds a service per stateless request, clones and re-serialises

@@ -1,5 +1,5 @@
 //! Resource subscriptions: who watches what, and routing each knowledge-graph change to the
-//! subscribers that watch it (DESIGN §4.4).
+//! subscribers that watch it (`runtime/guide/03-knowledge-graph.md`).
 //!
 //! A [`Subscriber`] is one legacy session (`resources/subscribe`) or one 2026-07-28
 //! `subscriptions/listen` request. Each watches at most `max_per_subscriber` URIs, and there are
