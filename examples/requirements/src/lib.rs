@@ -4,6 +4,6 @@
 pub mod capabilities;
 pub mod model;
 
-/// Referencing this keeps the app's linker-collected tables in binaries that only iterate the
-/// registry (tests, `cargo xtask`).
+/// Names this crate, so that a binary keeps its linker-collected tables: `App::include(link)` in
+/// `main`, or a call in binaries that only iterate the registry (tests, `cargo xtask`).
 pub fn link() {}

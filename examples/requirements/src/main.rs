@@ -2,7 +2,6 @@
 //! `… serve --stdio`, `… tools`. Data lives in `trails-data/` (see `[kg]` in `runtime/guide/03-knowledge-graph.md`).
 
 fn main() -> std::process::ExitCode {
-    // Keeps the library's linker-collected capabilities in this binary.
-    requirements::link();
-    trails::App::new().named("requirements", env!("CARGO_PKG_VERSION")).run()
+    // The capabilities are declared in the library crate: name it, or the linker leaves them out.
+    trails::App::new().include(requirements::link).named("requirements", env!("CARGO_PKG_VERSION")).run()
 }

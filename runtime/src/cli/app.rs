@@ -18,7 +18,7 @@ use crate::pipeline::Catalog;
 use crate::pipeline::Guard;
 #[cfg(feature = "cedar")]
 use crate::policy::PolicyError;
-use crate::registry::{Registry, RegistryError};
+use crate::registry::{Registry, RegistryError, ShapeEntry, ToolEntry, SHAPES, TOOLS};
 use crate::server::{Listings, Parts, ServeError, Server, Shared};
 
 /// A Trails application: the linked capabilities plus shared state.
@@ -47,13 +47,23 @@ pub enum BuildError {
     #[error("cannot open the knowledge graph: {0}")]
     Store(#[from] StoreError),
     /// The configuration asks for a part this binary was built without.
-    #[error("{what} needs trails' `{feature}` feature, which this binary was built without: enable it in Cargo.toml")]
+    #[error(
+        "{what} needs trails-mcp's `{feature}` feature, which this binary was built without: enable it in Cargo.toml"
+    )]
     NotBuiltIn {
         /// What the configuration or a declaration asks for.
         what: String,
         /// The cargo feature of `trails` that provides it.
         feature: &'static str,
     },
+    /// The binary holds no capability, shape or node type of its own: most likely they live in
+    /// a library crate that nothing in the binary names, so the linker left its tables out.
+    #[error(
+        "this binary serves no capability, shape or node type of its own. If they are declared in a library \
+         crate, the linker left that crate out because nothing in this binary names it: name it with \
+         `App::new().include(my_library::link)` (where `pub fn link() {{}}` is any function of that crate)"
+    )]
+    NothingDeclared,
     /// A capability requires Cedar policies that are not configured or not found.
     #[cfg(feature = "cedar")]
     #[error(transparent)]
@@ -67,7 +77,7 @@ impl BuildError {
         match self {
             #[cfg(feature = "cedar")]
             BuildError::Policy(_) => ExitCode::from(2),
-            BuildError::NotBuiltIn { .. } => ExitCode::from(2),
+            BuildError::NotBuiltIn { .. } | BuildError::NothingDeclared => ExitCode::from(2),
             _ => ExitCode::FAILURE,
         }
     }
@@ -141,6 +151,18 @@ impl App {
         Ok(Server::new(Arc::new(shared)))
     }
 
+    /// Keep the declarations of a library crate in this binary: `include(my_library::link)`, where
+    /// `link` is any function of that crate (by convention an empty `pub fn link() {}`).
+    ///
+    /// The macros' tables are collected by the linker, which leaves out a crate nothing in the
+    /// binary names, and its capabilities with it. Naming one function of the crate here keeps it;
+    /// `run` refuses to start a binary in which no declaration of the app's own is left.
+    pub fn include(self, link: fn()) -> App {
+        // Taking the address is what names the crate; calling it costs nothing either.
+        std::hint::black_box(link)();
+        self
+    }
+
     /// Parse the command line and run. Logs go to stderr (never stdout: that is the stdio wire).
     /// Exit codes: 0 success, 1 a failure while serving, 2 bad configuration or arguments.
     pub fn run(self) -> ExitCode {
@@ -150,6 +172,10 @@ impl App {
             Ok(settings) => settings,
             Err(error) => return fail(&error, ExitCode::from(2)),
         };
+        if !matches!(cli.command, Command::HashToken { .. }) && !declares_anything(TOOLS.iter(), SHAPES.iter()) {
+            let error = BuildError::NothingDeclared;
+            return fail(&error, error.exit_code());
+        }
         match cli.command {
             Command::HashToken { token } => {
                 println!("{}", sha256_hex(&token));
@@ -213,6 +239,16 @@ impl App {
             }
         }
     }
+}
+
+/// Whether any tool or shape is the app's own, not one of the built-ins in `builtin/` (or,
+/// under test, one of this crate's own test declarations).
+fn declares_anything(
+    tools: impl IntoIterator<Item = &'static ToolEntry>,
+    shapes: impl IntoIterator<Item = &'static ShapeEntry>,
+) -> bool {
+    let own = |source: &str| !source.starts_with("trails::builtin::");
+    tools.into_iter().any(|tool| own(tool.source())) || shapes.into_iter().any(|shape| own(shape.source()))
 }
 
 fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
@@ -369,9 +405,20 @@ mod tests {
         } else {
             assert_eq!(
                 refused.as_deref(),
-                Some("`[policy] files` needs trails' `cedar` feature, which this binary was built without: enable it in Cargo.toml")
+                Some("`[policy] files` needs trails-mcp's `cedar` feature, which this binary was built without: enable it in Cargo.toml")
             );
         }
+    }
+
+    /// This unit-test binary holds only the built-ins: what an app binary whose capabilities the
+    /// linker left out looks like. `run` refuses it, naming the fix.
+    #[test]
+    fn a_binary_with_only_the_built_ins_declares_nothing() {
+        let builtins: Vec<&str> = TOOLS.iter().map(|tool| tool.source()).collect();
+        assert!(builtins.iter().all(|source| source.starts_with("trails::builtin::")), "{builtins:?}");
+        assert!(!declares_anything(TOOLS.iter(), SHAPES.iter()));
+        assert_eq!(BuildError::NothingDeclared.exit_code(), ExitCode::from(2));
+        assert!(BuildError::NothingDeclared.to_string().contains("App::new().include(my_library::link)"));
     }
 
     /// Built without the ledger, budget limits stop the start rather than go unenforced.
@@ -387,7 +434,7 @@ mod tests {
         } else {
             assert_eq!(
                 refused.as_deref(),
-                Some("token `agent`'s `budget` needs trails' `ledger` feature, which this binary was built without: enable it in Cargo.toml")
+                Some("token `agent`'s `budget` needs trails-mcp's `ledger` feature, which this binary was built without: enable it in Cargo.toml")
             );
         }
     }

@@ -88,7 +88,7 @@ impl crate::pipeline::Guard for NoKeys {
     ) -> crate::pipeline::GuardFuture<'a> {
         Box::pin(async move {
             let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
-            let message = "this server keeps no idempotency keys (built without trails' `ledger` feature): send the call without one";
+            let message = "this server keeps no idempotency keys (built without trails-mcp's `ledger` feature): send the call without one";
             let refused = FieldError::refuse(
                 key.source.field(),
                 FieldCode::OneOf,

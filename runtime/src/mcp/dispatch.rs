@@ -89,7 +89,7 @@ mod tests {
             assert!(wire::call::answer(replayed).meta.is_some_and(|meta| meta.0["trails"]["replayed"] == true));
         } else {
             let Err(Refusal::Failed { error, .. }) = first else { panic!("a key must be refused: {first:?}") };
-            assert!(format!("{error:?}").contains("built without trails' `ledger` feature"), "{error:?}");
+            assert!(format!("{error:?}").contains("built without trails-mcp's `ledger` feature"), "{error:?}");
         }
     }
 }
