@@ -141,6 +141,9 @@ pub mod _guide {
     pub mod _08_benchmarks {}
 }
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing` by `cargo fuzz`) and
 /// for the corpus replay in this crate's tests; not in a shipped build.
 #[cfg(any(fuzzing, test))]

@@ -38,7 +38,7 @@ impl Guard for TenantGuard {
     }
 }
 
-async fn serve(guard: Arc<TenantGuard>) -> SocketAddr {
+async fn serve(guard: Arc<TenantGuard>) -> (SocketAddr, trails::serve::Server) {
     trails_tests::link();
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 40\n\n\
@@ -51,8 +51,9 @@ async fn serve(guard: Arc<TenantGuard>) -> SocketAddr {
     let server = trails::App::new().kg(kg).guard(guard).build(settings).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve_http(listener).await });
-    addr
+    let served = server.clone();
+    tokio::spawn(async move { served.serve_http(listener).await });
+    (addr, server)
 }
 
 async fn call(addr: SocketAddr, token: Option<&str>, tool: &str, arguments: Value) -> Value {
@@ -70,7 +71,7 @@ async fn call(addr: SocketAddr, token: Option<&str>, tool: &str, arguments: Valu
 #[tokio::test(flavor = "multi_thread")]
 async fn an_apps_own_guard_sees_validated_calls_can_refuse_them_and_attach_what_handlers_read() {
     let guard = Arc::new(TenantGuard::default());
-    let addr = serve(guard.clone()).await;
+    let (addr, _) = serve(guard.clone()).await;
 
     // Validation runs first: the guard never sees arguments that break the declared constraints.
     let invalid = call(addr, None, "research.search", json!({ "query": "" })).await;
@@ -114,4 +115,58 @@ async fn an_apps_own_guard_sees_validated_calls_can_refuse_them_and_attach_what_
         .await
         .unwrap();
     assert_eq!(response.status(), 403);
+}
+
+/// The public in-process client (`trails::testing`) answers as MCP over HTTP does, call for
+/// call: the listing per caller, validation, the app's guard, scopes and bearer tokens.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_in_process_test_client_answers_as_mcp_over_http_does() {
+    use trails::testing::{CallError, Client};
+    let guard = Arc::new(TenantGuard::default());
+    let (addr, server) = serve(guard.clone()).await;
+    let anonymous = Client::anonymous(&server);
+    let dev = Client::with_token(&server, DEV_TOKEN).unwrap();
+    let refused = Client::with_token(&server, "not-a-token").err().unwrap();
+    assert_eq!(refused.code, -32001, "{refused}");
+
+    let http_tools = |token: Option<&'static str>| async move {
+        let mut request = reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.unwrap().json::<Value>().await.unwrap()["result"]["tools"].clone()
+    };
+    assert_eq!(Value::Array(anonymous.tools()), http_tools(None).await);
+    assert_eq!(Value::Array(dev.tools()), http_tools(Some(DEV_TOKEN)).await);
+    assert!(dev.tools().len() > anonymous.tools().len(), "the dev token sees the dev tools");
+
+    let as_wire = |answer: Result<Value, CallError>| match answer {
+        Ok(result) => json!({ "result": result }),
+        Err(error) => json!({ "error": { "code": error.code, "message": error.message, "data": error.data } }),
+    };
+    let cases: [(Option<&str>, &str, Value); 5] = [
+        (Some(DEV_TOKEN), "research.search", json!({ "query": "graphs", "limit": 2 })),
+        (Some(DEV_TOKEN), "research.search", json!({ "query": "forbidden" })),
+        (None, "research.search", json!({ "query": "" })),
+        (None, "trails_meta_gen_shape", json!({})),
+        (Some(DEV_TOKEN), "no.such.tool", json!({})),
+    ];
+    for (token, tool, arguments) in cases {
+        let over_http = call(addr, token, tool, arguments.clone()).await;
+        let client = if token.is_some() { &dev } else { &anonymous };
+        let in_process = as_wire(client.call(tool, arguments.clone()).await);
+        let mut over_http = over_http.as_object().unwrap().clone();
+        over_http.retain(|key, _| key == "result" || key == "error");
+        if let Some(error) = over_http.get_mut("error") {
+            error.as_object_mut().unwrap().entry("data").or_insert(Value::Null);
+        }
+        assert_eq!(in_process, Value::Object(over_http), "{tool} {arguments}");
+    }
+    // The guard saw the in-process calls too: each passing call twice, once per route.
+    let seen = guard.seen.lock().unwrap();
+    assert_eq!(seen.iter().filter(|(id, args)| id == "research.search" && args["query"] == "forbidden").count(), 2);
 }

@@ -128,6 +128,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-mcp", "ledger"),
     ("trails-mcp", "dev"),
     ("trails-mcp", "rdf-formats"),
+    ("trails-mcp", "testing"),
 ];
 
 fn features() -> ExitCode {

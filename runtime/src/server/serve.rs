@@ -48,7 +48,7 @@ impl Server {
         Server { shared }
     }
 
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }

@@ -1,0 +1,128 @@
+//! Test your capabilities in process, without sockets: a [`Client`] calls a built
+//! [`Server`] through the same path as `tools/call` over MCP — the caller's scopes, bearer
+//! tokens checked as HTTP checks them, admission, every guard, validation, the handler, result
+//! bounding — and gets what the wire would carry. The `testing` feature, for dev-dependencies:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! trails-mcp = { version = "0.1", features = ["testing"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! serde_json = "1"
+//! ```
+//!
+//! ```
+//! use serde_json::json;
+//! use trails::prelude::*;
+//! use trails::testing::Client;
+//!
+//! #[shape(iri = "https://example.org/notes#EchoInput")]
+//! pub struct EchoInput {
+//!     /// Text to echo.
+//!     #[predicate(min_length = 1, max_length = 200)]
+//!     pub text: String,
+//! }
+//!
+//! /// Echo the text back.
+//! #[capability(id = "notes.echo", version = "1.0.0", side_effects(none), idempotent)]
+//! async fn echo(input: EchoInput) -> Result<EchoInput> {
+//!     Ok(input)
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() {
+//!     let server = trails::App::new().build(trails::config::Settings::default()).unwrap();
+//!     let client = Client::anonymous(&server);
+//!
+//!     let echoed = client.call("notes.echo", json!({ "text": "hello" })).await.unwrap();
+//!     assert_eq!(echoed["structuredContent"]["text"], "hello");
+//!
+//!     let refused = client.call("notes.echo", json!({ "text": "" })).await.unwrap_err();
+//!     assert_eq!(refused.code, -32602); // and `refused.data` names the field and the rule
+//! }
+//! ```
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::auth::Caller;
+use crate::mcp::Via;
+use crate::serve::Server;
+use crate::server::Shared;
+
+/// A caller of one [`Server`]: anonymous, or the holder of one of its bearer tokens.
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<Shared>,
+    caller: Caller,
+}
+
+/// What MCP would answer with a JSON-RPC error instead of a result: the code, the message and
+/// the structured `data` (the validation failures' `fields`, the `required_scope`, …).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct CallError {
+    /// The JSON-RPC code: `-32602` invalid arguments or unknown tool, `-32001` a scope the
+    /// caller lacks, `-32002` a policy or budget denial, `-32603` an internal error, ….
+    pub code: i32,
+    /// The message a model would read.
+    pub message: String,
+    /// The error's structured data, when its code has any.
+    pub data: Option<Value>,
+}
+
+impl Client {
+    /// A caller without a token: the `runtime` tools the process serves, as over HTTP without
+    /// `Authorization`.
+    pub fn anonymous(server: &Server) -> Client {
+        let shared = server.shared().clone();
+        let caller = Caller::anonymous(shared.settings.process_scopes);
+        Client { shared, caller }
+    }
+
+    /// The caller `token` authenticates (one of `[[http.tokens]]`), with its scopes as the
+    /// process allows them; a token that does not verify is refused with `-32001`, as HTTP
+    /// refuses it with 401.
+    pub fn with_token(server: &Server, token: &str) -> Result<Client, CallError> {
+        let shared = server.shared().clone();
+        let settings = &shared.settings;
+        let Some(entry) = settings.http_tokens.verify(token) else {
+            let error = crate::wire::errors::authentication_failed();
+            return Err(CallError { code: error.code.0, message: error.message.into_owned(), data: error.data });
+        };
+        let caller = Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) };
+        Ok(Client { shared, caller })
+    }
+
+    /// The `tools/list` entries this caller sees, as the wire carries them.
+    pub fn tools(&self) -> Vec<Value> {
+        let tools = self.shared.tools(self.caller.scopes);
+        serde_json::to_value(tools.as_ref()).ok().and_then(|tools| tools.as_array().cloned()).unwrap_or_default()
+    }
+
+    /// Call tool `name` (its MCP name, as `tools/list` gives it) with `arguments` (a JSON object,
+    /// or `null` for none): `Ok` with the `CallToolResult` as JSON (`content`,
+    /// `structuredContent`, `isError`) as a 2025-11-25 peer receives it, or the JSON-RPC error
+    /// MCP would send.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        let arguments: Option<Map<String, Value>> = match arguments {
+            Value::Object(arguments) => Some(arguments),
+            Value::Null => None,
+            _ => {
+                return Err(CallError {
+                    code: -32602,
+                    message: "a tool's arguments are a JSON object".into(),
+                    data: None,
+                })
+            }
+        };
+        match crate::mcp::call_tool(&self.shared, name, arguments, self.caller.clone(), Via::Mcp, None).await {
+            Ok(result) => {
+                // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.
+                let mut result = rmcp::model::ServerResult::CallToolResult(result);
+                crate::http::shape_result(&mut result, false);
+                Ok(serde_json::to_value(result).expect("a result serialises"))
+            }
+            Err(error) => Err(CallError { code: error.code.0, message: error.message.into_owned(), data: error.data }),
+        }
+    }
+}
