@@ -37,7 +37,8 @@
 //!     assert_eq!(echoed["structuredContent"]["text"], "hello");
 //!
 //!     let refused = client.call("notes.echo", json!({ "text": "" })).await.unwrap_err();
-//!     assert_eq!(refused.code, -32602); // and `refused.data` names the field and the rule
+//!     assert_eq!(refused.code, -32602);
+//!     assert_eq!(refused.data.unwrap()["fields"][0]["field"], "text"); // and `code`, `constraint`, …
 //! }
 //! ```
 use std::sync::Arc;
