@@ -86,7 +86,11 @@ mod tests {
 
     /// Run `target` on every input of `fuzz/corpus/<name>/`, and check the seeds are there.
     fn replay(name: &str, seeds: usize, target: fn(&[u8])) {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(name);
+        let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+        if !fuzz.exists() {
+            return; // the published crate's tests: the corpora stay in the repository
+        }
+        let corpus = fuzz.join("corpus").join(name);
         let mut replayed = 0;
         for entry in std::fs::read_dir(&corpus).expect("the corpus directory is in the repository") {
             target(&std::fs::read(entry.unwrap().path()).unwrap());

@@ -1,7 +1,9 @@
 //! Test your capabilities in process, without sockets: a [`Client`] calls a built
 //! [`Server`] through the same path as `tools/call` over MCP — the caller's scopes, bearer
 //! tokens checked as HTTP checks them, admission, every guard, validation, the handler, result
-//! bounding — and gets what the wire would carry. The `testing` feature, for dev-dependencies:
+//! bounding — and gets what the wire would carry. What it does not do: send an idempotency key,
+//! apply a transport's own limits (`[http] max_body_bytes`, the stdio line bound), or answer in a
+//! 2026-07-28 peer's shape. The `testing` feature, for dev-dependencies:
 //!
 //! ```toml
 //! [dev-dependencies]
@@ -60,6 +62,7 @@ pub struct Client {
 /// What MCP would answer with a JSON-RPC error instead of a result: the code, the message and
 /// the structured `data` (the validation failures' `fields`, the `required_scope`, …).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 #[error("{code}: {message}")]
 pub struct CallError {
     /// The JSON-RPC code: `-32602` invalid arguments or unknown tool, `-32001` a scope the
