@@ -74,6 +74,12 @@ pub struct CallError {
     pub data: Option<Value>,
 }
 
+impl From<rmcp::ErrorData> for CallError {
+    fn from(error: rmcp::ErrorData) -> CallError {
+        CallError { code: error.code.0, message: error.message.into_owned(), data: error.data }
+    }
+}
+
 impl Client {
     /// A caller without a token: the `runtime` tools the process serves, as over HTTP without
     /// `Authorization`.
@@ -89,11 +95,10 @@ impl Client {
     pub fn with_token(server: &Server, token: &str) -> Result<Client, CallError> {
         let shared = server.shared().clone();
         let settings = &shared.settings;
-        let Some(entry) = settings.http_tokens.verify(token) else {
-            let error = crate::wire::errors::authentication_failed();
-            return Err(CallError { code: error.code.0, message: error.message.into_owned(), data: error.data });
-        };
-        let caller = Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) };
+        let caller = settings
+            .http_tokens
+            .caller(token, settings.process_scopes)
+            .ok_or_else(|| CallError::from(crate::wire::errors::authentication_failed()))?;
         Ok(Client { shared, caller })
     }
 
@@ -126,7 +131,7 @@ impl Client {
                 crate::http::shape_result(&mut result, false);
                 Ok(serde_json::to_value(result).expect("a result serialises"))
             }
-            Err(error) => Err(CallError { code: error.code.0, message: error.message.into_owned(), data: error.data }),
+            Err(error) => Err(error.into()),
         }
     }
 }

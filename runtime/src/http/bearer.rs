@@ -25,11 +25,13 @@ pub(crate) async fn authenticate(
     let caller = match request.headers().get(header::AUTHORIZATION) {
         None => Caller::anonymous(settings.process_scopes),
         Some(value) => {
-            let entry = value.to_str().ok().and_then(bearer).and_then(|token| settings.http_tokens.verify(token));
-            match entry {
-                Some(entry) => {
-                    Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(settings.process_scopes) }
-                }
+            let caller = value
+                .to_str()
+                .ok()
+                .and_then(bearer)
+                .and_then(|token| settings.http_tokens.caller(token, settings.process_scopes));
+            match caller {
+                Some(caller) => caller,
                 None => {
                     if let Some(held_back) = log.allow() {
                         tracing::warn!(held_back, "rejected a request with an invalid bearer token");

@@ -80,6 +80,13 @@ impl TokenTable {
         TokenTable { entries }
     }
 
+    /// The caller `presented` authenticates, with its scopes as the process allows them: what
+    /// every transport (and the in-process test client) attaches to a request with a token.
+    pub fn caller(&self, presented: &str, process_scopes: ScopeSet) -> Option<Caller> {
+        let entry = self.verify(presented)?;
+        Some(Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(process_scopes) })
+    }
+
     /// The entry whose hash matches `presented`. Every entry is compared, in constant time, so
     /// timing reveals neither which entry matched nor how much of a digest did.
     pub fn verify(&self, presented: &str) -> Option<&TokenEntry> {
