@@ -1,5 +1,5 @@
 """Expand a JSON-LD document with PyLD (a JSON-LD 1.1 processor) and report every term of the
-document that expansion dropped, for tests/tests/manifest.rs.
+document that expansion dropped, for tests/tests/it/manifest.rs.
 
   jsonld_check.py DOCUMENT.jsonld  ->  {"nodes": N, "dropped": ["<node @id>: <path>", ...]}
 

@@ -1,4 +1,4 @@
-"""SHACL checks with pyshacl, for tests/tests/shacl.rs. Each mode prints one JSON answer:
+"""SHACL checks with pyshacl, for tests/tests/it/shacl.rs. Each mode prints one JSON answer:
 
   meta SHAPES.ttl             {"conforms", "report"}: the shapes graph against SHACL-SHACL
   conform SHAPES.ttl DATA.nt  {"conforms", "results": [{"focus", "path", "component"}]}

@@ -59,7 +59,7 @@ impl Listings {
     /// it is asked for.
     pub(crate) fn tool(&self, entry: &'static ToolEntry) -> &Tool {
         self.parsed[entry.name()].get_or_init(|| {
-            // The descriptors are the macros' own output, and `tests/tests/registry.rs` reads
+            // The descriptors are the macros' own output, and `tests/tests/it/registry.rs` reads
             // every one the fixture and example apps declare as rmcp does: failing here is a bug
             // in Trails' code generation, not something a request or a declaration can cause.
             let mut tool: Tool = serde_json::from_str(entry.descriptor()).unwrap_or_else(|e| {
@@ -129,7 +129,7 @@ fn cached<K: Hash + Eq + Copy, V: Clone>(
 
 /// rmcp's serialisation of an empty listing, with the descriptors in its `tools` array. Each
 /// descriptor is the JSON rmcp writes for that `Tool` (compact, the same members; only their
-/// order may differ): `tests/tests/registry.rs` holds every declared tool to that.
+/// order may differ): `tests/tests/it/registry.rs` holds every declared tool to that.
 fn encode_list(tools: &[&'static ToolEntry], current: bool) -> Bytes {
     let mut empty = ServerResult::ListToolsResult(ListToolsResult::with_all_items(Vec::new()));
     crate::http::shape_result(&mut empty, current);

@@ -1,4 +1,4 @@
-"""Python `jsonschema`'s verdict on each case of tests/tests/validator_agreement.rs.
+"""Python `jsonschema`'s verdict on each case of tests/tests/it/validator_agreement.rs.
 
 Input (argv[1]): {"schemas": {tool: inputSchema}, "cases": [[tool, "instance as JSON text"], ...]}.
 Output (stdout): a JSON array, one boolean per case: whether jsonschema accepts it.

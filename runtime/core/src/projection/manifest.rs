@@ -3,7 +3,7 @@
 use crate::registry::Registry;
 
 /// JSON-LD context under which every canonical term expands (none is dropped: checked with a
-/// JSON-LD processor in `tests/tests/manifest.rs`). Shapes are IRIs (they resolve at
+/// JSON-LD processor in `tests/tests/it/manifest.rs`). Shapes are IRIs (they resolve at
 /// `/shapes/{iri}`); `deprecates` is a capability id, a plain string, not an IRI.
 pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xsd":"http://www.w3.org/2001/XMLSchema#","input_shape":{"@type":"@id"},"output_shape":{"@type":"@id"}}"#;
 

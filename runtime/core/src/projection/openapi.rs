@@ -49,7 +49,7 @@ pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>
 }
 
 fn operation(tool: &ToolEntry) -> Value {
-    // Both are the macros' own output: `tests/tests/registry.rs` reads every declared one.
+    // Both are the macros' own output: `tests/tests/it/registry.rs` reads every declared one.
     let descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
     let canonical: Map<String, Value> = serde_json::from_str(tool.canonical()).expect("canonical descriptors are JSON");
     let description = tool.description();

@@ -8,7 +8,7 @@
 //! It answers only what rmcp would answer the same way: a request any of rmcp's header rules
 //! refuses (or that needs a session, or that this module does not own) goes to rmcp unchanged, so
 //! every refusal is rmcp's own. The answers are rmcp's types serialised as rmcp serialises them;
-//! `tests/tests/hot_path_differential.rs` holds the two paths to the same bytes.
+//! `tests/tests/it/hot_path_differential.rs` holds the two paths to the same bytes.
 
 mod headers;
 mod pieces;

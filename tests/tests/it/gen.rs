@@ -2,7 +2,7 @@
 //! `dev` scope, `tools/call trails_meta_gen_*` returns a FileDiff whose text is byte for byte what
 //! the app's `meta gen.*` command prints; a bad spec is refused with FieldErrors that name the
 //! place; the diff is made against what the path holds; nothing is written; callers without `dev`
-//! do not see the tools. (`tests/tests/ui.rs` compiles what they generate.) And
+//! do not see the tools. (`tests/tests/it/ui.rs` compiles what they generate.) And
 //! `trails_meta_schema_snapshot` reports, and with `write: true` writes, exactly the goldens
 //! `cargo xtask snapshot` keeps in this repository's `schemas/`.
 

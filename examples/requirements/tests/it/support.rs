@@ -26,7 +26,9 @@ pub fn serve_http() -> (Server, SocketAddr) {
         .unwrap();
     let server = Server(child, data);
     let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(addr).is_err() {
+    // A connect to a port nothing listens on yet can pick that port as its own source and reach
+    // itself: such a socket is not the server.
+    while !TcpStream::connect(addr).is_ok_and(|stream| stream.local_addr().ok() != Some(addr)) {
         assert!(Instant::now() < deadline, "server did not start listening on {addr}");
         std::thread::sleep(Duration::from_millis(25));
     }

@@ -9,8 +9,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-mod support;
-use support::serve_http;
+use crate::support::serve_http;
 
 /// The pinned SDKs (so the test measures our server, not a moving client).
 const PACKAGES: [(&str, &str); 2] =

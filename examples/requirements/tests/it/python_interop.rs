@@ -6,8 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-mod support;
-use support::serve_http;
+use crate::support::serve_http;
 
 /// The suite's pinned Python tools (the MCP SDK and PyLD among them); `cargo xtask test` installs
 /// them, and this test does when run alone.

@@ -1,5 +1,5 @@
 //! Compile errors are part of the product: every declaration fault the macros refuse has a case
-//! here with a reviewed `.stderr`. Regenerate with `TRYBUILD=overwrite cargo test -p trails-tests --test ui`
+//! here with a reviewed `.stderr`. Regenerate with `TRYBUILD=overwrite cargo test -p trails-tests --test it ui::`
 //! and read the diff before committing.
 //!
 //! The same batch compiles (and runs) what the `trails.meta.gen.*` scaffolders hand out: a node

@@ -1,0 +1,31 @@
+//! The workspace's integration tests, in one binary: each file is a module, so the runtime and the
+//! fixture app are linked once rather than once per file.
+//!
+//! Three tests stay binaries of their own, because what they link changes the process-wide
+//! tables every test here reads: `broken_pattern` links a pattern that stops `Registry::collect`,
+//! and `extends` and `kg` declare their own shapes and node types (which would join the fixture
+//! app's registry, its goldens and its listings, and which share labels with each other).
+
+mod budget;
+mod deprecation;
+mod gen;
+mod goldens;
+mod guards;
+mod hot_path_differential;
+mod http_connections;
+mod idempotency;
+mod kg_crash;
+mod kg_mcp;
+mod kg_subscriptions;
+mod kg_tools;
+mod layers;
+mod manifest;
+mod mcp_e2e;
+mod openapi;
+mod policy;
+mod registry;
+mod shacl;
+mod stdio_lines;
+mod ui;
+mod validation;
+mod validator_agreement;
