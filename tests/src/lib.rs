@@ -3,8 +3,13 @@
 //! fixture per mapped JSON Schema keyword), one node-type-typed parameter, and a namespaced meta
 //! capability so every `_meta.trails` key appears in a golden.
 
+pub mod client;
 pub mod golden;
+pub mod in_process;
+pub mod launch;
 pub mod servers;
+
+pub use launch::{KilledOnDrop, Launch, Served, StdioApp};
 
 use trails::prelude::*;
 
@@ -192,7 +197,7 @@ pub async fn inspect(ctx: &Ctx) -> Result<String> {
     Ok(format!("caller {:?} with scopes {:?} for tenant {tenant:?}", ctx.caller(), ctx.scopes()))
 }
 
-/// What a guard in `tests/tests/guards.rs` attaches to a call, and `inspect` reports.
+/// What a guard in `tests/tests/it/guards.rs` attaches to a call, and `inspect` reports.
 #[derive(Debug, Clone)]
 pub struct Tenant(pub String);
 
@@ -273,78 +278,6 @@ pub fn with_fixture_policies(mut settings: trails::config::Settings) -> trails::
 pub fn default_fixture_policies() {
     if std::env::var_os("TRAILS_POLICY_FILES").is_none() {
         std::env::set_var("TRAILS_POLICY_FILES", FIXTURE_POLICIES);
-    }
-}
-
-/// Whether a server listens on `addr`. A connect to a loopback port no one listens on yet can,
-/// rarely, connect the socket to itself (the kernel picked that very port as its source): that is
-/// not the server, and a wait that took it for one sent the first request too early (seen in CI:
-/// "connection refused" right after the wait).
-pub fn listens(addr: std::net::SocketAddr) -> bool {
-    std::net::TcpStream::connect(addr).is_ok_and(|stream| stream.local_addr().ok() != Some(addr))
-}
-
-/// Block until something listens on `addr` (a server just spawned), failing after 20 s.
-pub fn wait_until_listening(addr: std::net::SocketAddr) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !listens(addr) {
-        assert!(std::time::Instant::now() < deadline, "the server did not start listening on {addr}");
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-}
-
-/// A server binary (`env!("CARGO_BIN_EXE_…")`) serving HTTP in a fresh working directory whose
-/// `trails.toml` is the given text, with its own embedded store there; killed when dropped.
-pub struct ServedApp {
-    child: KilledOnDrop,
-    binary: String,
-    /// Where it listens.
-    pub addr: std::net::SocketAddr,
-    /// Its working directory (`trails.toml`, `kg/`).
-    pub dir: tempfile::TempDir,
-}
-
-impl ServedApp {
-    /// Start `binary serve --http` with `trails.toml` = `toml`, and wait until it listens.
-    pub fn start(binary: &str, toml: &str) -> ServedApp {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        std::fs::write(dir.path().join("trails.toml"), toml).expect("trails.toml is writable");
-        let (child, addr) = ServedApp::spawn(binary, dir.path());
-        ServedApp { child, binary: binary.to_owned(), addr, dir }
-    }
-
-    fn spawn(binary: &str, dir: &std::path::Path) -> (KilledOnDrop, std::net::SocketAddr) {
-        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let child = std::process::Command::new(binary)
-            .args(["serve", "--http", &addr.to_string(), "--config"])
-            .arg(dir.join("trails.toml"))
-            .current_dir(dir)
-            .env("TRAILS_KG_PATH", dir.join("kg"))
-            .env("TRAILS_LOG", "warn")
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("the server binary runs");
-        let child = KilledOnDrop(child);
-        wait_until_listening(addr);
-        (child, addr)
-    }
-
-    /// `kill -9` the server, then start it again on the same directory (and store).
-    pub fn kill_and_restart(&mut self) {
-        self.child.0.kill().expect("the server is running");
-        self.child.0.wait().expect("the server is reaped");
-        let (child, addr) = ServedApp::spawn(&self.binary, self.dir.path());
-        (self.child, self.addr) = (child, addr);
-    }
-}
-
-/// A child process killed (and reaped) when dropped, so a failing test leaves no server behind.
-pub struct KilledOnDrop(pub std::process::Child);
-
-impl Drop for KilledOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

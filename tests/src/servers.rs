@@ -64,7 +64,7 @@ fn free_addr() -> SocketAddr {
 
 fn wait_for(addr: SocketAddr, what: &str, child: &mut Child, patience: Duration) {
     let deadline = Instant::now() + patience;
-    while !crate::listens(addr) {
+    while !crate::launch::listens(addr) {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("{what} exited before listening on {addr}: {status}");
         }

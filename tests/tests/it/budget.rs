@@ -6,33 +6,26 @@
 //! and spending outlives `kill -9`.
 
 use serde_json::{json, Value};
-use trails_tests::ServedApp;
+use trails_tests::client::post;
+use trails_tests::Served;
 
 const AGENT_TOKEN: &str = "budget-agent-token";
 
-fn start() -> ServedApp {
+fn start() -> Served {
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 40\nwindow_secs = 3600\n\n\
          [[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\nbudget = {{ tokens = 100 }}\n",
         trails::sha256_hex(AGENT_TOKEN)
     );
-    ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), &toml)
+    crate::fixture().config(toml).http()
 }
 
-async fn post(server: &ServedApp, token: Option<&str>, method: &str, params: Value) -> Value {
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap().json().await.unwrap()
+async fn rpc(server: &Served, token: Option<&str>, method: &str, params: Value) -> Value {
+    post(server.addr, token, &json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })).await
 }
 
-async fn search(server: &ServedApp, token: Option<&str>, query: &str) -> Value {
-    post(server, token, "tools/call", json!({ "name": "research.search", "arguments": { "query": query } })).await
+async fn search(server: &Served, token: Option<&str>, query: &str) -> Value {
+    rpc(server, token, "tools/call", json!({ "name": "research.search", "arguments": { "query": query } })).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -58,7 +51,7 @@ async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_n
     // Validation still answers first, and a capability without a cost still runs.
     assert_eq!(search(&server, Some(AGENT_TOKEN), "").await["error"]["code"], -32602);
     let ping =
-        post(&server, Some(AGENT_TOKEN), "tools/call", json!({ "name": "trails_meta_ping", "arguments": {} })).await;
+        rpc(&server, Some(AGENT_TOKEN), "tools/call", json!({ "name": "trails_meta_ping", "arguments": {} })).await;
     assert!(ping["result"].is_object(), "{ping}");
 
     // `/invoke` says the same as 429 with `Retry-After`.
@@ -76,7 +69,7 @@ async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_n
     assert_eq!(body["error"]["code"], -32003, "{body}");
 
     // `trails://stats` counts it all.
-    let read = post(&server, Some(AGENT_TOKEN), "resources/read", json!({ "uri": "trails://stats" })).await;
+    let read = rpc(&server, Some(AGENT_TOKEN), "resources/read", json!({ "uri": "trails://stats" })).await;
     let stats: Value = serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     let budgets = &stats["budgets"];
     assert_eq!(budgets["window_secs"], 3600, "{stats}");

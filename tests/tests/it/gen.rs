@@ -6,79 +6,40 @@
 //! `trails_meta_schema_snapshot` reports, and with `write: true` writes, exactly the goldens
 //! `cargo xtask snapshot` keeps in this repository's `schemas/`.
 
-use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
+use trails_tests::Served;
 
 const DEV_TOKEN: &str = "gen-dev-token";
 
-struct Server {
-    _child: trails_tests::KilledOnDrop,
-    addr: SocketAddr,
-    dir: tempfile::TempDir,
-}
-
-fn config(dir: &Path) -> std::path::PathBuf {
-    let config = dir.join("trails.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
-             [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-            trails::sha256_hex(DEV_TOKEN)
-        ),
+fn config() -> String {
+    format!(
+        "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
+         [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+        trails::sha256_hex(DEV_TOKEN)
     )
-    .unwrap();
-    config
 }
 
 /// The fixture server, its working directory a fresh app directory.
-fn start() -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path());
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string(), "--config"])
-        .arg(&config)
-        .current_dir(dir.path())
-        .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        .env("TRAILS_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    trails_tests::wait_until_listening(addr);
-    Server { _child: trails_tests::KilledOnDrop(child), addr, dir }
+fn start() -> Served {
+    crate::fixture().config(config()).http()
 }
 
-async fn post(server: &Server, token: Option<&str>, body: Value) -> Value {
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap().json().await.unwrap()
+async fn post(server: &Served, token: Option<&str>, body: Value) -> Value {
+    trails_tests::client::post(server.addr, token, &body).await
 }
 
-async fn call(server: &Server, tool: &str, arguments: Value) -> Value {
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
-    post(server, Some(DEV_TOKEN), body).await
+async fn call(server: &Served, tool: &str, arguments: Value) -> Value {
+    trails_tests::client::call_tool(server.addr, Some(DEV_TOKEN), tool, arguments).await
 }
 
-/// `<app> meta <op> '<json>'` in the server's directory: (exit code, stdout, stderr).
-fn cli(server: &Server, op: &str, arguments: &Value) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["meta", op, &arguments.to_string(), "--config"])
-        .arg(server.dir.path().join("trails.toml"))
-        .current_dir(server.dir.path())
-        .env("TRAILS_KG_PATH", server.dir.path().join("kg-cli"))
-        .env("TRAILS_LOG", "warn")
-        .output()
-        .unwrap();
+/// `<app> meta <op> '<json>'` in the server's directory (its store elsewhere: the server holds
+/// its own): (exit code, stdout, stderr).
+fn cli(server: &Served, op: &str, arguments: &Value) -> (i32, String, String) {
+    let dir = server.dir.path();
+    let launch = crate::fixture().config(config()).env("TRAILS_KG_PATH", dir.join("kg-cli").display().to_string());
+    let output = launch.cli(dir, &["meta", op, &arguments.to_string()]);
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
 }

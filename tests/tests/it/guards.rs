@@ -7,10 +7,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use trails::config::{Config, Settings};
 use trails::pipeline::{Call, Guard, GuardFuture, Next};
 use trails::Error;
-use trails_tests::Tenant;
+use trails_tests::{in_process, Tenant};
 
 const DEV_TOKEN: &str = "guards-dev-token";
 
@@ -39,33 +38,18 @@ impl Guard for TenantGuard {
 }
 
 async fn serve(guard: Arc<TenantGuard>) -> (SocketAddr, trails::serve::Server) {
-    trails_tests::link();
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 40\n\n\
          [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\nbudget = {{ tokens = 1000 }}\n",
         trails::sha256_hex(DEV_TOKEN)
     );
-    let settings =
-        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap());
-    let kg = trails::kg::Kg::temporary().unwrap();
-    let server = trails::App::new().kg(kg).guard(guard).build(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let served = server.clone();
-    tokio::spawn(async move { served.serve_http(listener).await });
-    (addr, server)
+    let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap()).guard(guard);
+    let served = in_process::serve(app, in_process::settings(&toml)).await;
+    (served.addr, served.server)
 }
 
 async fn call(addr: SocketAddr, token: Option<&str>, tool: &str, arguments: Value) -> Value {
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap().json().await.unwrap()
+    trails_tests::client::call_tool(addr, token, tool, arguments).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -23,50 +23,27 @@
 //! guard (none is known) leaves an rmcp request hanging, while the hot path answers 500 with
 //! `-32603`.
 
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Command, Stdio};
+use std::net::SocketAddr;
 
 use serde_json::{json, Value};
+use trails_tests::Served;
 
 const BUILDER_TOKEN: &str = "hot-path-builder-token";
 const DEV_TOKEN: &str = "hot-path-dev-token";
 /// Small, so an oversized body is cheap to send.
 const MAX_BODY: usize = 65_536;
 
-struct Server {
-    _child: trails_tests::KilledOnDrop,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-fn start(sessions: bool, hot_path: bool) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("trails.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[mcp]\nscopes = [\"runtime\"]\n\n[http]\nsessions = {sessions}\nhot_path = {hot_path}\nmax_body_bytes = {MAX_BODY}\n\
-             allowed_origins = [\"http://localhost:*\"]\n\n\
-             [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n\n\
-             [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-            trails::sha256_hex(BUILDER_TOKEN),
-            trails::sha256_hex(DEV_TOKEN),
-        ),
-    )
-    .unwrap();
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string(), "--config"])
-        .arg(&config)
-        .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        // The hot path logs each answer it gives at debug: the test counts them.
-        .env("TRAILS_LOG", "error,trails::http::hot=debug")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap())
-        .spawn()
-        .unwrap();
-    trails_tests::wait_until_listening(addr);
-    Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
+fn start(sessions: bool, hot_path: bool) -> Served {
+    let toml = format!(
+        "[mcp]\nscopes = [\"runtime\"]\n\n[http]\nsessions = {sessions}\nhot_path = {hot_path}\nmax_body_bytes = {MAX_BODY}\n\
+         allowed_origins = [\"http://localhost:*\"]\n\n\
+         [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n\n\
+         [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+        trails::sha256_hex(BUILDER_TOKEN),
+        trails::sha256_hex(DEV_TOKEN),
+    );
+    // The hot path logs each answer it gives at debug: the test counts them.
+    crate::fixture().config(toml).log(Some("error,trails::http::hot=debug")).http()
 }
 
 type Headers = Vec<(String, String)>;
@@ -419,8 +396,8 @@ async fn compare(sessions: bool) -> (usize, usize) {
         differences.join("\n")
     );
     // Which tracked cases each server answered on its hot path (it logs each id at debug).
-    let answered_by = |server: &Server| -> std::collections::BTreeSet<u64> {
-        let log = std::fs::read_to_string(server._dir.path().join("stderr.log")).unwrap();
+    let answered_by = |server: &Served| -> std::collections::BTreeSet<u64> {
+        let log = server.stderr();
         log.lines()
             .filter(|line| line.contains("answered on the hot path"))
             .filter_map(|line| line.rsplit_once("id=")?.1.trim().parse().ok())

@@ -3,58 +3,19 @@
 //! never finishes, connections past the cap, oversized request heads.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// The fixture server with `[http]` settings `http`; killed when dropped.
-struct Server {
-    child: trails_tests::KilledOnDrop,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
+use trails_tests::Served;
 
-fn start(http: &str) -> Server {
+/// The fixture server with `[http]` settings `http`.
+fn start(http: &str) -> Served {
     start_with(http, Some("warn"))
 }
 
-/// The fixture server, its log filter `log` (`None`: the default), stderr kept in `stderr.log`.
-fn start_with(http: &str, log: Option<&str>) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("trails.toml");
-    std::fs::write(&config, format!("[mcp]\nscopes = [\"runtime\"]\n\n[http]\n{http}\n")).unwrap();
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"));
-    command
-        .args(["serve", "--http", &addr.to_string(), "--config"])
-        .arg(&config)
-        .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        .env_remove("TRAILS_LOG")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap());
-    if let Some(log) = log {
-        command.env("TRAILS_LOG", log);
-    }
-    let child = command.spawn().unwrap();
-    trails_tests::wait_until_listening(addr);
-    Server { child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
-}
-
-fn signal(server: &Server, name: &str) {
-    let status = Command::new("kill").args([format!("-{name}"), server.child.0.id().to_string()]).status().unwrap();
-    assert!(status.success());
-}
-
-/// Wait for the process to exit, at most `limit`; its exit code.
-fn exits_within(server: &mut Server, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Some(status) = server.child.0.try_wait().unwrap() {
-            return Some(status.code().unwrap_or(-1));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    None
+/// The fixture server, its log filter `log` (`None`: the default).
+fn start_with(http: &str, log: Option<&str>) -> Served {
+    crate::fixture().config(format!("[mcp]\nscopes = [\"runtime\"]\n\n[http]\n{http}\n")).log(log).http()
 }
 
 fn connect(addr: SocketAddr) -> TcpStream {
@@ -141,11 +102,11 @@ fn sigint_ends_open_event_streams_and_half_sent_requests_and_exits_within_the_gr
         half.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\"").unwrap();
         std::thread::sleep(Duration::from_millis(200));
 
-        signal(&server, name);
+        server.signal(name);
         // The event stream ends at once; the half-sent request holds on to the grace period.
         let (_, ended) = read_to_close(&mut events);
         assert!(ended < Duration::from_millis(1500), "SIG{name}: the event stream ended after {ended:?}");
-        let code = exits_within(&mut server, Duration::from_secs(5));
+        let code = server.exits_within(Duration::from_secs(5));
         assert_eq!(code, Some(0), "SIG{name}: exit 0 within the grace period (2 s) plus slack");
     }
 }
@@ -239,10 +200,10 @@ fn a_second_signal_ends_the_grace_period_at_once() {
     )
     .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    signal(&server, "INT");
-    assert_eq!(exits_within(&mut server, Duration::from_millis(800)), None, "the grace period holds");
-    signal(&server, "INT");
-    assert_eq!(exits_within(&mut server, Duration::from_secs(3)), Some(0), "the second signal ends it");
+    server.signal("INT");
+    assert_eq!(server.exits_within(Duration::from_millis(800)), None, "the grace period holds");
+    server.signal("INT");
+    assert_eq!(server.exits_within(Duration::from_secs(3)), Some(0), "the second signal ends it");
 }
 
 #[test]
@@ -301,7 +262,7 @@ fn malformed_messages_get_400_with_a_json_rpc_error_and_bad_tool_params_get_3260
 #[test]
 fn hostile_names_are_echoed_cut_and_per_request_noise_stays_out_of_the_default_log() {
     let server = start_with("", None);
-    let started = std::fs::metadata(server._dir.path().join("stderr.log")).unwrap().len();
+    let started = std::fs::metadata(server.dir.path().join("stderr.log")).unwrap().len();
     // Big enough to show, small enough for the `Mcp-Name` header under the 16 KiB head bound.
     let huge = "x".repeat(12_000);
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"0"}}"#;
@@ -332,8 +293,8 @@ fn hostile_names_are_echoed_cut_and_per_request_noise_stays_out_of_the_default_l
         assert!(bad_token.starts_with("HTTP/1.1 401"), "{bad_token}");
     }
     std::thread::sleep(Duration::from_millis(200));
-    let logged = std::fs::metadata(server._dir.path().join("stderr.log")).unwrap().len() - started;
-    let log = std::fs::read_to_string(server._dir.path().join("stderr.log")).unwrap();
+    let logged = std::fs::metadata(server.dir.path().join("stderr.log")).unwrap().len() - started;
+    let log = std::fs::read_to_string(server.dir.path().join("stderr.log")).unwrap();
     assert!(logged < 2_048, "150 hostile requests wrote {logged} bytes of log at the default level:\n{log}");
 }
 

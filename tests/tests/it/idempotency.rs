@@ -5,44 +5,41 @@
 //! refused.
 
 use serde_json::{json, Value};
-use trails_tests::ServedApp;
+use trails_tests::Served;
 
 const AGENT_TOKEN: &str = "idempotency-agent-token";
 
-fn start() -> ServedApp {
+fn start() -> Served {
     start_with("")
 }
 
 /// The fixture server with an agent token, and `config` before it.
-fn start_with(config: &str) -> ServedApp {
+fn start_with(config: &str) -> Served {
     let toml = format!(
         "{config}[http]\nsessions = false\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
         trails::sha256_hex(AGENT_TOKEN)
     );
-    ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), &toml)
+    crate::fixture().config(toml).http()
 }
 
-async fn call(server: &ServedApp, token: Option<&str>, tool: &str, arguments: Value, key: Option<Value>) -> Value {
+async fn call(server: &Served, token: Option<&str>, tool: &str, arguments: Value, key: Option<Value>) -> Value {
     let mut params = json!({ "name": tool, "arguments": arguments });
     if let Some(key) = key {
         params["_meta"] = json!({ "trails": { "idempotency_key": key } });
     }
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap().json().await.unwrap()
+    trails_tests::client::post(
+        server.addr,
+        token,
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }),
+    )
+    .await
 }
 
 fn retitle(title: &str) -> Value {
     json!({ "req_id": "REQ-1", "title": title })
 }
 
-async fn stored_title(server: &ServedApp) -> Value {
+async fn stored_title(server: &Served) -> Value {
     let got = call(server, None, "trails.kg.get", json!({ "node_type": "Requirement", "id": "REQ-1" }), None).await;
     got["result"]["structuredContent"]["fields"]["title"].clone()
 }
@@ -194,13 +191,9 @@ async fn over_invoke_the_key_is_the_idempotency_key_header() {
 #[tokio::test(flavor = "multi_thread")]
 async fn in_an_mcp_session_the_key_in_meta_replays_too() {
     use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::ServiceExt;
     // Sessions on: rmcp's own handler serves the call, not the stateless hot path.
-    let server = ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), "[http]\nsessions = true\n");
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr));
-    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let server = crate::fixture().config("[http]\nsessions = true\n").http();
+    let client = trails_tests::client::connect(server.addr, None).await;
     let call = |arguments: Value, key: Option<&str>| {
         let mut params =
             CallToolRequestParams::new(if key.is_some() { "requirements.update" } else { "requirements.create" });

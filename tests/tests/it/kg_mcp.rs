@@ -2,22 +2,19 @@
 //! fails with the same `-32602` as the typed API; every call leaves one PROV-O activity; and a
 //! requirement created over MCP survives `kill -9` of the server, with its activity.
 
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Command, Stdio};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use requirements::model::Requirement;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
+use rmcp::model::{CallToolRequestParams, ErrorData};
 use rmcp::service::RunningService;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{RoleClient, ServiceError, ServiceExt};
+use rmcp::{RoleClient, ServiceError};
 use serde_json::{json, Value};
-use trails::config::{Config, Settings};
 use trails::kg::{EmbeddedStore, Kg, KgCtx, Synchronous, Term};
 use trails::Error;
-use trails_tests::KilledOnDrop as Child;
+use trails_tests::client::{self, call};
+use trails_tests::in_process;
 
 const PROV: &str = "http://www.w3.org/ns/prov#";
 
@@ -30,33 +27,11 @@ async fn serve_with(kg: Kg, extra_toml: &str) -> SocketAddr {
 }
 
 async fn serve_toml(kg: Kg, toml: &str) -> SocketAddr {
-    trails_tests::link();
-    let settings =
-        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(toml).unwrap(), &|_| None).unwrap());
-    let server = trails::App::new().kg(kg).build(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve_http(listener).await });
-    addr
+    in_process::serve(trails::App::new().kg(kg), in_process::settings(toml)).await.addr
 }
 
 async fn connect(addr: SocketAddr) -> RunningService<RoleClient, ()> {
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
-    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("client connects")
-}
-
-async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &str,
-    arguments: Value,
-) -> Result<CallToolResult, ErrorData> {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    params.arguments = arguments.as_object().cloned();
-    match client.call_tool(params).await {
-        Ok(result) => Ok(result),
-        Err(ServiceError::McpError(error)) => Err(error),
-        Err(other) => panic!("transport failure calling {tool}: {other}"),
-    }
+    client::connect(addr, None).await
 }
 
 fn requirement(id: &str, owner: Option<&str>) -> Value {
@@ -270,30 +245,16 @@ async fn activities_oldest_first(kg: &Kg) -> Vec<String> {
     rows.iter().map(|row| row[0].1.to_string().trim_matches(['<', '>']).to_owned()).collect()
 }
 
-fn start_example(dir: &std::path::Path) -> (Child, SocketAddr) {
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string()])
-        .env("TRAILS_KG_PATH", dir)
-        .env("TRAILS_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    trails_tests::wait_until_listening(addr);
-    (Child(child), addr)
-}
-
 #[tokio::test]
 async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut server, addr) = start_example(dir.path());
-    let client = connect(addr).await;
+    let mut server = crate::fixture().http();
+    let client = connect(server.addr).await;
     call(&client, "requirements.create", requirement("REQ-42", None)).await.unwrap();
-    server.0.kill().unwrap(); // SIGKILL: no shutdown code runs
-    server.0.wait().unwrap();
+    server.kill(); // SIGKILL: no shutdown code runs
     drop(client);
 
-    let kg = Kg::new(Arc::new(EmbeddedStore::open(dir.path(), Synchronous::Full).unwrap()), trails::kg::DEFAULT_BASE);
+    let store = EmbeddedStore::open(&server.store_path(), Synchronous::Full).unwrap();
+    let kg = Kg::new(Arc::new(store), trails::kg::DEFAULT_BASE);
     let stored = kg.get::<Requirement>("REQ-42").await.unwrap().expect("the acknowledged requirement is there");
     assert_eq!(stored.value.title, "Single sign-on");
     assert_eq!(
@@ -304,8 +265,8 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
     drop(kg);
 
     // And the restarted server serves it.
-    let (_server, addr) = start_example(dir.path());
-    let client = connect(addr).await;
+    server.restart();
+    let client = connect(server.addr).await;
     let found = call(&client, "requirements.search", json!({"text": "sign"})).await.unwrap();
     assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-42");
 }
@@ -314,14 +275,7 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
 /// over MCP, and find it and its activity through `kg`, a handle on the same remote store.
 async fn a_configured_remote_store_receives_the_write(toml: &str, env: &[(&str, &str)], kg: Kg) {
     // The app picks the remote store from configuration alone.
-    trails_tests::link();
-    let lookup = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string());
-    let settings =
-        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(toml).unwrap(), &lookup).unwrap());
-    let server = trails::App::new().build(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve_http(listener).await });
+    let addr = in_process::serve(trails::App::new(), in_process::settings_with_env(toml, env)).await.addr;
     let client = connect(addr).await;
     call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap();
 
@@ -473,8 +427,7 @@ async fn a_builder_reads_the_store_health_and_the_latest_provenance() {
         trails::sha256_hex(TOKEN)
     );
     let addr = serve_toml(kg, &toml).await;
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(TOKEN);
-    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let client = client::connect(addr, Some(TOKEN)).await;
     for id in ["REQ-1", "REQ-2"] {
         call(&client, "requirements.create", requirement(id, None)).await.unwrap();
     }
@@ -548,11 +501,10 @@ async fn next_never_repeats_or_skips_an_instance_while_writes_land_between_pages
 /// pages; once it has exited, the typed API reads its store — and finds the same instances.
 #[tokio::test]
 async fn over_stdio_a_filtered_page_walk_equals_the_typed_api() {
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
     let dir = tempfile::tempdir().unwrap();
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"]).env("TRAILS_KG_PATH", dir.path()).env("TRAILS_LOG", "warn");
-    });
+    let command = crate::fixture().stdio_command(dir.path());
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     for n in 0..9 {
         let mut value = requirement(&format!("REQ-{n}"), None);
@@ -574,7 +526,7 @@ async fn over_stdio_a_filtered_page_walk_equals_the_typed_api() {
     // The server exits on end of input; until then it holds the store's lock.
     let deadline = Instant::now() + Duration::from_secs(20);
     let store = loop {
-        match EmbeddedStore::open(dir.path(), Synchronous::Full) {
+        match EmbeddedStore::open(&dir.path().join("kg"), Synchronous::Full) {
             Ok(store) => break store,
             Err(error) => assert!(Instant::now() < deadline, "the store stays locked: {error}"),
         }
@@ -742,8 +694,7 @@ async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_t
         trails::sha256_hex(TOKEN)
     );
     let addr = serve_toml(kg.clone(), &toml).await;
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(TOKEN);
-    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let client = client::connect(addr, Some(TOKEN)).await;
     for n in 1..=5 {
         call(&client, "requirements.create", requirement(&format!("REQ-{n}"), None)).await.unwrap();
     }

@@ -14,11 +14,10 @@ use rmcp::model::{
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use trails::config::{Config, Settings};
 use trails::sha256_hex;
 
 const BUILDER_TOKEN: &str = "subscriptions-builder-token";
@@ -45,19 +44,12 @@ fn data_dir() -> std::path::PathBuf {
 }
 
 async fn http_server(extra_toml: &str) -> SocketAddr {
-    trails_tests::link();
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n{extra_toml}\n[[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
         sha256_hex(BUILDER_TOKEN)
     );
-    let settings =
-        trails_tests::with_fixture_policies(Settings::resolve(Config::parse(&toml).unwrap(), &|_| None).unwrap());
-    let kg = trails::kg::Kg::temporary().unwrap();
-    let server = trails::App::new().kg(kg).build(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve_http(listener).await });
-    addr
+    let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap());
+    trails_tests::in_process::serve(app, trails_tests::in_process::settings(&toml)).await.addr
 }
 
 fn http_transport(addr: SocketAddr, token: Option<&str>) -> StreamableHttpClientTransport<reqwest::Client> {
@@ -69,14 +61,7 @@ fn http_transport(addr: SocketAddr, token: Option<&str>) -> StreamableHttpClient
 }
 
 fn stdio_transport() -> TokioChildProcess {
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"])
-            .env("TRAILS_KG_PATH", data_dir())
-            .env("TRAILS_LOG", "warn")
-            .env("TRAILS_MCP_SCOPES", "dev")
-            .env_remove("TRAILS_MCP_TOKEN");
-    });
-    TokioChildProcess::new(command).unwrap()
+    TokioChildProcess::new(crate::fixture().env("TRAILS_MCP_SCOPES", "dev").stdio_command(&data_dir())).unwrap()
 }
 
 /// A 2025-11-25 session over `transport`, and the updates it receives.
@@ -343,43 +328,28 @@ async fn over_stdio_a_2026_listen_receives_resource_updates() {
 /// `trails-dual-server`: one process serving stdio — this test, speaking raw JSON-RPC lines,
 /// so it can stop reading — and Streamable HTTP on a loopback port, for writers.
 struct DualServer {
-    child: std::process::Child,
+    app: trails_tests::StdioApp,
     addr: SocketAddr,
-    stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-    _dir: tempfile::TempDir,
 }
 
 impl DualServer {
     fn start(toml: &str) -> DualServer {
-        use std::process::{Command, Stdio};
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("trails.toml");
-        std::fs::write(&config, toml).unwrap();
         let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_trails-dual-server"))
-            .arg(addr.to_string())
-            .env("TRAILS_CONFIG", &config)
-            .env("TRAILS_KG_PATH", dir.path().join("data"))
-            .env_remove("TRAILS_MCP_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        trails_tests::wait_until_listening(addr);
-        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
-        DualServer { child, addr, stdin, stdout: std::io::BufReader::new(stdout), _dir: dir }
+        let launch = trails_tests::Launch::new(env!("CARGO_BIN_EXE_trails-dual-server")).config(toml).log(None);
+        let mut app = launch.piped(&[&addr.to_string()]);
+        app.wait_until_listening(addr);
+        DualServer { app, addr }
     }
 
     fn send(&mut self, message: Value) {
         use std::io::Write;
-        writeln!(self.stdin, "{message}").unwrap();
+        writeln!(self.app.stdin, "{message}").unwrap();
     }
 
     /// The next message on stdout.
     fn receive(&mut self) -> Value {
         let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut self.stdout, &mut line).unwrap() > 0, "stdout closed");
+        assert!(std::io::BufRead::read_line(&mut self.app.stdout, &mut line).unwrap() > 0, "stdout closed");
         serde_json::from_str(&line).unwrap()
     }
 
@@ -396,16 +366,9 @@ impl DualServer {
 
     /// Resident memory, in bytes.
     fn rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.app.child.0.id())).unwrap();
         let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
         line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-    }
-}
-
-impl Drop for DualServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -5,32 +5,23 @@
 //! the default window) and stdio (the fixture server, a 1,024-character window).
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use requirements::model::Requirement;
-use rmcp::model::{CallToolRequestParams, ErrorData};
+use rmcp::model::ErrorData;
 use rmcp::service::RunningService;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceError, ServiceExt};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use trails::config::{Config, Settings};
 use trails::kg::{EmbeddedStore, Kg, Synchronous};
-use trails_tests::Note;
+use trails_tests::{in_process, Note};
 
 type Client = RunningService<RoleClient, ()>;
 
 /// A tool result as a content-only host sees it: the text of `content[]`, which must be the
 /// JSON of `structuredContent` and fit `window`.
 async fn call(client: &Client, tool: &str, arguments: &Value, window: usize) -> Result<Value, ErrorData> {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    params.arguments = arguments.as_object().cloned();
-    let result = match client.call_tool(params).await {
-        Ok(result) => result,
-        Err(ServiceError::McpError(error)) => return Err(error),
-        Err(other) => panic!("transport failure calling {tool}: {other}"),
-    };
+    let result = trails_tests::client::call(client, tool, arguments.clone()).await?;
     let text = result.content[0].as_text().expect("a text block").text.clone();
     assert!(
         text.chars().count() <= window,
@@ -44,9 +35,7 @@ async fn call(client: &Client, tool: &str, arguments: &Value, window: usize) -> 
 
 /// A call that must succeed, whatever it answers.
 async fn setup(client: &Client, tool: &str, arguments: Value) {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    params.arguments = arguments.as_object().cloned();
-    client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    trails_tests::client::call(client, tool, arguments).await.unwrap_or_else(|e| panic!("{tool}: {e:?}"));
 }
 
 /// Follow `next_call` from `first` until there is none; every result in order.
@@ -169,15 +158,10 @@ async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_f
     let note = long_text(1_000_000);
     kg.create(Note { slug: "long".into(), body: note.clone() }).await.unwrap();
 
-    let settings =
-        trails_tests::with_fixture_policies(Settings::resolve(Config::parse("").unwrap(), &|_| None).unwrap());
+    let settings = in_process::settings("");
     let window = settings.tool_window_chars;
-    let server = trails::App::new().kg(kg).build(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve_http(listener).await });
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
-    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let addr = in_process::serve(trails::App::new().kg(kg), settings).await.addr;
+    let client = trails_tests::client::connect(addr, None).await;
     a_content_only_host_reaches_everything(client, window, REQUIREMENTS, &note).await;
 }
 
@@ -186,15 +170,7 @@ async fn over_stdio_a_content_only_host_pages_and_reads_to_the_end_in_a_small_wi
     const REQUIREMENTS: usize = 240;
     const WINDOW: usize = 1024;
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("trails.toml");
-    std::fs::write(&config, format!("[mcp]\ntool_window_chars = {WINDOW}\n")).unwrap();
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"])
-            .env("TRAILS_CONFIG", &config)
-            .env("TRAILS_KG_PATH", dir.path().join("data"))
-            .env("TRAILS_LOG", "warn")
-            .env_remove("TRAILS_MCP_TOKEN");
-    });
+    let command = crate::fixture().config(format!("[mcp]\ntool_window_chars = {WINDOW}\n")).stdio_command(dir.path());
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     for n in 0..REQUIREMENTS {
         let arguments = serde_json::to_value(requirement(n)).unwrap();

@@ -29,3 +29,8 @@ mod stdio_lines;
 mod ui;
 mod validation;
 mod validator_agreement;
+
+/// The fixture app's binary, started the one way the tests start a binary.
+fn fixture() -> trails_tests::Launch {
+    trails_tests::Launch::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
+}

@@ -3,7 +3,6 @@
 //! canonical fields in canonical order; and every shape IRI it names that this app declares
 //! resolves to its SHACL at `/shapes/{iri}`.
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -67,29 +66,15 @@ async fn the_shape_iris_of_the_manifest_resolve_to_their_shacl() {
     trails_tests::link();
     let registry = Registry::collect().unwrap();
     let declared: Vec<&str> = registry.shapes().map(|s| s.iri()).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     // A dev caller sees every capability, so every parameter shape.
-    let config = dir.path().join("trails.toml");
     let token = "manifest-dev-token";
-    std::fs::write(
-        &config,
-        format!(
+    let server = crate::fixture()
+        .config(format!(
             "[mcp]\nscopes = [\"dev\"]\n\n[[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
             trails::sha256_hex(token)
-        ),
-    )
-    .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string(), "--config"])
-        .arg(&config)
-        .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        .env("TRAILS_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = trails_tests::KilledOnDrop(child);
-    trails_tests::wait_until_listening(addr);
+        ))
+        .http();
+    let addr = server.addr;
     let client = reqwest::Client::new();
     let manifest: Value =
         client.get(format!("http://{addr}/.well-known/capabilities")).send().await.unwrap().json().await.unwrap();

@@ -8,11 +8,12 @@ use std::path::Path;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ErrorData, Tool};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Map, Value};
-use trails::config::{Config, Settings};
+use trails::config::Settings;
 use trails::sha256_hex;
+use trails_tests::in_process;
 
 const RUNTIME_TOKEN: &str = "runtime-token-1";
 const BUILDER_TOKEN: &str = "builder-token-2";
@@ -47,21 +48,13 @@ fn settings(extra_toml: &str, env: &[(&str, &str)]) -> Settings {
         sha256_hex(BUILDER_TOKEN),
         sha256_hex(DEV_TOKEN)
     );
-    let mut env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
-    env.push(("TRAILS_KG_PATH".into(), data_dir()));
-    Settings::resolve(Config::parse(&toml).unwrap(), &|name| {
-        env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-    })
-    .unwrap()
+    let data = data_dir();
+    let env: Vec<(&str, &str)> = env.iter().copied().chain([("TRAILS_KG_PATH", data.as_str())]).collect();
+    in_process::settings_with_env(&toml, &env)
 }
 
 async fn http_server(settings: Settings) -> SocketAddr {
-    trails_tests::link();
-    let server = trails::App::new().build(trails_tests::with_fixture_policies(settings)).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve_http(listener).await });
-    addr
+    in_process::serve(trails::App::new(), settings).await.addr
 }
 
 /// A client that records `tools/list_changed` notifications.
@@ -109,16 +102,8 @@ async fn stdio_client(
     env: &[(&str, &str)],
     meta: Option<Map<String, Value>>,
 ) -> Result<RunningService<RoleClient, Recorder>, String> {
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"])
-            .env("TRAILS_KG_PATH", data_dir())
-            .env("TRAILS_LOG", "warn")
-            .env_remove("TRAILS_MCP_TOKEN")
-            .env_remove("TRAILS_MCP_SCOPES");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-    });
+    let launch = env.iter().fold(crate::fixture(), |launch, (name, value)| launch.env(name, *value));
+    let command = launch.stdio_command(std::path::Path::new(&data_dir()));
     let transport = TokioChildProcess::new(command).map_err(|e| e.to_string())?;
     Recorder { meta, ..Recorder::default() }.serve(transport).await.map_err(|e| e.to_string())
 }
@@ -486,13 +471,7 @@ async fn stdio_scope_matrix_and_list_changed() {
 
 #[tokio::test]
 async fn stdio_speaks_2026_07_28_without_initialize() {
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server")).configure(|c| {
-        c.args(["serve", "--stdio"])
-            .env("TRAILS_KG_PATH", data_dir())
-            .env("TRAILS_LOG", "warn")
-            .env_remove("TRAILS_MCP_TOKEN")
-            .env_remove("TRAILS_MCP_SCOPES");
-    });
+    let command = crate::fixture().stdio_command(std::path::Path::new(&data_dir()));
     let client = Recorder::default()
         .serve_with_lifecycle(
             TokioChildProcess::new(command).unwrap(),

@@ -4,58 +4,35 @@
 //! each failure; and Schemathesis, driving the live server from the document, finds no server
 //! error and no contract violation.
 
-use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use trails_tests::Served;
 
 const DEV_TOKEN: &str = "openapi-dev-token";
 const RUNTIME_TOKEN: &str = "openapi-runtime-token";
 
-struct Server {
-    _child: trails_tests::KilledOnDrop,
-    addr: SocketAddr,
-    dir: tempfile::TempDir,
-}
-
-fn start() -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("trails.toml");
+fn start() -> Served {
     let hash = |token: &str| trails::sha256_hex(token);
-    std::fs::write(
-        &config,
-        format!(
+    // Its own working directory: Schemathesis calls `trails_meta_schema_snapshot` with `write: true`.
+    crate::fixture()
+        .config(format!(
             "[mcp]\nscopes = [\"runtime\", \"builder\", \"dev\"]\n\n[http]\nsessions = false\n\n\
              [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n\n\
              [[http.tokens]]\nname = \"runner\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
             hash(DEV_TOKEN),
             hash(RUNTIME_TOKEN)
-        ),
-    )
-    .unwrap();
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string(), "--config"])
-        .arg(&config)
-        // Its own directory: Schemathesis calls `trails_meta_schema_snapshot` with `write: true`.
-        .current_dir(dir.path())
-        .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        .env("TRAILS_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap())
-        .spawn()
-        .unwrap();
-    trails_tests::wait_until_listening(addr);
-    Server { _child: trails_tests::KilledOnDrop(child), addr, dir }
+        ))
+        .http()
 }
 
 fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-async fn openapi(server: &Server, token: Option<&str>) -> Value {
+async fn openapi(server: &Served, token: Option<&str>) -> Value {
     let mut request = client().get(format!("http://{}/openapi.json", server.addr));
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -67,7 +44,7 @@ async fn openapi(server: &Server, token: Option<&str>) -> Value {
 }
 
 /// `POST /invoke/{id}` with a JSON body: (status, `WWW-Authenticate`, body).
-async fn invoke(server: &Server, id: &str, token: Option<&str>, body: &Value) -> (StatusCode, Option<String>, Value) {
+async fn invoke(server: &Served, id: &str, token: Option<&str>, body: &Value) -> (StatusCode, Option<String>, Value) {
     let mut request = client().post(format!("http://{}/invoke/{id}", server.addr)).json(body);
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -79,7 +56,7 @@ async fn invoke(server: &Server, id: &str, token: Option<&str>, body: &Value) ->
 }
 
 /// The same call as a stateless MCP `tools/call`: its `result`, or its `error`.
-async fn tools_call(server: &Server, name: &str, arguments: &Value) -> Result<Value, Value> {
+async fn tools_call(server: &Served, name: &str, arguments: &Value) -> Result<Value, Value> {
     let response = client()
         .post(format!("http://{}/mcp", server.addr))
         .header("accept", "application/json, text/event-stream")
@@ -270,10 +247,7 @@ fn schemathesis_finds_no_server_error_and_no_contract_violation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn invoke_and_shapes_can_each_be_switched_off_and_mcp_stays() {
-    let server = trails_tests::ServedApp::start(
-        env!("CARGO_BIN_EXE_trails-fixture-server"),
-        "[http]\nsessions = false\ninvoke = false\nshapes = false\n",
-    );
+    let server = crate::fixture().config("[http]\nsessions = false\ninvoke = false\nshapes = false\n").http();
     let client = reqwest::Client::new();
     let base = format!("http://{}", server.addr);
     for (method, path) in [
@@ -286,21 +260,12 @@ async fn invoke_and_shapes_can_each_be_switched_off_and_mcp_stays() {
         assert_eq!(request.send().await.unwrap().status(), StatusCode::NOT_FOUND, "{method} {path}");
     }
     assert_eq!(client.get(format!("{base}/.well-known/capabilities")).send().await.unwrap().status(), StatusCode::OK);
-    let call = client
-        .post(format!("{base}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": { "name": "research.search", "arguments": { "query": "graphs" } } }))
-        .send()
-        .await
-        .unwrap();
-    let answer: Value = call.json().await.unwrap();
+    let answer =
+        trails_tests::client::call_tool(server.addr, None, "research.search", json!({ "query": "graphs" })).await;
     assert!(answer["result"]["structuredContent"].is_object(), "{answer}");
 
     // Switched on (the default), the same paths answer.
-    let server =
-        trails_tests::ServedApp::start(env!("CARGO_BIN_EXE_trails-fixture-server"), "[http]\nsessions = false\n");
+    let server = crate::fixture().config("[http]\nsessions = false\n").http();
     let base = format!("http://{}", server.addr);
     assert_eq!(client.get(format!("{base}/openapi.json")).send().await.unwrap().status(), StatusCode::OK);
     assert_eq!(client.get(format!("{base}/shapes.ttl")).send().await.unwrap().status(), StatusCode::OK);

@@ -5,67 +5,34 @@
 //! file, or without the named policy, the server refuses to start and says which capability and
 //! what to add.
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use serde_json::{json, Value};
+use trails_tests::{Launch, Served};
 
 const DEV_TOKEN: &str = "policy-dev-token";
 
-struct Server {
-    _child: trails_tests::KilledOnDrop,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
+/// The fixture server with `policies` (Cedar text, in `policies.cedar`) as its only policy file.
+fn launch(policies: Option<&str>) -> Launch {
+    let launch = crate::fixture().config(format!(
+        "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
+         [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+        trails::sha256_hex(DEV_TOKEN)
+    ));
+    match policies {
+        Some(text) => launch.file("policies.cedar", text).env("TRAILS_POLICY_FILES", "policies.cedar"),
+        None => launch.env("TRAILS_POLICY_FILES", ""),
+    }
 }
 
-/// The fixture server with `policies` (Cedar text) as its only policy file.
-fn command(dir: &Path, policies: Option<&str>) -> (Command, SocketAddr) {
-    let config = dir.join("trails.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
-             [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-            trails::sha256_hex(DEV_TOKEN)
-        ),
-    )
-    .unwrap();
-    let files = match policies {
-        Some(text) => {
-            let file = dir.join("policies.cedar");
-            std::fs::write(&file, text).unwrap();
-            file.display().to_string()
-        }
-        None => String::new(),
-    };
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"));
-    command
-        .args(["serve", "--http", &addr.to_string(), "--config"])
-        .arg(&config)
-        .env("TRAILS_KG_PATH", dir.join("kg"))
-        .env("TRAILS_LOG", "warn")
-        .env("TRAILS_POLICY_FILES", files);
-    (command, addr)
-}
-
-fn start(policies: &str) -> Server {
-    serve(tempfile::tempdir().unwrap(), policies)
+fn start(policies: &str) -> Served {
+    launch(Some(policies)).http()
 }
 
 /// Stop `server` and serve its directory (and store) again, under `policies`.
-fn restart(server: Server, policies: &str) -> Server {
-    let Server { _child: child, _dir: dir, .. } = server;
-    drop(child);
-    serve(dir, policies)
-}
-
-fn serve(dir: tempfile::TempDir, policies: &str) -> Server {
-    let (mut command, addr) = command(dir.path(), Some(policies));
-    let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    trails_tests::wait_until_listening(addr);
-    Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
+fn restart(mut server: Served, policies: &str) -> Served {
+    server.kill();
+    std::fs::write(server.dir.path().join("policies.cedar"), policies).unwrap();
+    server.restart();
+    server
 }
 
 fn arguments(priority: i64) -> Value {
@@ -73,13 +40,13 @@ fn arguments(priority: i64) -> Value {
 }
 
 /// `tools/call fixtures.constraints` over stateless MCP: the result, or the error.
-async fn over_mcp(server: &Server, token: Option<&str>, arguments: &Value) -> Result<Value, Value> {
+async fn over_mcp(server: &Served, token: Option<&str>, arguments: &Value) -> Result<Value, Value> {
     over_mcp_keyed(server, token, arguments, None).await
 }
 
 /// The same, with an idempotency key in `_meta`.
 async fn over_mcp_keyed(
-    server: &Server,
+    server: &Served,
     token: Option<&str>,
     arguments: &Value,
     key: Option<&str>,
@@ -88,15 +55,8 @@ async fn over_mcp_keyed(
     if let Some(key) = key {
         params["_meta"] = json!({ "trails": { "idempotency_key": key } });
     }
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let mut answer: Value = request.send().await.unwrap().json().await.unwrap();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    let mut answer = trails_tests::client::post(server.addr, token, &body).await;
     match answer.get_mut("result") {
         Some(result) => Ok(result.take()),
         None => Err(answer["error"].take()),
@@ -104,7 +64,7 @@ async fn over_mcp_keyed(
 }
 
 /// `POST /invoke/fixtures.constraints`: status and body.
-async fn over_invoke(server: &Server, token: Option<&str>, arguments: &Value) -> (u16, Value) {
+async fn over_invoke(server: &Served, token: Option<&str>, arguments: &Value) -> (u16, Value) {
     let mut request =
         reqwest::Client::new().post(format!("http://{}/invoke/fixtures.constraints", server.addr)).json(arguments);
     if let Some(token) = token {
@@ -188,8 +148,7 @@ fn without_its_policies_the_server_refuses_to_start_and_says_what_to_add() {
         (Some("permit (principal, action"), vec!["policies.cedar", "not valid Cedar"]),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let (mut command, _) = command(dir.path(), policies);
-        let output = command.stdout(Stdio::null()).output().unwrap();
+        let output = launch(policies).cli(dir.path(), &["serve", "--http", "127.0.0.1:0"]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!output.status.success(), "{policies:?}: the server started");
         for text in expected {

@@ -5,7 +5,6 @@
 //! exactly the fields the Trails validator rejects. Served over HTTP at `/shapes.ttl` and
 //! `/shapes/{name}`, in the syntax the client asks for.
 
-use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -244,30 +243,10 @@ fn shacl_reports_violations_exactly_where_the_validator_rejects() {
     }
 }
 
-struct Server {
-    _child: trails_tests::KilledOnDrop,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-fn start() -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"))
-        .args(["serve", "--http", &addr.to_string()])
-        .env("TRAILS_KG_PATH", dir.path().join("kg"))
-        .env("TRAILS_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    trails_tests::wait_until_listening(addr);
-    Server { _child: trails_tests::KilledOnDrop(child), addr, _dir: dir }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_shapes_are_served_in_the_syntax_the_client_asks_for() {
     let registry = registry();
-    let server = start();
+    let server = crate::fixture().http();
     let get = |path: &str, accept: Option<&str>| {
         let mut request = reqwest::Client::new().get(format!("http://{}{path}", server.addr));
         if let Some(accept) = accept {

@@ -1,0 +1,61 @@
+//! Clients the tests talk to a served app with over HTTP: raw JSON-RPC (what a hand-written
+//! client sends, so a test controls every header and byte) and rmcp's own client (what an SDK
+//! does: the handshake, sessions, notifications). In process, without sockets, the tests use
+//! the public `trails::testing::Client`.
+
+use std::net::SocketAddr;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+/// `body` POSTed to `/mcp` as a 2025-06-18 client without a session sends it (with `token` as its
+/// bearer token); the JSON answer.
+pub async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("the server answers");
+    let text = response.text().await.expect("a body");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// `tools/call` of `tool` with `arguments`, POSTed as [`post`] does; the whole JSON-RPC answer.
+pub async fn call_tool(addr: SocketAddr, token: Option<&str>, tool: &str, arguments: Value) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": tool, "arguments": arguments } });
+    post(addr, token, &body).await
+}
+
+/// An rmcp client session over Streamable HTTP (with `token` as its bearer token).
+pub async fn connect(addr: SocketAddr, token: Option<&str>) -> RunningService<RoleClient, ()> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"));
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the client connects")
+}
+
+/// `tools/call` through an rmcp client: the result, or the JSON-RPC error (a transport failure
+/// panics).
+pub async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, ErrorData> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    match client.call_tool(params).await {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(error)) => Err(error),
+        Err(other) => panic!("transport failure calling {tool}: {other}"),
+    }
+}
