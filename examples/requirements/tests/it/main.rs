@@ -3,5 +3,9 @@
 
 mod flow;
 mod python_interop;
-mod support;
 mod typescript_interop;
+
+/// The example app's binary, started as the workspace's tests start a binary.
+fn example() -> trails_tests::Launch {
+    trails_tests::Launch::new(env!("CARGO_BIN_EXE_requirements"))
+}

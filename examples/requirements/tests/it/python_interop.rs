@@ -6,8 +6,6 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::support::serve_http;
-
 /// The suite's pinned Python tools (the MCP SDK and PyLD among them); `cargo xtask test` installs
 /// them, and this test does when run alone.
 const REQUIREMENTS: &str = "../../tests/python-requirements.txt";
@@ -146,7 +144,8 @@ fn the_python_sdk_drives_the_example_app_over_stdio_and_http() {
     let python = python();
     let stdio = drive(&python, &["stdio", env!("CARGO_BIN_EXE_requirements"), "serve", "--stdio"]);
     assert_report(&stdio, "stdio");
-    let (_server, addr) = serve_http();
+    let server = crate::example().http();
+    let addr = server.addr;
     let http = drive(&python, &["http", &format!("http://{addr}/mcp")]);
     assert_report(&http, "http");
 }

@@ -9,8 +9,6 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::serve_http;
-
 /// The pinned SDKs (so the test measures our server, not a moving client).
 const PACKAGES: [(&str, &str); 2] =
     [("@modelcontextprotocol/sdk", "1.32.2"), ("@modelcontextprotocol/client", "2.4.0")];
@@ -96,7 +94,8 @@ fn the_typescript_sdks_drive_the_example_app_over_stdio_and_http() {
     let node = node_dir();
     let stdio = drive(&node, &["stdio", env!("CARGO_BIN_EXE_requirements"), "serve", "--stdio"]);
     assert_report(&stdio, "stdio");
-    let (_server, addr) = serve_http();
+    let server = crate::example().http();
+    let addr = server.addr;
     let http = drive(&node, &["http", &format!("http://{addr}/mcp")]);
     assert_report(&http, "http");
 }
