@@ -9,7 +9,6 @@ use crate::args::{self, Arg, Keys, Literal};
 use crate::diag::Diagnostics;
 use crate::ir::{Constraints, Field, FieldType, Num, Scalar, INT_KINDS};
 use crate::names;
-use crate::pattern::check_pattern;
 
 /// A `#[predicate(…)]` key.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -300,7 +299,7 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
                 if !is_string {
                     wrong_type(diags, arg, "strings", "");
                 } else {
-                    match check_pattern(&pattern.value()) {
+                    match trails_pattern::check(&pattern.value()) {
                         Ok(()) => field.constraints.pattern = Some(pattern.value()),
                         Err(reason) => diags.error_spanned(&pattern, format!("invalid `pattern`: {reason}")),
                     }

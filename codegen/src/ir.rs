@@ -114,6 +114,23 @@ pub struct Constraints {
     pub max_items: Option<u64>,
 }
 
+impl Constraints {
+    /// The range an integer field of `kind` accepts: its declared `min_value`/`max_value`, else
+    /// the type's own bounds. Every projection states both (JSON Schema's integers are unbounded,
+    /// and a client must not be told 2^64 fits an `i64`), and the validator enforces the same.
+    pub fn int_range(&self, kind: &IntKind) -> (i128, i128) {
+        let min = match self.min_value {
+            Some(Num::Int(v)) => v,
+            _ => kind.min,
+        };
+        let max = match self.max_value {
+            Some(Num::Int(v)) => v,
+            _ => kind.max,
+        };
+        (min, max)
+    }
+}
+
 #[derive(Clone)]
 /// One field (or named parameter).
 pub struct Field {

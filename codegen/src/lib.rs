@@ -14,7 +14,6 @@ pub mod diag;
 pub mod field;
 pub mod ir;
 pub mod names;
-pub mod pattern;
 pub mod preview;
 #[cfg(feature = "scaffold")]
 pub mod scaffold;

@@ -240,7 +240,7 @@ fn predicate(spec: &FieldSpec, at: &str, errors: &mut Vec<SpecError>) -> TokenSt
         items.push(quote!(max_length = #n));
     }
     if let Some(pattern) = &spec.pattern {
-        if let Err(message) = crate::pattern::check_pattern(pattern) {
+        if let Err(message) = trails_pattern::check(pattern) {
             errors.push(fault(format!("{at}/pattern"), message));
         }
         let literal = string_literal(pattern);

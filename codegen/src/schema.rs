@@ -2,7 +2,7 @@
 //! `Option<T>` is `T`'s schema and simply not required).
 
 use crate::args::Literal;
-use crate::ir::{Constraints, Field, Num, ObjectDecl, Scalar};
+use crate::ir::{Constraints, Field, ObjectDecl, Scalar};
 use crate::template::{json_string, Hole, Template};
 
 /// `"description":"…",` or nothing.
@@ -107,16 +107,7 @@ fn scalar_members(scalar: &Scalar, c: &Constraints, described: bool, t: &mut Tem
         }
         Scalar::Int(kind) => {
             t.text("\"type\":\"integer\"");
-            // The type's own bounds are stated too (`i64` and `u64` included): JSON Schema's
-            // integers are unbounded, and a client must not be told 2^64 fits an `i64`.
-            let min = match c.min_value {
-                Some(Num::Int(v)) => v,
-                _ => kind.min,
-            };
-            let max = match c.max_value {
-                Some(Num::Int(v)) => v,
-                _ => kind.max,
-            };
+            let (min, max) = c.int_range(kind);
             t.text(&format!(",\"minimum\":{min},\"maximum\":{max}"));
         }
         Scalar::Float => {

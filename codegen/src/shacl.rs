@@ -8,7 +8,7 @@
 //! or output. A child (`extends`) adds `sh:node <parent>`: the parent's constraints hold too.
 
 use crate::args::Literal;
-use crate::ir::{Field, Num, ObjectDecl, Scalar, ShapeBody, ShapeDecl};
+use crate::ir::{Field, ObjectDecl, Scalar, ShapeBody, ShapeDecl};
 use crate::names;
 use crate::template::{Hole, Template};
 
@@ -115,21 +115,13 @@ fn property_constraints(field: &Field, t: &mut Template) {
                 line(format!("sh:maxLength {max}"));
             }
             if let Some(pattern) = &c.pattern {
-                line(format!("sh:pattern {}", turtle_string(&crate::pattern::to_xpath(pattern))));
+                line(format!("sh:pattern {}", turtle_string(&trails_pattern::to_xpath(pattern))));
             }
         }
         Scalar::Bool => line("sh:datatype xsd:boolean".into()),
         Scalar::Int(kind) => {
             line("sh:datatype xsd:integer".into());
-            // The type's own range too, as the JSON Schema states it.
-            let min = match c.min_value {
-                Some(Num::Int(v)) => v,
-                _ => kind.min,
-            };
-            let max = match c.max_value {
-                Some(Num::Int(v)) => v,
-                _ => kind.max,
-            };
+            let (min, max) = c.int_range(kind);
             line(format!("sh:minInclusive {min}"));
             line(format!("sh:maxInclusive {max}"));
         }

@@ -94,14 +94,7 @@ fn item_rule(field: &Field, patterns: &mut Vec<TokenStream>) -> TokenStream {
             }))
         }
         Scalar::Int(kind) => {
-            let min = match c.min_value {
-                Some(Num::Int(v)) => v,
-                _ => kind.min,
-            };
-            let max = match c.max_value {
-                Some(Num::Int(v)) => v,
-                _ => kind.max,
-            };
+            let (min, max) = c.int_range(kind);
             let one_of = c.one_of.iter().filter_map(|l| match l {
                 Literal::Int(i) => Some(*i),
                 _ => None,

@@ -5,7 +5,6 @@
 //! declaration (`rules.rs`); `interpret.rs` walks a raw `serde_json::Value` against such a table and
 //! collects *all* failures, bounded by [`MAX_FIELD_ERRORS`].
 
-pub(crate) mod ecma;
 mod field_error;
 mod interpret;
 mod report;

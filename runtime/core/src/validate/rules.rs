@@ -49,7 +49,7 @@ impl Pattern {
     /// Compile now (idempotent), reporting a failure instead of hiding it.
     pub(crate) fn compile(&self) -> Result<&Regex, PatternError> {
         self.compiled
-            .get_or_init(|| Regex::new(&super::ecma::to_rust(self.source)))
+            .get_or_init(|| Regex::new(&trails_pattern::to_rust(self.source)))
             .as_ref()
             .map_err(|e| PatternError { source_text: self.source, reason: e.to_string() })
     }
