@@ -9,7 +9,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
 /// `body` POSTed to `/mcp` as a 2025-06-18 client without a session sends it (with `token` as its
@@ -44,13 +44,9 @@ pub async fn connect(addr: SocketAddr, token: Option<&str>) -> RunningService<Ro
     ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the client connects")
 }
 
-/// `tools/call` through an rmcp client: the result, or the JSON-RPC error (a transport failure
-/// panics).
-pub async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &str,
-    arguments: Value,
-) -> Result<CallToolResult, ErrorData> {
+/// `tools/call` through an rmcp client (any handler: a `RunningService` derefs to its peer): the
+/// result, or the JSON-RPC error (a transport failure panics).
+pub async fn call(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> Result<CallToolResult, ErrorData> {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     params.arguments = arguments.as_object().cloned();
     match client.call_tool(params).await {

@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ErrorData, ProtocolVersion, ResourceUpdatedNotificationParam, ServerNotification,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    ErrorData, ProtocolVersion, ResourceUpdatedNotificationParam, ServerNotification, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -88,9 +88,7 @@ where
 }
 
 async fn call(client: &Client, tool: &str, arguments: Value) {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    params.arguments = arguments.as_object().cloned();
-    client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    trails_tests::client::call(client, tool, arguments).await.unwrap_or_else(|e| panic!("{tool}: {e:?}"));
 }
 
 async fn create(client: &Client, id: &str) {

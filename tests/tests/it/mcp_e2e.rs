@@ -5,11 +5,11 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ErrorData, Tool};
+use rmcp::model::{CallToolResult, ClientConfig, Tool};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Map, Value};
 use trails::config::Settings;
 use trails::sha256_hex;
@@ -112,19 +112,7 @@ async fn names(client: &RunningService<RoleClient, Recorder>) -> Vec<String> {
     client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.into_owned()).collect()
 }
 
-async fn call(
-    client: &RunningService<RoleClient, Recorder>,
-    tool: &str,
-    arguments: Value,
-) -> Result<CallToolResult, ErrorData> {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    params.arguments = arguments.as_object().cloned();
-    match client.call_tool(params).await {
-        Ok(result) => Ok(result),
-        Err(ServiceError::McpError(error)) => Err(error),
-        Err(other) => panic!("transport failure calling {tool}: {other}"),
-    }
-}
+use trails_tests::client::call;
 
 const GATED: [&str; 4] = [
     "trails_meta_fixture_inspect",
