@@ -62,18 +62,12 @@
 // Lets the macros' `::trails::…` paths resolve inside this crate too (for the built-ins).
 extern crate self as trails;
 
-mod budget;
 mod builtin;
 mod cli;
 pub mod config;
 mod http;
-mod idempotency;
-#[cfg(feature = "ledger")]
-mod ledger;
 mod mcp;
 mod memory;
-#[cfg(feature = "cedar")]
-mod policy;
 mod projection;
 mod resources;
 mod server;
@@ -82,6 +76,12 @@ mod wire;
 // The core layer, under the paths the rest of this crate names it by.
 pub use trails_core::pipeline;
 use trails_core::{auth, ctx, declare, error, registry, validate};
+// The governance layer, likewise.
+#[cfg(feature = "ledger")]
+use trails_governance::ledger;
+#[cfg(feature = "cedar")]
+use trails_governance::policy;
+use trails_governance::{budget, idempotency};
 /// The knowledge graph: typed instances of node types, the stores, provenance.
 pub use trails_kg as kg;
 

@@ -118,6 +118,9 @@ fn test() -> ExitCode {
 /// build covers): (package, features), each built with `--no-default-features`.
 const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-codegen", ""),
+    ("trails-governance", ""),
+    ("trails-governance", "ledger"),
+    ("trails-governance", "cedar"),
     ("trails-kg", ""),
     ("trails-kg", "embedded"),
     ("trails-kg", "remote"),

@@ -15,7 +15,7 @@
 #[cfg(feature = "ledger")]
 mod spending;
 #[cfg(feature = "ledger")]
-pub(crate) use spending::{BudgetGuard, Budgets};
+pub use spending::{BudgetGuard, Budgets};
 
 /// What a caller may spend per window; `None` on a side is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

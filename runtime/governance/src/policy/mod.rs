@@ -28,10 +28,10 @@ use cedar_policy::{
 };
 use serde_json::Value;
 
-use crate::auth::Caller;
-use crate::error::Error;
-use crate::pipeline::{Call, Guard, GuardFuture, Next};
-use crate::registry::ToolEntry;
+use trails_core::auth::Caller;
+use trails_core::error::Error;
+use trails_core::pipeline::{Call, Guard, GuardFuture, Next};
+use trails_core::registry::ToolEntry;
 
 /// Why the policies could not be loaded. Each names what to fix.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +90,7 @@ fn names(capabilities: &[String]) -> String {
 }
 
 /// The loaded policies, one set per capability that requires any.
-pub(crate) struct Policies {
+pub struct Policies {
     by_tool: HashMap<&'static str, (PolicySet, Vec<&'static str>)>,
     entities: Entities,
     authorizer: Authorizer,
@@ -105,7 +105,7 @@ impl std::fmt::Debug for Policies {
 impl Policies {
     /// Read `files` and `entities` for the `tools` that declare `policy_required`. `None` when no
     /// tool requires a policy.
-    pub(crate) fn load(
+    pub fn load(
         files: &[PathBuf],
         entities: Option<&PathBuf>,
         tools: &[&'static ToolEntry],
@@ -164,7 +164,7 @@ impl Policies {
     }
 
     /// Whether `caller` may call `tool` with `arguments` (already validated).
-    pub(crate) fn check(&self, tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<(), Error> {
+    pub fn check(&self, tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<(), Error> {
         let Some((set, names)) = self.by_tool.get(tool.name()) else { return Ok(()) };
         let denied = || Error::policy_denied(format!("`{}` is not allowed by policy {}", tool.id(), names.join(", ")));
         let request = match request(tool, caller, arguments) {
@@ -192,7 +192,7 @@ impl Policies {
 
 /// The policy guard: a `policy_required` capability runs only when its Cedar policies allow the
 /// call, with its validated arguments.
-pub(crate) struct PolicyGuard(pub(crate) Policies);
+pub struct PolicyGuard(pub Policies);
 
 impl Guard for PolicyGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
@@ -262,22 +262,22 @@ fn expression(value: &Value) -> Result<RestrictedExpression, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::ScopeSet;
+    use trails_core::auth::ScopeSet;
 
     fn entry(policies: &'static [&'static str]) -> &'static ToolEntry {
         Box::leak(Box::new(ToolEntry::__new(
             "reports.read",
             "reports.read",
             "1.0.0",
-            crate::registry::ToolKind::Runtime,
-            crate::auth::Scope::Runtime,
+            trails_core::registry::ToolKind::Runtime,
+            trails_core::auth::Scope::Runtime,
             "",
             "{}",
             "{}",
             "",
-            crate::registry::Declared::__new(policies, 0, 0.0, false, false, None),
+            trails_core::registry::Declared::__new(policies, 0, 0.0, false, false, None),
             |_, _, _| {},
-            |_, _| Box::pin(async { Ok(crate::declare::Output::text("")) }),
+            |_, _| Box::pin(async { Ok(trails_core::declare::Output::text("")) }),
             "test",
         )))
     }
@@ -300,7 +300,7 @@ mod tests {
             };"#,
             tool,
         );
-        let caller = Caller::anonymous(ScopeSet::up_to(crate::auth::Scope::Runtime));
+        let caller = Caller::anonymous(ScopeSet::up_to(trails_core::auth::Scope::Runtime));
         let arguments = serde_json::json!({
             "n": 3, "big": 18446744073709551615u64, "ratio": 0.5, "tags": ["a", "b"],
             "nested": { "ok": true }, "gone": null
@@ -324,7 +324,7 @@ mod tests {
         )
         .unwrap();
         let set = Policies::load(&[first, second], None, &[tool]).unwrap().unwrap();
-        let caller = Caller::anonymous(ScopeSet::up_to(crate::auth::Scope::Runtime));
+        let caller = Caller::anonymous(ScopeSet::up_to(trails_core::auth::Scope::Runtime));
         assert!(set.check(tool, &caller, &serde_json::json!({ "n": 1 })).is_ok());
         assert!(set.check(tool, &caller, &serde_json::json!({ "n": 9 })).is_err(), "the forbid decides");
         // `n` as a string (a float or a huge number arrives so): `>` fails, the forbid is skipped

@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
 use super::{BudgetLimit, BudgetSettings};
-use crate::error::Error;
 use crate::ledger::{caller_column, caller_from_column};
-use crate::pipeline::{Call, Guard, GuardFuture, Next};
-use crate::registry::Cost;
+use trails_core::error::Error;
+use trails_core::pipeline::{Call, Guard, GuardFuture, Next};
+use trails_core::registry::Cost;
 
 /// What one caller spent in its current window, which began at `since_ms` (Unix milliseconds:
 /// wall-clock time, so a window survives a restart).
@@ -38,7 +38,7 @@ fn now_ms() -> i64 {
 }
 
 /// Every caller's spending, and what was refused.
-pub(crate) struct Budgets {
+pub struct Budgets {
     settings: BudgetSettings,
     /// Keyed by caller name (`None`: anonymous callers, who share one budget).
     spent: Mutex<HashMap<Option<String>, Spent>>,
@@ -57,7 +57,7 @@ impl std::fmt::Debug for Budgets {
 }
 
 impl Budgets {
-    pub(crate) fn new(settings: BudgetSettings, ledger: PathBuf) -> Budgets {
+    pub fn new(settings: BudgetSettings, ledger: PathBuf) -> Budgets {
         Budgets {
             settings,
             spent: Mutex::new(HashMap::new()),
@@ -79,7 +79,7 @@ impl Budgets {
     /// Charge `cost` of capability `id` to `caller`, or refuse it (`-32003`) when it exceeds what
     /// the caller has left in this window. The charge is committed to the ledger before this
     /// returns `Ok` — unless the ledger cannot be written, which is logged.
-    pub(crate) async fn charge(&self, caller: Option<&str>, id: &str, cost: Cost) -> Result<(), Error> {
+    pub async fn charge(&self, caller: Option<&str>, id: &str, cost: Cost) -> Result<(), Error> {
         // The hot path: most capabilities declare no cost, and most apps set no budget. Only a
         // cost on a side the caller's limit bounds is counted (or written down).
         let limit = self.limit(caller);
@@ -185,7 +185,7 @@ impl Budgets {
 
     /// `trails://stats`' `budgets`: the window, calls charged and refused, and (`per_caller`)
     /// each caller's spending in its current window.
-    pub(crate) fn stats(&self, per_caller: bool) -> Value {
+    pub fn stats(&self, per_caller: bool) -> Value {
         let (now, window_ms) = (now_ms(), self.window_ms());
         let spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         let mut callers: Vec<Value> = spent
@@ -277,7 +277,7 @@ fn add(conn: &Connection, caller: &str, since_ms: i64, cost: Cost, now: i64, win
 
 /// The budget guard: a call is charged to its caller's budget once every other check passed (a
 /// refused call, or a replay, costs nothing), before its handler runs.
-pub(crate) struct BudgetGuard(pub(crate) Arc<Budgets>);
+pub struct BudgetGuard(pub Arc<Budgets>);
 
 impl Guard for BudgetGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {

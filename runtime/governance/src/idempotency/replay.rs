@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use super::SentKey;
 #[cfg(test)]
 use super::Source;
-use crate::error::Error;
 use crate::ledger::caller_column;
-use crate::pipeline::{Answer, Call, Guard, GuardFuture, Next, ToolResult};
-use crate::validate::{FieldCode, FieldError};
+use trails_core::error::Error;
+use trails_core::pipeline::{Answer, Call, Guard, GuardFuture, Next, ToolResult};
+use trails_core::validate::{FieldCode, FieldError};
 
 /// A first call that has not finished after this long is presumed dead (the server stopped
 /// mid-call): its key may be claimed again.
@@ -24,16 +24,16 @@ const PRUNE_EVERY: usize = 64;
 
 /// How long keys are kept, and how many.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Retention {
-    pub(crate) keep: Duration,
-    pub(crate) max_keys: usize,
+pub struct Retention {
+    pub keep: Duration,
+    pub max_keys: usize,
 }
 
 /// A claimed key: the call runs, then [`Ledger::settle`] keeps its result or frees the key. A
 /// ticket dropped unsettled (the client went away and the call's future was dropped) frees its
 /// key, so the retry runs instead of waiting out [`ABANDONED_AFTER`].
 #[derive(Debug)]
-pub(crate) struct Ticket {
+pub struct Ticket {
     caller: String,
     tool: String,
     key: String,
@@ -66,7 +66,7 @@ impl Drop for Ticket {
 
 /// What a claim found.
 #[derive(Debug)]
-pub(crate) enum Claim {
+pub enum Claim {
     /// No earlier call: run this one.
     Run(Ticket),
     /// The first call's result, to answer again.
@@ -75,7 +75,7 @@ pub(crate) enum Claim {
 
 /// The keys: a SQLite table, opened on first use (an app whose clients send no key never
 /// creates a file).
-pub(crate) struct Ledger {
+pub struct Ledger {
     path: PathBuf,
     retention: Retention,
     conn: OnceLock<Result<Arc<Mutex<Connection>>, String>>,
@@ -100,11 +100,11 @@ fn digest(arguments: &Value) -> String {
     // No arguments (MCP may leave them out) and `{}` (what `/invoke` sends) are one call.
     let mut sorted = if arguments.is_null() { json!({}) } else { arguments.clone() };
     sorted.sort_all_objects();
-    crate::sha256_hex(&sorted.to_string())
+    trails_core::sha256_hex(&sorted.to_string())
 }
 
 impl Ledger {
-    pub(crate) fn new(path: PathBuf, retention: Retention) -> Ledger {
+    pub fn new(path: PathBuf, retention: Retention) -> Ledger {
         Ledger { path, retention, conn: OnceLock::new(), claims: Mutex::new(HashMap::new()) }
     }
 
@@ -115,7 +115,7 @@ impl Ledger {
     }
 
     /// Claim `key` for this call, or find the result of the call that claimed it first.
-    pub(crate) async fn claim(
+    pub async fn claim(
         &self,
         key: &SentKey,
         caller: Option<&str>,
@@ -200,7 +200,7 @@ impl Ledger {
     /// Keep the result of the call `ticket` let run (committed before it answers), or free the
     /// key when the call failed so a retry runs. A result that cannot be kept is logged, and the
     /// key freed: the retry then runs again rather than waiting on a key that never settles.
-    pub(crate) async fn settle(&self, mut ticket: Ticket, result: Option<&ToolResult>) {
+    pub async fn settle(&self, mut ticket: Ticket, result: Option<&ToolResult>) {
         let Some(conn) = ticket.conn.take() else { return };
         let text = result.map(|r| serde_json::to_string(r).expect("a tool result serialises"));
         let (caller, tool, key, claim) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone(), ticket.claim);
@@ -287,7 +287,7 @@ fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention, ca
 /// failure the guards see like any other): a retry sent the moment a failure arrives finds the
 /// key free. A refused key is an error answer, never an `isError`
 /// result: nothing ran.
-pub(crate) struct IdempotencyGuard(pub(crate) Arc<Ledger>);
+pub struct IdempotencyGuard(pub Arc<Ledger>);
 
 impl Guard for IdempotencyGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {

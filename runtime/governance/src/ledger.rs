@@ -11,7 +11,7 @@ use rusqlite::Connection;
 /// else `ledger.sqlite3` in `dir` (`[kg] path`). Once, at start: a separate ledger an earlier
 /// version kept as `idempotency.sqlite3` is moved to its new name first, so the keys it holds
 /// still replay.
-pub(crate) fn prepare(dir: &Path, store_file: Option<&Path>) -> PathBuf {
+pub fn prepare(dir: &Path, store_file: Option<&Path>) -> PathBuf {
     if let Some(path) = store_file {
         return path.to_owned();
     }
@@ -59,7 +59,7 @@ fn move_earlier(from: &Path, to: &Path) -> Result<(), String> {
 
 /// Open the ledger for writes that must survive `kill -9`: every commit is synced
 /// (`synchronous = FULL`), and a writer waits up to 5 s for another.
-pub(crate) fn open(path: &Path) -> rusqlite::Result<Connection> {
+pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -71,7 +71,7 @@ pub(crate) fn open(path: &Path) -> rusqlite::Result<Connection> {
 }
 
 /// How a caller is kept in the ledger's tables: token callers and anonymous ones never collide.
-pub(crate) fn caller_column(caller: Option<&str>) -> String {
+pub fn caller_column(caller: Option<&str>) -> String {
     match caller {
         Some(name) => format!("caller:{name}"),
         None => "anonymous".to_owned(),
@@ -79,7 +79,7 @@ pub(crate) fn caller_column(caller: Option<&str>) -> String {
 }
 
 /// The caller a [`caller_column`] value names (`None` for one this version did not write).
-pub(crate) fn caller_from_column(column: &str) -> Option<Option<String>> {
+pub fn caller_from_column(column: &str) -> Option<Option<String>> {
     match column {
         "anonymous" => Some(None),
         other => other.strip_prefix("caller:").map(|name| Some(name.to_owned())),

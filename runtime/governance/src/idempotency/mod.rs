@@ -11,20 +11,20 @@
 
 use serde_json::{json, Value};
 
-use crate::error::Error;
-use crate::validate::{FieldCode, FieldError};
+use trails_core::error::Error;
+use trails_core::validate::{FieldCode, FieldError};
 
 #[cfg(feature = "ledger")]
 mod replay;
 #[cfg(feature = "ledger")]
-pub(crate) use replay::{IdempotencyGuard, Ledger, Retention};
+pub use replay::{IdempotencyGuard, Ledger, Retention};
 
 /// Longest key accepted.
-pub(crate) const MAX_KEY_CHARS: usize = 255;
+pub const MAX_KEY_CHARS: usize = 255;
 
 /// Where the key came from, to name it in errors as the client sent it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
+pub enum Source {
     /// `_meta.trails.idempotency_key` of a `tools/call`.
     Meta,
     /// The `Idempotency-Key` header of `POST /invoke/{id}`.
@@ -32,7 +32,7 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    pub(crate) fn field(self) -> &'static str {
+    pub fn field(self) -> &'static str {
         match self {
             Source::Meta => "_meta/trails/idempotency_key",
             Source::Header => "Idempotency-Key",
@@ -42,14 +42,14 @@ impl Source {
 
 /// A key as a client sent it (not yet checked).
 #[derive(Debug, Clone)]
-pub(crate) struct SentKey {
-    pub(crate) value: Value,
-    pub(crate) source: Source,
+pub struct SentKey {
+    pub value: Value,
+    pub source: Source,
 }
 
 impl SentKey {
     /// The key of a `tools/call`'s `_meta`, if any.
-    pub(crate) fn from_meta(meta: Option<&serde_json::Map<String, Value>>) -> Option<SentKey> {
+    pub fn from_meta(meta: Option<&serde_json::Map<String, Value>>) -> Option<SentKey> {
         let value = meta?.get("trails")?.get("idempotency_key")?;
         Some(SentKey { value: value.clone(), source: Source::Meta })
     }
@@ -77,15 +77,15 @@ impl SentKey {
 /// Built without the `ledger` feature, keys cannot be kept: a call that carries one is refused
 /// (nothing runs), so no client retries on a promise of replay the server cannot keep.
 #[cfg(not(feature = "ledger"))]
-pub(crate) struct NoKeys;
+pub struct NoKeys;
 
 #[cfg(not(feature = "ledger"))]
-impl crate::pipeline::Guard for NoKeys {
+impl trails_core::pipeline::Guard for NoKeys {
     fn call<'a>(
         &'a self,
-        call: crate::pipeline::Call,
-        next: crate::pipeline::Next<'a>,
-    ) -> crate::pipeline::GuardFuture<'a> {
+        call: trails_core::pipeline::Call,
+        next: trails_core::pipeline::Next<'a>,
+    ) -> trails_core::pipeline::GuardFuture<'a> {
         Box::pin(async move {
             let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
             let message = "this server keeps no idempotency keys (built without trails-mcp's `ledger` feature): send the call without one";
