@@ -7,6 +7,7 @@
 //! app's registry, its goldens and its listings, and which share labels with each other).
 
 mod budget;
+mod config_reference;
 mod deprecation;
 mod gen;
 mod goldens;

@@ -1,0 +1,150 @@
+//! The configuration reference has one source: the `trails.toml` types. The annotated
+//! `trails.toml` in `runtime/guide/04-serving.md` parses with them as it stands (so it names no
+//! key they lack and shows no value they refuse), it shows every key of every section they
+//! accept (a key may be commented out, as the remote store's are); every other `trails.toml`
+//! excerpt of the guide parses too; and the guide names every `TRAILS_*` variable the runtime
+//! reads.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::de::{self, Deserialize, Visitor};
+use trails::config::{
+    BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, KgConfig, ManifestConfig, McpConfig,
+    PolicyConfig, ProjectConfig, TokenConfig,
+};
+
+/// The field names serde's derive gives `T`'s `deserialize_struct`: the keys its table accepts.
+fn keys<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+    struct Grab<'a>(&'a mut &'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for Grab<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("fields taken"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+            unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Grab(&mut fields));
+    assert!(!fields.is_empty(), "{} is not a struct", std::any::type_name::<T>());
+    fields
+}
+
+fn guide() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/guide/04-serving.md")).unwrap()
+}
+
+/// The guide's annotated `trails.toml`.
+fn reference(guide: &str) -> String {
+    let start = guide.find("```toml\n# trails.toml").expect("the guide shows an annotated trails.toml");
+    let body = &guide[start + "```toml\n".len()..];
+    body[..body.find("```").unwrap()].to_owned()
+}
+
+/// `(table, key)` for every `key = …` line of `toml`, commented out or not.
+fn shown(toml: &str) -> BTreeSet<(String, String)> {
+    let mut table = String::new();
+    let mut found = BTreeSet::new();
+    for line in toml.lines() {
+        let line = line.trim_start_matches('#').trim();
+        if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split("]]").next()) {
+            table = name.to_owned();
+        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
+            table = name.to_owned();
+        } else if let Some((key, _)) = line.split_once(" = ") {
+            let key = key.trim();
+            if key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+                found.insert((table.clone(), key.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_guides_trails_toml_parses_and_shows_every_key() {
+    let toml = reference(&guide());
+    if let Err(error) = Config::parse(&toml) {
+        panic!("the guide's trails.toml does not parse: {error}");
+    }
+    let shown = shown(&toml);
+    // Tables as sections (`[http]`) are keys of their parent too: those are covered by the
+    // section's own keys.
+    let sections: [(&str, &[&str]); 11] = [
+        ("", keys::<Config>()),
+        ("project", keys::<ProjectConfig>()),
+        ("mcp", keys::<McpConfig>()),
+        ("http", keys::<HttpConfig>()),
+        ("http.tokens", keys::<TokenConfig>()),
+        ("capability", keys::<CapabilityConfig>()),
+        ("capability.manifest", keys::<ManifestConfig>()),
+        ("kg", keys::<KgConfig>()),
+        ("policy", keys::<PolicyConfig>()),
+        ("budget", keys::<BudgetConfig>()),
+        ("idempotency", keys::<IdempotencyConfig>()),
+    ];
+    let tables: BTreeSet<&str> = sections.iter().map(|(table, _)| *table).collect();
+    let mut missing = Vec::new();
+    for (table, keys) in sections {
+        for key in keys {
+            let path = if table.is_empty() { (*key).to_owned() } else { format!("{table}.{key}") };
+            if !tables.contains(path.as_str()) && !shown.contains(&(table.to_owned(), (*key).to_owned())) {
+                missing.push(path);
+            }
+        }
+    }
+    assert!(missing.is_empty(), "the guide's trails.toml does not show: {missing:?}");
+}
+
+/// Every chapter of the guide, as one text.
+fn chapters() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/guide");
+    std::fs::read_dir(dir).unwrap().map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap()).collect()
+}
+
+#[test]
+fn every_trails_toml_excerpt_in_the_guide_parses() {
+    let guide = chapters();
+    let mut excerpts = 0;
+    for block in guide.split("```toml\n").skip(1) {
+        let block = &block[..block.find("```").unwrap()];
+        // An app's Cargo.toml, not a trails.toml.
+        if block.contains("[dependencies]") || block.contains("[dev-dependencies]") {
+            continue;
+        }
+        if let Err(error) = Config::parse(block) {
+            panic!("a trails.toml excerpt of the guide does not parse: {error}\n{block}");
+        }
+        excerpts += 1;
+    }
+    assert!(excerpts >= 3, "{excerpts} excerpts");
+}
+
+#[test]
+fn the_guide_names_every_environment_variable_the_runtime_reads() {
+    let guide = chapters();
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
+    let mut read = BTreeSet::new();
+    let variable = regex::Regex::new(r#""(TRAILS_[A-Z_]+)""#).unwrap();
+    for dir in ["config", "cli"] {
+        for entry in std::fs::read_dir(runtime.join(dir)).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            read.extend(variable.captures_iter(&text).map(|c| c[1].to_owned()));
+        }
+    }
+    assert!(read.len() >= 10, "found only {read:?}");
+    let unnamed: Vec<_> = read.iter().filter(|name| !guide.contains(name.as_str())).collect();
+    assert!(unnamed.is_empty(), "no chapter of runtime/guide names {unnamed:?}");
+}
