@@ -78,7 +78,7 @@ fn type_text(ty: &Type) -> String {
 }
 
 /// Classify a field type syntactically. Types the macro cannot know are assumed to be shapes;
-/// if they are not, the `trails::Schema` bound reports it at the type with the fix.
+/// if they are not, the `trails::declare::Schema` bound reports it at the type with the fix.
 pub fn classify(ty: &Type, diags: &mut Diagnostics) -> Option<FieldType> {
     let (optional, inner) = match last_segment(ty) {
         Some((name, Some(inner))) if name == "Option" => (true, inner),
@@ -110,7 +110,7 @@ fn scalar_of(ty: &Type, diags: &mut Diagnostics) -> Option<Scalar> {
             format!(
                 "unsupported field type `{}`: {why}. Supported: String, bool, integers, f32/f64, trails::DateTime, \
                  trails::Blob (bytes), Option<T>, Vec<T>, Ref<NodeType>, and types annotated with #[shape] or \
-                 implementing trails::Schema",
+                 implementing trails::declare::Schema",
                 type_text(ty)
             ),
         );

@@ -44,7 +44,7 @@ pub enum Scalar {
     DateTime,
     /// `Ref<T>`: an IRI pointing at an instance of node type `T`.
     Ref(syn::Type),
-    /// Another `#[shape]` (or a type implementing `trails::Schema`), inlined.
+    /// Another `#[shape]` (or a type implementing `trails::declare::Schema`), inlined.
     Nested(syn::Type),
 }
 

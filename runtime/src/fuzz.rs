@@ -2,7 +2,7 @@
 //! toolchain: every input the fuzzer kept — seeds and anything it found — still runs without a
 //! panic.
 
-use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
+use trails_core::declare::{Datatype, NodeTypeInfo, PredicateInfo};
 
 const fn field(field: &'static str, datatype: Datatype) -> PredicateInfo {
     PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None }
@@ -63,16 +63,16 @@ pub fn hot_path(data: &[u8]) {
 /// that skipped its checks — and an accepted blob must serialise back to itself with its
 /// bytes stripped from what models see. Panics otherwise.
 pub fn blob_value(data: &[u8]) {
-    use crate::declare::Schema as _;
+    use trails_core::declare::Schema as _;
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
-    let errors = crate::validate::run(crate::Blob::validate_at, &value);
+    let errors = trails_core::validate::run(crate::Blob::validate_at, &value);
     let parsed = serde_json::from_value::<crate::Blob>(value.clone());
     match (errors.is_empty(), parsed) {
         (true, Ok(blob)) => {
             let mut shown = serde_json::to_value(&blob).expect("a blob serialises");
             let back: crate::Blob = serde_json::from_value(shown.clone()).expect("a blob reads back");
             assert_eq!(back, blob);
-            crate::declare::blob::strip_bytes(&mut shown);
+            trails_core::declare::blob::strip_bytes(&mut shown);
             assert_eq!(shown, blob.metadata(), "a result shows the metadata only");
         }
         (false, Err(_)) => {}

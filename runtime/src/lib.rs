@@ -3,10 +3,11 @@
 //! Annotate types with [`shape`] / [`node_type`] and async handlers with [`capability`] /
 //! [`meta_capability`]; the macros emit every projection (JSON Schema, MCP tool descriptor,
 //! canonical JSON-LD descriptor, RDF mapping, validator) as static data collected into the
-//! [`Registry`]. This crate assembles and serves those tables; it never derives a schema itself.
+//! [`Registry`](registry::Registry). This crate assembles and serves those tables; it never derives a schema itself.
 //!
 //! ```
-//! use trails::{capability, meta_capability, node_type, shape, Ctx, Ref, Registry, Result};
+//! use trails::registry::Registry;
+//! use trails::{capability, meta_capability, node_type, shape, Ctx, Ref, Result};
 //!
 //! /// Someone who owns requirements.
 //! #[node_type(label = "Person", iri = "https://example.org/req#Person", unique = ["email"])]
@@ -73,10 +74,10 @@ mod resources;
 mod server;
 mod wire;
 
-// The core layer, under the paths the rest of this crate names it by.
+/// The call pipeline: a call's path through the guards to the handler, and [`Guard`](pipeline::Guard),
+/// the one extension point (the built-in checks are guards too).
 pub use trails_core::pipeline;
-use trails_core::{auth, ctx, declare, error, registry, validate};
-// The governance layer, likewise.
+// The governance layer, under the paths the rest of this crate names it by.
 #[cfg(feature = "ledger")]
 use trails_governance::ledger;
 #[cfg(feature = "cedar")]
@@ -85,23 +86,42 @@ use trails_governance::{budget, idempotency};
 /// The knowledge graph: typed instances of node types, the stores, provenance.
 pub use trails_kg as kg;
 
+// What an author writes; everything else is in a named module.
 pub use cli::{App, BuildError};
-#[cfg(feature = "cedar")]
-pub use policy::PolicyError;
+pub use trails_core::{Blob, Ctx, DateTime, Error, Ref, Result};
+pub use trails_macros::{capability, meta_capability, node_type, shape};
+
 #[cfg(feature = "dev")]
 #[doc(hidden)]
 pub use projection::snapshot;
-pub use trails_core::NoSuchTool;
-pub use trails_core::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
-pub use trails_core::{AppState, Ctx};
-pub use trails_core::{
-    Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
-    Ref, Schema, Shape, ToolOutput,
-};
-pub use trails_core::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
-pub use trails_core::{Error, Result};
-pub use trails_core::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
-pub use trails_macros::{capability, meta_capability, node_type, shape};
+
+/// What the attribute macros implement and a handler returns: the traits behind `#[shape]`
+/// and `#[node_type]`, and a capability's output.
+pub mod declare {
+    pub use trails_core::{
+        BlobError, Datatype, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Schema, Shape,
+        ToolOutput,
+    };
+}
+
+/// Validation failures: the field errors a refused call carries (and a handler may return for
+/// its own domain rules).
+pub mod error {
+    pub use trails_core::{Error, Errors, FieldCode, FieldError, Path, Result, MAX_FIELD_ERRORS};
+}
+
+/// The linked tables of an app's declarations: what [`App`] collects, and what a test or a tool
+/// may list and call directly.
+pub mod registry {
+    pub use trails_core::{
+        Cost, DuplicateError, NoSuchTool, PatternError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind,
+    };
+}
+
+/// Scopes (`runtime`, `builder`, `dev`) and bearer-token digests.
+pub mod auth {
+    pub use trails_core::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
+}
 
 /// Serving a built app: the [`Server`](serve::Server) that [`App::build`] returns (serve it, or
 /// embed its router), the [`Control`](serve::Control) handlers use to switch tools at run time,
@@ -112,11 +132,10 @@ pub mod serve {
 
 /// What a module of capabilities needs: `use trails::prelude::*;`.
 pub mod prelude {
+    pub use crate::declare::Output;
+    pub use crate::error::{FieldCode, FieldError};
     pub use crate::kg::KgCtx;
-    pub use crate::{
-        capability, meta_capability, node_type, shape, Blob, Ctx, DateTime, Error, FieldCode, FieldError, Output, Ref,
-        Result,
-    };
+    pub use crate::{capability, meta_capability, node_type, shape, Blob, Ctx, DateTime, Error, Ref, Result};
 }
 
 /// The guide, in chapters: the files in `runtime/guide/` (the README links them), here so that

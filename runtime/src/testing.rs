@@ -47,10 +47,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::auth::Caller;
 use crate::mcp::Via;
 use crate::serve::Server;
 use crate::server::Shared;
+use trails_core::auth::Caller;
 
 /// A caller of one [`Server`]: anonymous, or the holder of one of its bearer tokens.
 #[derive(Clone)]

@@ -5,7 +5,8 @@
 
 use trails::__private::{linkme, Pattern, PATTERNS};
 use trails::config::Settings;
-use trails::{App, BuildError, Registry, RegistryError};
+use trails::registry::{Registry, RegistryError};
+use trails::{App, BuildError};
 
 static BROKEN: Pattern = Pattern::new("(unclosed");
 

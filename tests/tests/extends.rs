@@ -3,7 +3,10 @@
 //! RDF side records the parent.
 
 use serde_json::{json, Value};
-use trails::{node_type, shape, FieldCode, NodeType, Registry, Shape};
+use trails::declare::{NodeType, Shape};
+use trails::error::FieldCode;
+use trails::registry::Registry;
+use trails::{node_type, shape};
 
 /// What every request carries.
 #[shape(iri = "https://example.org/ext#Base")]
@@ -117,7 +120,7 @@ fn the_rdf_side_records_the_parent() {
     let fields: Vec<&str> = Reviewer::INFO.all_predicates().iter().map(|p| p.field).collect();
     assert_eq!(fields, ["name", "team"]);
     assert_eq!(Member::INFO.unique, ["name", "club"]);
-    assert_eq!(<Member as trails::ObjectShape>::FIELD_NAMES, ["name", "club"]);
+    assert_eq!(<Member as trails::declare::ObjectShape>::FIELD_NAMES, ["name", "club"]);
     let registry = Registry::collect().unwrap();
     let search = registry.shapes().find(|s| s.name() == "Search").unwrap();
     assert_eq!(search.extends(), Some("https://example.org/ext#Base"));

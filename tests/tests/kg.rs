@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use trails::error::FieldCode;
 use trails::kg::{EmbeddedStore, Kg, KgCtx, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
-use trails::{node_type, Blob, Ctx, DateTime, Error, FieldCode, Ref};
+use trails::{node_type, Blob, Ctx, DateTime, Error, Ref};
 use trails_tests::servers::{OxigraphServer, TlsProxy};
 
 /// A team.

@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use trails::Registry;
+use trails::registry::Registry;
 use trails_tests::golden::{self, Change, Mode};
 
 fn main() -> ExitCode {

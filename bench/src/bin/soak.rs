@@ -100,7 +100,7 @@ fn start_server() -> Server {
         &config,
         format!(
             "[mcp]\nscopes = [\"builder\"]\n[kg]\nprovenance_keep = {KEEP}\n[[http.tokens]]\nname = \"soak\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
-            trails::sha256_hex("soak-token")
+            trails::auth::sha256_hex("soak-token")
         ),
     )
     .unwrap();

@@ -8,7 +8,8 @@ use std::path::{Component, Path, PathBuf};
 
 use trails_codegen::scaffold;
 
-use crate::{meta_capability, shape, Error, FieldCode, FieldError, Result};
+use crate::error::{FieldCode, FieldError};
+use crate::{meta_capability, shape, Error, Result};
 
 /// A file to write: where, all of it, and what changes.
 #[shape(iri = "https://w3id.org/trails/meta#FileDiff")]

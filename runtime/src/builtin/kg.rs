@@ -10,13 +10,13 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::declare::{Output, ToolOutput};
-use crate::error::{Error, Result};
 use crate::kg::KgCtx;
 use crate::resources::tools as read;
 use crate::server::{Control, Shared};
-use crate::validate::{FieldCode, FieldError};
 use crate::{capability, Ctx};
+use trails_core::declare::{Output, ToolOutput};
+use trails_core::error::{Error, Result};
+use trails_core::validate::{FieldCode, FieldError};
 
 /// Characters `trails.kg.get` shows of a field it must cut (the rest: `read_field`).
 const FIELD_PREVIEW_CHARS: usize = 512;

@@ -4,8 +4,10 @@
 
 use std::path::Path;
 
+use crate::error::{FieldCode, FieldError};
+use crate::registry::Registry;
 use crate::snapshot::{self, Mode};
-use crate::{meta_capability, shape, Error, FieldCode, FieldError, Registry, Result};
+use crate::{meta_capability, shape, Error, Result};
 
 /// Where the goldens live, relative to the app's working directory (where `cargo xtask snapshot`
 /// writes them in a Trails workspace).

@@ -1,6 +1,7 @@
 //! `trails.meta.tools.enable`: switch a tool on or off at run time.
 
-use crate::{meta_capability, shape, Ctx, Error, FieldCode, FieldError, Result};
+use crate::error::{FieldCode, FieldError};
+use crate::{meta_capability, shape, Ctx, Error, Result};
 
 /// What `trails.meta.tools.enable` did.
 #[shape(iri = "https://w3id.org/trails/meta#ToolSwitch")]

@@ -10,16 +10,16 @@ use std::sync::Arc;
 use clap::Parser;
 
 use super::command::{Cli, Command};
-use crate::auth::{sha256_hex, ScopeSet};
 use crate::config::Settings;
-use crate::ctx::AppState;
 use crate::kg::{Kg, StoreError};
 use crate::pipeline::Catalog;
 use crate::pipeline::Guard;
 #[cfg(feature = "cedar")]
 use crate::policy::PolicyError;
-use crate::registry::{Registry, RegistryError, ShapeEntry, ToolEntry, SHAPES, TOOLS};
 use crate::server::{Listings, Parts, ServeError, Server, Shared};
+use trails_core::auth::{sha256_hex, ScopeSet};
+use trails_core::ctx::AppState;
+use trails_core::registry::{Registry, RegistryError, ShapeEntry, ToolEntry, SHAPES, TOOLS};
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
@@ -179,7 +179,7 @@ impl App {
             match cli.command {
                 Command::HashToken { .. } => {}
                 Command::Meta { .. } => tracing::warn!("{error}"),
-                _ if settings.process_scopes.contains(crate::auth::Scope::Dev) => tracing::warn!("{error}"),
+                _ if settings.process_scopes.contains(trails_core::auth::Scope::Dev) => tracing::warn!("{error}"),
                 _ => return fail(&error, error.exit_code()),
             }
         }

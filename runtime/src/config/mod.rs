@@ -13,7 +13,7 @@ pub use file::{
     PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
 };
 
-use crate::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
+use trails_core::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
 
 /// Where HTTP listens when neither `[http] bind` nor `TRAILS_HTTP_BIND` says.
 pub const DEFAULT_HTTP_BIND: &str = "127.0.0.1:8080";
@@ -37,6 +37,9 @@ pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 pub use crate::budget::{BudgetLimit, BudgetSettings};
 pub use crate::kg::DEFAULT_MAX_INSTANCE_BYTES;
+/// Why the Cedar policy files (`[policy] files`) could not be loaded.
+#[cfg(feature = "cedar")]
+pub use crate::policy::PolicyError;
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -258,7 +261,7 @@ impl Settings {
             Some(list) => scopes("TRAILS_MCP_SCOPES", list.split(','))?,
             None => match &config.mcp.scopes {
                 Some(list) => scopes("[mcp] scopes", list.iter().map(String::as_str))?,
-                None => ScopeSet::up_to(crate::auth::Scope::Runtime),
+                None => ScopeSet::up_to(trails_core::auth::Scope::Runtime),
             },
         };
         let stdio_token = env("TRAILS_MCP_TOKEN")

@@ -10,9 +10,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::throttle::Throttle;
-use crate::auth::{bearer, Caller};
 use crate::server::Shared;
 use crate::wire::errors;
+use trails_core::auth::{bearer, Caller};
 
 /// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
 /// a token that does not verify stops the request here with 401, before MCP sees it.

@@ -16,13 +16,13 @@ use rmcp::model::ErrorCode;
 use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 
-use crate::auth::Caller;
-use crate::error::Error;
 use crate::idempotency::{SentKey, Source};
 use crate::mcp::{call, Via};
 use crate::pipeline::Refusal;
 use crate::projection::Info;
 use crate::server::Shared;
+use trails_core::auth::Caller;
+use trails_core::error::Error;
 
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
@@ -158,8 +158,8 @@ mod tests {
 
     #[test]
     fn each_refusal_has_its_status() {
-        use crate::auth::{Scope, ScopeSet};
-        use crate::validate::{FieldCode, FieldError};
+        use trails_core::auth::{Scope, ScopeSet};
+        use trails_core::validate::{FieldCode, FieldError};
         let failed = |error| status_of(&Refusal::Failed { error, trace_id: String::new() });
         let field =
             |code| FieldError { field: "f".into(), code, message: "m".into(), value: json!(1), constraint: json!(1) };

@@ -22,8 +22,8 @@ use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager
 
 use super::body::refusal;
 use super::sessions::BoundedSessions;
-use crate::auth::Caller;
 use crate::wire::jsonrpc::RpcMethod;
+use trails_core::auth::Caller;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 

@@ -14,9 +14,9 @@ use serde_json::json;
 
 use axum::Extension;
 
-use crate::auth::Caller;
 use crate::pipeline::Lookup;
 use crate::server::Shared;
+use trails_core::auth::Caller;
 
 /// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a
 /// capability is part of its contract, which a caller without its scope does not learn.
@@ -44,7 +44,7 @@ pub(crate) async fn one(
     match shared.shapes.named(&name, visible(&shared, &caller)) {
         Some(turtle) => answer(&turtle, &headers),
         None => {
-            let name = crate::validate::echo_name(&name);
+            let name = trails_core::validate::echo_name(&name);
             error(StatusCode::NOT_FOUND, format!("no shape named `{name}`: GET /shapes.ttl lists every shape"))
         }
     }

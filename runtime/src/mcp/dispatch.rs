@@ -9,13 +9,13 @@ use rmcp::model::CallToolResult;
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
 
-use crate::auth::Caller;
 use crate::config::ValidationErrors;
-use crate::ctx::Ctx;
 use crate::idempotency::SentKey;
 use crate::pipeline::{Answer, Refusal};
 use crate::server::{Control, Shared};
 use crate::wire;
+use trails_core::auth::Caller;
+use trails_core::ctx::Ctx;
 
 /// Which encoding the call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,9 +68,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::auth::{Scope, ScopeSet};
     use crate::config::Settings;
     use crate::idempotency::Source;
+    use trails_core::auth::{Scope, ScopeSet};
 
     /// A key promises a replay only from a server that keeps keys: built without the ledger, a
     /// call that carries one is refused and runs nothing (run without it by `cargo xtask features`).

@@ -15,11 +15,11 @@ use serde_json::Value;
 
 use super::dispatch;
 use super::subscribe::{self, Activity, SessionSubscriptions};
-use crate::auth::{bearer, Caller, Scope, ScopeSet};
 use crate::idempotency::SentKey;
 use crate::pipeline::Lookup;
 use crate::server::Shared;
 use crate::wire::errors;
+use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
 
 /// The protocol revisions this server implements.
 pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =

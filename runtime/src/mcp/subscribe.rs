@@ -14,8 +14,8 @@ use rmcp::service::SubscriptionContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::json;
 
-use crate::auth::Caller;
 use crate::server::{Delivery, Refused, Shared, Subscriber, SubscriberKind, Update};
+use trails_core::auth::Caller;
 
 /// When a session's client last sent a request.
 pub(crate) struct Activity(Mutex<Instant>);

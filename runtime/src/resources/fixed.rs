@@ -6,9 +6,9 @@ use std::time::Instant;
 use oxrdf::NamedNode;
 use serde_json::{json, Value};
 
-use crate::declare::{Datatype, NodeTypeInfo};
 use crate::kg::{self, mapping, store, Find, Kg};
 use crate::server::Shared;
+use trails_core::declare::{Datatype, NodeTypeInfo};
 
 /// How many activities `trails://prov/latest` shows.
 const LATEST_ACTIVITIES: usize = 20;
@@ -70,7 +70,7 @@ fn node_type(node: &NodeTypeInfo) -> Value {
 /// Counts: instances per node type, provenance kept and pruned, the tools `scopes` can see
 /// (never more than its own `tools/list` shows), and resource subscriptions (with the updates
 /// dropped from full queues).
-pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSet) -> crate::Result<Value> {
+pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: trails_core::auth::ScopeSet) -> crate::Result<Value> {
     let mut instances = serde_json::Map::new();
     for node in &shared.node_types {
         instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
@@ -96,12 +96,12 @@ pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: crate::auth::ScopeSe
 }
 
 #[cfg(feature = "ledger")]
-fn budgets(shared: &Shared, scopes: crate::auth::ScopeSet) -> Value {
-    shared.budgets.stats(scopes.contains(crate::auth::Scope::Builder))
+fn budgets(shared: &Shared, scopes: trails_core::auth::ScopeSet) -> Value {
+    shared.budgets.stats(scopes.contains(trails_core::auth::Scope::Builder))
 }
 
 #[cfg(not(feature = "ledger"))]
-fn budgets(_: &Shared, _: crate::auth::ScopeSet) -> Value {
+fn budgets(_: &Shared, _: trails_core::auth::ScopeSet) -> Value {
     Value::Null
 }
 
@@ -138,7 +138,7 @@ pub(crate) async fn doctor(shared: &Shared, kg: &Kg) -> Value {
         "checks": [
             store_check,
             { "check": "registry", "ok": true, "detail": format!(
-                "{} tools, {} shapes, {} node types", shared.tools(crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev)).len(),
+                "{} tools, {} shapes, {} node types", shared.tools(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)).len(),
                 shared.shape_entries.len(), shared.node_types.len()) },
         ],
     })

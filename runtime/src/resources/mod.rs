@@ -18,6 +18,6 @@ pub(crate) use subscribe::topic;
 
 /// Whether `uri` parses (the fuzz targets' entry point).
 #[cfg(any(fuzzing, test))]
-pub(crate) fn parse_uri(uri: &str, node_types: &[&'static crate::declare::NodeTypeInfo]) -> bool {
+pub(crate) fn parse_uri(uri: &str, node_types: &[&'static trails_core::declare::NodeTypeInfo]) -> bool {
     uri::parse(uri, node_types).is_ok()
 }

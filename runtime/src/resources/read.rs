@@ -8,11 +8,11 @@ use serde_json::{json, Map, Value};
 
 use super::fixed;
 use super::uri::{self, ListRequest, Target, UriError, SCHEME};
-use crate::auth::{Scope, ScopeSet};
-use crate::declare::{Datatype, NodeTypeInfo};
 use crate::kg::{mapping, store_failed, Find, Kg};
 use crate::server::Shared;
 use crate::wire::errors;
+use trails_core::auth::{Scope, ScopeSet};
+use trails_core::declare::{Datatype, NodeTypeInfo};
 
 /// What an umbrella subscription costs the subscriber (said where it is chosen).
 const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \
@@ -143,15 +143,15 @@ async fn blob(kg: &Kg, uri: &str, sha256: String, trace_id: &str) -> Result<Read
 
 pub(super) fn refused(uri: &str, error: UriError) -> ErrorData {
     // The message quotes parts of the URI: cut like the URI itself, so the error stays small.
-    let uri = &*crate::validate::echo_name(uri);
+    let uri = &*trails_core::validate::echo_name(uri);
     match error {
         UriError::Unknown { .. } => errors::unknown_resource(uri),
         UriError::Grammar { message, .. } => {
-            let message = crate::validate::cut_text(&message, 1024).into_owned();
+            let message = trails_core::validate::cut_text(&message, 1024).into_owned();
             ErrorData::invalid_params(message, Some(json!({ "uri": uri })))
         }
         UriError::TypeMismatch { field, value, expected_datatype } => ErrorData::invalid_params(
-            format!("`{}` is not a valid {expected_datatype} for {field}", crate::validate::echo_name(&value)),
+            format!("`{}` is not a valid {expected_datatype} for {field}", trails_core::validate::echo_name(&value)),
             Some(
                 json!({ "uri": uri, "field": field, "reason": "type_mismatch", "expected_datatype": expected_datatype }),
             ),

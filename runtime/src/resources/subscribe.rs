@@ -9,10 +9,10 @@ use serde_json::json;
 
 use super::read::refused;
 use super::uri::{self, Target, SCHEME};
-use crate::auth::{Scope, ScopeSet};
 use crate::kg::mapping;
 use crate::server::{Shared, Topic};
 use crate::wire::errors;
+use trails_core::auth::{Scope, ScopeSet};
 
 /// Longest URI one can subscribe to: a subscription is kept for the whole session, so what it
 /// holds is bounded (node-type labels and instance keys fit with room to spare).

@@ -7,11 +7,11 @@ use serde_json::{json, Map, Value};
 
 use super::read;
 use super::uri::{self, Target, UriError, SCHEME};
-use crate::declare::NodeTypeInfo;
-use crate::error::{Error, Result};
 use crate::kg::{mapping, Kg, Triples};
 use crate::server::Shared;
-use crate::validate::{FieldCode, FieldError};
+use trails_core::declare::NodeTypeInfo;
+use trails_core::error::{Error, Result};
+use trails_core::validate::{FieldCode, FieldError};
 
 /// The node type labelled `label`, or a FieldError on `node_type` listing the labels.
 pub(crate) fn node_type(shared: &Shared, label: &str) -> Result<&'static NodeTypeInfo> {

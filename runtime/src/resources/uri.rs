@@ -13,8 +13,8 @@
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
-use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
 use crate::kg::{DEFAULT_LIMIT, MAX_LIMIT};
+use trails_core::declare::{Datatype, NodeTypeInfo, PredicateInfo};
 
 /// The scheme every Trails resource URI starts with.
 pub(crate) const SCHEME: &str = "trails://";
@@ -116,7 +116,7 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
         };
     }
     if let Some(sha256) = path.strip_prefix("blob/") {
-        if !crate::declare::blob::is_sha256(sha256) {
+        if !trails_core::declare::blob::is_sha256(sha256) {
             return Err(grammar(format!("a blob URI is {SCHEME}blob/<sha256>: 64 lowercase hex digits")));
         }
         return match query {

@@ -14,9 +14,9 @@ use std::sync::{Arc, OnceLock, RwLock};
 use axum::body::Bytes;
 use rmcp::model::{ListToolsResult, ServerResult, Tool};
 
-use crate::auth::ScopeSet;
 use crate::pipeline::Catalog;
-use crate::registry::ToolEntry;
+use trails_core::auth::ScopeSet;
+use trails_core::registry::ToolEntry;
 
 /// Built from one generation of the enabled set.
 type Cache<K, V> = RwLock<HashMap<K, (u64, V)>>;

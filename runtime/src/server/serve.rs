@@ -9,10 +9,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::control::Control;
 use super::shared::Shared;
-use crate::auth::ScopeSet;
 use crate::http::ConnectionLimits;
 use crate::mcp::{TrailsServer, Transport};
 use crate::pipeline::NoSuchTool;
+use trails_core::auth::ScopeSet;
 
 /// Why serving stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -74,8 +74,10 @@ impl Server {
         let Some(name) = self.shared.pipeline.catalog.name_of(id) else {
             return Err(encoded(&crate::pipeline::Refusal::UnknownTool { name: id.to_owned() }));
         };
-        let caller =
-            crate::auth::Caller { name: Some("cli".to_owned()), scopes: ScopeSet::up_to(crate::auth::Scope::Dev) };
+        let caller = trails_core::auth::Caller {
+            name: Some("cli".to_owned()),
+            scopes: ScopeSet::up_to(trails_core::auth::Scope::Dev),
+        };
         match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, None).await {
             Ok(answer) => {
                 let text = answer.result().text().unwrap_or_default().to_owned();

@@ -7,13 +7,13 @@ use rmcp::model::Tool;
 
 use super::listings::Listings;
 use super::notifier::Subscriptions;
-use crate::auth::ScopeSet;
 use crate::config::Settings;
-use crate::ctx::AppState;
-use crate::declare::NodeTypeInfo;
 use crate::kg::Kg;
 use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation};
-use crate::registry::{Registry, ShapeEntry, ToolEntry};
+use trails_core::auth::ScopeSet;
+use trails_core::ctx::AppState;
+use trails_core::declare::NodeTypeInfo;
+use trails_core::registry::{Registry, ShapeEntry, ToolEntry};
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {

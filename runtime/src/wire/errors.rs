@@ -7,9 +7,9 @@ use rmcp::ErrorData;
 use serde_json::json;
 
 use crate::config::ValidationErrors;
-use crate::error::Error;
 use crate::pipeline::{Refusal, AUTHENTICATION_FAILED};
-use crate::validate::echo_name;
+use trails_core::error::Error;
+use trails_core::validate::echo_name;
 
 /// A resource URI that names nothing this server has: `-32602` with `{"uri"}`.
 pub(crate) fn unknown_resource(uri: &str) -> ErrorData {

@@ -15,7 +15,7 @@ fn start() -> Served {
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 40\nwindow_secs = 3600\n\n\
          [[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\nbudget = {{ tokens = 100 }}\n",
-        trails::sha256_hex(AGENT_TOKEN)
+        trails::auth::sha256_hex(AGENT_TOKEN)
     );
     crate::fixture().config(toml).http()
 }

@@ -17,7 +17,7 @@ fn config() -> String {
     format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
          [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-        trails::sha256_hex(DEV_TOKEN)
+        trails::auth::sha256_hex(DEV_TOKEN)
     )
 }
 

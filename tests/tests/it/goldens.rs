@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use trails::Registry;
+use trails::registry::Registry;
 use trails_tests::golden::{self, Mode};
 
 #[test]

@@ -41,7 +41,7 @@ async fn serve(guard: Arc<TenantGuard>) -> (SocketAddr, trails::serve::Server) {
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 40\n\n\
          [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\nbudget = {{ tokens = 1000 }}\n",
-        trails::sha256_hex(DEV_TOKEN)
+        trails::auth::sha256_hex(DEV_TOKEN)
     );
     let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap()).guard(guard);
     let served = in_process::serve(app, in_process::settings(&toml)).await;

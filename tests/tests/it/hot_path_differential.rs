@@ -39,8 +39,8 @@ fn start(sessions: bool, hot_path: bool) -> Served {
          allowed_origins = [\"http://localhost:*\"]\n\n\
          [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n\n\
          [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-        trails::sha256_hex(BUILDER_TOKEN),
-        trails::sha256_hex(DEV_TOKEN),
+        trails::auth::sha256_hex(BUILDER_TOKEN),
+        trails::auth::sha256_hex(DEV_TOKEN),
     );
     // The hot path logs each answer it gives at debug: the test counts them.
     crate::fixture().config(toml).log(Some("error,trails::http::hot=debug")).http()

@@ -303,7 +303,7 @@ fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot(
     let token = "session-test-token";
     let http = format!(
         "max_sessions = 4\nmax_anonymous_sessions = 2\nsession_init_secs = 3\n\n[[http.tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]",
-        trails::sha256_hex(token)
+        trails::auth::sha256_hex(token)
     );
     let server = start(&http);
     let bearer = format!("Bearer {token}");

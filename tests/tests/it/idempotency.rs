@@ -17,7 +17,7 @@ fn start() -> Served {
 fn start_with(config: &str) -> Served {
     let toml = format!(
         "{config}[http]\nsessions = false\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
-        trails::sha256_hex(AGENT_TOKEN)
+        trails::auth::sha256_hex(AGENT_TOKEN)
     );
     crate::fixture().config(toml).http()
 }

@@ -424,7 +424,7 @@ async fn a_builder_reads_the_store_health_and_the_latest_provenance() {
     let kg = Kg::temporary().unwrap();
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\n[[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
-        trails::sha256_hex(TOKEN)
+        trails::auth::sha256_hex(TOKEN)
     );
     let addr = serve_toml(kg, &toml).await;
     let client = client::connect(addr, Some(TOKEN)).await;
@@ -691,7 +691,7 @@ async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_t
     let toml = format!(
         "[mcp]\nscopes = [\"dev\"]\ntool_window_chars = 1024\n\
          [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
-        trails::sha256_hex(TOKEN)
+        trails::auth::sha256_hex(TOKEN)
     );
     let addr = serve_toml(kg.clone(), &toml).await;
     let client = client::connect(addr, Some(TOKEN)).await;

@@ -18,7 +18,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use trails::sha256_hex;
+use trails::auth::sha256_hex;
 
 const BUILDER_TOKEN: &str = "subscriptions-builder-token";
 const UMBRELLA: &str = "trails://kg/Requirement";

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use trails::Registry;
+use trails::registry::Registry;
 
 const CANONICAL: [&str; 14] = [
     "id",
@@ -71,7 +71,7 @@ async fn the_shape_iris_of_the_manifest_resolve_to_their_shacl() {
     let server = crate::fixture()
         .config(format!(
             "[mcp]\nscopes = [\"dev\"]\n\n[[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-            trails::sha256_hex(token)
+            trails::auth::sha256_hex(token)
         ))
         .http();
     let addr = server.addr;

@@ -11,8 +11,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Map, Value};
+use trails::auth::sha256_hex;
 use trails::config::Settings;
-use trails::sha256_hex;
 use trails_tests::in_process;
 
 const RUNTIME_TOKEN: &str = "runtime-token-1";
@@ -140,7 +140,7 @@ async fn golden_equals_wire_for_every_listed_tool() {
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, Some(DEV_TOKEN)).await;
     let tools: Vec<Tool> = client.list_all_tools().await.unwrap();
-    let declared = trails::Registry::collect().unwrap().tools().count();
+    let declared = trails::registry::Registry::collect().unwrap().tools().count();
     assert_eq!(tools.len(), declared, "every fixture and example tool is listed to a dev caller");
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");
     for tool in tools {
@@ -595,7 +595,7 @@ mod hardening {
         let response = reqwest::get(format!("http://{addr}/.well-known/capabilities")).await.unwrap();
         assert_eq!(response.headers()["content-type"], "application/ld+json");
         let manifest: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-        let declared = trails::Registry::collect().unwrap().tools().count();
+        let declared = trails::registry::Registry::collect().unwrap().tools().count();
         assert_eq!(manifest["@graph"].as_array().unwrap().len(), declared);
         let disabled = http_server(settings("[capability.manifest]\nenabled = false", &[])).await;
         assert_eq!(reqwest::get(format!("http://{disabled}/.well-known/capabilities")).await.unwrap().status(), 404);

@@ -15,7 +15,7 @@ const DEV_TOKEN: &str = "openapi-dev-token";
 const RUNTIME_TOKEN: &str = "openapi-runtime-token";
 
 fn start() -> Served {
-    let hash = |token: &str| trails::sha256_hex(token);
+    let hash = |token: &str| trails::auth::sha256_hex(token);
     // Its own working directory: Schemathesis calls `trails_meta_schema_snapshot` with `write: true`.
     crate::fixture()
         .config(format!(

@@ -15,7 +15,7 @@ fn launch(policies: Option<&str>) -> Launch {
     let launch = crate::fixture().config(format!(
         "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n\
          [[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
-        trails::sha256_hex(DEV_TOKEN)
+        trails::auth::sha256_hex(DEV_TOKEN)
     ));
     match policies {
         Some(text) => launch.file("policies.cedar", text).env("TRAILS_POLICY_FILES", "policies.cedar"),

@@ -2,7 +2,9 @@
 //! and dispatched through the validator.
 
 use serde_json::json;
-use trails::{Ctx, Error, Registry, Scope, ToolKind};
+use trails::auth::Scope;
+use trails::registry::{Registry, ToolKind};
+use trails::{Ctx, Error};
 use trails_tests::FIXTURE_TOOLS;
 
 fn registry() -> Registry {

@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 use trails::kg::Kg;
-use trails::{Blob, Error, Ref, Registry};
+use trails::registry::Registry;
+use trails::{Blob, Error, Ref};
 use trails_tests::{Attachment, CrashEntry, Note};
 
 fn python() -> PathBuf {

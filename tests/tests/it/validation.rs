@@ -3,7 +3,8 @@
 //! unbounded data back.
 
 use serde_json::{json, Value};
-use trails::{FieldCode, FieldError, Shape};
+use trails::declare::Shape;
+use trails::error::{FieldCode, FieldError};
 use trails_tests::{Constraints, Person, SearchInput};
 
 fn valid_constraints() -> Value {
@@ -166,12 +167,12 @@ fn hostile_payloads_give_bounded_errors() {
     value["tags"] = Value::Array((0..10_000).map(|_| json!(1)).collect());
     value["handle"] = json!("x".repeat(100_000));
     trails_tests::link();
-    let registry = trails::Registry::collect().unwrap();
+    let registry = trails::registry::Registry::collect().unwrap();
     let call = registry.call("fixtures.constraints", trails::Ctx::local(), value);
     let Err(trails::Error::Validation { errors, total }) = futures_executor::block_on(call) else {
         panic!("a hostile payload must fail validation");
     };
-    assert_eq!(errors.len(), trails::MAX_FIELD_ERRORS);
+    assert_eq!(errors.len(), trails::error::MAX_FIELD_ERRORS);
     assert_eq!(total, 10_002);
     let echoed = errors[0].value.as_str().unwrap();
     assert!(echoed.chars().count() <= 201, "echo is cut: {}", echoed.len());

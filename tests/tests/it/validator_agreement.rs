@@ -21,7 +21,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Map, Value};
 use trails::kg::KgCtx;
-use trails::{Ctx, Error, Registry};
+use trails::registry::Registry;
+use trails::{Ctx, Error};
 
 /// Where the decisions may differ, and why. Anything else that differs fails the test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -486,10 +487,10 @@ fn the_probes_findings_get_the_answers_the_schema_gives() {
         Err(Error::Validation { errors, .. }) => Some(errors[0].code),
         Err(other) => panic!("{other:?}"),
     };
-    assert_eq!(code_of(with("code", json!("REQ-١٢"))), Some(trails::FieldCode::Pattern));
-    assert_eq!(code_of(with("code", json!("REQ-１２"))), Some(trails::FieldCode::Pattern));
+    assert_eq!(code_of(with("code", json!("REQ-١٢"))), Some(trails::error::FieldCode::Pattern));
+    assert_eq!(code_of(with("code", json!("REQ-１２"))), Some(trails::error::FieldCode::Pattern));
     let two_to_the_64: Value = serde_json::from_str("18446744073709551616").unwrap();
-    assert_eq!(code_of(with("retries", two_to_the_64)), Some(trails::FieldCode::MaxValue));
+    assert_eq!(code_of(with("retries", two_to_the_64)), Some(trails::error::FieldCode::MaxValue));
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     for (key, text, expected) in
         [("priority", "1.0", 1), ("priority", "2e0", 2), ("retries", "-0", 0), ("retries", "-0.0", 0)]

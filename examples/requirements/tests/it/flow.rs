@@ -1,8 +1,10 @@
 //! The example app end to end through the registry: the same dispatch path the transports use.
 
 use serde_json::{json, Value};
+use trails::error::FieldCode;
 use trails::kg::{Kg, KgCtx};
-use trails::{Ctx, Error, FieldCode, Registry};
+use trails::registry::Registry;
+use trails::{Ctx, Error};
 
 struct App {
     registry: Registry,
@@ -14,7 +16,7 @@ impl App {
         requirements::link();
         App { registry: Registry::collect().unwrap(), ctx: Ctx::local().with_kg(Kg::temporary().unwrap()) }
     }
-    fn call(&self, tool: &str, arguments: Value) -> Result<trails::Output, Error> {
+    fn call(&self, tool: &str, arguments: Value) -> Result<trails::declare::Output, Error> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(self.registry.call(tool, self.ctx.clone(), arguments))
     }

@@ -13,7 +13,8 @@ use crate::validate::{run, Errors, FieldError, ObjectRules, Path};
 ///
 /// ```
 /// use serde_json::{json, Value};
-/// use trails::{Errors, FieldCode, FieldError, Path, Schema};
+/// use trails::declare::Schema;
+/// use trails::error::{Errors, FieldCode, FieldError, Path};
 ///
 /// /// A percentage, as a whole number.
 /// #[derive(serde::Serialize, serde::Deserialize)]
@@ -34,13 +35,13 @@ use crate::validate::{run, Errors, FieldError, ObjectRules, Path};
 /// pub struct Progress {
 ///     pub done: Percent,
 /// }
-/// # use trails::Shape;
+/// # use trails::declare::Shape;
 /// assert_eq!(Progress::validate(&json!({"done": 101}))[0].field, "done");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no Trails schema",
     label = "this type cannot be projected to JSON Schema",
-    note = "annotate `{Self}` with `#[trails::shape]` (or `#[trails::node_type]`), or implement `trails::Schema` for it"
+    note = "annotate `{Self}` with `#[trails::shape]` (or `#[trails::node_type]`), or implement `trails::declare::Schema` for it"
 )]
 pub trait Schema {
     /// The schema's members without braces and without `description`, e.g. `"type":"string"`.

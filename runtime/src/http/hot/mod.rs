@@ -30,11 +30,11 @@ use rmcp::model::{
 use serde::de::DeserializeOwned;
 
 use super::body::refusal;
-use crate::auth::Caller;
 use crate::mcp::PROTOCOL_VERSIONS;
 use crate::server::Shared;
 use crate::wire::jsonrpc::RpcMethod;
 use pieces::Pieces;
+use trails_core::auth::Caller;
 
 /// What the hot path needs of the server.
 pub(crate) struct HotPath {

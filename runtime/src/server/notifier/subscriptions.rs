@@ -257,8 +257,8 @@ impl Observer for Subscriptions {
 mod tests {
     use super::*;
 
-    fn requirement() -> &'static crate::declare::NodeTypeInfo {
-        static INFO: crate::declare::NodeTypeInfo = crate::declare::NodeTypeInfo {
+    fn requirement() -> &'static trails_core::declare::NodeTypeInfo {
+        static INFO: trails_core::declare::NodeTypeInfo = trails_core::declare::NodeTypeInfo {
             label: "Requirement",
             iri: "https://example.org/req#Requirement",
             key: Some("req_id"),
