@@ -86,14 +86,14 @@ async fn list(
     cursor: Option<String>,
 ) -> Result<KgPage> {
     let shared = shared(ctx)?;
-    let node = read::node_type(shared, &node_type)?;
+    let node = read::node_type(&shared.resources, &node_type)?;
     let limit = limit.map_or(crate::kg::DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
     let window = shared.settings.tool_window_chars;
     // An item is at least this many characters: more than `window / MIN_ITEM_CHARS` never fit,
     // so no more are read.
     const MIN_ITEM_CHARS: usize = 40;
     let fetch = limit.min(window / MIN_ITEM_CHARS + 1);
-    let page = read::page(shared, ctx.kg()?, node, filter.as_deref(), fetch, cursor.as_deref()).await?;
+    let page = read::page(&shared.resources, ctx.kg()?, node, filter.as_deref(), fetch, cursor.as_deref()).await?;
     let items = page["items"].as_array().cloned().unwrap_or_default();
     let more = !page["next"].is_null();
     let answer = |shown: usize| {
@@ -211,7 +211,7 @@ async fn get(
     id: String,
 ) -> Result<KgInstance> {
     let shared = shared(ctx)?;
-    let node = read::node_type(shared, &node_type)?;
+    let node = read::node_type(&shared.resources, &node_type)?;
     let (iri, original) = read::instance(ctx.kg()?, node, &id).await?;
     fit_instance(node.label, &id, &iri, &original, shared.settings.tool_window_chars).map(KgInstance)
 }
@@ -299,7 +299,7 @@ async fn read_field(
     limit_chars: Option<i64>,
 ) -> Result<KgField> {
     let shared = shared(ctx)?;
-    let node = read::node_type(shared, &node_type)?;
+    let node = read::node_type(&shared.resources, &node_type)?;
     let Some(predicate) = node.all_predicates().into_iter().find(|p| p.field == field) else {
         let fields: Vec<&str> = node.all_predicates().iter().map(|p| p.field).collect();
         return Err(FieldError::refuse(

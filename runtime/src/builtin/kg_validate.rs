@@ -67,10 +67,10 @@ async fn kg_validate(
     let kg = ctx.kg()?;
     let window = shared.settings.tool_window_chars;
     let limit = limit.map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
-    let only = node_type.as_deref().map(|label| read::node_type(shared, label)).transpose()?;
+    let only = node_type.as_deref().map(|label| read::node_type(&shared.resources, label)).transpose()?;
     let order: Vec<&'static NodeTypeInfo> = match only {
         Some(node) => vec![node],
-        None => shared.node_types.clone(),
+        None => shared.resources.node_types.clone(),
     };
     // The cursor is `<label> <iri>`: the node type and the last instance checked in it.
     let bad_cursor = || {
@@ -114,7 +114,7 @@ async fn kg_validate(
     'scan: while let Some(position) = at.as_mut() {
         let after = position.after.as_deref().filter(|iri| !iri.is_empty());
         let wanted = (limit - checked).min(PAGE);
-        let page = read::page(shared, kg, position.node, None, wanted, after).await?;
+        let page = read::page(&shared.resources, kg, position.node, None, wanted, after).await?;
         let items = page["items"].as_array().cloned().unwrap_or_default();
         for item in &items {
             let iri = item["iri"].as_str().ok_or_else(|| Error::internal("a page item without an IRI"))?;

@@ -94,7 +94,7 @@ fn authorization_in(meta: &serde_json::Map<String, Value>) -> Option<&str> {
 
 impl ServerHandler for TrailsServer {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = match self.shared.kg {
+        let capabilities = match self.shared.resources.kg {
             Some(_) => ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
@@ -179,7 +179,7 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(ListResourcesResult::with_all_items(crate::resources::list(&self.shared, caller.scopes)))
+        Ok(ListResourcesResult::with_all_items(crate::resources::list(&self.shared.resources, caller.scopes)))
     }
 
     async fn list_resource_templates(
@@ -188,7 +188,7 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.caller(&context)?;
-        Ok(ListResourceTemplatesResult::with_all_items(crate::resources::templates(&self.shared)))
+        Ok(ListResourceTemplatesResult::with_all_items(crate::resources::templates(&self.shared.resources)))
     }
 
     async fn read_resource(
@@ -198,7 +198,7 @@ impl ServerHandler for TrailsServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&context)?;
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        crate::resources::read(&self.shared, &request.uri, &trace_id, caller.scopes)
+        crate::resources::read(&self.shared.resources, &*self.shared, &request.uri, &trace_id, caller.scopes)
             .await
             .map(ReadResourceResponse::Complete)
     }
@@ -251,7 +251,10 @@ impl ServerHandler for TrailsServer {
             .as_ref()
             .filter(|uris| uris.len() <= self.shared.settings.max_subscriptions)
             .map(|uris| {
-                uris.iter().filter(|uri| crate::resources::topic(&self.shared, uri, anyone).is_ok()).cloned().collect()
+                uris.iter()
+                    .filter(|uri| crate::resources::topic(&self.shared.resources, uri, anyone).is_ok())
+                    .cloned()
+                    .collect()
             });
         Some(accepted)
     }

@@ -6,8 +6,8 @@ use std::time::Instant;
 use oxrdf::NamedNode;
 use serde_json::{json, Value};
 
+use super::{Live, Resources};
 use crate::kg::{self, mapping, store, Find, Kg};
-use crate::server::Shared;
 use trails_core::declare::{Datatype, NodeTypeInfo};
 
 /// How many activities `trails://prov/latest` shows.
@@ -17,8 +17,8 @@ const PROV: &str = "http://www.w3.org/ns/prov#";
 const TRAILS: &str = "https://w3id.org/trails/capability#";
 
 /// Every shape (its JSON Schema) and, for node types, the RDF mapping.
-pub(crate) fn schema(shared: &Shared) -> Value {
-    let shapes: Vec<Value> = shared
+pub(crate) fn schema(resources: &Resources) -> Value {
+    let shapes: Vec<Value> = resources
         .shape_entries
         .iter()
         .map(|shape| {
@@ -70,38 +70,40 @@ fn node_type(node: &NodeTypeInfo) -> Value {
 /// Counts: instances per node type, provenance kept and pruned, the tools `scopes` can see
 /// (never more than its own `tools/list` shows), and resource subscriptions (with the updates
 /// dropped from full queues).
-pub(crate) async fn stats(shared: &Shared, kg: &Kg, scopes: trails_core::auth::ScopeSet) -> crate::Result<Value> {
+pub(crate) async fn stats(
+    resources: &Resources,
+    live: &dyn Live,
+    kg: &Kg,
+    scopes: trails_core::auth::ScopeSet,
+) -> crate::Result<Value> {
     let mut instances = serde_json::Map::new();
-    for node in &shared.node_types {
+    for node in &resources.node_types {
         instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
     }
     let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
     let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
-    let mut subscriptions = json!(shared.subscriptions.stats());
-    subscriptions["max_per_session"] = json!(shared.settings.max_subscriptions);
-    subscriptions["queue_capacity"] = json!(shared.settings.subscription_queue);
     Ok(json!({
         "instances": instances,
         "provenance": {
             "activities": activities,
             "pruned_since_start": kg.provenance_pruned(),
-            "keep": shared.settings.provenance_keep,
-            "max_age_days": shared.settings.provenance_max_age.num_days(),
+            "keep": resources.provenance_keep,
+            "max_age_days": resources.provenance_max_age_days,
         },
-        "tools": shared.tools(scopes).len(),
-        "subscriptions": subscriptions,
+        "tools": live.tool_count(scopes),
+        "subscriptions": live.subscription_stats(),
         // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
-        "budgets": budgets(shared, scopes),
+        "budgets": budgets(resources, scopes),
     }))
 }
 
 #[cfg(feature = "ledger")]
-fn budgets(shared: &Shared, scopes: trails_core::auth::ScopeSet) -> Value {
-    shared.budgets.stats(scopes.contains(trails_core::auth::Scope::Builder))
+fn budgets(resources: &Resources, scopes: trails_core::auth::ScopeSet) -> Value {
+    resources.budgets.stats(scopes.contains(trails_core::auth::Scope::Builder))
 }
 
 #[cfg(not(feature = "ledger"))]
-fn budgets(_: &Shared, _: trails_core::auth::ScopeSet) -> Value {
+fn budgets(_: &Resources, _: trails_core::auth::ScopeSet) -> Value {
     Value::Null
 }
 
@@ -120,14 +122,11 @@ pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> crate::Result<usize> 
 }
 
 /// Health checks: the store answers (and how fast), the registry and what the server serves.
-pub(crate) async fn doctor(shared: &Shared, kg: &Kg) -> Value {
+pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: &Kg) -> Value {
     let started = Instant::now();
     let probe = kg.store().select("ASK { ?s ?p ?o }".to_owned(), Vec::new()).await;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let store = match &shared.settings.kg_remote {
-        Some(remote) => format!("remote SPARQL endpoint {}", remote.query_url),
-        None => format!("embedded store in {}", shared.settings.kg_path.display()),
-    };
+    let store = &resources.store;
     let store_check = match probe {
         Ok(_) => json!({ "check": "store", "ok": true, "detail": store, "ms": elapsed_ms }),
         Err(error) => json!({ "check": "store", "ok": false, "detail": format!("{store}: {error}"), "ms": elapsed_ms }),
@@ -138,8 +137,8 @@ pub(crate) async fn doctor(shared: &Shared, kg: &Kg) -> Value {
         "checks": [
             store_check,
             { "check": "registry", "ok": true, "detail": format!(
-                "{} tools, {} shapes, {} node types", shared.tools(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)).len(),
-                shared.shape_entries.len(), shared.node_types.len()) },
+                "{} tools, {} shapes, {} node types", live.tool_count(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)),
+                resources.shape_entries.len(), resources.node_types.len()) },
         ],
     })
 }

@@ -2,10 +2,12 @@
 //! per node type, `trails://kg/types`, and the templates for filtered pages and single instances.
 //! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
 //!
-//! `subscribe` says which URIs can be watched and what each watches; the routing of changes to
-//! subscribers lives in `server/notifier`, the delivery in `mcp/subscribe`.
+//! `subscribe` says which URIs can be watched and what each watches (a [`Topic`]); the routing
+//! of changes to subscribers lives in `server/notifier`, the delivery in `mcp/subscribe`. `tools`
+//! is what the `trails.kg.*` tools read, through the same parser and queries.
 //!
-//! Still to come (issue 8): the model-controlled `trails.kg.*` tools.
+//! This layer owns its state ([`Resources`]) and sits below the server: what it reports of the
+//! server (tool counts, subscriptions) it asks through [`Live`], which the server implements.
 
 mod fixed;
 mod read;
@@ -14,7 +16,41 @@ pub(crate) mod tools;
 mod uri;
 
 pub(crate) use read::{list, read, templates};
-pub(crate) use subscribe::topic;
+pub(crate) use subscribe::{topic, Topic};
+
+use serde_json::Value;
+use trails_core::auth::ScopeSet;
+use trails_core::declare::NodeTypeInfo;
+use trails_core::registry::ShapeEntry;
+
+use crate::kg::Kg;
+
+/// What the resources read, built once per process: the knowledge graph (`None`: the app
+/// declares no node type, and there are no resources), the declarations they describe, and the
+/// facts `trails://stats` and `trails://doctor` report.
+pub(crate) struct Resources {
+    pub(crate) kg: Option<Kg>,
+    /// The node types, in registry order.
+    pub(crate) node_types: Vec<&'static NodeTypeInfo>,
+    /// Every shape, in registry order (`trails://schema`).
+    pub(crate) shape_entries: Vec<&'static ShapeEntry>,
+    /// What each caller spent of its budget.
+    #[cfg(feature = "ledger")]
+    pub(crate) budgets: std::sync::Arc<crate::budget::Budgets>,
+    /// Where the store is, as `trails://doctor` names it.
+    pub(crate) store: String,
+    /// Provenance retention: activities kept at most, and for how many days.
+    pub(crate) provenance_keep: usize,
+    pub(crate) provenance_max_age_days: i64,
+}
+
+/// What the resources report of the serving layer above them, which implements it.
+pub(crate) trait Live: Send + Sync {
+    /// How many tools a caller with `scopes` sees.
+    fn tool_count(&self, scopes: ScopeSet) -> usize;
+    /// The subscriptions' counts and bounds, for `trails://stats`.
+    fn subscription_stats(&self) -> Value;
+}
 
 /// Whether `uri` parses (the fuzz targets' entry point).
 #[cfg(any(fuzzing, test))]

@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 
 use super::fixed;
 use super::uri::{self, ListRequest, Target, UriError, SCHEME};
+use super::{Live, Resources};
 use crate::kg::{mapping, store_failed, Find, Kg};
-use crate::server::Shared;
 use crate::wire::errors;
 use trails_core::auth::{Scope, ScopeSet};
 use trails_core::declare::{Datatype, NodeTypeInfo};
@@ -19,11 +19,11 @@ const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change 
 subscribe to single instances (trails://kg/<Type>/<id>) when only a few matter.";
 
 /// One umbrella per node type, then the fixed resources `scopes` may read.
-pub(crate) fn list(shared: &Shared, scopes: ScopeSet) -> Vec<Resource> {
-    if shared.kg.is_none() {
+pub(crate) fn list(resources: &Resources, scopes: ScopeSet) -> Vec<Resource> {
+    if resources.kg.is_none() {
         return Vec::new();
     }
-    let mut resources: Vec<Resource> = shared
+    let mut listed: Vec<Resource> = resources
         .node_types
         .iter()
         .map(|node| {
@@ -52,23 +52,23 @@ pub(crate) fn list(shared: &Shared, scopes: ScopeSet) -> Vec<Resource> {
         fixed.push(("prov/latest", "prov-latest", "Latest provenance", "The latest PROV-O activities, newest first."));
     }
     for (path, name, title, description) in fixed {
-        resources.push(
+        listed.push(
             Resource::new(format!("{SCHEME}{path}"), name)
                 .with_title(title)
                 .with_description(description)
                 .with_mime_type("application/json"),
         );
     }
-    resources
+    listed
 }
 
 /// A filtered page and a single instance, per node type.
-pub(crate) fn templates(shared: &Shared) -> Vec<ResourceTemplate> {
-    if shared.kg.is_none() {
+pub(crate) fn templates(resources: &Resources) -> Vec<ResourceTemplate> {
+    if resources.kg.is_none() {
         return Vec::new();
     }
     let mut templates = Vec::new();
-    for node in &shared.node_types {
+    for node in &resources.node_types {
         let label = node.label;
         templates.push(
             ResourceTemplate::new(format!("{SCHEME}kg/{label}{{?where,limit,offset}}"), format!("{label}-page"))
@@ -94,12 +94,13 @@ pub(crate) fn templates(shared: &Shared) -> Vec<ResourceTemplate> {
 
 /// `resources/read`.
 pub(crate) async fn read(
-    shared: &Shared,
+    resources: &Resources,
+    live: &dyn Live,
     uri: &str,
     trace_id: &str,
     scopes: ScopeSet,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let Some(kg) = &shared.kg else { return Err(errors::unknown_resource(uri)) };
+    let Some(kg) = &resources.kg else { return Err(errors::unknown_resource(uri)) };
     let builder = scopes.contains(Scope::Builder);
     // Builder-only resources are unknown to others, as masked tools are — whatever follows the
     // path, so no answer tells them apart from a URI that names nothing.
@@ -107,15 +108,15 @@ pub(crate) async fn read(
     if !builder && [format!("{SCHEME}doctor"), format!("{SCHEME}prov/latest")].iter().any(|p| p == path) {
         return Err(errors::unknown_resource(uri));
     }
-    let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
+    let target = uri::parse(uri, &resources.node_types).map_err(|error| refused(uri, error))?;
     let (mime, body) = match target {
         // Builder-only resources are unknown to others, as masked tools are.
         Target::Doctor | Target::ProvLatest if !builder => return Err(errors::unknown_resource(uri)),
-        Target::Doctor => ("application/json", Ok(fixed::doctor(shared, kg).await)),
+        Target::Doctor => ("application/json", Ok(fixed::doctor(resources, live, kg).await)),
         Target::ProvLatest => ("application/json", fixed::prov_latest(kg).await),
-        Target::Schema => ("application/json", Ok(fixed::schema(shared))),
-        Target::Stats => ("application/json", fixed::stats(shared, kg, scopes).await),
-        Target::Types => ("application/json", types(shared, kg).await),
+        Target::Schema => ("application/json", Ok(fixed::schema(resources))),
+        Target::Stats => ("application/json", fixed::stats(resources, live, kg, scopes).await),
+        Target::Types => ("application/json", types(resources, kg).await),
         Target::List(request) => ("application/json", page(kg, uri, request).await),
         Target::Blob { sha256 } => return blob(kg, uri, sha256, trace_id).await,
         Target::Instance { node, id } => {
@@ -159,9 +160,9 @@ pub(super) fn refused(uri: &str, error: UriError) -> ErrorData {
     }
 }
 
-async fn types(shared: &Shared, kg: &Kg) -> crate::Result<Value> {
+async fn types(resources: &Resources, kg: &Kg) -> crate::Result<Value> {
     let mut types = Vec::new();
-    for node in &shared.node_types {
+    for node in &resources.node_types {
         types.push(json!({
             "label": node.label,
             "class": node.iri,

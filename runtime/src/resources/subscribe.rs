@@ -9,8 +9,9 @@ use serde_json::json;
 
 use super::read::refused;
 use super::uri::{self, Target, SCHEME};
+use super::Resources;
+use crate::kg::changes::{Change, ChangeKind};
 use crate::kg::mapping;
-use crate::server::{Shared, Topic};
 use crate::wire::errors;
 use trails_core::auth::{Scope, ScopeSet};
 
@@ -18,9 +19,40 @@ use trails_core::auth::{Scope, ScopeSet};
 /// holds is bounded (node-type labels and instance keys fit with room to spare).
 pub(crate) const MAX_SUBSCRIBED_URI: usize = 2048;
 
+/// What a subscribable URI watches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Topic {
+    /// `trails://kg/types`: instance counts (fires on creates and deletes).
+    Types,
+    /// `trails://stats` (creates, deletes, provenance recorded or pruned).
+    Stats,
+    /// `trails://prov/latest` (provenance recorded or pruned).
+    ProvLatest,
+    /// `trails://kg/<Type>`: any change to any instance of the node type with this label.
+    Umbrella(&'static str),
+    /// `trails://kg/<Type>/<id>`: the instance with this IRI.
+    Instance(String),
+}
+
+impl Topic {
+    /// The topics a change fires.
+    pub(crate) fn fired_by(change: Change<'_>) -> Vec<Topic> {
+        match change {
+            Change::Instance { node, iri, kind } => {
+                let mut topics = vec![Topic::Instance(iri.to_owned()), Topic::Umbrella(node.label)];
+                if kind != ChangeKind::Updated {
+                    topics.extend([Topic::Types, Topic::Stats]);
+                }
+                topics
+            }
+            Change::Activity | Change::Pruned => vec![Topic::ProvLatest, Topic::Stats],
+        }
+    }
+}
+
 /// What `uri` watches, for a caller with `scopes`; the `-32602` that explains why not otherwise.
-pub(crate) fn topic(shared: &Shared, uri: &str, scopes: ScopeSet) -> Result<Topic, ErrorData> {
-    let Some(kg) = &shared.kg else { return Err(errors::unknown_resource(uri)) };
+pub(crate) fn topic(resources: &Resources, uri: &str, scopes: ScopeSet) -> Result<Topic, ErrorData> {
+    let Some(kg) = &resources.kg else { return Err(errors::unknown_resource(uri)) };
     if uri.len() > MAX_SUBSCRIBED_URI {
         let shown: String = uri.chars().take(64).collect();
         return Err(ErrorData::invalid_params(
@@ -34,7 +66,7 @@ pub(crate) fn topic(shared: &Shared, uri: &str, scopes: ScopeSet) -> Result<Topi
     if !scopes.contains(Scope::Builder) && builder_only.iter().any(|p| p == path) {
         return Err(errors::unknown_resource(uri));
     }
-    let target = uri::parse(uri, &shared.node_types).map_err(|error| refused(uri, error))?;
+    let target = uri::parse(uri, &resources.node_types).map_err(|error| refused(uri, error))?;
     let not_subscribable =
         |why: String| ErrorData::invalid_params(why, Some(json!({ "uri": uri, "subscribable": false })));
     Ok(match target {

@@ -7,16 +7,16 @@ use serde_json::{json, Map, Value};
 
 use super::read;
 use super::uri::{self, Target, UriError, SCHEME};
+use super::Resources;
 use crate::kg::{mapping, Kg, Triples};
-use crate::server::Shared;
 use trails_core::declare::NodeTypeInfo;
 use trails_core::error::{Error, Result};
 use trails_core::validate::{FieldCode, FieldError};
 
 /// The node type labelled `label`, or a FieldError on `node_type` listing the labels.
-pub(crate) fn node_type(shared: &Shared, label: &str) -> Result<&'static NodeTypeInfo> {
-    shared.node_types.iter().copied().find(|node| node.label == label).ok_or_else(|| {
-        let labels: Vec<&str> = shared.node_types.iter().map(|node| node.label).collect();
+pub(crate) fn node_type(resources: &Resources, label: &str) -> Result<&'static NodeTypeInfo> {
+    resources.node_types.iter().copied().find(|node| node.label == label).ok_or_else(|| {
+        let labels: Vec<&str> = resources.node_types.iter().map(|node| node.label).collect();
         FieldError::refuse(
             "node_type",
             FieldCode::OneOf,
@@ -30,7 +30,7 @@ pub(crate) fn node_type(shared: &Shared, label: &str) -> Result<&'static NodeTyp
 /// One page of `node`'s instances, exactly as `trails://kg/<Type>?where=…&limit=…&after=…`
 /// reads it: `{items, total, limit, offset, next}`.
 pub(crate) async fn page(
-    shared: &Shared,
+    resources: &Resources,
     kg: &Kg,
     node: &'static NodeTypeInfo,
     filter: Option<&str>,
@@ -44,7 +44,7 @@ pub(crate) async fn page(
     if let Some(cursor) = cursor {
         uri.push_str(&format!("&after={}", utf8_percent_encode(cursor, NON_ALPHANUMERIC)));
     }
-    let request = match uri::parse(&uri, &shared.node_types) {
+    let request = match uri::parse(&uri, &resources.node_types) {
         Ok(Target::List(request)) => request,
         Ok(_) | Err(UriError::Unknown { .. }) => return Err(Error::internal(format!("{uri} is not a list"))),
         Err(UriError::Grammar { message, .. }) if message.contains("`after`") => {

@@ -10,6 +10,6 @@ mod shared;
 
 pub use control::Control;
 pub(crate) use listings::Listings;
-pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Topic, Update};
+pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Update};
 pub use serve::{ServeError, Server};
 pub(crate) use shared::{Parts, Shared};

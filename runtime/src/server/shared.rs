@@ -10,10 +10,10 @@ use super::notifier::Subscriptions;
 use crate::config::Settings;
 use crate::kg::Kg;
 use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation};
+use crate::resources::{Live, Resources};
 use trails_core::auth::ScopeSet;
 use trails_core::ctx::AppState;
-use trails_core::declare::NodeTypeInfo;
-use trails_core::registry::{Registry, ShapeEntry, ToolEntry};
+use trails_core::registry::{Registry, ToolEntry};
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -28,15 +28,8 @@ pub(crate) struct Shared {
     pub(crate) manifest: String,
     /// Sessions and listeners, told about tool-list and knowledge-graph changes.
     pub(crate) subscriptions: Arc<Subscriptions>,
-    /// The knowledge graph every call gets (`None`: the app declares no node type).
-    pub(crate) kg: Option<Kg>,
-    /// What each caller spent of its budget (`[budget]`), for `trails://stats`.
-    #[cfg(feature = "ledger")]
-    pub(crate) budgets: Arc<crate::budget::Budgets>,
-    /// The node types, in registry order (the KG resources).
-    pub(crate) node_types: Vec<&'static NodeTypeInfo>,
-    /// Every shape, in registry order (`trails://schema`).
-    pub(crate) shape_entries: Vec<&'static ShapeEntry>,
+    /// What the resources read: the knowledge graph every call gets, and the declarations.
+    pub(crate) resources: Resources,
     /// The SHACL shapes, by name and IRI (`/shapes`).
     pub(crate) shapes: crate::projection::shacl::Shapes,
 }
@@ -102,23 +95,32 @@ impl Shared {
         #[cfg(not(feature = "ledger"))]
         guards.push(Arc::new(crate::idempotency::NoKeys));
         let pipeline = Pipeline::new(catalog, guards, state, settings.mask_denied, settings.max_result_bytes);
+        let resources = Resources {
+            kg,
+            node_types: registry.node_types().collect(),
+            shape_entries: registry.shapes().collect(),
+            #[cfg(feature = "ledger")]
+            budgets,
+            store: match &settings.kg_remote {
+                Some(remote) => format!("remote SPARQL endpoint {}", remote.query_url),
+                None => format!("embedded store in {}", settings.kg_path.display()),
+            },
+            provenance_keep: settings.provenance_keep,
+            provenance_max_age_days: settings.provenance_max_age.num_days(),
+        };
         Shared {
             pipeline,
             listings,
-            #[cfg(feature = "ledger")]
-            budgets,
             settings,
             name,
             version,
             manifest,
             subscriptions,
-            kg,
-            node_types: registry.node_types().collect(),
+            resources,
             shapes: crate::projection::shacl::Shapes::new(
                 &registry.shapes().collect::<Vec<_>>(),
                 &registry.tools().collect::<Vec<_>>(),
             ),
-            shape_entries: registry.shapes().collect(),
         }
     }
 
@@ -149,5 +151,18 @@ impl Shared {
         render: impl FnOnce(Vec<&'static ToolEntry>) -> String,
     ) -> Bytes {
         self.listings.openapi_json(&self.pipeline.catalog, scopes, render)
+    }
+}
+
+impl Live for Shared {
+    fn tool_count(&self, scopes: ScopeSet) -> usize {
+        self.tools(scopes).len()
+    }
+
+    fn subscription_stats(&self) -> serde_json::Value {
+        let mut stats = serde_json::json!(self.subscriptions.stats());
+        stats["max_per_session"] = serde_json::json!(self.settings.max_subscriptions);
+        stats["queue_capacity"] = serde_json::json!(self.settings.subscription_queue);
+        stats
     }
 }

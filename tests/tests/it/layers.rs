@@ -84,10 +84,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("mcp/dispatch.rs", "server"),
     ("mcp/handler.rs", "server"),
     ("mcp/subscribe.rs", "server"),
-    ("resources/fixed.rs", "server"),
-    ("resources/read.rs", "server"),
-    ("resources/subscribe.rs", "server"),
-    ("resources/tools.rs", "server"),
 ];
 
 #[test]

@@ -244,14 +244,14 @@ impl HotPath {
                     .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
             }
             Owned::ListResources => Ok(ServerResult::ListResourcesResult(ListResourcesResult::with_all_items(
-                crate::resources::list(shared, caller.scopes),
+                crate::resources::list(&shared.resources, caller.scopes),
             ))),
             Owned::ListResourceTemplates => Ok(ServerResult::ListResourceTemplatesResult(
-                ListResourceTemplatesResult::with_all_items(crate::resources::templates(shared)),
+                ListResourceTemplatesResult::with_all_items(crate::resources::templates(&shared.resources)),
             )),
             Owned::ReadResource(uri) => {
                 let trace_id = uuid::Uuid::new_v4().simple().to_string();
-                crate::resources::read(shared, &uri, &trace_id, caller.scopes)
+                crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, caller.scopes)
                     .await
                     .map(|result| ServerResult::from(ReadResourceResponse::Complete(result)))
                     // rmcp gives 2026-07-28 peers `-32602` for a missing resource (not for

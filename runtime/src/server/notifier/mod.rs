@@ -7,4 +7,4 @@ mod queue;
 mod subscriptions;
 
 pub(crate) use queue::{Delivery, Update};
-pub(crate) use subscriptions::{Refused, Subscriber, SubscriberKind, Subscriptions, Topic};
+pub(crate) use subscriptions::{Refused, Subscriber, SubscriberKind, Subscriptions};

@@ -12,38 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::queue::{Delivery, Update, UpdateQueue};
-use crate::kg::changes::{Change, ChangeKind, Observer};
-
-/// What a subscribable URI watches.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Topic {
-    /// `trails://kg/types`: instance counts (fires on creates and deletes).
-    Types,
-    /// `trails://stats` (creates, deletes, provenance recorded or pruned).
-    Stats,
-    /// `trails://prov/latest` (provenance recorded or pruned).
-    ProvLatest,
-    /// `trails://kg/<Type>`: any change to any instance of the node type with this label.
-    Umbrella(&'static str),
-    /// `trails://kg/<Type>/<id>`: the instance with this IRI.
-    Instance(String),
-}
-
-impl Topic {
-    /// The topics a change fires.
-    fn fired_by(change: Change<'_>) -> Vec<Topic> {
-        match change {
-            Change::Instance { node, iri, kind } => {
-                let mut topics = vec![Topic::Instance(iri.to_owned()), Topic::Umbrella(node.label)];
-                if kind != ChangeKind::Updated {
-                    topics.extend([Topic::Types, Topic::Stats]);
-                }
-                topics
-            }
-            Change::Activity | Change::Pruned => vec![Topic::ProvLatest, Topic::Stats],
-        }
-    }
-}
+use crate::kg::changes::{Change, Observer};
+use crate::resources::Topic;
 
 /// Why a subscription was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -256,6 +226,7 @@ impl Observer for Subscriptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kg::changes::ChangeKind;
 
     fn requirement() -> &'static trails_core::declare::NodeTypeInfo {
         static INFO: trails_core::declare::NodeTypeInfo = trails_core::declare::NodeTypeInfo {
