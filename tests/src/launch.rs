@@ -63,7 +63,9 @@ impl Launch {
         }
     }
 
-    /// `binary <args>` in `dir`, its environment set.
+    /// `binary <args>` in `dir`, its environment set: `TRAILS_CONFIG` is `dir/trails.toml` and
+    /// `TRAILS_KG_PATH` is `dir/kg` (so a `[kg] path` in the configuration is overridden; set
+    /// `TRAILS_KG_PATH` with [`Launch::env`] to move the store).
     fn command(&self, dir: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(&self.binary);
         command.args(args).current_dir(dir).stdout(Stdio::null());
@@ -84,7 +86,9 @@ impl Launch {
     /// [`Launch::command`] for a server: its stderr kept in `dir/stderr.log`.
     fn server(&self, dir: &Path, args: &[&str]) -> Command {
         let mut command = self.command(dir, args);
-        command.stderr(std::fs::File::create(dir.join("stderr.log")).expect("stderr.log is writable"));
+        // Appended to: a restarted server's log follows the first run's.
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("stderr.log"));
+        command.stderr(log.expect("stderr.log is writable"));
         command
     }
 
@@ -93,7 +97,7 @@ impl Launch {
         let dir = tempfile::tempdir().expect("a temporary directory");
         self.prepare(dir.path());
         let (child, addr) = self.spawn_http(dir.path());
-        Served { child, addr, dir, launch: self }
+        Served { child, addr, _log: ShownOnFailure(dir.path().to_owned()), dir, launch: self }
     }
 
     fn spawn_http(&self, dir: &Path) -> (KilledOnDrop, SocketAddr) {
@@ -117,14 +121,16 @@ impl Launch {
         let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("the binary runs");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        StdioApp { child: KilledOnDrop(child), stdin, stdout, dir }
+        StdioApp { child: KilledOnDrop(child), stdin, stdout, _log: ShownOnFailure(dir.path().to_owned()), dir }
     }
 
     /// `binary serve --stdio` as a tokio command, for an rmcp client's child-process transport;
-    /// its working directory is `dir` (which must outlive the client).
+    /// its working directory is `dir` (which must outlive the client), its stderr inherited (the
+    /// test's output shows it).
     pub fn stdio_command(&self, dir: &Path) -> tokio::process::Command {
         self.prepare(dir);
-        let mut command = tokio::process::Command::from(self.server(dir, &["serve", "--stdio"]));
+        let mut command = tokio::process::Command::from(self.command(dir, &["serve", "--stdio"]));
+        command.stderr(Stdio::inherit());
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
         command
     }
@@ -145,6 +151,7 @@ pub struct Served {
     launch: Launch,
     /// Where it listens.
     pub addr: SocketAddr,
+    _log: ShownOnFailure,
     /// Its working directory (`trails.toml`, `kg/`, `stderr.log`).
     pub dir: tempfile::TempDir,
 }
@@ -157,7 +164,7 @@ impl Served {
 
     /// What the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).expect("the server's stderr.log")
     }
 
     /// Send signal `name` (`TERM`, `INT`, …) to the process.
@@ -202,6 +209,20 @@ impl Served {
     }
 }
 
+/// Shows a server's `stderr.log` when the test fails (the directory that holds it is about to
+/// go); dropped after the process is killed, before the directory is removed.
+struct ShownOnFailure(std::path::PathBuf);
+
+impl Drop for ShownOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Ok(log) = std::fs::read_to_string(self.0.join("stderr.log")) {
+                eprintln!("--- the server's stderr ---\n{log}--- end of the server's stderr ---");
+            }
+        }
+    }
+}
+
 /// An app binary serving stdio, its pipes held by the test.
 pub struct StdioApp {
     /// The process.
@@ -210,6 +231,7 @@ pub struct StdioApp {
     pub stdin: ChildStdin,
     /// The process's stdout.
     pub stdout: BufReader<ChildStdout>,
+    _log: ShownOnFailure,
     /// Its working directory.
     pub dir: tempfile::TempDir,
 }

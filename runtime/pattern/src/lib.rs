@@ -171,8 +171,12 @@ pub fn check(source: &str) -> Result<(), String> {
         Err(error) => return Err(parse_failure(&error)),
     };
     ast::visit(&tree, Portability)?;
-    // What the server compiles is the rewrite: it must compile too.
-    regex::Regex::new(&to_rust(source)).map(|_| ()).map_err(|error| format!("pattern does not compile: {error}"))
+    // What the server compiles is the rewrite: it must compile too. The pattern as written first,
+    // so an error quotes what the author wrote.
+    regex::Regex::new(source)
+        .and_then(|_| regex::Regex::new(&to_rust(source)))
+        .map(|_| ())
+        .map_err(|error| format!("pattern does not compile: {error}"))
 }
 
 fn parse_failure(error: &ast::Error) -> String {

@@ -1,4 +1,4 @@
-// Ajv's verdict on each case of tests/tests/validator_agreement.rs.
+// Ajv's verdict on each case of tests/tests/it/validator_agreement.rs.
 // Input (argv[2]): {"schemas": {tool: inputSchema}, "cases": [[tool, "instance as JSON text"], ...]}.
 // Output (stdout): a JSON array, one boolean per case: whether Ajv accepts it.
 import { readFileSync } from "node:fs";

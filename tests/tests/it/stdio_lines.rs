@@ -7,22 +7,24 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-/// The fixture server on stdio; lines (like HTTP bodies) of at most 4 KiB.
+/// The fixture server on stdio, its session initialized; lines (like HTTP bodies) of at most
+/// 4 KiB.
 fn start() -> trails_tests::StdioApp {
-    crate::fixture()
+    let mut server = crate::fixture()
         .config("[mcp]\nscopes = [\"runtime\"]\n\n[http]\nmax_body_bytes = 4096\n")
         .log(Some("error"))
-        .stdio()
-}
-
-#[test]
-fn every_bad_line_is_answered_and_the_session_goes_on() {
-    let mut server = start();
+        .stdio();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}});
     writeln!(server.stdin, "{initialize}").unwrap();
     assert_eq!(server.answer()["id"], 1);
     writeln!(server.stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    server
+}
+
+#[test]
+fn every_bad_line_is_answered_and_the_session_goes_on() {
+    let mut server = start();
     let long = format!(r#"{{"jsonrpc":"2.0","id":99,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(100_000));
     let bad: [(&[u8], i32, Value); 8] = [
         (b"\xff\xfe not utf-8", -32700, Value::Null),
@@ -52,11 +54,6 @@ fn every_bad_line_is_answered_and_the_session_goes_on() {
 #[test]
 fn a_closed_stdout_ends_the_process() {
     let mut server = start();
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}});
-    writeln!(server.stdin, "{initialize}").unwrap();
-    assert_eq!(server.answer()["id"], 1);
-    writeln!(server.stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     drop(server.stdout);
     let started = Instant::now();
     // Every write of the server's now fails; it must stop rather than keep failing.

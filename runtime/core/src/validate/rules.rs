@@ -11,9 +11,9 @@ use super::report::{Errors, Path};
 /// A nested validator: the `validate_at` of another shape.
 pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
 
-/// A regex from a `pattern` predicate. The macro compiled this source and checked it for ECMA-262
-/// portability; it is compiled with ECMA-262's meaning of `\d`, `\w`, `\b`, `\s` and `.` (see
-/// `ecma.rs`), so it accepts exactly what a JSON Schema client accepts; every pattern is also listed in `PATTERNS` and compiled when the registry is
+/// A regex from a `pattern` predicate. The macro checked this source for ECMA-262 portability
+/// and compiled its rewrite; it is compiled with ECMA-262's meaning of `\d`, `\w`, `\b`, `\s` and
+/// `.` (`trails_pattern::to_rust`), so it accepts exactly what a JSON Schema client accepts; every pattern is also listed in `PATTERNS` and compiled when the registry is
 /// collected, so a server whose `regex` crate disagrees with the macro's refuses to start instead
 /// of validating with a different rule.
 pub struct Pattern {
