@@ -62,15 +62,53 @@ fn free_addr() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
 }
 
-fn wait_for(addr: SocketAddr, what: &str, child: &mut Child, patience: Duration) {
+/// Wait until `child` answers SPARQL at `http://addr{path}`. Something listening is not enough:
+/// between [`free_addr`] and the child's bind, another process may take the port (then the
+/// child fails to bind and exits, and whatever took the port answers, or stops answering, in
+/// its stead).
+fn wait_for(addr: SocketAddr, path: &str, what: &str, child: &mut Child, patience: Duration) -> Result<(), String> {
     let deadline = Instant::now() + patience;
-    while !crate::launch::listens(addr) {
+    loop {
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited before listening on {addr}: {status}");
+            return Err(format!("{what} exited before answering on {addr}: {status}"));
         }
-        assert!(Instant::now() < deadline, "{what} did not start on {addr}");
+        if crate::launch::listens(addr) && answers_sparql(addr, path) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("{what} did not answer SPARQL on {addr} within {patience:?}"));
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Whether `GET http://addr{path}?query=ASK{}` answers 200.
+fn answers_sparql(addr: SocketAddr, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!(
+        "GET {path}?query=ASK%20%7B%7D HTTP/1.1\r\nHost: {addr}\r\n\
+         Accept: application/sparql-results+json\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[8..12] == b" 200"
+}
+
+/// Start a server with `start` (on fresh ports each time) up to three times: a port taken by
+/// another process in between is a retry, not a failed test.
+fn with_retries<T>(what: &str, mut start: impl FnMut() -> Result<T, String>) -> T {
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        match start() {
+            Ok(server) => return server,
+            Err(failure) => failures.push(failure),
+        }
+    }
+    panic!("{what} did not start: {failures:?}")
 }
 
 /// An in-memory Oxigraph server on a free loopback port, stopped on drop.
@@ -83,17 +121,20 @@ impl OxigraphServer {
     /// Start one and wait until it listens (panics with the fix when it is not installed).
     pub fn start() -> OxigraphServer {
         let binary = oxigraph_binary();
-        let addr = free_addr();
-        let mut child = Command::new(&binary)
-            .args(["serve", "--bind", &addr.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
-            });
-        wait_for(addr, "Oxigraph server", &mut child, Duration::from_secs(20));
-        OxigraphServer { child, addr }
+        with_retries("Oxigraph server", || {
+            let addr = free_addr();
+            let child = Command::new(&binary)
+                .args(["serve", "--bind", &addr.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
+                });
+            let mut server = OxigraphServer { child, addr };
+            wait_for(addr, "/query", "Oxigraph server", &mut server.child, Duration::from_secs(20))?;
+            Ok(server)
+        })
     }
 
     /// The SPARQL query URL.
@@ -155,6 +196,11 @@ impl VirtuosoServer {
     /// Virtuoso is not installed).
     pub fn start() -> VirtuosoServer {
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut turn = Some(turn);
+        with_retries("Virtuoso", || VirtuosoServer::try_start(&mut turn))
+    }
+
+    fn try_start(turn: &mut Option<std::sync::MutexGuard<'static, ()>>) -> Result<VirtuosoServer, String> {
         let binary = virtuoso_binary();
         let dir = tempfile::tempdir().unwrap();
         let (sql, http) = (free_addr(), free_addr());
@@ -187,7 +233,12 @@ impl VirtuosoServer {
                     binary.display()
                 )
             });
-        wait_for(http, "Virtuoso", &mut child, Duration::from_secs(60));
+        if let Err(failure) = wait_for(http, "/sparql", "Virtuoso", &mut child, Duration::from_secs(60)) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(failure);
+        }
+        let turn = turn.take().expect("a started server takes the turn once");
         let server = VirtuosoServer { child, http, _dir: dir, _turn: turn };
         let (user, password) = VIRTUOSO_USER;
         let isql = binary.with_file_name("isql-vt");
@@ -201,7 +252,7 @@ impl VirtuosoServer {
             .unwrap_or_else(|e| panic!("cannot run {} ({e})", isql.display()));
         let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success() && !said.contains("Error"), "creating the Virtuoso user failed: {said}");
-        server
+        Ok(server)
     }
 
     /// The anonymous, read-only SPARQL URL.
