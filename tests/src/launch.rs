@@ -100,12 +100,20 @@ impl Launch {
         Served { child, addr, _log: ShownOnFailure(dir.path().to_owned()), dir, launch: self }
     }
 
+    /// Serve on a free port. The port is bound and released first, so another process may take
+    /// it before the server binds it: then the server exits, and it is started again on another.
     fn spawn_http(&self, dir: &Path) -> (KilledOnDrop, SocketAddr) {
-        let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let child = self.server(dir, &["serve", "--http", &addr.to_string()]).spawn().expect("the binary runs");
-        let mut child = KilledOnDrop(child);
-        wait_until_listening(addr, &mut child.0, dir);
-        (child, addr)
+        let mut exits = Vec::new();
+        for _ in 0..3 {
+            let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+            let child = self.server(dir, &["serve", "--http", &addr.to_string()]).spawn().expect("the binary runs");
+            let mut child = KilledOnDrop(child);
+            match wait_until_listening(addr, &mut child.0, dir) {
+                Ok(()) => return (child, addr),
+                Err(exit) => exits.push(exit),
+            }
+        }
+        panic!("the server did not start: {exits:?}; stderr:\n{}", read_log(dir))
     }
 
     /// `binary serve --stdio`, its stdin and stdout piped to the test.
@@ -251,7 +259,9 @@ impl StdioApp {
 
     /// Block until the process (one that serves HTTP too) listens on `addr`.
     pub fn wait_until_listening(&mut self, addr: SocketAddr) {
-        wait_until_listening(addr, &mut self.child.0, self.dir.path());
+        if let Err(exit) = wait_until_listening(addr, &mut self.child.0, self.dir.path()) {
+            panic!("{exit}; stderr:\n{}", read_log(self.dir.path()));
+        }
     }
 }
 
@@ -264,16 +274,46 @@ pub fn listens(addr: SocketAddr) -> bool {
 }
 
 /// Block until `child` listens on `addr`; fail with its stderr if it exits first or after 20 s.
-fn wait_until_listening(addr: SocketAddr, child: &mut Child, dir: &Path) {
+/// Block until `child` itself listens on `addr` (not another process that took the port);
+/// `Err` when it exits first. Fails the test after 20 s.
+fn wait_until_listening(addr: SocketAddr, child: &mut Child, dir: &Path) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(20);
-    let stderr = || std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default();
-    while !listens(addr) {
+    while !(listens(addr) && listens_itself(child.id(), addr)) {
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("the server exited ({status}) before listening on {addr}; stderr:\n{}", stderr());
+            return Err(format!("the server exited ({status}) before listening on {addr}"));
         }
-        assert!(Instant::now() < deadline, "the server did not start listening on {addr}; stderr:\n{}", stderr());
+        assert!(Instant::now() < deadline, "the server did not start listening on {addr}; stderr:\n{}", read_log(dir));
         std::thread::sleep(Duration::from_millis(25));
     }
+    Ok(())
+}
+
+fn read_log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default()
+}
+
+/// Whether the socket listening on `addr`'s port is process `pid`'s: its inode in
+/// `/proc/net/tcp` is one of the process's file descriptors. (Elsewhere than Linux: assumed.)
+pub fn listens_itself(pid: u32, addr: SocketAddr) -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let port = format!(":{:04X}", addr.port());
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return true };
+    // Columns: sl, local_address, rem_address, st (0A: listening), …, inode (the tenth).
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.len() > 9 && fields[1].ends_with(&port) && fields[3] == "0A").then(|| fields[9].to_owned())
+        })
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|link| inodes.iter().any(|inode| link.to_string_lossy() == format!("socket:[{inode}]")))
+    })
 }
 
 /// A child process killed (and reaped) when dropped, so a failing test leaves no server behind.

@@ -12,6 +12,7 @@ mod deprecation;
 mod gen;
 mod goldens;
 mod guards;
+mod harness;
 mod hot_path_differential;
 mod http_connections;
 mod idempotency;
