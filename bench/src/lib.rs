@@ -39,6 +39,16 @@ pub mod process {
         (rss, fds)
     }
 
+    /// Peak resident memory of `pid` in KiB (`VmHWM`): what an operator provisions for.
+    pub fn peak_rss(pid: u32) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Anonymous resident memory of `pid` in KiB: RSS without the pages of files mapped (the
     /// binary's code among them), which the kernel can drop and read again.
     pub fn rss_anon(pid: u32) -> u64 {

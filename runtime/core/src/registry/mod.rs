@@ -16,7 +16,7 @@ pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, ToolEntry, ToolKind, SHAP
 use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
-use crate::validate::{compile_patterns, run, PatternError};
+use crate::validate::{check_patterns, run, PatternError};
 
 /// Two items that claim the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,9 +70,9 @@ pub struct Registry {
 impl Registry {
     /// Everything linked into this binary. Fails, naming both items, if two tools (or two
     /// node types) share a name — the macros catch this within one module, this catches the rest
-    /// — or if a declared `pattern` does not compile here.
+    /// — or if a declared `pattern` does not parse here.
     pub fn collect() -> Result<Registry, RegistryError> {
-        compile_patterns()?;
+        check_patterns()?;
         Ok(Registry::from_entries(TOOLS.iter(), SHAPES.iter())?)
     }
 

@@ -17,7 +17,7 @@ pub use field_error::{FieldCode, FieldError};
 pub use interpret::run;
 pub use interpret::{validate_item, validate_object};
 pub use report::{Errors, Path, MAX_FIELD_ERRORS};
-pub(crate) use rules::compile_all as compile_patterns;
+pub(crate) use rules::check_all as check_patterns;
 pub use rules::{
     concat_names, contains_name, if_nonempty, ArrayRule, FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule,
     ObjectRules, Pattern, PatternError, StringRule, NO_RULES, PATTERNS,

@@ -13,9 +13,11 @@ pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
 
 /// A regex from a `pattern` predicate. The macro checked this source for ECMA-262 portability
 /// and compiled its rewrite; it is compiled with ECMA-262's meaning of `\d`, `\w`, `\b`, `\s` and
-/// `.` (`trails_pattern::to_rust`), so it accepts exactly what a JSON Schema client accepts; every pattern is also listed in `PATTERNS` and compiled when the registry is
-/// collected, so a server whose `regex` crate disagrees with the macro's refuses to start instead
-/// of validating with a different rule.
+/// `.` (`trails_pattern::to_rust`), so it accepts exactly what a JSON Schema client accepts. Every
+/// pattern is also listed in `PATTERNS` and parsed when the registry is collected, so a server
+/// whose `regex` crate disagrees with the macro's refuses to start instead of validating with a
+/// different rule; its automaton is built on first use (building them all at start-up was most of
+/// the start-up time).
 pub struct Pattern {
     source: &'static str,
     compiled: OnceLock<Result<Regex, regex::Error>>,
@@ -46,6 +48,11 @@ impl Pattern {
         self.source
     }
 
+    /// Parse without compiling (what start-up checks).
+    pub(crate) fn check(&self) -> Result<(), PatternError> {
+        trails_pattern::parses(self.source).map_err(|reason| PatternError { source_text: self.source, reason })
+    }
+
     /// Compile now (idempotent), reporting a failure instead of hiding it.
     pub(crate) fn compile(&self) -> Result<&Regex, PatternError> {
         self.compiled
@@ -57,16 +64,17 @@ impl Pattern {
     pub(crate) fn is_match(&self, text: &str) -> bool {
         match self.compile() {
             Ok(regex) => regex.is_match(text),
-            // Unreachable in a server built by `App` (the registry compiles every pattern at
-            // start-up); elsewhere it is loud: the handler's call fails as an internal error.
+            // Unreachable in a server built by `App` (the macro compiled this pattern, and the
+            // registry parsed it again at start-up); elsewhere it is loud: the handler's call
+            // fails as an internal error.
             Err(error) => panic!("{error}"),
         }
     }
 }
 
-/// Compile every linked pattern; the first failure stops start-up.
-pub(crate) fn compile_all() -> Result<(), PatternError> {
-    PATTERNS.iter().try_for_each(|pattern| pattern.compile().map(drop))
+/// Parse every linked pattern; the first failure stops start-up.
+pub(crate) fn check_all() -> Result<(), PatternError> {
+    PATTERNS.iter().try_for_each(|pattern| pattern.check())
 }
 
 /// The rules of one object: its fields, in declaration order.
@@ -212,11 +220,21 @@ mod tests {
     #[test]
     fn a_pattern_that_does_not_compile_is_reported_not_hidden() {
         let broken = Pattern::new("(unclosed");
-        let error = broken.compile().map(drop).unwrap_err();
+        let error = broken.check().unwrap_err();
         assert_eq!(error.source_text, "(unclosed");
+        assert_eq!(broken.compile().map(drop).unwrap_err().source_text, "(unclosed");
         assert!(error.to_string().contains("does not compile at run time"), "{error}");
         let matched = std::panic::catch_unwind(|| broken.is_match("anything"));
         assert!(matched.is_err(), "matching with a broken pattern fails loudly instead of matching nothing");
         assert!(Pattern::new(r"^REQ-\d+$").is_match("REQ-12"));
+    }
+
+    #[test]
+    fn start_up_parses_without_building_an_automaton() {
+        let iri = Pattern::new(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\x22{}|\\^`]{1,2000}$");
+        iri.check().unwrap();
+        assert!(iri.compiled.get().is_none(), "the check compiled the pattern");
+        assert!(iri.is_match("https://example.com/a") && !iri.is_match("https://example.com/a b"));
+        assert!(iri.compiled.get().is_some());
     }
 }
