@@ -72,6 +72,7 @@ mod memory;
 mod projection;
 mod resources;
 mod server;
+mod state;
 mod wire;
 
 /// The call pipeline: a call's path through the guards to the handler, and [`Guard`](pipeline::Guard),
@@ -127,7 +128,8 @@ pub mod auth {
 /// embed its router), the [`Control`](serve::Control) handlers use to switch tools at run time,
 /// and why serving stops.
 pub mod serve {
-    pub use crate::server::{Control, ServeError, Server};
+    pub use crate::server::{ServeError, Server};
+    pub use crate::state::Control;
 }
 
 /// What a module of capabilities needs: `use trails::prelude::*;`.

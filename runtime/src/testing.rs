@@ -49,7 +49,7 @@ use serde_json::{Map, Value};
 
 use crate::mcp::Via;
 use crate::serve::Server;
-use crate::server::Shared;
+use crate::state::Shared;
 use trails_core::auth::Caller;
 
 /// A caller of one [`Server`]: anonymous, or the holder of one of its bearer tokens.
@@ -128,7 +128,7 @@ impl Client {
             Ok(result) => {
                 // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.
                 let mut result = rmcp::model::ServerResult::CallToolResult(result);
-                crate::http::shape_result(&mut result, false);
+                crate::wire::shape_result(&mut result, false);
                 Ok(serde_json::to_value(result).expect("a result serialises"))
             }
             Err(error) => Err(error.into()),

@@ -1,5 +1,5 @@
 //! What the knowledge graph tells the server after each acknowledged write, so subscribers hear
-//! about it (`server/notifier`). Every clone of a [`Kg`](super::Kg) shares one list of observers:
+//! about it (`state/notifier`). Every clone of a [`Kg`](super::Kg) shares one list of observers:
 //! a write made through any handle — a call's, the app's own, a background task's — is seen.
 //!
 //! Observers are told synchronously, after the store acknowledged the write and before the

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 
 use crate::kg::KgCtx;
 use crate::resources::tools as read;
-use crate::server::{Control, Shared};
+use crate::state::{Control, Shared};
 use crate::{capability, Ctx};
 use trails_core::declare::{Output, ToolOutput};
 use trails_core::error::{Error, Result};

@@ -44,7 +44,7 @@ async fn enable_tool(
         return Err(reject("trails_meta_tools_enable cannot disable itself".into()));
     }
     let control = ctx
-        .extension::<crate::server::Control>()
+        .extension::<crate::state::Control>()
         .ok_or_else(|| Error::internal("enable_tool called outside a running server"))?;
     let changed = control.set_tool_enabled(&tool, enabled).await.map_err(|e| reject(e.to_string()))?;
     Ok(ToolSwitch { tool, enabled, changed })

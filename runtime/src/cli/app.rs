@@ -16,7 +16,8 @@ use crate::pipeline::Catalog;
 use crate::pipeline::Guard;
 #[cfg(feature = "cedar")]
 use crate::policy::PolicyError;
-use crate::server::{Listings, Parts, ServeError, Server, Shared};
+use crate::server::{ServeError, Server};
+use crate::state::{Listings, Parts, Shared};
 use trails_core::auth::{sha256_hex, ScopeSet};
 use trails_core::ctx::AppState;
 use trails_core::registry::{Registry, RegistryError, ShapeEntry, ToolEntry, SHAPES, TOOLS};

@@ -10,7 +10,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::throttle::Throttle;
-use crate::server::Shared;
+use crate::state::Shared;
 use crate::wire::errors;
 use trails_core::auth::{bearer, Caller};
 

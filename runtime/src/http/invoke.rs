@@ -20,7 +20,7 @@ use crate::idempotency::{SentKey, Source};
 use crate::mcp::{call, Via};
 use crate::pipeline::Refusal;
 use crate::projection::Info;
-use crate::server::Shared;
+use crate::state::Shared;
 use trails_core::auth::Caller;
 use trails_core::error::Error;
 

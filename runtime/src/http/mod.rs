@@ -28,14 +28,14 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::{TrailsServer, Transport};
-use crate::server::Shared;
+use crate::state::Shared;
 use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
 
 #[cfg(any(fuzzing, test))]
 pub(crate) use hot::fuzz as fuzz_hot_path;
-pub(crate) use hot::shape_result;
+
 use hot::HotPath;
 pub(crate) use listen::{serve, ConnectionLimits};
 

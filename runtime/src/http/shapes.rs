@@ -15,7 +15,7 @@ use serde_json::json;
 use axum::Extension;
 
 use crate::pipeline::Lookup;
-use crate::server::Shared;
+use crate::state::Shared;
 use trails_core::auth::Caller;
 
 /// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a

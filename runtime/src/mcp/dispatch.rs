@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::config::ValidationErrors;
 use crate::idempotency::SentKey;
 use crate::pipeline::{Answer, Refusal};
-use crate::server::{Control, Shared};
+use crate::state::{Control, Shared};
 use crate::wire;
 use trails_core::auth::Caller;
 use trails_core::ctx::Ctx;

@@ -17,7 +17,7 @@ use super::dispatch;
 use super::subscribe::{self, Activity, SessionSubscriptions};
 use crate::idempotency::SentKey;
 use crate::pipeline::Lookup;
-use crate::server::Shared;
+use crate::state::Shared;
 use crate::wire::errors;
 use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
 

@@ -2,7 +2,7 @@
 //! `notifications/tools/list_changed` from `initialized` on, and `resources/subscribe` /
 //! `resources/unsubscribe` add `notifications/resources/updated` on the session; 2026-07-28
 //! clients open `subscriptions/listen` and receive what they asked for on that request. All
-//! deliver from one bounded queue per subscriber (`server/notifier`): a reader that falls behind
+//! deliver from one bounded queue per subscriber (`state/notifier`): a reader that falls behind
 //! loses the oldest updates, never the server's memory or a writer's time, and the next update
 //! it does receive says how many it missed in `_meta.trails.lagged`.
 
@@ -14,7 +14,7 @@ use rmcp::service::SubscriptionContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::json;
 
-use crate::server::{Delivery, Refused, Shared, Subscriber, SubscriberKind, Update};
+use crate::state::{Delivery, Refused, Shared, Subscriber, SubscriberKind, Update};
 use trails_core::auth::Caller;
 
 /// When a session's client last sent a request.

@@ -3,7 +3,7 @@
 //! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
 //!
 //! `subscribe` says which URIs can be watched and what each watches (a [`Topic`]); the routing
-//! of changes to subscribers lives in `server/notifier`, the delivery in `mcp/subscribe`. `tools`
+//! of changes to subscribers lives in `state/notifier`, the delivery in `mcp/subscribe`. `tools`
 //! is what the `trails.kg.*` tools read, through the same parser and queries.
 //!
 //! This layer owns its state ([`Resources`]) and sits below the server: what it reports of the

@@ -7,11 +7,10 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
-use super::control::Control;
-use super::shared::Shared;
 use crate::http::ConnectionLimits;
 use crate::mcp::{TrailsServer, Transport};
 use crate::pipeline::NoSuchTool;
+use crate::state::{Control, Shared};
 use trails_core::auth::ScopeSet;
 
 /// Why serving stopped with an error.

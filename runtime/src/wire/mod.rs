@@ -4,3 +4,12 @@
 pub(crate) mod call;
 pub(crate) mod errors;
 pub(crate) mod jsonrpc;
+
+/// rmcp's last step on a result: 2026-07-28 peers get cache hints, older ones no `resultType`.
+pub(crate) fn shape_result(result: &mut rmcp::model::ServerResult, current: bool) {
+    if current {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+    }
+}

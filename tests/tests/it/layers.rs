@@ -2,8 +2,8 @@
 //! runtime's non-test code (in `use` items, in code, and in macro calls) is resolved to the module
 //! it names; a module may use only modules of a lower layer (or of its own unit). The order is the
 //! one `ARCHITECTURE.md` gives: core < (kg | governance) < serving < the facade, and an order
-//! inside each. Edges that break it today are listed in `ALLOWED` while the split removes them;
-//! the check fails on a new one, and on a listed one that is gone (so the list only shrinks).
+//! inside each. There are no exceptions: the last upward edges (transports and built-ins reaching
+//! the server for the state it shares) went when that state moved down into `state`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -65,25 +65,12 @@ const RUNTIME: &[Unit] = &[
     unit("projection::snapshot", Group::Serve, 0),
     unit("wire", Group::Serve, 1),
     unit("resources", Group::Serve, 3),
-    unit("builtin", Group::Serve, 4),
-    unit("mcp", Group::Serve, 5),
-    unit("http", Group::Serve, 6),
-    unit("server", Group::Serve, 7),
-    unit("cli", Group::Serve, 8),
-];
-
-/// Upward or sideways edges that exist today: (file under `runtime/src`, unit it uses).
-const ALLOWED: &[(&str, &str)] = &[
-    ("builtin/kg.rs", "server"),
-    ("builtin/tools.rs", "server"),
-    ("http/bearer.rs", "server"),
-    ("http/hot/mod.rs", "server"),
-    ("http/invoke.rs", "server"),
-    ("http/mod.rs", "server"),
-    ("http/shapes.rs", "server"),
-    ("mcp/dispatch.rs", "server"),
-    ("mcp/handler.rs", "server"),
-    ("mcp/subscribe.rs", "server"),
+    unit("state", Group::Serve, 4),
+    unit("builtin", Group::Serve, 5),
+    unit("mcp", Group::Serve, 6),
+    unit("http", Group::Serve, 7),
+    unit("server", Group::Serve, 8),
+    unit("cli", Group::Serve, 9),
 ];
 
 #[test]
@@ -99,19 +86,10 @@ fn the_runtime_layers_point_one_way() {
             found.insert((file, unit), paths);
         }
     }
-    let allowed: BTreeSet<(String, String)> =
-        ALLOWED.iter().map(|(file, unit)| ((*file).to_owned(), (*unit).to_owned())).collect();
     let mut report = String::new();
     for ((file, target), paths) in &found {
-        if !allowed.contains(&(file.clone(), target.clone())) {
-            let paths: Vec<_> = paths.iter().map(String::as_str).collect();
-            report += &format!("  {file} uses `{target}` (a higher or sideways layer): {}\n", paths.join(", "));
-        }
-    }
-    for (file, target) in &allowed {
-        if !found.contains_key(&(file.clone(), target.clone())) {
-            report += &format!("  ({file:?}, {target:?}) is in ALLOWED but no longer used: remove it\n");
-        }
+        let paths: Vec<_> = paths.iter().map(String::as_str).collect();
+        report += &format!("  {file} uses `{target}` (a higher or sideways layer): {}\n", paths.join(", "));
     }
     assert!(report.is_empty(), "the runtime's layers are broken:\n{report}");
 }

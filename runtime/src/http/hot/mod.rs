@@ -31,8 +31,9 @@ use serde::de::DeserializeOwned;
 
 use super::body::refusal;
 use crate::mcp::PROTOCOL_VERSIONS;
-use crate::server::Shared;
+use crate::state::Shared;
 use crate::wire::jsonrpc::RpcMethod;
+use crate::wire::shape_result;
 use pieces::Pieces;
 use trails_core::auth::Caller;
 
@@ -303,15 +304,6 @@ impl HotPath {
         };
         *response.status_mut() = status;
         response
-    }
-}
-
-/// rmcp's last step on a result: 2026-07-28 peers get cache hints, older ones no `resultType`.
-pub(crate) fn shape_result(result: &mut ServerResult, current: bool) {
-    if current {
-        result.fill_missing_cache_hints();
-    } else {
-        result.strip_result_type_for_legacy_peer();
     }
 }
 

@@ -132,7 +132,7 @@ fn cached<K: Hash + Eq + Copy, V: Clone>(
 /// order may differ): `tests/tests/it/registry.rs` holds every declared tool to that.
 fn encode_list(tools: &[&'static ToolEntry], current: bool) -> Bytes {
     let mut empty = ServerResult::ListToolsResult(ListToolsResult::with_all_items(Vec::new()));
-    crate::http::shape_result(&mut empty, current);
+    crate::wire::shape_result(&mut empty, current);
     let empty = serde_json::to_vec(&empty).expect("an empty listing serialises");
     const TOOLS: &[u8] = br#""tools":["#;
     let at = empty.windows(TOOLS.len()).position(|w| w == TOOLS).expect("a listing has a `tools` array") + TOOLS.len();

@@ -1,0 +1,15 @@
+//! The serving layer's state, built once per process and read by every transport: `Shared`
+//! (the pipeline, the resources, the settings, the rendered manifest), the catalog's listings as
+//! the transports send them, the notifier that tells sessions about changes, and the [`Control`]
+//! handle a handler holds. Below the built-ins and the transports; the `Server` that runs them
+//! that runs them sits above.
+
+mod control;
+mod listings;
+mod notifier;
+mod shared;
+
+pub use control::Control;
+pub(crate) use listings::Listings;
+pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Update};
+pub(crate) use shared::{Parts, Shared};
