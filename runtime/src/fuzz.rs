@@ -53,6 +53,7 @@ pub fn read_field_window(data: &[u8]) {
 
 /// The HTTP hot path's request parsing and decision on `data`: header lines, a blank line,
 /// the body. Never panics; what it takes is what it may answer (see `http/hot`).
+#[cfg(feature = "http")]
 pub fn hot_path(data: &[u8]) {
     crate::http::fuzz_hot_path(data);
 }
@@ -120,6 +121,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "http")]
     fn the_hot_path_corpus_replays_without_a_panic() {
         replay("hot_path", 8, super::hot_path);
     }

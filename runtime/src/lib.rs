@@ -66,8 +66,10 @@ extern crate self as trails;
 mod builtin;
 mod cli;
 pub mod config;
+#[cfg(feature = "http")]
 mod http;
 mod mcp;
+#[cfg(any(feature = "http", feature = "stdio"))]
 mod memory;
 mod projection;
 mod resources;

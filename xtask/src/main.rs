@@ -125,6 +125,8 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-kg", "embedded"),
     ("trails-kg", "remote"),
     ("trails-mcp", ""),
+    ("trails-mcp", "http"),
+    ("trails-mcp", "stdio"),
     ("trails-mcp", "embedded-store"),
     ("trails-mcp", "remote-store"),
     ("trails-mcp", "cedar"),
@@ -148,8 +150,10 @@ fn features() -> ExitCode {
         }
     }
     // What a configuration asks of a part left out is refused by name (unit tests say how).
-    if !run(&["test", "--locked", "-p", "trails-mcp", "--lib", "--no-default-features"]) {
-        return ExitCode::FAILURE;
+    for features in ["", "stdio"] {
+        if !run(&["test", "--locked", "-p", "trails-mcp", "--lib", "--no-default-features", "--features", features]) {
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }

@@ -235,12 +235,15 @@ impl App {
                 }
             }
             Command::Serve { stdio, http } => {
-                let bind = http.unwrap_or(settings.http_bind);
+                let transport = match Transport::chosen(stdio, http, settings.http_bind) {
+                    Ok(transport) => transport,
+                    Err(error) => return fail(&error, error.exit_code()),
+                };
                 let server = match self.build(settings) {
                     Ok(server) => server,
                     Err(error) => return fail(&error, error.exit_code()),
                 };
-                match serve(server, stdio, bind) {
+                match serve(server, transport) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(error) => fail(&error, ExitCode::FAILURE),
                 }
@@ -265,15 +268,57 @@ fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildErro
     Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }
 
-fn serve(server: Server, stdio: bool, bind: SocketAddr) -> Result<(), ServeError> {
+/// What `serve` speaks, among the transports this binary was built with.
+enum Transport {
+    #[cfg(feature = "stdio")]
+    Stdio,
+    #[cfg(feature = "http")]
+    Http(SocketAddr),
+}
+
+impl Transport {
+    /// `--stdio`, `--http [ADDR]`, or neither: HTTP on `[http] bind`, or stdio in a binary built
+    /// without HTTP. A transport left out of the build is refused by its feature's name.
+    fn chosen(stdio: bool, http: Option<SocketAddr>, bind: SocketAddr) -> Result<Transport, BuildError> {
+        if stdio {
+            #[cfg(feature = "stdio")]
+            return Ok(Transport::Stdio);
+            #[cfg(not(feature = "stdio"))]
+            return Err(not_built_in("`serve --stdio`", "stdio"));
+        }
+        #[cfg(feature = "http")]
+        return Ok(Transport::Http(http.unwrap_or(bind)));
+        #[cfg(not(feature = "http"))]
+        {
+            let _ = bind;
+            #[cfg(feature = "stdio")]
+            if http.is_none() {
+                return Ok(Transport::Stdio);
+            }
+            Err(not_built_in(if http.is_some() { "`serve --http`" } else { "`serve`" }, "http"))
+        }
+    }
+}
+
+#[cfg(not(all(feature = "http", feature = "stdio")))]
+fn not_built_in(what: &str, feature: &'static str) -> BuildError {
+    BuildError::NotBuiltIn { what: what.to_owned(), feature }
+}
+
+#[cfg_attr(not(any(feature = "http", feature = "stdio")), allow(unused_variables))]
+fn serve(server: Server, transport: Transport) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Runtime)?;
     runtime.block_on(async move {
-        if stdio {
-            server.serve_stdio().await
-        } else {
-            let listener =
-                tokio::net::TcpListener::bind(bind).await.map_err(|source| ServeError::Bind { addr: bind, source })?;
-            server.serve_http(listener).await
+        match transport {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio => server.serve_stdio().await,
+            #[cfg(feature = "http")]
+            Transport::Http(bind) => {
+                let listener = tokio::net::TcpListener::bind(bind)
+                    .await
+                    .map_err(|source| ServeError::Bind { addr: bind, source })?;
+                server.serve_http(listener).await
+            }
         }
     })
 }
@@ -443,6 +488,39 @@ mod tests {
                 refused.as_deref(),
                 Some("token `agent`'s `budget` needs trails-mcp's `ledger` feature, which this binary was built without: enable it in Cargo.toml")
             );
+        }
+    }
+
+    /// `serve` speaks what was built in, and names the feature of a transport left out.
+    #[test]
+    fn a_transport_left_out_of_the_build_is_refused_by_name() {
+        let bind = crate::config::DEFAULT_HTTP_BIND.parse().unwrap();
+        let chosen = |stdio, http| Transport::chosen(stdio, http, bind).map_err(|error| error.to_string());
+        let refused = |what: &str, feature: &str| {
+            Some(format!(
+                "{what} needs trails-mcp's `{feature}` feature, which this binary was built without: enable it in Cargo.toml"
+            ))
+        };
+        match chosen(true, None) {
+            #[cfg(feature = "stdio")]
+            Ok(Transport::Stdio) => {}
+            other => assert!(!cfg!(feature = "stdio") && other.err() == refused("`serve --stdio`", "stdio")),
+        }
+        let other: std::net::SocketAddr = "127.0.0.1:9".parse().unwrap();
+        match chosen(false, Some(other)) {
+            #[cfg(feature = "http")]
+            Ok(Transport::Http(addr)) => assert_eq!(addr, other),
+            other => assert!(!cfg!(feature = "http") && other.err() == refused("`serve --http`", "http")),
+        }
+        // No flag: HTTP on `[http] bind`, else stdio, else neither.
+        match chosen(false, None) {
+            #[cfg(feature = "http")]
+            Ok(Transport::Http(addr)) => assert_eq!(addr, bind),
+            #[cfg(all(feature = "stdio", not(feature = "http")))]
+            Ok(Transport::Stdio) => {}
+            other => {
+                assert!(!cfg!(any(feature = "http", feature = "stdio")) && other.err() == refused("`serve`", "http"))
+            }
         }
     }
 }

@@ -17,7 +17,8 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Serve MCP over stdio or Streamable HTTP (default: HTTP on 127.0.0.1:8080, path /mcp).
+    /// Serve MCP over stdio or Streamable HTTP (default: HTTP on 127.0.0.1:8080, path /mcp; stdio
+    /// in a binary built without the `http` feature).
     Serve {
         /// Speak MCP on stdin/stdout (logs go to stderr).
         #[arg(long, conflicts_with = "http")]

@@ -103,8 +103,10 @@ pub struct Settings {
     /// Scopes this process serves at most.
     pub process_scopes: ScopeSet,
     /// The stdio token (`TRAILS_MCP_TOKEN`), hashed.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) stdio_token: Option<TokenTable>,
     /// `[[http.tokens]]`, hashed.
+    #[cfg_attr(not(any(feature = "http", feature = "testing")), allow(dead_code))]
     pub(crate) http_tokens: TokenTable,
     /// A denied tool answers exactly like an unknown one.
     pub mask_denied: bool,
@@ -426,7 +428,7 @@ impl Settings {
                     env("TRAILS_KG_UPDATE_URL").or(config.kg.update_url).unwrap_or_else(|| query_url.clone());
                 for (key, url) in [("[kg] query_url", &query_url), ("[kg] update_url", &update_url)] {
                     let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-                    let parsed = url.parse::<axum::http::Uri>();
+                    let parsed = url.parse::<http::Uri>();
                     if !scheme_ok || parsed.is_err() {
                         let expected = "an http:// or https:// URL";
                         return Err(ConfigError::Value { key, value: url.clone(), expected });

@@ -79,7 +79,7 @@ impl TrailsServer {
             },
             Transport::Http => Ok(context
                 .extensions
-                .get::<axum::http::request::Parts>()
+                .get::<http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<Caller>())
                 .cloned()
                 .unwrap_or_else(|| Caller::anonymous(self.shared.settings.process_scopes))),
@@ -273,7 +273,7 @@ impl TrailsServer {
     fn in_session(&self, extensions: &rmcp::model::Extensions) -> bool {
         self.shared.settings.http_sessions
             && extensions
-                .get::<axum::http::request::Parts>()
+                .get::<http::request::Parts>()
                 .is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
     }
 

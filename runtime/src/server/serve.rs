@@ -1,13 +1,18 @@
 //! A built server and how it is served: over HTTP (the axum router) or stdio, until shutdown.
 
+#[cfg(feature = "http")]
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+#[cfg(feature = "stdio")]
 use rmcp::ServiceExt;
+#[cfg(feature = "http")]
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "http")]
 use crate::http::ConnectionLimits;
+#[cfg(feature = "stdio")]
 use crate::mcp::{TrailsServer, Transport};
 use crate::pipeline::NoSuchTool;
 use crate::state::{Control, Shared};
@@ -94,6 +99,7 @@ impl Server {
     /// embed in your own server, which then owns connection limits and shutdown. What
     /// [`Server::serve_http`] adds is then not done: half-opened sessions are closed only when the
     /// next `initialize` comes, and freed memory is not handed back to the system when quiet.
+    #[cfg(feature = "http")]
     pub fn router(&self, bind: SocketAddr) -> axum::Router {
         crate::http::router(self.shared.clone(), bind, None)
     }
@@ -102,11 +108,13 @@ impl Server {
     /// then stop accepting, close sessions and their event streams (a call in flight inside a
     /// session is cancelled with it) and give stateless requests in flight
     /// `[http] shutdown_grace_secs` to finish (a second signal ends them at once).
+    #[cfg(feature = "http")]
     pub async fn serve_http(&self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         self.serve_http_until(listener, shutdown_signal(), shutdown_signal()).await
     }
 
     /// [`Server::serve_http`] until `shutdown` completes (`again`: end the grace period early).
+    #[cfg(feature = "http")]
     pub async fn serve_http_until(
         &self,
         listener: tokio::net::TcpListener,
@@ -137,6 +145,7 @@ impl Server {
     /// Serve one MCP client on stdin/stdout until it closes stdin (or stdout). Every line gets
     /// an answer: one that is not a well-formed message is answered with a JSON-RPC error, and
     /// a line is at most `[http] max_body_bytes` long.
+    #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         tracing::info!("serving MCP on stdio");
         let server = TrailsServer::new(self.shared.clone(), Transport::Stdio);
@@ -177,6 +186,7 @@ impl Server {
 }
 
 /// SIGINT (Ctrl-C) or SIGTERM (what `docker stop`, systemd and Kubernetes send).
+#[cfg(feature = "http")]
 async fn shutdown_signal() {
     #[cfg(unix)]
     {

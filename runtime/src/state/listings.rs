@@ -11,8 +11,11 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use axum::body::Bytes;
-use rmcp::model::{ListToolsResult, ServerResult, Tool};
+#[cfg(feature = "http")]
+use bytes::Bytes;
+use rmcp::model::Tool;
+#[cfg(feature = "http")]
+use rmcp::model::{ListToolsResult, ServerResult};
 
 use crate::pipeline::Catalog;
 use trails_core::auth::ScopeSet;
@@ -26,11 +29,14 @@ pub(crate) struct Listings {
     parsed: HashMap<&'static str, OnceLock<Tool>>,
     /// `tools/list` answers by scope-set bits.
     listings: Cache<u8, Arc<Vec<Tool>>>,
+    #[cfg(feature = "http")]
     /// The same answers serialised, by (scope-set bits, 2026-07-28 shape): what the hot path
     /// sends.
     encoded: Cache<(u8, bool), Bytes>,
+    #[cfg(feature = "http")]
     /// The OpenAPI document by scope-set bits.
     openapi: Cache<u8, Bytes>,
+    #[cfg(feature = "http")]
     /// Whether any input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then checks
     /// `Mcp-Param-*` headers, which the hot path leaves to it).
     param_headers: bool,
@@ -41,8 +47,11 @@ impl Listings {
         let listings = Listings {
             parsed: catalog.entries().map(|entry| (entry.name(), OnceLock::new())).collect(),
             listings: RwLock::default(),
+            #[cfg(feature = "http")]
             encoded: RwLock::default(),
+            #[cfg(feature = "http")]
             openapi: RwLock::default(),
+            #[cfg(feature = "http")]
             param_headers: catalog.entries().any(|entry| entry.descriptor().contains("x-mcp-header")),
         };
         // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a
@@ -79,6 +88,7 @@ impl Listings {
         })
     }
 
+    #[cfg(feature = "http")]
     /// The `tools/list` result for `scopes` as rmcp serialises it, for 2026-07-28 peers
     /// (`current`: with `resultType` and cache hints) or older ones; built once, from the
     /// descriptors as the macros wrote them.
@@ -86,6 +96,7 @@ impl Listings {
         cached(&self.encoded, catalog, (scopes.bits(), current), scopes, |tools| encode_list(&tools, current))
     }
 
+    #[cfg(feature = "http")]
     /// The OpenAPI document for `scopes`: what `render` makes of the visible tools.
     pub(crate) fn openapi_json(
         &self,
@@ -96,6 +107,7 @@ impl Listings {
         cached(&self.openapi, catalog, scopes.bits(), scopes, |tools| Bytes::from(render(tools)))
     }
 
+    #[cfg(feature = "http")]
     /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.
     pub(crate) fn declares_param_headers(&self) -> bool {
         self.param_headers
@@ -127,6 +139,7 @@ fn cached<K: Hash + Eq + Copy, V: Clone>(
     value
 }
 
+#[cfg(feature = "http")]
 /// rmcp's serialisation of an empty listing, with the descriptors in its `tools` array. Each
 /// descriptor is the JSON rmcp writes for that `Tool` (compact, the same members; only their
 /// order may differ): `tests/tests/it/registry.rs` holds every declared tool to that.

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
+#[cfg(feature = "http")]
+use bytes::Bytes;
 use rmcp::model::Tool;
 
 use super::listings::Listings;
@@ -13,7 +14,9 @@ use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation};
 use crate::resources::{Live, Resources};
 use trails_core::auth::ScopeSet;
 use trails_core::ctx::AppState;
-use trails_core::registry::{Registry, ToolEntry};
+use trails_core::registry::Registry;
+#[cfg(feature = "http")]
+use trails_core::registry::ToolEntry;
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -24,13 +27,15 @@ pub(crate) struct Shared {
     pub(crate) settings: Settings,
     pub(crate) name: String,
     pub(crate) version: String,
-    /// The capability manifest, rendered once.
+    /// The capability manifest, rendered once (`/.well-known/capabilities`).
+    #[cfg(feature = "http")]
     pub(crate) manifest: String,
     /// Sessions and listeners, told about tool-list and knowledge-graph changes.
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// What the resources read: the knowledge graph every call gets, and the declarations.
     pub(crate) resources: Resources,
     /// The SHACL shapes, by name and IRI (`/shapes`).
+    #[cfg(feature = "http")]
     pub(crate) shapes: crate::projection::shacl::Shapes,
 }
 
@@ -52,6 +57,7 @@ impl Shared {
         let Parts { state, name, version, kg, policy, guards: own_guards } = parts;
         let catalog = Catalog::new(registry, settings.production);
         let listings = Listings::new(&catalog);
+        #[cfg(feature = "http")]
         let manifest = crate::projection::manifest(registry);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
@@ -114,9 +120,11 @@ impl Shared {
             settings,
             name,
             version,
+            #[cfg(feature = "http")]
             manifest,
             subscriptions,
             resources,
+            #[cfg(feature = "http")]
             shapes: crate::projection::shacl::Shapes::new(
                 &registry.shapes().collect::<Vec<_>>(),
                 &registry.tools().collect::<Vec<_>>(),
@@ -139,11 +147,13 @@ impl Shared {
         self.listings.list(&self.pipeline.catalog, scopes)
     }
 
+    #[cfg(feature = "http")]
     /// The same, as the `tools/list` result's bytes (see `Listings::list_json`).
     pub(crate) fn tools_json(&self, scopes: ScopeSet, current: bool) -> Bytes {
         self.listings.list_json(&self.pipeline.catalog, scopes, current)
     }
 
+    #[cfg(feature = "http")]
     /// The OpenAPI document of what a caller with `scopes` sees.
     pub(crate) fn openapi_json(
         &self,

@@ -46,6 +46,7 @@ pub(crate) fn instructions(mode: ValidationErrors) -> &'static str {
 
 /// A whole JSON-RPC error response with `id: null`, for refusals made before a request is read
 /// (the HTTP layer's 401).
+#[cfg(feature = "http")]
 pub(crate) fn response_body(error: &ErrorData) -> String {
     json!({ "jsonrpc": "2.0", "id": null, "error": error }).to_string()
 }

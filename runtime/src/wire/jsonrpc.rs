@@ -14,6 +14,7 @@ pub(crate) type Refused = (i32, String, Value);
 /// What the layers inside need to know of a well-formed message, left on the request so none
 /// parses the body again.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // stdio only asks whether a line is well-formed
 pub(crate) struct RpcMethod {
     /// The method (`None`: a response).
     pub(crate) method: Option<String>,
