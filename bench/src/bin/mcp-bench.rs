@@ -355,6 +355,14 @@ fn startup(scratch: &Scratch) -> bool {
             }
         }
     }
+    let exe = std::env::current_exe().unwrap();
+    let size =
+        |name: &str| std::fs::metadata(exe.with_file_name(name)).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
+    println!("\n| release binary, MB (as built) | Trails | rmcp | Trails / rmcp |\n|---|---:|---:|---:|");
+    for (tools, trails, rmcp) in [(100, "trails-100", "rmcp-100"), (1000, "trails-1000", "rmcp-1000")] {
+        let (t, r) = (size(trails), size(rmcp));
+        println!("| {tools} tools | {t:.1} | {r:.1} | **{:.2}×** |", t / r);
+    }
     within
 }
 
@@ -370,7 +378,7 @@ fn rebuild_workspace() -> PathBuf {
             "trails-app/Cargo.toml",
             format!(
                 "[package]\nname = \"trails-app\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-                 [dependencies]\ntrails = {{ path = {:?} }}\n",
+                 [dependencies]\ntrails-mcp = {{ path = {:?}, default-features = false, features = [\"http\"] }}\n",
                 repo.join("runtime")
             ),
         ),

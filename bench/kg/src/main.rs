@@ -1,4 +1,4 @@
-//! The knowledge-graph store benchmark: `cargo run --release -p trails-bench --bin kg-bench`.
+//! The knowledge-graph store benchmark: `cargo run --release -p trails-kg-bench`.
 //!
 //! Measures, in one run, on the embedded store (SQLite `synchronous = FULL` unless said):
 //! - durable writes/s, one writer and 8 concurrent writers (group commit), against the same
