@@ -2,7 +2,7 @@
 //! Trails' JSON-RPC check and the hot path's "may I answer this?" must never panic, and what it
 //! takes must be one of its five methods with the headers rmcp requires.
 //! `cargo +nightly fuzz run hot_path` (from the repository root); seeds in `corpus/`, replayed by
-//! the runtime's unit tests (`runtime/src/fuzz.rs`) in the normal suite.
+//! the runtime's unit tests (`runtime/serve/src/fuzz.rs`) in the normal suite.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

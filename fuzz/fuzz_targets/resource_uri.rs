@@ -1,6 +1,6 @@
 //! The resource-URI and `where` parser on arbitrary input: it must answer, never panic.
 //! `cargo +nightly fuzz run resource_uri` (from the repository root); seeds in `corpus/`,
-//! replayed by the runtime's unit tests (`runtime/src/fuzz.rs`) in the normal suite.
+//! replayed by the runtime's unit tests (`runtime/serve/src/fuzz.rs`) in the normal suite.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

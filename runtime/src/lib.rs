@@ -60,43 +60,21 @@
 //! ```
 #![warn(missing_docs)]
 
-// Lets the macros' `::trails::…` paths resolve inside this crate too (for the built-ins).
-extern crate self as trails;
-
-mod builtin;
-mod cli;
-pub mod config;
-#[cfg(feature = "http")]
-mod http;
-mod mcp;
-#[cfg(any(feature = "http", feature = "stdio"))]
-mod memory;
-mod projection;
-mod resources;
-mod server;
-mod state;
-mod wire;
-
 /// The call pipeline: a call's path through the guards to the handler, and [`Guard`](pipeline::Guard),
 /// the one extension point (the built-in checks are guards too).
 pub use trails_core::pipeline;
-// The governance layer, under the paths the rest of this crate names it by.
-#[cfg(feature = "ledger")]
-use trails_governance::ledger;
-#[cfg(feature = "cedar")]
-use trails_governance::policy;
-use trails_governance::{budget, idempotency};
 /// The knowledge graph: typed instances of node types, the stores, provenance.
 pub use trails_kg as kg;
+pub use trails_serve::{config, serve};
 
 // What an author writes; everything else is in a named module.
-pub use cli::{App, BuildError};
 pub use trails_core::{Blob, Ctx, DateTime, Error, Ref, Result};
 pub use trails_macros::{capability, meta_capability, node_type, shape};
+pub use trails_serve::{App, BuildError};
 
 #[cfg(feature = "dev")]
 #[doc(hidden)]
-pub use projection::snapshot;
+pub use trails_serve::snapshot;
 
 /// What the attribute macros implement and a handler returns: the traits behind `#[shape]`
 /// and `#[node_type]`, and a capability's output.
@@ -126,20 +104,62 @@ pub mod auth {
     pub use trails_core::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 }
 
-/// Serving a built app: the [`Server`](serve::Server) that [`App::build`] returns (serve it, or
-/// embed its router), the [`Control`](serve::Control) handlers use to switch tools at run time,
-/// and why serving stops.
-pub mod serve {
-    pub use crate::server::{ServeError, Server};
-    pub use crate::state::Control;
-}
-
 /// What a module of capabilities needs: `use trails::prelude::*;`.
 pub mod prelude {
     pub use crate::declare::Output;
     pub use crate::error::{FieldCode, FieldError};
     pub use crate::kg::KgCtx;
     pub use crate::{capability, meta_capability, node_type, shape, Blob, Ctx, DateTime, Error, Ref, Result};
+}
+
+/// Test your capabilities in process, without sockets: a [`Client`](testing::Client) calls a built
+/// [`Server`](crate::serve::Server) through the same path as `tools/call` over MCP — the caller's scopes, bearer
+/// tokens checked as HTTP checks them, admission, every guard, validation, the handler, result
+/// bounding — and gets what the wire would carry. What it does not do: send an idempotency key,
+/// apply a transport's own limits (`[http] max_body_bytes`, the stdio line bound), or answer in a
+/// 2026-07-28 peer's shape. The `testing` feature, for dev-dependencies:
+///
+/// ```toml
+/// [dev-dependencies]
+/// trails-mcp = { version = "0.1", features = ["testing"] }
+/// tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+/// serde_json = "1"
+/// ```
+///
+/// ```
+/// use serde_json::json;
+/// use trails::prelude::*;
+/// use trails::testing::Client;
+///
+/// #[shape(iri = "https://example.org/notes#EchoInput")]
+/// pub struct EchoInput {
+///     /// Text to echo.
+///     #[predicate(min_length = 1, max_length = 200)]
+///     pub text: String,
+/// }
+///
+/// /// Echo the text back.
+/// #[capability(id = "notes.echo", version = "1.0.0", side_effects(none), idempotent)]
+/// async fn echo(input: EchoInput) -> Result<EchoInput> {
+///     Ok(input)
+/// }
+///
+/// #[tokio::main]
+/// async fn main() {
+///     let server = trails::App::new().build(trails::config::Settings::default()).unwrap();
+///     let client = Client::anonymous(&server);
+///
+///     let echoed = client.call("notes.echo", json!({ "text": "hello" })).await.unwrap();
+///     assert_eq!(echoed["structuredContent"]["text"], "hello");
+///
+///     let refused = client.call("notes.echo", json!({ "text": "" })).await.unwrap_err();
+///     assert_eq!(refused.code, -32602);
+///     assert_eq!(refused.data.unwrap()["fields"][0]["field"], "text"); // and `code`, `constraint`, …
+/// }
+/// ```
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use trails_serve::testing::{CallError, Client};
 }
 
 /// The guide, in chapters: the files in `runtime/guide/` (the README links them), here so that
@@ -164,18 +184,10 @@ pub mod _guide {
     pub mod _08_benchmarks {}
 }
 
-#[cfg(feature = "testing")]
-pub mod testing;
-
-/// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing` by `cargo fuzz`) and
-/// for the corpus replay in this crate's tests; not in a shipped build.
-#[cfg(any(fuzzing, test))]
+/// The fuzz targets' entry points (`fuzz/`, built with `--cfg fuzzing`).
+#[cfg(fuzzing)]
 #[doc(hidden)]
-#[path = "fuzz.rs"]
-pub mod __fuzz;
+pub use trails_serve::__fuzz;
 
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::kg::{Field, Query};
-    pub use trails_core::__private::*;
-}
+pub use trails_serve::__private;

@@ -135,7 +135,7 @@ fn every_trails_toml_excerpt_in_the_guide_parses() {
 #[test]
 fn the_guide_names_every_environment_variable_the_runtime_reads() {
     let guide = chapters();
-    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/serve/src");
     let mut read = BTreeSet::new();
     let variable = regex::Regex::new(r#""(TRAILS_[A-Z_]+)""#).unwrap();
     for dir in ["config", "cli"] {

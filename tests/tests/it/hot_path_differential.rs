@@ -43,7 +43,7 @@ fn start(sessions: bool, hot_path: bool) -> Served {
         trails::auth::sha256_hex(DEV_TOKEN),
     );
     // The hot path logs each answer it gives at debug: the test counts them.
-    crate::fixture().config(toml).log(Some("error,trails::http::hot=debug")).http()
+    crate::fixture().config(toml).log(Some("error,trails_serve::http::hot=debug")).http()
 }
 
 type Headers = Vec<(String, String)>;

@@ -160,7 +160,7 @@ pub(super) fn refused(uri: &str, error: UriError) -> ErrorData {
     }
 }
 
-async fn types(resources: &Resources, kg: &Kg) -> crate::Result<Value> {
+async fn types(resources: &Resources, kg: &Kg) -> trails_core::Result<Value> {
     let mut types = Vec::new();
     for node in &resources.node_types {
         types.push(json!({
@@ -173,12 +173,12 @@ async fn types(resources: &Resources, kg: &Kg) -> crate::Result<Value> {
     Ok(json!({ "types": types }))
 }
 
-pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest) -> crate::Result<Value> {
+pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest) -> trails_core::Result<Value> {
     let ListRequest { node, filter, limit, offset, after, clamped_from } = request;
     let mut filters = Vec::new();
     if let Some(filter) = &filter {
         let term = mapping::term(filter.predicate, filter.predicate.field, &filter.value)
-            .map_err(|error| crate::Error::validation(vec![error]))?;
+            .map_err(|error| trails_core::Error::validation(vec![error]))?;
         filters.push((NamedNode::new_unchecked(filter.predicate.iri), term));
     }
     // One more than the page: whether there is a next page, without a second count.
@@ -241,7 +241,7 @@ fn next_uri(uri: &str, last: &str) -> String {
 
 /// One instance as JSON-LD: `@id`, `@type`, one property per field keyed by its predicate IRI,
 /// and an `@context` that types each predicate so expansion keeps every value.
-async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> crate::Result<Option<Value>> {
+async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> trails_core::Result<Option<Value>> {
     let Ok(subject) = NamedNode::new(iri) else { return Ok(None) };
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
     let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;

@@ -75,7 +75,7 @@ pub(crate) async fn stats(
     live: &dyn Live,
     kg: &Kg,
     scopes: trails_core::auth::ScopeSet,
-) -> crate::Result<Value> {
+) -> trails_core::Result<Value> {
     let mut instances = serde_json::Map::new();
     for node in &resources.node_types {
         instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
@@ -108,7 +108,7 @@ fn budgets(_: &Resources, _: trails_core::auth::ScopeSet) -> Value {
 }
 
 /// How many instances of `node` the store holds.
-pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> crate::Result<usize> {
+pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> trails_core::Result<usize> {
     let find = Find {
         graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
         class: NamedNode::new_unchecked(node.iri),
@@ -144,7 +144,7 @@ pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: &Kg) -> V
 }
 
 /// The latest activities, newest first.
-pub(crate) async fn prov_latest(kg: &Kg) -> crate::Result<Value> {
+pub(crate) async fn prov_latest(kg: &Kg) -> trails_core::Result<Value> {
     let query = format!(
         "SELECT ?a ?capability ?version ?outcome ?started ?ended ?agent WHERE {{ GRAPH ?a {{
            ?a a <{PROV}Activity> ; <{TRAILS}capability> ?capability ; <{TRAILS}capabilityVersion> ?version ;

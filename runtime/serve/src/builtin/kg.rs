@@ -13,10 +13,11 @@ use serde_json::{json, Map, Value};
 use crate::kg::KgCtx;
 use crate::resources::tools as read;
 use crate::state::{Control, Shared};
-use crate::{capability, Ctx};
 use trails_core::declare::{Output, ToolOutput};
 use trails_core::error::{Error, Result};
 use trails_core::validate::{FieldCode, FieldError};
+use trails_core::Ctx;
+use trails_macros::capability;
 
 /// Characters `trails.kg.get` shows of a field it must cut (the rest: `read_field`).
 const FIELD_PREVIEW_CHARS: usize = 512;
@@ -409,7 +410,7 @@ mod tests {
                         }
                     }
                 }
-                Err(crate::Error::Validation { errors, .. }) => prop_assert_eq!(&errors[0].field, "id"),
+                Err(trails_core::Error::Validation { errors, .. }) => prop_assert_eq!(&errors[0].field, "id"),
                 Err(other) => prop_assert!(false, "{other}"),
             }
         }

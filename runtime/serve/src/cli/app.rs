@@ -257,7 +257,7 @@ fn declares_anything(
     tools: impl IntoIterator<Item = &'static ToolEntry>,
     shapes: impl IntoIterator<Item = &'static ShapeEntry>,
 ) -> bool {
-    let own = |source: &str| !source.starts_with("trails::builtin::");
+    let own = |source: &str| !source.starts_with("trails_serve::builtin::");
     tools.into_iter().any(|tool| own(tool.source())) || shapes.into_iter().any(|shape| own(shape.source()))
 }
 
@@ -467,7 +467,7 @@ mod tests {
     #[test]
     fn a_binary_with_only_the_built_ins_declares_nothing() {
         let builtins: Vec<&str> = TOOLS.iter().map(|tool| tool.source()).collect();
-        assert!(builtins.iter().all(|source| source.starts_with("trails::builtin::")), "{builtins:?}");
+        assert!(builtins.iter().all(|source| source.starts_with("trails_serve::builtin::")), "{builtins:?}");
         assert!(!declares_anything(TOOLS.iter(), SHAPES.iter()));
         assert_eq!(BuildError::NothingDeclared.exit_code(), ExitCode::from(2));
         assert!(BuildError::NothingDeclared.to_string().contains("App::new().include(my_library::link)"));

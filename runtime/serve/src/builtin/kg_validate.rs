@@ -9,11 +9,12 @@ use serde_json::{json, Value};
 use super::kg::{call, shared, text_len};
 use crate::kg::{mapping, KgCtx};
 use crate::resources::tools as read;
-use crate::{meta_capability, Ctx};
 use oxrdf::NamedNode;
 use trails_core::declare::{NodeTypeInfo, Output, ToolOutput};
 use trails_core::error::{Error, Result};
 use trails_core::validate::{FieldCode, FieldError};
+use trails_core::Ctx;
+use trails_macros::meta_capability;
 
 /// Instances one call checks when `limit` is unset.
 const DEFAULT_LIMIT: usize = 100;

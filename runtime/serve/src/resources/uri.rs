@@ -41,7 +41,7 @@ pub(crate) enum Target {
         /// Its key (percent-decoded), or its generated id.
         id: String,
     },
-    /// The bytes of a stored [`crate::Blob`], by SHA-256 (64 lowercase hex digits).
+    /// The bytes of a stored [`trails_core::Blob`], by SHA-256 (64 lowercase hex digits).
     Blob {
         /// The SHA-256.
         sha256: String,

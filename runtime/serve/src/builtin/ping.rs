@@ -1,6 +1,7 @@
 //! `trails.meta.ping`: liveness.
 
-use crate::{meta_capability, shape, Ctx, Result};
+use trails_core::{Ctx, Result};
+use trails_macros::{meta_capability, shape};
 
 /// Liveness answer of `trails.meta.ping`.
 #[shape(iri = "https://w3id.org/trails/meta#Pong")]

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use crate::error::{FieldCode, FieldError};
-use crate::registry::Registry;
 use crate::snapshot::{self, Mode};
-use crate::{meta_capability, shape, Error, Result};
+use trails_core::registry::Registry;
+use trails_core::{Error, Result};
+use trails_core::{FieldCode, FieldError};
+use trails_macros::{meta_capability, shape};
 
 /// Where the goldens live, relative to the app's working directory (where `cargo xtask snapshot`
 /// writes them in a Trails workspace).

@@ -1,7 +1,8 @@
 //! `trails.meta.tools.enable`: switch a tool on or off at run time.
 
-use crate::error::{FieldCode, FieldError};
-use crate::{meta_capability, shape, Ctx, Error, Result};
+use trails_core::{Ctx, Error, Result};
+use trails_core::{FieldCode, FieldError};
+use trails_macros::{meta_capability, shape};
 
 /// What `trails.meta.tools.enable` did.
 #[shape(iri = "https://w3id.org/trails/meta#ToolSwitch")]

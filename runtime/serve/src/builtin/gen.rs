@@ -8,8 +8,9 @@ use std::path::{Component, Path, PathBuf};
 
 use trails_codegen::scaffold;
 
-use crate::error::{FieldCode, FieldError};
-use crate::{meta_capability, shape, Error, Result};
+use trails_core::{Error, Result};
+use trails_core::{FieldCode, FieldError};
+use trails_macros::{meta_capability, shape};
 
 /// A file to write: where, all of it, and what changes.
 #[shape(iri = "https://w3id.org/trails/meta#FileDiff")]

@@ -1,54 +1,11 @@
-//! Test your capabilities in process, without sockets: a [`Client`] calls a built
-//! [`Server`] through the same path as `tools/call` over MCP — the caller's scopes, bearer
-//! tokens checked as HTTP checks them, admission, every guard, validation, the handler, result
-//! bounding — and gets what the wire would carry. What it does not do: send an idempotency key,
-//! apply a transport's own limits (`[http] max_body_bytes`, the stdio line bound), or answer in a
-//! 2026-07-28 peer's shape. The `testing` feature, for dev-dependencies:
-//!
-//! ```toml
-//! [dev-dependencies]
-//! trails-mcp = { version = "0.1", features = ["testing"] }
-//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
-//! serde_json = "1"
-//! ```
-//!
-//! ```
-//! use serde_json::json;
-//! use trails::prelude::*;
-//! use trails::testing::Client;
-//!
-//! #[shape(iri = "https://example.org/notes#EchoInput")]
-//! pub struct EchoInput {
-//!     /// Text to echo.
-//!     #[predicate(min_length = 1, max_length = 200)]
-//!     pub text: String,
-//! }
-//!
-//! /// Echo the text back.
-//! #[capability(id = "notes.echo", version = "1.0.0", side_effects(none), idempotent)]
-//! async fn echo(input: EchoInput) -> Result<EchoInput> {
-//!     Ok(input)
-//! }
-//!
-//! #[tokio::main]
-//! async fn main() {
-//!     let server = trails::App::new().build(trails::config::Settings::default()).unwrap();
-//!     let client = Client::anonymous(&server);
-//!
-//!     let echoed = client.call("notes.echo", json!({ "text": "hello" })).await.unwrap();
-//!     assert_eq!(echoed["structuredContent"]["text"], "hello");
-//!
-//!     let refused = client.call("notes.echo", json!({ "text": "" })).await.unwrap_err();
-//!     assert_eq!(refused.code, -32602);
-//!     assert_eq!(refused.data.unwrap()["fields"][0]["field"], "text"); // and `code`, `constraint`, …
-//! }
-//! ```
+//! The in-process test client (`trails::testing`, the `testing` feature, documents it): a call
+//! through the same dispatch as `tools/call`, with the caller a token gives.
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::mcp::Via;
-use crate::serve::Server;
+use crate::server::Server;
 use crate::state::Shared;
 use trails_core::auth::Caller;
 

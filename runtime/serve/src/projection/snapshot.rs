@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::registry::{Registry, ToolEntry};
+use trails_core::registry::{Registry, ToolEntry};
 
 /// The `info.title` of the golden OpenAPI document (a served one carries the app's name).
 pub const GOLDEN_TITLE: &str = "trails-app";
