@@ -92,8 +92,12 @@ impl<K: Copy + PartialEq> Keys<K> {
         for arg in args {
             let Some((_, key)) = self.table.iter().find(|(name, _)| *name == arg.key) else {
                 let mut message = format!("unknown {} key `{}`", self.what, arg.key);
-                if let Some(best) = closest(&arg.key, &names) {
+                if let Some((vocabulary, ours)) = foreign_name(&arg.key).filter(|(_, ours)| names.contains(ours)) {
+                    message.push_str(&format!("; {vocabulary}'s `{}` is `{ours}` here.", arg.key));
+                } else if let Some(best) = closest(&arg.key, &names) {
                     message.push_str(&format!("; did you mean `{best}`?"));
+                } else {
+                    message.push('.');
                 }
                 message.push_str(&format!(" Valid keys: {}", names.join(", ")));
                 diags.error_at(arg.key_span, message);
@@ -292,6 +296,27 @@ pub fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
 }
 
 /// The accepted key nearest to a misspelt one, if it is near enough to be a likely typo.
+/// What JSON Schema or SHACL call a constraint that has another name here: authors write the
+/// vocabulary they know (`minimum`, `maxLength`, `enum`), too far in spelling for "did you mean".
+fn foreign_name(key: &str) -> Option<(&'static str, &'static str)> {
+    let json_schema = |ours| Some(("JSON Schema", ours));
+    let shacl = |ours| Some(("SHACL", ours));
+    match key {
+        "minimum" => json_schema("min_value"),
+        "maximum" => json_schema("max_value"),
+        "minLength" => json_schema("min_length"),
+        "maxLength" => json_schema("max_length"),
+        "minItems" => json_schema("min_count"),
+        "maxItems" => json_schema("max_count"),
+        "enum" => json_schema("one_of"),
+        "minInclusive" => shacl("min_value"),
+        "maxInclusive" => shacl("max_value"),
+        "minCount" => shacl("min_count"),
+        "maxCount" => shacl("max_count"),
+        _ => None,
+    }
+}
+
 fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
     allowed
         .iter()
