@@ -157,6 +157,45 @@ pub mod prelude {
 ///     assert_eq!(refused.data.unwrap()["fields"][0]["field"], "text"); // and `code`, `constraint`, …
 /// }
 /// ```
+///
+/// Access control is tested the same way: settings built as typed values (the sections of
+/// `trails.toml`), a token, and the scopes it grants.
+///
+/// ```
+/// # use trails::prelude::*;
+/// use trails::config::{Config, HttpConfig, McpConfig, Settings, TokenConfig};
+/// use trails::testing::Client;
+///
+/// /// How many notes there are (builder scope).
+/// #[meta_capability(namespace = "notes", op = "count", scope = "builder", side_effects(none))]
+/// async fn count(_ctx: &Ctx) -> Result<String> {
+///     Ok("0".to_owned())
+/// }
+///
+/// # #[tokio::main]
+/// # async fn main() {
+/// let token = TokenConfig {
+///     name: "ci".into(),
+///     sha256: trails::auth::sha256_hex("s3cret"),
+///     scopes: vec!["builder".into()],
+///     budget: None,
+/// };
+/// let config = Config {
+///     mcp: McpConfig { scopes: Some(vec!["runtime".into(), "builder".into()]), ..Default::default() },
+///     http: HttpConfig { tokens: vec![token], ..Default::default() },
+///     ..Default::default()
+/// };
+/// let settings = Settings::resolve(config, &|_variable| None).unwrap(); // no TRAILS_* here
+/// let server = trails::App::new().build(settings).unwrap();
+///
+/// let name = "trails_meta_notes_count";
+/// let denied = Client::anonymous(&server).call(name, serde_json::json!({})).await.unwrap_err();
+/// assert_eq!(denied.code, -32001); // authentication required for a builder tool
+/// let builder = Client::with_token(&server, "s3cret").unwrap();
+/// assert_eq!(builder.call(name, serde_json::json!({})).await.unwrap()["content"][0]["text"], "0");
+/// assert!(Client::with_token(&server, "wrong").is_err());
+/// # }
+/// ```
 #[cfg(feature = "testing")]
 pub mod testing {
     pub use trails_serve::testing::{CallError, Client};
