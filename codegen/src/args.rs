@@ -295,7 +295,6 @@ pub fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
-/// The accepted key nearest to a misspelt one, if it is near enough to be a likely typo.
 /// What JSON Schema or SHACL call a constraint that has another name here: authors write the
 /// vocabulary they know (`minimum`, `maxLength`, `enum`), too far in spelling for "did you mean".
 fn foreign_name(key: &str) -> Option<(&'static str, &'static str)> {
@@ -317,6 +316,7 @@ fn foreign_name(key: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// The accepted key nearest to a misspelt one, if it is near enough to be a likely typo.
 fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
     allowed
         .iter()

@@ -74,7 +74,7 @@ fn item_rule(field: &Field, patterns: &mut Vec<TokenStream>) -> TokenStream {
                     let listed = format_ident!("__TRAILS_PATTERN_{}_LISTED", patterns.len());
                     patterns.push(quote! {
                         static #ident: ::trails::__private::Pattern = ::trails::__private::Pattern::new(#source);
-                        // Listed so start-up compiles every pattern once and refuses to serve if one fails.
+                        // Listed so start-up parses every pattern and refuses to serve if one fails.
                         #[::trails::__private::linkme::distributed_slice(::trails::__private::PATTERNS)]
                         #[linkme(crate = ::trails::__private::linkme)]
                         static #listed: &::trails::__private::Pattern = &#ident;

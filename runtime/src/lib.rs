@@ -3,7 +3,9 @@
 //! Annotate types with [`shape`] / [`node_type`] and async handlers with [`capability`] /
 //! [`meta_capability`]; the macros emit every projection (JSON Schema, MCP tool descriptor,
 //! canonical JSON-LD descriptor, RDF mapping, validator) as static data collected into the
-//! [`Registry`](registry::Registry). This crate assembles and serves those tables; it never derives a schema itself.
+//! [`Registry`](registry::Registry). The runtime assembles and serves those tables; it never
+//! derives a schema itself. This crate is its facade: what an author writes, re-exported from the
+//! layers (`trails-core`, `trails-kg`, `trails-serve`), with features that select their parts.
 //!
 //! ```
 //! use trails::registry::Registry;

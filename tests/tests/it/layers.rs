@@ -76,8 +76,8 @@ const RUNTIME: &[Unit] = &[
 #[test]
 fn the_runtime_layers_point_one_way() {
     let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
-    // The crates split out so far (their lower layers are now enforced by cargo too), then the
-    // rest of the runtime; a file is named by its path under `runtime/`.
+    // Each runtime crate (cargo already keeps each from naming a crate above it; this holds the
+    // modules inside it to their order); a file is named by its path under `runtime/`.
     let mut found = BTreeMap::new();
     for (crate_dir, root) in [("core", None), ("kg", Some("kg")), ("governance", None), ("serve", None)] {
         let src = runtime.join(crate_dir).join("src");

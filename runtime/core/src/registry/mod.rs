@@ -55,7 +55,7 @@ pub enum RegistryError {
     /// Two tools or two node types share a name.
     #[error(transparent)]
     Duplicate(#[from] DuplicateError),
-    /// A declared `pattern` does not compile in this binary.
+    /// A declared `pattern` that this binary's `regex` does not parse.
     #[error(transparent)]
     Pattern(#[from] PatternError),
 }

@@ -17,7 +17,8 @@ pub type NestedValidator = fn(&Value, &mut Path, &mut Errors);
 /// pattern is also listed in `PATTERNS` and parsed when the registry is collected, so a server
 /// whose `regex` crate disagrees with the macro's refuses to start instead of validating with a
 /// different rule; its automaton is built on first use (building them all at start-up was most of
-/// the start-up time).
+/// the start-up time). What parsing does not check, `regex`'s size limit, the macro checked when
+/// it compiled the same pattern with the same locked `regex`.
 pub struct Pattern {
     source: &'static str,
     compiled: OnceLock<Result<Regex, regex::Error>>,

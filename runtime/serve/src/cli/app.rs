@@ -41,7 +41,7 @@ impl Default for App {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// Duplicate names, or a pattern that does not compile here.
+    /// Duplicate names, or a pattern that does not parse here.
     #[error(transparent)]
     Registry(#[from] RegistryError),
     /// The knowledge-graph store could not be opened.
@@ -277,9 +277,10 @@ enum Transport {
 }
 
 impl Transport {
-    /// `--stdio`, `--http [ADDR]`, or neither: HTTP on `[http] bind`, or stdio in a binary built
-    /// without HTTP. A transport left out of the build is refused by its feature's name.
-    fn chosen(stdio: bool, http: Option<SocketAddr>, bind: SocketAddr) -> Result<Transport, BuildError> {
+    /// `--stdio`, `--http [ADDR]` (`None`: not given; `Some(None)`: no address, so `bind`), or
+    /// neither: HTTP on `bind` (`[http] bind`), or stdio in a binary built without HTTP. A
+    /// transport left out of the build is refused by its feature's name.
+    fn chosen(stdio: bool, http: Option<Option<SocketAddr>>, bind: SocketAddr) -> Result<Transport, BuildError> {
         if stdio {
             #[cfg(feature = "stdio")]
             return Ok(Transport::Stdio);
@@ -287,7 +288,7 @@ impl Transport {
             return Err(not_built_in("`serve --stdio`", "stdio"));
         }
         #[cfg(feature = "http")]
-        return Ok(Transport::Http(http.unwrap_or(bind)));
+        return Ok(Transport::Http(http.flatten().unwrap_or(bind)));
         #[cfg(not(feature = "http"))]
         {
             let _ = bind;
@@ -494,7 +495,8 @@ mod tests {
     /// `serve` speaks what was built in, and names the feature of a transport left out.
     #[test]
     fn a_transport_left_out_of_the_build_is_refused_by_name() {
-        let bind = crate::config::DEFAULT_HTTP_BIND.parse().unwrap();
+        // `[http] bind` as configured, not the default.
+        let bind = "127.0.0.1:9100".parse().unwrap();
         let chosen = |stdio, http| Transport::chosen(stdio, http, bind).map_err(|error| error.to_string());
         let refused = |what: &str, feature: &str| {
             Some(format!(
@@ -507,9 +509,15 @@ mod tests {
             other => assert!(!cfg!(feature = "stdio") && other.err() == refused("`serve --stdio`", "stdio")),
         }
         let other: std::net::SocketAddr = "127.0.0.1:9".parse().unwrap();
-        match chosen(false, Some(other)) {
+        match chosen(false, Some(Some(other))) {
             #[cfg(feature = "http")]
             Ok(Transport::Http(addr)) => assert_eq!(addr, other),
+            other => assert!(!cfg!(feature = "http") && other.err() == refused("`serve --http`", "http")),
+        }
+        // `--http` without an address: `[http] bind`.
+        match chosen(false, Some(None)) {
+            #[cfg(feature = "http")]
+            Ok(Transport::Http(addr)) => assert_eq!(addr, bind),
             other => assert!(!cfg!(feature = "http") && other.err() == refused("`serve --http`", "http")),
         }
         // No flag: HTTP on `[http] bind`, else stdio, else neither.

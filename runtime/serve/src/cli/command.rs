@@ -23,9 +23,9 @@ pub(crate) enum Command {
         /// Speak MCP on stdin/stdout (logs go to stderr).
         #[arg(long, conflicts_with = "http")]
         stdio: bool,
-        /// Listen for Streamable HTTP on ADDR.
-        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::config::DEFAULT_HTTP_BIND)]
-        http: Option<SocketAddr>,
+        /// Listen for Streamable HTTP on ADDR (default: `[http] bind`, itself 127.0.0.1:8080).
+        #[arg(long, value_name = "ADDR", num_args = 0..=1)]
+        http: Option<Option<SocketAddr>>,
     },
     /// Print the tool descriptors a caller with SCOPES would list.
     Tools {

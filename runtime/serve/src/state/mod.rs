@@ -2,7 +2,7 @@
 //! (the pipeline, the resources, the settings, the rendered manifest), the catalog's listings as
 //! the transports send them, the notifier that tells sessions about changes, and the [`Control`]
 //! handle a handler holds. Below the built-ins and the transports; the `Server` that runs them
-//! that runs them sits above.
+//! sits above.
 
 mod control;
 mod listings;
