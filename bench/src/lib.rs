@@ -27,37 +27,31 @@ pub mod process {
         std::net::TcpStream::connect(addr).is_ok_and(|stream| stream.local_addr().ok() != Some(addr))
     }
 
+    /// A `KiB` field of `/proc/PID/status` (`VmRSS`, `VmHWM`, `RssAnon`), 0 when it cannot be read.
+    fn status_kib(pid: u32, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// (RSS in KiB, open file descriptors) of `pid`.
     pub fn sample(pid: u32) -> (u64, usize) {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let rss = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0);
-        (rss, fds)
+        (status_kib(pid, "VmRSS"), fds)
     }
 
     /// Peak resident memory of `pid` in KiB (`VmHWM`): what an operator provisions for.
     pub fn peak_rss(pid: u32) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
+        status_kib(pid, "VmHWM")
     }
 
     /// Anonymous resident memory of `pid` in KiB: RSS without the pages of files mapped (the
     /// binary's code among them), which the kernel can drop and read again.
     pub fn rss_anon(pid: u32) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("RssAnon:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
+        status_kib(pid, "RssAnon")
     }
 
     /// A child process, killed when dropped.
