@@ -101,7 +101,7 @@ fn rmcp_tools(n: usize, prefix: &str, ty: &str, router: &str) -> String {
         let _ = writeln!(
             out,
             "    /// Benchmark tool {i}: echo a query.\n\
-             #[::rmcp::tool(name = \"{prefix}.tool{i}\", annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false))]\n\
+             #[::rmcp::tool(name = \"{prefix}_tool{i}\", annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false))]\n\
              async fn {prefix}_tool{i}(&self, ::rmcp::handler::server::wrapper::Parameters(input): ::rmcp::handler::server::wrapper::Parameters<BenchInput>) -> Result<::rmcp::Json<BenchOutput>, ::rmcp::ErrorData> {{ Ok(::rmcp::Json(work(input))) }}\n"
         );
     }

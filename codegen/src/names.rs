@@ -1,7 +1,8 @@
 //! Grammar of names and identifiers: each check returns the reason *and* the fix.
 
-/// Longest capability id / tool name MCP clients accept (SEP-986).
-pub const MAX_ID_LEN: usize = 128;
+/// Longest tool name the hosts' model APIs accept (`^[a-zA-Z0-9_-]{1,64}$`, enforced by Claude and
+/// OpenAI behind most hosts; SEP-986 itself allows 128). An id projects to a name of its length.
+pub const MAX_ID_LEN: usize = 64;
 
 /// A meta capability's `op`: `[a-z0-9]+` (no `_`, so tool names stay reversible).
 pub fn check_op(op: &str) -> Result<(), String> {
@@ -50,7 +51,10 @@ pub fn check_capability_id(id: &str) -> Result<(), String> {
         return Err("capability id is empty; use dotted names such as `requirements.search`".into());
     }
     if id.len() > MAX_ID_LEN {
-        return Err(format!("capability id is {} characters long; MCP tool names are at most {MAX_ID_LEN}", id.len()));
+        return Err(format!(
+            "capability id is {} characters long; its MCP tool name would be too, and hosts accept at most {MAX_ID_LEN}: shorten it",
+            id.len()
+        ));
     }
     if let Some(bad) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
         let shown = if bad.is_whitespace() { "whitespace".to_owned() } else { format!("`{bad}`") };
@@ -89,6 +93,24 @@ pub fn iri_namespace(iri: &str) -> String {
         Some(index) if index + 1 < iri.len() || iri.ends_with(['#', '/']) => iri[..=index].to_owned(),
         _ => format!("{iri}#"),
     }
+}
+
+/// MCP name of a runtime capability: its id with `.` → `_` (`requirements.search` →
+/// `requirements_search`), since the hosts' model APIs refuse dots in tool names.
+pub fn runtime_tool_name(id: &str) -> String {
+    id.replace('.', "_")
+}
+
+/// A meta capability's canonical id (and so its tool name, of the same length) fits in
+/// [`MAX_ID_LEN`].
+pub fn check_meta_id_len(id: &str) -> Result<(), String> {
+    if id.len() > MAX_ID_LEN {
+        return Err(format!(
+            "meta capability id `{id}` is {} characters long; its MCP tool name would be too, and hosts accept at most {MAX_ID_LEN}: shorten the namespace or op",
+            id.len()
+        ));
+    }
+    Ok(())
 }
 
 /// MCP name of a meta capability: `trails_meta_<namespace with _>_<op>`.
@@ -200,6 +222,12 @@ mod tests {
         assert_eq!(meta_tool_name(None, "ping"), "trails_meta_ping");
         assert_eq!(meta_capability_id(Some("kg.admin"), "wipe"), "trails.meta.kg.admin.wipe");
         assert_eq!(meta_tool_name(Some("kg.admin"), "wipe"), "trails_meta_kg_admin_wipe");
+        assert_eq!(runtime_tool_name("requirements.search"), "requirements_search");
+        assert_eq!(runtime_tool_name("trails.kg.read_field"), "trails_kg_read_field");
+        assert!(check_capability_id(&"a".repeat(64)).is_ok());
+        assert!(check_capability_id(&"a".repeat(65)).unwrap_err().contains("at most 64"));
+        assert!(check_meta_id_len("trails.meta.gen.shape").is_ok());
+        assert!(check_meta_id_len(&format!("trails.meta.{}.op", "n".repeat(50))).unwrap_err().contains("at most 64"));
     }
 
     #[test]

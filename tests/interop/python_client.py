@@ -8,6 +8,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 import sys
 import warnings
 
@@ -24,14 +25,18 @@ async def run(server) -> dict:
     async with Client(server) as client:
         tools = await client.list_tools()
         report["tools"] = sorted(tool.name for tool in tools.tools)
-        search = next(tool for tool in tools.tools if tool.name == "requirements.search")
+        # The pattern the Claude and OpenAI tool APIs enforce on every name a host passes on.
+        report["names_hosts_refuse"] = [
+            tool.name for tool in tools.tools if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name)
+        ]
+        search = next(tool for tool in tools.tools if tool.name == "requirements_search")
         dumped = search.model_dump(by_alias=True, exclude_none=True)
         report["search_meta"] = dumped.get("_meta", {}).get("trails")
         report["search_input"] = dumped["inputSchema"]
         report["search_annotations"] = dumped.get("annotations")
 
         created = await client.call_tool(
-            "requirements.create",
+            "requirements_create",
             {
                 "req_id": "REQ-1",
                 "title": "Single sign-on",
@@ -44,11 +49,11 @@ async def run(server) -> dict:
         report["create_is_error"] = bool(created.is_error)
         report["create_structured"] = created.structured_content
 
-        found = await client.call_tool("requirements.search", {"text": "sign"})
+        found = await client.call_tool("requirements_search", {"text": "sign"})
         report["search_structured"] = found.structured_content
 
         try:
-            await client.call_tool("requirements.search", {"text": "", "limit": 1000})
+            await client.call_tool("requirements_search", {"text": "", "limit": 1000})
             report["invalid"] = "no error raised"
         except MCPError as error:
             report["invalid"] = {"code": error.error.code, "message": error.error.message, "data": error.error.data}
@@ -62,7 +67,7 @@ async def run(server) -> dict:
         # The knowledge graph as resources: list, templates, a page walk by `next`, one instance.
         for n in range(2, 6):
             await client.call_tool(
-                "requirements.create",
+                "requirements_create",
                 {"req_id": f"REQ-{n}", "title": f"Requirement {n}", "status": "proposed", "priority": n, "tags": []},
             )
         resources = await client.list_resources()
@@ -108,7 +113,7 @@ async def run(server) -> dict:
         async with client.listen(resource_subscriptions=watched) as sub:
             report["listen_honored"] = sorted(sub.honored.resource_subscriptions or [])
             await client.call_tool(
-                "requirements.create",
+                "requirements_create",
                 {"req_id": "REQ-7", "title": "Listened to", "status": "proposed", "priority": 2, "tags": []},
             )
             heard = set()
@@ -151,7 +156,7 @@ async def run_legacy(server) -> dict:
             except MCPError as error:
                 report["filter_subscribe"] = {"code": error.error.code, "data": error.error.data}
         await client.call_tool(
-            "requirements.create",
+            "requirements_create",
             {"req_id": "REQ-8", "title": "Subscribed to", "status": "proposed", "priority": 3, "tags": []},
         )
         expected = {"trails://kg/Requirement", "trails://kg/Requirement/REQ-8", "trails://kg/types"}

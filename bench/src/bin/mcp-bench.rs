@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use trails_bench::process::{arg, free_addr, peak_rss, rss_anon, sample, Killed};
 
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
-const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bench.tool42","arguments":{"query":"hello world","limit":10,"order":"asc"}}}"#;
+const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bench_tool42","arguments":{"query":"hello world","limit":10,"order":"asc"}}}"#;
 const PROTOCOL: &str = "2025-11-25";
 
 /// The standalone crates' sources (see `build.rs`).

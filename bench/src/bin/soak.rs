@@ -150,7 +150,7 @@ fn request(n: u64) -> Request {
     let pick = n % 200;
     let id = n % SEEDED as u64;
     match pick {
-        0..=59 => call("valid: requirements.search", "requirements.search", r#"{"text":"soak","limit":20}"#),
+        0..=59 => call("valid: requirements.search", "requirements_search", r#"{"text":"soak","limit":20}"#),
         60..=79 => Request {
             kind: "valid: tools/list",
             method: "tools/list",
@@ -163,17 +163,17 @@ fn request(n: u64) -> Request {
             let status = ["proposed", "accepted", "rejected"][(n / 7 % 3) as usize];
             call(
                 "valid: requirements.update",
-                "requirements.update",
+                "requirements_update",
                 &format!(r#"{{"req_id":"REQ-{id}","status":"{status}"}}"#),
             )
         }
-        100..=109 => call("valid: trails.kg.list", "trails.kg.list", r#"{"node_type":"Requirement","limit":50}"#),
+        100..=109 => call("valid: trails.kg.list", "trails_kg_list", r#"{"node_type":"Requirement","limit":50}"#),
         110..=119 => {
             call("valid: trails.kg.get", "trails.kg.get", &format!(r#"{{"node_type":"Requirement","id":"REQ-{id}"}}"#))
         }
         120..=139 => call(
             "invalid: bad arguments",
-            "requirements.create",
+            "requirements_create",
             r#"{"req_id":"R1","title":"x","status":"draft","priority":9,"tags":[],"extra":"y"}"#,
         ),
         // The same name in `Mcp-Name` (so the request reaches the tool lookup; 10 kB keeps the
@@ -197,12 +197,12 @@ fn request(n: u64) -> Request {
             host: None,
         },
         170..=179 => {
-            let mut request = call("invalid: bad token", "requirements.search", "{}");
+            let mut request = call("invalid: bad token", "requirements_search", "{}");
             request.token = Some("not-the-token");
             request
         }
         180..=189 => {
-            let mut request = call("invalid: foreign Host", "requirements.search", "{}");
+            let mut request = call("invalid: foreign Host", "requirements_search", "{}");
             request.host = Some("evil.example");
             request
         }
@@ -212,11 +212,11 @@ fn request(n: u64) -> Request {
             request
         }
         _ if n % 2000 == 199 => {
-            let mut request = call("invalid: 5 MB body", "requirements.search", r#"{"text":"x"}"#);
+            let mut request = call("invalid: 5 MB body", "requirements_search", r#"{"text":"x"}"#);
             request.body.resize(5 * 1024 * 1024, b' ');
             request
         }
-        _ => call("valid: requirements.search", "requirements.search", r#"{"text":"REQ","limit":5}"#),
+        _ => call("valid: requirements.search", "requirements_search", r#"{"text":"REQ","limit":5}"#),
     }
 }
 
@@ -354,7 +354,7 @@ async fn seed(addr: SocketAddr) {
     for n in 0..SEEDED {
         let r = call(
             "seed",
-            "requirements.create",
+            "requirements_create",
             &format!(
                 r#"{{"req_id":"REQ-{n}","title":"soak requirement {n}","status":"proposed","priority":3,"tags":["soak"]}}"#
             ),
@@ -365,7 +365,7 @@ async fn seed(addr: SocketAddr) {
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", "tools/call")
-            .header("mcp-name", "requirements.create")
+            .header("mcp-name", "requirements_create")
             .body(r.body)
             .send()
             .await

@@ -53,6 +53,9 @@ pub fn descriptor(decl: &CapabilityDecl) -> Template {
             ToolKindDecl::Meta { .. } => "meta",
         })
     )];
+    // The canonical id: the name is a projection of it (`.` → `_`), the id is what the
+    // manifest, OpenAPI and `/invoke` use.
+    meta.push(format!("\"id\":{}", json_string(&decl.id)));
     meta.push(format!("\"scope\":{}", json_string(decl.scope.as_str())));
     if let ToolKindDecl::Meta { namespace, op } = &decl.kind {
         meta.push(format!("\"namespace\":{}", namespace.as_deref().map(json_string).unwrap_or_else(|| "null".into())));
@@ -175,16 +178,10 @@ pub fn input_shacl(decl: &CapabilityDecl) -> Template {
     }
 }
 
-/// The identifier that makes two tools of one name in one module a compile error.
+/// The identifier that makes two tools of one name in one module a compile error — also two
+/// ids that project to one name (`a.b`, `a_b`).
 fn collision_guard(name: &str) -> syn::Ident {
-    let escaped: String = name
-        .chars()
-        .map(|c| match c {
-            '.' => "_2E_".to_owned(),
-            '-' => "_2D_".to_owned(),
-            c => c.to_string(),
-        })
-        .collect();
+    let escaped = name.replace('-', "_2D_");
     format_ident!("__trails_tool_named_{}_is_declared_twice_in_this_module", escaped)
 }
 

@@ -38,7 +38,8 @@ fn identity(
                 return None;
             };
             let id = check::checked(Some(lit), names::check_capability_id, diags)?;
-            Some((ToolKindDecl::Runtime, id.clone(), id, ScopeDecl::Runtime))
+            let name = names::runtime_tool_name(&id);
+            Some((ToolKindDecl::Runtime, id, name, ScopeDecl::Runtime))
         }
         Kind::Meta => {
             let namespace = check::checked(attrs.namespace.as_ref(), names::check_namespace, diags);
@@ -56,6 +57,10 @@ fn identity(
             let scope = check::scope(attrs.scope.as_ref(), diags);
             let (Some(op), Some(scope), false) = (op, scope, namespace_failed) else { return None };
             let id = names::meta_capability_id(namespace.as_deref(), &op);
+            if let Err(message) = names::check_meta_id_len(&id) {
+                diags.error_spanned(attrs.op.as_ref().expect("op is present"), message);
+                return None;
+            }
             let name = names::meta_tool_name(namespace.as_deref(), &op);
             Some((ToolKindDecl::Meta { namespace, op }, id, name, scope))
         }

@@ -65,11 +65,12 @@ impl Client {
         serde_json::to_value(tools.as_ref()).ok().and_then(|tools| tools.as_array().cloned()).unwrap_or_default()
     }
 
-    /// Call tool `name` (its MCP name, as `tools/list` gives it) with `arguments` (a JSON object,
-    /// or `null` for none): `Ok` with the `CallToolResult` as JSON (`content`,
-    /// `structuredContent`, `isError`) as a 2025-11-25 peer receives it, or the JSON-RPC error
-    /// MCP would send.
+    /// Call tool `name` — its MCP name as `tools/list` gives it (`notes_echo`), or the capability
+    /// id it projects (`notes.echo`) — with `arguments` (a JSON object, or `null` for none): `Ok`
+    /// with the `CallToolResult` as JSON (`content`, `structuredContent`, `isError`) as a
+    /// 2025-11-25 peer receives it, or the JSON-RPC error MCP would send.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        let name = self.shared.pipeline.catalog.name_of(name).unwrap_or(name);
         let arguments: Option<Map<String, Value>> = match arguments {
             Value::Object(arguments) => Some(arguments),
             Value::Null => None,

@@ -58,8 +58,12 @@ async function legacy() {
   });
   await client.connect(transport(LegacyStdio, LegacyHttp, 'legacy'));
   report.protocol = client.transport?.protocolVersion ?? null;
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  report.tool_count = names.length;
+  // The pattern the Claude and OpenAI tool APIs enforce on every name a host passes on.
+  report.names_hosts_refuse = names.filter((name) => !/^[a-zA-Z0-9_-]{1,64}$/.test(name));
   for (const n of [1, 2, 3, 4, 5]) {
-    await client.callTool({ name: 'requirements.create', arguments: requirement(`REQ-${n}`, `Requirement ${n}`) });
+    await client.callTool({ name: 'requirements_create', arguments: requirement(`REQ-${n}`, `Requirement ${n}`) });
   }
   report.resources = (await client.listResources()).resources.map((r) => r.uri).sort();
   report.templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate).sort();
@@ -82,7 +86,7 @@ async function legacy() {
   report.filter_subscribe = await errorOf(
     client.subscribeResource({ uri: 'trails://kg/Requirement?where=status=proposed' }),
   );
-  await client.callTool({ name: 'requirements.create', arguments: requirement('REQ-8', 'Subscribed to') });
+  await client.callTool({ name: 'requirements_create', arguments: requirement('REQ-8', 'Subscribed to') });
   const expected = ['trails://kg/Requirement', 'trails://kg/Requirement/REQ-8', 'trails://kg/types'];
   await waitFor(updated, expected, 'resources/subscribe updates');
   report.subscribed_updates = [...updated].sort();
@@ -102,7 +106,7 @@ async function modern() {
   const watched = ['trails://kg/Requirement', 'trails://kg/Requirement/REQ-7'];
   const subscription = await client.listen({ resourceSubscriptions: watched });
   report.honored = [...(subscription.honoredFilter.resourceSubscriptions ?? [])].sort();
-  await client.callTool({ name: 'requirements.create', arguments: requirement('REQ-7', 'Listened to') });
+  await client.callTool({ name: 'requirements_create', arguments: requirement('REQ-7', 'Listened to') });
   await waitFor(updated, watched, 'subscriptions/listen updates');
   report.listen_updates = [...updated].sort();
   await subscription.close();

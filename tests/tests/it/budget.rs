@@ -25,7 +25,7 @@ async fn rpc(server: &Served, token: Option<&str>, method: &str, params: Value) 
 }
 
 async fn search(server: &Served, token: Option<&str>, query: &str) -> Value {
-    rpc(server, token, "tools/call", json!({ "name": "research.search", "arguments": { "query": query } })).await
+    rpc(server, token, "tools/call", json!({ "name": "research_search", "arguments": { "query": query } })).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -16,9 +16,9 @@ async fn deprecated_capabilities_say_so_and_their_first_call_is_logged_once() {
     let tool = |name: &str| {
         listing["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).cloned().unwrap()
     };
-    assert_eq!(tool("fixtures.assign_v1")["_meta"]["trails"]["version_status"], "deprecated");
-    assert_eq!(tool("fixtures.assign")["_meta"]["trails"]["deprecates"], "fixtures.assign_v1");
-    assert!(tool("research.search")["_meta"]["trails"].get("version_status").is_none(), "stable says nothing");
+    assert_eq!(tool("fixtures_assign_v1")["_meta"]["trails"]["version_status"], "deprecated");
+    assert_eq!(tool("fixtures_assign")["_meta"]["trails"]["deprecates"], "fixtures.assign_v1");
+    assert!(tool("research_search")["_meta"]["trails"].get("version_status").is_none(), "stable says nothing");
 
     let openapi: Value = client.get(format!("http://{addr}/openapi.json")).send().await.unwrap().json().await.unwrap();
     assert_eq!(openapi["paths"]["/invoke/fixtures.assign_v1"]["post"]["deprecated"], true);
@@ -26,7 +26,7 @@ async fn deprecated_capabilities_say_so_and_their_first_call_is_logged_once() {
 
     for id in 2..5 {
         let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-                           "params": { "name": "fixtures.assign_v1", "arguments": { "paper": "P" } } });
+                           "params": { "name": "fixtures_assign_v1", "arguments": { "paper": "P" } } });
         let answer = post(addr, None, &call).await;
         assert_eq!(answer["result"]["isError"], false, "{answer}");
         let response =

@@ -213,9 +213,9 @@ async fn schema_snapshot_reports_and_writes_what_xtask_snapshot_keeps() {
     assert_eq!(report["tools"], goldens, "one golden per tool");
 
     // A changed golden, a missing one and a stale one, reported a page at a time in path order.
-    let search = schemas.join("mcp/research.search.json");
+    let search = schemas.join("mcp/research_search.json");
     let changed =
-        String::from_utf8(golden[Path::new("mcp/research.search.json")].clone()).unwrap().replace("1.2.0", "1.1.0");
+        String::from_utf8(golden[Path::new("mcp/research_search.json")].clone()).unwrap().replace("1.2.0", "1.1.0");
     std::fs::write(&search, changed).unwrap();
     std::fs::remove_file(schemas.join("shapes.ttl")).unwrap();
     std::fs::write(schemas.join("mcp/retired_tool.json"), "{}\n").unwrap();
@@ -225,9 +225,9 @@ async fn schema_snapshot_reports_and_writes_what_xtask_snapshot_keeps() {
     let files = report["files"].as_array().unwrap();
     let listed: Vec<(&str, &str)> =
         files.iter().map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap())).collect();
-    assert_eq!(listed, [("mcp/research.search.json", "changed"), ("mcp/retired_tool.json", "removed")]);
+    assert_eq!(listed, [("mcp/research_search.json", "changed"), ("mcp/retired_tool.json", "removed")]);
     let diff = files[0]["diff"].as_str().unwrap();
-    assert!(diff.starts_with("--- a/mcp/research.search.json\n+++ b/mcp/research.search.json\n"), "{diff}");
+    assert!(diff.starts_with("--- a/mcp/research_search.json\n+++ b/mcp/research_search.json\n"), "{diff}");
     assert!(diff.lines().any(|l| l.starts_with('-') && l.contains("1.1.0")), "{diff}");
     assert!(diff.lines().any(|l| l.starts_with('+') && l.contains("1.2.0")), "{diff}");
     assert_eq!(report["cursor"], "mcp/retired_tool.json");
@@ -275,10 +275,10 @@ async fn schema_snapshot_reports_and_writes_what_xtask_snapshot_keeps() {
         .iter()
         .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
         .collect();
-    assert_eq!(listed, [("mcp/research.search.json", "refused")], "what stopped the write: {answer}");
+    assert_eq!(listed, [("mcp/research_search.json", "refused")], "what stopped the write: {answer}");
     assert_eq!(report["total"], 2, "the refused link and the missing shapes.ttl: {answer}");
     let diff = report["files"][0]["diff"].as_str().unwrap();
-    assert!(diff.starts_with("schemas/mcp/research.search.json is not a regular file"), "{diff}");
+    assert!(diff.starts_with("schemas/mcp/research_search.json is not a regular file"), "{diff}");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}\n", "never written through");
     assert!(!schemas.join("shapes.ttl").exists(), "nothing is written while a path is refused");
 }

@@ -20,6 +20,27 @@ fn goldens_match_the_declarations() {
     }
 }
 
+/// What the Claude and OpenAI tool APIs (behind most hosts) demand of every name a host passes
+/// on: `^[a-zA-Z0-9_-]{1,64}$`. A listing with one name outside it is refused whole.
+#[test]
+fn every_tool_name_is_one_every_host_accepts_and_keeps_its_id_in_meta() {
+    trails_tests::link();
+    let registry = Registry::collect().expect("no duplicate tool names");
+    let mut dotted = 0;
+    for tool in registry.tools() {
+        let name = tool.name();
+        assert!(
+            (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "`{name}` is a name hosts refuse"
+        );
+        let descriptor: serde_json::Value = serde_json::from_str(tool.descriptor()).unwrap();
+        assert_eq!(descriptor["_meta"]["trails"]["id"], tool.id(), "{name}");
+        assert_eq!(name, tool.id().replace('.', "_"));
+        dotted += usize::from(tool.id().contains('.'));
+    }
+    assert!(dotted > 10, "the fixture and example ids are dotted, so the projection is exercised");
+}
+
 #[test]
 fn fixture_goldens_cover_every_mapped_keyword_and_meta_key() {
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp");

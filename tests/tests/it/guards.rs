@@ -58,18 +58,18 @@ async fn an_apps_own_guard_sees_validated_calls_can_refuse_them_and_attach_what_
     let (addr, _) = serve(guard.clone()).await;
 
     // Validation runs first: the guard never sees arguments that break the declared constraints.
-    let invalid = call(addr, None, "research.search", json!({ "query": "" })).await;
+    let invalid = call(addr, None, "research_search", json!({ "query": "" })).await;
     assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
     assert!(guard.seen.lock().unwrap().is_empty());
 
     // A refusal of the guard's: an error answer, no handler, and no budget spent — the anonymous
     // budget (40 tokens) still pays for one search afterwards, and only one.
-    let refused = call(addr, None, "research.search", json!({ "query": "forbidden" })).await;
+    let refused = call(addr, None, "research_search", json!({ "query": "forbidden" })).await;
     assert_eq!(refused["error"]["code"], -32002, "{refused}");
     assert_eq!(refused["error"]["message"], "policy denied: this tenant may not search for that");
-    let found = call(addr, None, "research.search", json!({ "query": "graph", "limit": 2.0 })).await;
+    let found = call(addr, None, "research_search", json!({ "query": "graph", "limit": 2.0 })).await;
     assert!(found["result"]["structuredContent"]["items"].is_array(), "{found}");
-    assert_eq!(call(addr, None, "research.search", json!({ "query": "graph" })).await["error"]["code"], -32003);
+    assert_eq!(call(addr, None, "research_search", json!({ "query": "graph" })).await["error"]["code"], -32003);
 
     // It saw the validated arguments: `2.0` for an integer field arrived as `2`.
     let seen = guard.seen.lock().unwrap().clone();
@@ -77,7 +77,7 @@ async fn an_apps_own_guard_sees_validated_calls_can_refuse_them_and_attach_what_
     assert_eq!(seen.len(), 3);
 
     // A guard that panics fails that call only: `-32603` with a trace id, and the server goes on.
-    let panicked = call(addr, Some(DEV_TOKEN), "research.search", json!({ "query": "panic" })).await;
+    let panicked = call(addr, Some(DEV_TOKEN), "research_search", json!({ "query": "panic" })).await;
     assert_eq!(panicked["error"]["code"], -32603, "{panicked}");
     assert!(panicked["error"]["data"]["trace_id"].is_string(), "{panicked}");
     assert!(!panicked.to_string().contains("a guard with a bug"), "the cause stays in the log: {panicked}");
@@ -133,9 +133,9 @@ async fn the_in_process_test_client_answers_as_mcp_over_http_does() {
         Err(error) => json!({ "error": { "code": error.code, "message": error.message, "data": error.data } }),
     };
     let cases: [(Option<&str>, &str, Value); 5] = [
-        (Some(DEV_TOKEN), "research.search", json!({ "query": "graphs", "limit": 2 })),
-        (Some(DEV_TOKEN), "research.search", json!({ "query": "forbidden" })),
-        (None, "research.search", json!({ "query": "" })),
+        (Some(DEV_TOKEN), "research_search", json!({ "query": "graphs", "limit": 2 })),
+        (Some(DEV_TOKEN), "research_search", json!({ "query": "forbidden" })),
+        (None, "research_search", json!({ "query": "" })),
         (None, "trails_meta_gen_shape", json!({})),
         (Some(DEV_TOKEN), "no.such.tool", json!({})),
     ];

@@ -131,14 +131,14 @@ fn calls() -> Vec<(&'static str, &'static str, Value, Option<String>)> {
         ("tools/list", "tools/list", json!({}), None),
         ("tools/list with a cursor", "tools/list", json!({ "cursor": "abc" }), None),
         ("tools/list with a bad cursor", "tools/list", json!({ "cursor": 5 }), None),
-        tool("call search", "research.search", json!({ "query": "graph", "limit": 2 })),
-        tool("call search, bad arguments", "research.search", json!({ "query": "", "limit": 0, "extra": 1 })),
+        tool("call search", "research_search", json!({ "query": "graph", "limit": 2 })),
+        tool("call search, bad arguments", "research_search", json!({ "query": "", "limit": 0, "extra": 1 })),
         tool("call an unknown tool", "no_such_tool", json!({})),
         tool("call a dev tool", "trails_meta_fixture_inspect", json!({})),
-        tool("call policy failure", "fixtures.fail", json!({ "how": "policy" })),
-        tool("call budget failure", "fixtures.fail", json!({ "how": "budget" })),
-        tool("call internal failure", "fixtures.fail", json!({ "how": "internal" })),
-        tool("call a panicking handler", "fixtures.fail", json!({ "how": "panic" })),
+        tool("call policy failure", "fixtures_fail", json!({ "how": "policy" })),
+        tool("call budget failure", "fixtures_fail", json!({ "how": "budget" })),
+        tool("call internal failure", "fixtures_fail", json!({ "how": "internal" })),
+        tool("call a panicking handler", "fixtures_fail", json!({ "how": "panic" })),
         ("resources/list", "resources/list", json!({}), None),
         ("resources/templates/list", "resources/templates/list", json!({}), None),
         read("read stats", "trails://stats"),
@@ -199,7 +199,7 @@ fn corpus() -> Vec<Case> {
         }
     }
     let current = VERSIONS[10];
-    let search = json!({ "name": "research.search", "arguments": { "query": "graph" } });
+    let search = json!({ "name": "research_search", "arguments": { "query": "graph" } });
     let with = |name: &str, change: &Edit, method: &str, params: Value, hot: bool| {
         let call_name = params.get("name").or(params.get("uri")).and_then(Value::as_str).map(str::to_owned);
         let mut headers = headers_for(current, method, call_name.as_deref());
@@ -227,8 +227,8 @@ fn corpus() -> Vec<Case> {
         ("wrong Mcp-Method", &set("mcp-method", "tools/list")),
         ("two Mcp-Method", &add("mcp-method", "tools/call")),
         ("no Mcp-Name", &remove("mcp-name")),
-        ("wrong Mcp-Name", &set("mcp-name", "fixtures.fail")),
-        ("base64 Mcp-Name", &set("mcp-name", "=?base64?cmVzZWFyY2guc2VhcmNo?=")),
+        ("wrong Mcp-Name", &set("mcp-name", "fixtures_fail")),
+        ("base64 Mcp-Name", &set("mcp-name", "=?base64?cmVzZWFyY2hfc2VhcmNo?=")),
         ("bad base64 Mcp-Name", &set("mcp-name", "=?base64?!!!?=")),
         ("Accept */*", &set("accept", "*/*")),
         ("Accept JSON only", &set("accept", "application/json")),

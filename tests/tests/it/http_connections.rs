@@ -282,10 +282,10 @@ fn hostile_names_are_echoed_cut_and_per_request_noise_stays_out_of_the_default_l
             &answer[..answer.len().min(600)]
         );
         let bad_field = format!(
-            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"research.search","arguments":{{"{huge}":1}},{meta}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"research_search","arguments":{{"{huge}":1}},{meta}}}}}"#
         );
         let mut headers = v2026.to_vec();
-        headers.push(("Mcp-Name", "research.search"));
+        headers.push(("Mcp-Name", "research_search"));
         let answer = exchange_as(server.addr, "127.0.0.1", "POST", "/mcp", &headers, bad_field.as_bytes());
         assert!(answer.len() < 8_192, "an unknown 12 kB field name is echoed cut: {} bytes", answer.len());
         assert!(answer.contains("unknown_field"), "{}", &answer[..answer.len().min(600)]);

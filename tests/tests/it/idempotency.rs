@@ -40,7 +40,7 @@ fn retitle(title: &str) -> Value {
 }
 
 async fn stored_title(server: &Served) -> Value {
-    let got = call(server, None, "trails.kg.get", json!({ "node_type": "Requirement", "id": "REQ-1" }), None).await;
+    let got = call(server, None, "trails_kg_get", json!({ "node_type": "Requirement", "id": "REQ-1" }), None).await;
     got["result"]["structuredContent"]["fields"]["title"].clone()
 }
 
@@ -50,33 +50,33 @@ async fn a_retry_with_the_same_key_replays_the_first_result_and_runs_nothing() {
     let created = call(
         &server,
         Some(AGENT_TOKEN),
-        "requirements.create",
+        "requirements_create",
         json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": ["auth"] }),
         None,
     )
     .await;
     assert!(created["result"].is_object(), "{created}");
 
-    let first = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    let first = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Passkeys"), Some(json!("k-1"))).await;
     assert_eq!(first["result"]["structuredContent"]["title"], "Passkeys", "{first}");
     assert!(first["result"]["_meta"].is_null(), "a first call is no replay: {first}");
     // Someone changes the title again, without a key.
-    call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Hardware keys"), None).await;
+    call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Hardware keys"), None).await;
     assert_eq!(stored_title(&server).await, "Hardware keys");
 
     // The retry gets the first result, marked, and the handler does not run: the title stays.
-    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Passkeys"), Some(json!("k-1"))).await;
     assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
     assert_eq!(replay["result"]["structuredContent"], first["result"]["structuredContent"]);
     assert_eq!(stored_title(&server).await, "Hardware keys", "a replay writes nothing");
     // Argument order is no difference.
     let reordered = json!({ "title": "Passkeys", "req_id": "REQ-1" });
-    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", reordered, Some(json!("k-1"))).await;
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements_update", reordered, Some(json!("k-1"))).await;
     assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
 
     // The same key with other arguments is refused, naming the key.
     let other =
-        call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Magic links"), Some(json!("k-1"))).await;
+        call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Magic links"), Some(json!("k-1"))).await;
     assert_eq!(other["error"]["code"], -32602, "{other}");
     let field = &other["error"]["data"]["fields"][0];
     assert_eq!(
@@ -86,31 +86,31 @@ async fn a_retry_with_the_same_key_replays_the_first_result_and_runs_nothing() {
     assert_eq!(stored_title(&server).await, "Hardware keys");
 
     // Keys are per caller: the anonymous caller's `k-1` is its own, and runs.
-    let anonymous = call(&server, None, "requirements.update", retitle("Magic links"), Some(json!("k-1"))).await;
+    let anonymous = call(&server, None, "requirements_update", retitle("Magic links"), Some(json!("k-1"))).await;
     assert!(anonymous["result"]["_meta"].is_null(), "{anonymous}");
     assert_eq!(stored_title(&server).await, "Magic links");
 
     // Kept durably: after `kill -9` the retry still replays.
     server.kill_and_restart();
-    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Passkeys"), Some(json!("k-1"))).await;
     assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
     assert_eq!(stored_title(&server).await, "Magic links");
 
     // A key on a capability that is not idempotent, and keys that are not keys, are refused.
     let create = json!({ "req_id": "REQ-2", "title": "Audit log", "status": "proposed", "priority": 2, "tags": [] });
-    let refused = call(&server, Some(AGENT_TOKEN), "requirements.create", create, Some(json!("k-2"))).await;
+    let refused = call(&server, Some(AGENT_TOKEN), "requirements_create", create, Some(json!("k-2"))).await;
     assert_eq!(refused["error"]["data"]["fields"][0]["code"], "one_of", "{refused}");
     for bad in [json!(7), json!(""), json!("with space"), json!("x".repeat(256))] {
         let refused =
-            call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Not stored"), Some(bad.clone())).await;
+            call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Not stored"), Some(bad.clone())).await;
         assert_eq!(refused["error"]["data"]["fields"][0]["code"], "pattern", "{bad}: {refused}");
     }
     assert_eq!(stored_title(&server).await, "Magic links", "refused calls change nothing");
     // Arguments are validated before a key is looked up: with `k-3` kept for one call, other
     // arguments that are invalid are refused for what is wrong with them, not for the key.
-    let valid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-3"))).await;
+    let valid = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Passkeys"), Some(json!("k-3"))).await;
     assert!(valid["result"]["_meta"].is_null(), "{valid}");
-    let invalid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(json!("k-3"))).await;
+    let invalid = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("X"), Some(json!("k-3"))).await;
     let field = &invalid["error"]["data"]["fields"][0];
     assert_eq!((field["field"].clone(), field["code"].clone()), (json!("title"), json!("min_length")), "{invalid}");
     assert_eq!(stored_title(&server).await, "Passkeys");
@@ -124,14 +124,14 @@ async fn a_call_that_failed_frees_its_key_so_its_retry_runs() {
     // fails the same way) rather than finding the failed call's key still taken. (The server
     // frees the key before it answers; over HTTP a key freed just after would mostly pass too.)
     for _ in 0..10 {
-        let failed = call(&server, Some(AGENT_TOKEN), "requirements.update", missing(), Some(json!("k-4"))).await;
+        let failed = call(&server, Some(AGENT_TOKEN), "requirements_update", missing(), Some(json!("k-4"))).await;
         let code = &failed["error"]["data"]["fields"][0]["code"];
         assert_eq!(code, "reference", "the handler's own error, not the key's `unique`: {failed}");
     }
     let create =
         json!({ "req_id": "REQ-404", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
-    assert!(call(&server, Some(AGENT_TOKEN), "requirements.create", create, None).await["result"].is_object());
-    let ran = call(&server, Some(AGENT_TOKEN), "requirements.update", missing(), Some(json!("k-4"))).await;
+    assert!(call(&server, Some(AGENT_TOKEN), "requirements_create", create, None).await["result"].is_object());
+    let ran = call(&server, Some(AGENT_TOKEN), "requirements_update", missing(), Some(json!("k-4"))).await;
     assert_eq!(ran["result"]["structuredContent"]["title"], "Passkeys", "{ran}");
     assert!(ran["result"]["_meta"].is_null(), "no failure was kept to replay: {ran}");
 }
@@ -141,16 +141,16 @@ async fn a_refused_key_is_an_error_even_where_validation_failures_are_results() 
     let server = start_with("[mcp]\nvalidation_errors = \"tool_result\"\n\n");
     let create =
         json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
-    assert!(call(&server, Some(AGENT_TOKEN), "requirements.create", create, None).await["result"].is_object());
+    assert!(call(&server, Some(AGENT_TOKEN), "requirements_create", create, None).await["result"].is_object());
     // The mode is on: invalid arguments come back as an `isError` result.
-    let invalid = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("X"), Some(json!("k-1"))).await;
+    let invalid = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("X"), Some(json!("k-1"))).await;
     assert_eq!(invalid["result"]["isError"], true, "{invalid}");
-    let first = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("k-1"))).await;
+    let first = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Passkeys"), Some(json!("k-1"))).await;
     assert!(first["result"]["_meta"].is_null(), "{first}");
     // Nothing ran for a refused key: it is a JSON-RPC error, not a result the model reads as the
     // tool's own answer.
     let other =
-        call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Magic links"), Some(json!("k-1"))).await;
+        call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Magic links"), Some(json!("k-1"))).await;
     assert!(other["result"].is_null(), "{other}");
     assert_eq!(other["error"]["data"]["fields"][0]["code"], "unique", "{other}");
     assert_eq!(stored_title(&server).await, "Passkeys");
@@ -161,7 +161,7 @@ async fn over_invoke_the_key_is_the_idempotency_key_header() {
     let server = start();
     let create =
         json!({ "req_id": "REQ-1", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
-    assert!(call(&server, Some(AGENT_TOKEN), "requirements.create", create, None).await["result"].is_object());
+    assert!(call(&server, Some(AGENT_TOKEN), "requirements_create", create, None).await["result"].is_object());
     let invoke = |key: &'static str, title: &'static str| {
         reqwest::Client::new()
             .post(format!("http://{}/invoke/requirements.update", server.addr))
@@ -184,7 +184,7 @@ async fn over_invoke_the_key_is_the_idempotency_key_header() {
     let body: Value = conflict.json().await.unwrap();
     assert_eq!(body["error"]["data"]["fields"][0]["field"], "Idempotency-Key", "{body}");
     // The MCP key space is the same: the header's key replays over MCP too.
-    let replay = call(&server, Some(AGENT_TOKEN), "requirements.update", retitle("Passkeys"), Some(json!("h-1"))).await;
+    let replay = call(&server, Some(AGENT_TOKEN), "requirements_update", retitle("Passkeys"), Some(json!("h-1"))).await;
     assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
 }
 
@@ -196,7 +196,7 @@ async fn in_an_mcp_session_the_key_in_meta_replays_too() {
     let client = trails_tests::client::connect(server.addr, None).await;
     let call = |arguments: Value, key: Option<&str>| {
         let mut params =
-            CallToolRequestParams::new(if key.is_some() { "requirements.update" } else { "requirements.create" });
+            CallToolRequestParams::new(if key.is_some() { "requirements_update" } else { "requirements_create" });
         params.arguments = arguments.as_object().cloned();
         if let Some(key) = key {
             let meta = json!({ "trails": { "idempotency_key": key } }).as_object().cloned().unwrap();

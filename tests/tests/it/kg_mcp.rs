@@ -67,12 +67,12 @@ async fn a_shape_violating_write_over_mcp_fails_with_the_same_field_errors_as_th
     let kg = Kg::temporary().unwrap();
     let addr = serve(kg.clone()).await;
     let client = connect(addr).await;
-    call(&client, "requirements.create", requirement("REQ-1", None)).await.unwrap();
+    call(&client, "requirements_create", requirement("REQ-1", None)).await.unwrap();
     let dangling = "urn:trails:kg/Person/nobody%40example.org";
     for (arguments, what) in
         [(requirement("REQ-1", None), "a duplicate key"), (requirement("REQ-2", Some(dangling)), "a dangling owner")]
     {
-        let over_mcp = call(&client, "requirements.create", arguments.clone()).await.unwrap_err();
+        let over_mcp = call(&client, "requirements_create", arguments.clone()).await.unwrap_err();
         assert_eq!(over_mcp.code.0, -32602, "{what}");
         let typed: Requirement = serde_json::from_value(arguments).unwrap();
         let Err(Error::Validation { errors, total }) = kg.create(typed).await else { panic!("{what} is refused") };
@@ -118,9 +118,9 @@ on_every_store!(every_call_leaves_one_provenance_activity, provenance_retention_
 async fn every_call_leaves_one_provenance_activity(kg: Kg) {
     let addr = serve(kg.clone()).await;
     let client = connect(addr).await;
-    call(&client, "requirements.create", requirement("REQ-7", None)).await.unwrap();
-    call(&client, "requirements.search", json!({"text": "sign"})).await.unwrap();
-    call(&client, "requirements.create", requirement("REQ-7", None)).await.unwrap_err();
+    call(&client, "requirements_create", requirement("REQ-7", None)).await.unwrap();
+    call(&client, "requirements_search", json!({"text": "sign"})).await.unwrap();
+    call(&client, "requirements_create", requirement("REQ-7", None)).await.unwrap_err();
     call(&client, "trails_meta_ping", json!({})).await.unwrap();
 
     let iri = "urn:trails:kg/Requirement/REQ-7";
@@ -249,7 +249,7 @@ async fn activities_oldest_first(kg: &Kg) -> Vec<String> {
 async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
     let mut server = crate::fixture().http();
     let client = connect(server.addr).await;
-    call(&client, "requirements.create", requirement("REQ-42", None)).await.unwrap();
+    call(&client, "requirements_create", requirement("REQ-42", None)).await.unwrap();
     server.kill(); // SIGKILL: no shutdown code runs
     drop(client);
 
@@ -267,7 +267,7 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
     // And the restarted server serves it.
     server.restart();
     let client = connect(server.addr).await;
-    let found = call(&client, "requirements.search", json!({"text": "sign"})).await.unwrap();
+    let found = call(&client, "requirements_search", json!({"text": "sign"})).await.unwrap();
     assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-42");
 }
 
@@ -277,15 +277,15 @@ async fn a_configured_remote_store_receives_the_write(toml: &str, env: &[(&str, 
     // The app picks the remote store from configuration alone.
     let addr = in_process::serve(trails::App::new(), in_process::settings_with_env(toml, env)).await.addr;
     let client = connect(addr).await;
-    call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap();
+    call(&client, "requirements_create", requirement("REQ-5", None)).await.unwrap();
 
     assert!(kg.get::<Requirement>("REQ-5").await.unwrap().is_some(), "the requirement is in the remote store");
     assert_eq!(activities_generating(&kg, "urn:trails:kg/Requirement/REQ-5").await.len(), 1, "with its activity");
     // The example's search binds its text into a FILTER: found on the remote store too.
-    let found = call(&client, "requirements.search", json!({"text": "SIGN-ON", "status": "proposed"})).await.unwrap();
+    let found = call(&client, "requirements_search", json!({"text": "SIGN-ON", "status": "proposed"})).await.unwrap();
     assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-5");
     // The same validation as on the embedded store: a duplicate is a -32602 and changes nothing.
-    let error = call(&client, "requirements.create", requirement("REQ-5", None)).await.unwrap_err();
+    let error = call(&client, "requirements_create", requirement("REQ-5", None)).await.unwrap_err();
     assert_eq!(error.code.0, -32602, "{error:?}");
 }
 
@@ -345,7 +345,7 @@ async fn node_types_are_resources_a_filtered_page_equals_the_typed_api_and_next_
     for n in 0..7 {
         let mut value = requirement(&format!("REQ-{n}"), None);
         value["status"] = json!(if n % 2 == 0 { "proposed" } else { "accepted" });
-        call(&client, "requirements.create", value).await.unwrap();
+        call(&client, "requirements_create", value).await.unwrap();
     }
 
     let listed: Vec<String> = client.list_resources(None).await.unwrap().resources.into_iter().map(|r| r.uri).collect();
@@ -429,7 +429,7 @@ async fn a_builder_reads_the_store_health_and_the_latest_provenance() {
     let addr = serve_toml(kg, &toml).await;
     let client = client::connect(addr, Some(TOKEN)).await;
     for id in ["REQ-1", "REQ-2"] {
-        call(&client, "requirements.create", requirement(id, None)).await.unwrap();
+        call(&client, "requirements_create", requirement(id, None)).await.unwrap();
     }
     let listed: Vec<String> = client.list_resources(None).await.unwrap().resources.into_iter().map(|r| r.uri).collect();
     assert!(listed.contains(&"trails://doctor".to_owned()) && listed.contains(&"trails://prov/latest".to_owned()));
@@ -509,7 +509,7 @@ async fn over_stdio_a_filtered_page_walk_equals_the_typed_api() {
     for n in 0..9 {
         let mut value = requirement(&format!("REQ-{n}"), None);
         value["status"] = json!(if n % 3 == 0 { "accepted" } else { "proposed" });
-        call(&client, "requirements.create", value).await.unwrap();
+        call(&client, "requirements_create", value).await.unwrap();
     }
     let mut uri = Some("trails://kg/Requirement?where=status=proposed&limit=4".to_owned());
     let (mut served, mut pages) = (Vec::new(), 0);
@@ -559,7 +559,7 @@ async fn a_blob_is_sent_as_base64_shown_to_models_as_metadata_and_fetched_by_its
         "file": sent_blob("application/pdf", &file),
         "previews": [sent_blob("image/png", &preview)],
     });
-    let created = call(&client, "fixtures.attachment.create", arguments).await.unwrap();
+    let created = call(&client, "fixtures_attachment_create", arguments).await.unwrap();
     let shown = created.structured_content.clone().expect("structured");
     let sha = trails::Blob::new("application/pdf", file.clone()).unwrap().sha256();
     assert_eq!(
@@ -572,7 +572,7 @@ async fn a_blob_is_sent_as_base64_shown_to_models_as_metadata_and_fetched_by_its
     assert!(!serde_json::to_string(&shown).unwrap().contains("base64"), "no bytes in structuredContent");
 
     // The model-controlled read and the JSON-LD resource show the same metadata, no bytes.
-    let got = call(&client, "trails.kg.get", json!({"node_type": "Attachment", "id": "manual"})).await.unwrap();
+    let got = call(&client, "trails_kg_get", json!({"node_type": "Attachment", "id": "manual"})).await.unwrap();
     let got = got.structured_content.unwrap();
     assert_eq!(got["fields"]["file"], shown["file"]);
     assert_eq!(got["fields"]["previews"], shown["previews"]);
@@ -609,7 +609,7 @@ async fn a_blob_is_sent_as_base64_shown_to_models_as_metadata_and_fetched_by_its
         "file": {"media_type": "pdf", "base64": "not base64!"},
         "previews": [shown["file"].clone()],
     });
-    let error = call(&client, "fixtures.attachment.create", bad).await.unwrap_err();
+    let error = call(&client, "fixtures_attachment_create", bad).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
     let fields: Vec<(String, String)> = error.data.unwrap()["fields"]
         .as_array()
@@ -696,7 +696,7 @@ async fn kg_validate_reports_what_stored_instances_break_per_iri_a_window_at_a_t
     let addr = serve_toml(kg.clone(), &toml).await;
     let client = client::connect(addr, Some(TOKEN)).await;
     for n in 1..=5 {
-        call(&client, "requirements.create", requirement(&format!("REQ-{n}"), None)).await.unwrap();
+        call(&client, "requirements_create", requirement(&format!("REQ-{n}"), None)).await.unwrap();
     }
     let req = |name: &str| NamedNode::new(format!("https://example.org/req#{name}")).unwrap();
     let xsd_integer = NamedNode::new("http://www.w3.org/2001/XMLSchema#integer").unwrap();

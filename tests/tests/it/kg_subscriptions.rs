@@ -93,7 +93,7 @@ async fn call(client: &Client, tool: &str, arguments: Value) {
 
 async fn create(client: &Client, id: &str) {
     let requirement = json!({"req_id": id, "title": "Audit log", "status": "proposed", "priority": 2, "tags": []});
-    call(client, "requirements.create", requirement).await;
+    call(client, "requirements_create", requirement).await;
 }
 
 /// `resources/subscribe` (deprecated by rmcp for 2026-07-28; what 2025-* peers use).
@@ -147,7 +147,7 @@ async fn umbrella_instance_types_and_stats_fire_on_their_changes(client: Client,
 
     // An update fires the instance and the umbrella (and stats, for the call's provenance) but
     // not the instance counts.
-    call(&client, "requirements.update", json!({"req_id": "REQ-1", "status": "accepted"})).await;
+    call(&client, "requirements_update", json!({"req_id": "REQ-1", "status": "accepted"})).await;
     let seen = updated(&mut updates, &[UMBRELLA, &instance("REQ-1"), STATS]).await;
     assert!(!seen.contains(TYPES), "{seen:?}");
 
@@ -243,7 +243,7 @@ async fn a_listen_request_receives_the_updates_of_its_filter(client: &Client, wi
     }
     assert_eq!(seen, BTreeSet::from([UMBRELLA.to_owned(), instance("REQ-7")]));
     if with_tools {
-        call(client, "trails_meta_tools_enable", json!({"tool": "requirements.search", "enabled": false})).await;
+        call(client, "trails_meta_tools_enable", json!({"tool": "requirements_search", "enabled": false})).await;
         let next = tokio::time::timeout(Duration::from_secs(10), subscription.next()).await;
         let notification = next.expect("the list change arrives").unwrap().unwrap();
         assert!(matches!(notification, ServerNotification::ToolListChangedNotification(_)), "{notification:?}");

@@ -59,7 +59,7 @@ fn long_text(chars: usize) -> String {
 /// API, a long note read to its end through the cut `trails.kg.get` names, and the errors.
 async fn a_content_only_host_reaches_everything(client: Client, window: usize, requirements: usize, note: &str) {
     // Every requirement, page by page, by `next_call` alone.
-    let pages = follow(&client, "trails.kg.list", &json!({"node_type": "Requirement"}), window).await;
+    let pages = follow(&client, "trails_kg_list", &json!({"node_type": "Requirement"}), window).await;
     let labels: Vec<String> = pages
         .iter()
         .flat_map(|p| p["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_owned()))
@@ -72,7 +72,7 @@ async fn a_content_only_host_reaches_everything(client: Client, window: usize, r
     // A filter, as the resources and the typed API read it.
     let proposed = follow(
         &client,
-        "trails.kg.list",
+        "trails_kg_list",
         &json!({"node_type": "Requirement", "filter": "status=proposed", "limit": 1000}),
         window,
     )
@@ -82,14 +82,14 @@ async fn a_content_only_host_reaches_everything(client: Client, window: usize, r
 
     // One requirement; then the note, whose body does not fit.
     let got =
-        call(&client, "trails.kg.get", &json!({"node_type": "Requirement", "id": "REQ-1"}), window).await.unwrap();
+        call(&client, "trails_kg_get", &json!({"node_type": "Requirement", "id": "REQ-1"}), window).await.unwrap();
     assert_eq!((got["fields"]["req_id"].as_str(), got["cut"].as_array().unwrap().len()), (Some("REQ-1"), 0));
-    let got = call(&client, "trails.kg.get", &json!({"node_type": "Note", "id": "long"}), window).await.unwrap();
+    let got = call(&client, "trails_kg_get", &json!({"node_type": "Note", "id": "long"}), window).await.unwrap();
     let cut = &got["cut"][0];
     assert_eq!((cut["field"].as_str(), cut["total_chars"].as_u64()), (Some("body"), Some(note.chars().count() as u64)));
     let shown = got["fields"]["body"].as_str().unwrap_or_default().to_owned();
     assert_eq!(shown.chars().count() as u64, cut["shown_chars"].as_u64().unwrap());
-    let reads = follow(&client, "trails.kg.read_field", &cut["next_call"]["arguments"], window).await;
+    let reads = follow(&client, "trails_kg_read_field", &cut["next_call"]["arguments"], window).await;
     let mut read = shown;
     for (n, part) in reads.iter().enumerate() {
         assert_eq!(
@@ -104,26 +104,26 @@ async fn a_content_only_host_reaches_everything(client: Client, window: usize, r
 
     // Bad arguments: structured, naming the argument.
     let fields = |error: ErrorData| error.data.unwrap()["fields"][0].clone();
-    let unknown = call(&client, "trails.kg.list", &json!({"node_type": "Nope"}), window).await.unwrap_err();
+    let unknown = call(&client, "trails_kg_list", &json!({"node_type": "Nope"}), window).await.unwrap_err();
     assert_eq!((unknown.code.0, fields(unknown.clone())["field"].as_str()), (-32602, Some("node_type")));
     assert!(unknown.message.contains("validation failed"));
     let mismatch =
-        call(&client, "trails.kg.list", &json!({"node_type": "Requirement", "filter": "priority=high"}), window).await;
+        call(&client, "trails_kg_list", &json!({"node_type": "Requirement", "filter": "priority=high"}), window).await;
     let mismatch = fields(mismatch.unwrap_err());
     assert_eq!((mismatch["field"].as_str(), mismatch["code"].as_str()), (Some("filter"), Some("type_mismatch")));
     let operator =
-        call(&client, "trails.kg.list", &json!({"node_type": "Requirement", "filter": "priority>1"}), window).await;
+        call(&client, "trails_kg_list", &json!({"node_type": "Requirement", "filter": "priority>1"}), window).await;
     assert!(fields(operator.unwrap_err())["message"].as_str().unwrap().contains("exactly one clause"));
-    let missing = call(&client, "trails.kg.get", &json!({"node_type": "Note", "id": "absent"}), window).await;
+    let missing = call(&client, "trails_kg_get", &json!({"node_type": "Note", "id": "absent"}), window).await;
     assert_eq!(fields(missing.unwrap_err())["field"], "id");
     let field =
-        call(&client, "trails.kg.read_field", &json!({"node_type": "Note", "id": "long", "field": "title"}), window)
+        call(&client, "trails_kg_read_field", &json!({"node_type": "Note", "id": "long", "field": "title"}), window)
             .await;
     assert_eq!(fields(field.unwrap_err())["field"], "field");
     let past = json!({"node_type": "Note", "id": "long", "field": "body", "offset": note.chars().count() + 1});
-    assert_eq!(fields(call(&client, "trails.kg.read_field", &past, window).await.unwrap_err())["field"], "offset");
+    assert_eq!(fields(call(&client, "trails_kg_read_field", &past, window).await.unwrap_err())["field"], "offset");
     let limit = json!({"node_type": "Note", "id": "long", "field": "body", "limit_chars": 16385});
-    assert_eq!(fields(call(&client, "trails.kg.read_field", &limit, window).await.unwrap_err())["code"], "max_value");
+    assert_eq!(fields(call(&client, "trails_kg_read_field", &limit, window).await.unwrap_err())["code"], "max_value");
 }
 
 fn requirement(n: usize) -> Requirement {
@@ -174,9 +174,9 @@ async fn over_stdio_a_content_only_host_pages_and_reads_to_the_end_in_a_small_wi
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     for n in 0..REQUIREMENTS {
         let arguments = serde_json::to_value(requirement(n)).unwrap();
-        setup(&client, "requirements.create", arguments).await;
+        setup(&client, "requirements_create", arguments).await;
     }
     let note = long_text(30_000);
-    setup(&client, "fixtures.note.create", json!({"slug": "long", "body": note})).await;
+    setup(&client, "fixtures_note_create", json!({"slug": "long", "body": note})).await;
     a_content_only_host_reaches_everything(client, WINDOW, REQUIREMENTS, &note).await;
 }

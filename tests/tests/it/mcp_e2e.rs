@@ -126,7 +126,7 @@ async fn http_anonymous_sees_runtime_tools_only_and_gated_calls_need_authenticat
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, None).await;
     let listed = names(&client).await;
-    assert!(listed.contains(&"research.search".to_owned()) && listed.contains(&"trails_meta_ping".to_owned()));
+    assert!(listed.contains(&"research_search".to_owned()) && listed.contains(&"trails_meta_ping".to_owned()));
     for gated in GATED {
         assert!(!listed.contains(&gated.to_owned()), "{gated} must be hidden from anonymous callers");
     }
@@ -154,7 +154,7 @@ async fn golden_equals_wire_for_every_listed_tool() {
 async fn http_valid_call_has_structured_content_and_text_mirror() {
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, None).await;
-    let result = call(&client, "research.search", json!({"query": "graph"})).await.unwrap();
+    let result = call(&client, "research_search", json!({"query": "graph"})).await.unwrap();
     let structured = result.structured_content.expect("outputSchema tools return structuredContent");
     assert_eq!(structured["items"][0]["title"], "Provenance of knowledge graphs");
     let text = result.content[0].as_text().expect("text mirror").text.clone();
@@ -165,7 +165,7 @@ async fn http_valid_call_has_structured_content_and_text_mirror() {
 async fn http_invalid_call_returns_every_field_error_in_one_32602() {
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, None).await;
-    let error = call(&client, "research.search", json!({"query": "", "limit": 500})).await.unwrap_err();
+    let error = call(&client, "research_search", json!({"query": "", "limit": 500})).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
     assert_eq!(error.message, "validation failed on 2 field(s)");
     let fields = &error.data.unwrap()["fields"];
@@ -191,9 +191,9 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
         let title = format!("{n:03} {}", "searchable title ".repeat(11));
         let requirement =
             json!({"req_id": format!("REQ-{n}"), "title": title, "status": "proposed", "priority": 1, "tags": []});
-        call(&client, "requirements.create", requirement).await.unwrap();
+        call(&client, "requirements_create", requirement).await.unwrap();
     }
-    let list = call(&client, "requirements.search", json!({"text": "searchable", "limit": 100})).await.unwrap();
+    let list = call(&client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap();
     let text = list.content[0].as_text().unwrap().text.clone();
     assert!(text.len() <= MAX, "{} bytes", text.len());
     let structured = list.structured_content.clone().unwrap();
@@ -209,14 +209,14 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
     assert_ne!(list.is_error, Some(true));
 
     let long = "x".repeat(3 * MAX);
-    let text = call(&client, "fixtures.assign", json!({"reviewer": "urn:p:1", "paper_title": long})).await.unwrap();
+    let text = call(&client, "fixtures_assign", json!({"reviewer": "urn:p:1", "paper_title": long})).await.unwrap();
     assert_eq!(text.content[0].as_text().unwrap().text.len(), MAX);
     assert_eq!(cut(&text)["bytes_shown"], MAX);
     assert!(note(&text).contains(&format!("the first {MAX} of")), "{}", note(&text));
 
     let record = json!({"handle": "abc", "code": "REQ-1", "status": "proposed", "priority": 1, "tags": ["a"],
                         "address": {"city": long, "country": "FR"}});
-    let refused = call(&client, "fixtures.constraints", record).await.unwrap();
+    let refused = call(&client, "fixtures_constraints", record).await.unwrap();
     assert_eq!(refused.is_error, Some(true));
     let body = refused.structured_content.unwrap();
     assert_eq!(body["max_result_bytes"], MAX);
@@ -288,15 +288,15 @@ async fn mask_denied_makes_a_denied_tool_indistinguishable_from_an_unknown_one()
 async fn handler_failures_map_to_their_codes_without_leaking_internals() {
     let addr = http_server(settings("", &[])).await;
     let client = http_client(addr, None).await;
-    let policy = call(&client, "fixtures.fail", json!({"how": "policy"})).await.unwrap_err();
+    let policy = call(&client, "fixtures_fail", json!({"how": "policy"})).await.unwrap_err();
     assert_eq!(policy.code.0, -32002);
-    let budget = call(&client, "fixtures.fail", json!({"how": "budget"})).await.unwrap_err();
+    let budget = call(&client, "fixtures_fail", json!({"how": "budget"})).await.unwrap_err();
     assert_eq!(budget.code.0, -32003);
-    let internal = call(&client, "fixtures.fail", json!({"how": "internal"})).await.unwrap_err();
+    let internal = call(&client, "fixtures_fail", json!({"how": "internal"})).await.unwrap_err();
     assert_eq!((internal.code.0, internal.message.as_ref()), (-32603, "internal error"));
     assert!(!serde_json::to_string(&internal).unwrap().contains("hunter2"), "no internals on the wire");
     assert_eq!(internal.data.unwrap()["trace_id"].as_str().unwrap().len(), 32);
-    let panicked = call(&client, "fixtures.fail", json!({"how": "panic"})).await.unwrap_err();
+    let panicked = call(&client, "fixtures_fail", json!({"how": "panic"})).await.unwrap_err();
     assert_eq!(panicked.code.0, -32603);
     // The server is still fine after a handler panic.
     assert!(call(&client, "trails_meta_ping", json!({})).await.is_ok());
@@ -323,14 +323,14 @@ async fn hostile_arguments_get_structured_errors_and_the_server_keeps_answering(
         json!({}),
     ];
     for arguments in cases {
-        let error = call(&client, "research.search", arguments).await.unwrap_err();
+        let error = call(&client, "research_search", arguments).await.unwrap_err();
         assert_eq!(error.code.0, -32602);
         assert!(serde_json::to_string(&error).unwrap().len() < 8_192, "errors stay bounded");
     }
     // Control and bidi characters are just characters; `null` is absent for an optional field.
-    let odd = call(&client, "research.search", json!({"query": "\u{0000}\u{202e}", "order": null})).await.unwrap();
+    let odd = call(&client, "research_search", json!({"query": "\u{0000}\u{202e}", "order": null})).await.unwrap();
     assert_eq!(odd.structured_content.unwrap()["items"], json!([]));
-    let assign = call(&client, "fixtures.assign", json!({"reviewer": "javascript:alert(1) x", "paper_title": "t"}))
+    let assign = call(&client, "fixtures_assign", json!({"reviewer": "javascript:alert(1) x", "paper_title": "t"}))
         .await
         .unwrap_err();
     assert_eq!(assign.data.unwrap()["fields"][0]["field"], "reviewer");
@@ -341,7 +341,7 @@ async fn hostile_arguments_get_structured_errors_and_the_server_keeps_answering(
 async fn tool_result_mode_returns_validation_errors_as_an_is_error_result() {
     let addr = http_server(settings("validation_errors = \"tool_result\"", &[])).await;
     let client = http_client(addr, None).await;
-    let result = call(&client, "research.search", json!({"query": "", "limit": 0})).await.unwrap();
+    let result = call(&client, "research_search", json!({"query": "", "limit": 0})).await.unwrap();
     assert_eq!(result.is_error, Some(true));
     let structured = result.structured_content.unwrap();
     assert_eq!(structured["error"], "validation failed on 2 field(s)");
@@ -355,22 +355,22 @@ async fn disabling_a_tool_notifies_sessions_and_removes_it() {
     let watcher = http_client(addr, None).await;
     // The hot path's listings are cached bytes: they must follow the switch too.
     let stateless = stateless_client(addr, None).await;
-    assert!(names(&stateless).await.contains(&"research.search".to_owned()));
+    assert!(names(&stateless).await.contains(&"research_search".to_owned()));
     let notified = watcher.service().list_changed.clone();
     let switched =
-        call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": false})).await.unwrap();
+        call(&builder, "trails_meta_tools_enable", json!({"tool": "research_search", "enabled": false})).await.unwrap();
     assert_eq!(switched.structured_content.unwrap()["changed"], true);
     tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified())
         .await
         .expect("notifications/tools/list_changed reached the other session");
-    assert!(!names(&watcher).await.contains(&"research.search".to_owned()));
-    assert!(!names(&stateless).await.contains(&"research.search".to_owned()));
-    let error = call(&watcher, "research.search", json!({"query": "x"})).await.unwrap_err();
+    assert!(!names(&watcher).await.contains(&"research_search".to_owned()));
+    assert!(!names(&stateless).await.contains(&"research_search".to_owned()));
+    let error = call(&watcher, "research_search", json!({"query": "x"})).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
-    assert_eq!(call(&stateless, "research.search", json!({"query": "x"})).await.unwrap_err().code.0, -32602);
-    call(&builder, "trails_meta_tools_enable", json!({"tool": "research.search", "enabled": true})).await.unwrap();
-    assert!(names(&watcher).await.contains(&"research.search".to_owned()));
-    assert!(names(&stateless).await.contains(&"research.search".to_owned()));
+    assert_eq!(call(&stateless, "research_search", json!({"query": "x"})).await.unwrap_err().code.0, -32602);
+    call(&builder, "trails_meta_tools_enable", json!({"tool": "research_search", "enabled": true})).await.unwrap();
+    assert!(names(&watcher).await.contains(&"research_search".to_owned()));
+    assert!(names(&stateless).await.contains(&"research_search".to_owned()));
     let bad = call(&builder, "trails_meta_tools_enable", json!({"tool": "nope", "enabled": true})).await.unwrap_err();
     assert_eq!(bad.data.unwrap()["fields"][0]["field"], "tool");
 }
@@ -379,20 +379,20 @@ async fn disabling_a_tool_notifies_sessions_and_removes_it() {
 async fn protocol_2026_07_28_works_statelessly() {
     let addr = http_server(settings("", &[])).await;
     let client = stateless_client(addr, None).await;
-    assert!(names(&client).await.contains(&"research.search".to_owned()));
-    let error = call(&client, "research.search", json!({"query": ""})).await.unwrap_err();
+    assert!(names(&client).await.contains(&"research_search".to_owned()));
+    let error = call(&client, "research_search", json!({"query": ""})).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
     assert_eq!(error.data.unwrap()["fields"][0]["code"], "min_length");
     assert_eq!(client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
     // What a 2026-07-28 peer receives for a policy denial, as measured against rmcp 3.9 over
     // stateless HTTP: -32002 arrives unchanged (see the error table in `runtime/guide/07-wire-contract.md`).
-    let policy = call(&client, "fixtures.fail", json!({"how": "policy"})).await.unwrap_err();
+    let policy = call(&client, "fixtures_fail", json!({"how": "policy"})).await.unwrap_err();
     assert_eq!(policy.code.0, -32002);
     let scope = call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err();
     assert_eq!(scope.code.0, -32001);
     let codes = [("budget", -32003), ("internal", -32603), ("panic", -32603)];
     for (how, code) in codes {
-        assert_eq!(call(&client, "fixtures.fail", json!({"how": how})).await.unwrap_err().code.0, code, "{how}");
+        assert_eq!(call(&client, "fixtures_fail", json!({"how": how})).await.unwrap_err().code.0, code, "{how}");
     }
     let unknown = call(&client, "no.such.tool", json!({})).await.unwrap_err();
     assert_eq!(unknown.code.0, -32602);
@@ -408,9 +408,9 @@ async fn stateless_http_without_sessions_serves_2025_clients() {
     let addr = http_server(settings("[http]\nsessions = false", &[])).await;
     let client = http_client(addr, Some(BUILDER_TOKEN)).await;
     assert!(names(&client).await.contains(&"trails_meta_requirements_stats".to_owned()));
-    let result = call(&client, "research.search", json!({"query": "shapes"})).await.unwrap();
+    let result = call(&client, "research_search", json!({"query": "shapes"})).await.unwrap();
     assert_eq!(result.structured_content.unwrap()["items"][0]["year"], 2017);
-    let error = call(&client, "research.search", json!({"query": 7})).await.unwrap_err();
+    let error = call(&client, "research_search", json!({"query": 7})).await.unwrap_err();
     assert_eq!(error.data.unwrap()["fields"][0]["code"], "type");
 }
 
@@ -418,10 +418,10 @@ async fn stateless_http_without_sessions_serves_2025_clients() {
 async fn stdio_without_token_serves_runtime_tools_only() {
     let client = stdio_client(&[("TRAILS_MCP_SCOPES", "dev")], None).await.unwrap();
     let listed = names(&client).await;
-    assert!(listed.contains(&"research.search".to_owned()));
+    assert!(listed.contains(&"research_search".to_owned()));
     assert!(!listed.contains(&"trails_meta_fixture_inspect".to_owned()));
     assert_eq!(call(&client, "trails_meta_fixture_inspect", json!({})).await.unwrap_err().code.0, -32001);
-    let error = call(&client, "research.search", json!({"query": "", "order": "sideways"})).await.unwrap_err();
+    let error = call(&client, "research_search", json!({"query": "", "order": "sideways"})).await.unwrap_err();
     assert_eq!(error.code.0, -32602);
     assert_eq!(error.data.unwrap()["fields"].as_array().unwrap().len(), 2);
 }
@@ -450,11 +450,11 @@ async fn stdio_scope_matrix_and_list_changed() {
     assert_eq!(denied.data.unwrap()["caller_scopes"], json!(["runtime", "builder"]));
 
     let notified = client.service().list_changed.clone();
-    call(&client, "trails_meta_tools_enable", json!({"tool": "fixtures.assign", "enabled": false})).await.unwrap();
+    call(&client, "trails_meta_tools_enable", json!({"tool": "fixtures_assign", "enabled": false})).await.unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(5), notified.notified())
         .await
         .expect("list_changed over stdio");
-    assert!(!names(&client).await.contains(&"fixtures.assign".to_owned()));
+    assert!(!names(&client).await.contains(&"fixtures_assign".to_owned()));
 }
 
 #[tokio::test]
@@ -468,8 +468,8 @@ async fn stdio_speaks_2026_07_28_without_initialize() {
         .await
         .expect("discover over stdio");
     assert_eq!(client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
-    assert!(names(&client).await.contains(&"research.search".to_owned()));
-    let error = call(&client, "research.search", json!({"query": "", "limit": 0})).await.unwrap_err();
+    assert!(names(&client).await.contains(&"research_search".to_owned()));
+    let error = call(&client, "research_search", json!({"query": "", "limit": 0})).await.unwrap_err();
     assert_eq!((error.code.0, error.data.unwrap()["fields"].as_array().unwrap().len()), (-32602, 2));
     assert_eq!(call(&client, "trails_meta_fixture_reset", json!({})).await.unwrap_err().code.0, -32001);
 }

@@ -113,7 +113,7 @@ async fn the_document_is_valid_openapi_and_lists_what_the_caller_may_call() {
 
     // Each operation carries the canonical descriptor as `x-trails-*`, and its input schema.
     let search = &dev["paths"]["/invoke/requirements.search"]["post"];
-    assert_eq!(search["x-trails-tool"], "requirements.search");
+    assert_eq!(search["x-trails-tool"], "requirements_search");
     assert_eq!(search["x-trails-idempotent"], true);
     assert_eq!(search["x-trails-manifest-uri"], "/.well-known/capabilities#requirements.search");
     assert!(search["x-trails-cost"].is_object() && search["x-trails-side-effects"].is_object(), "{search}");
@@ -122,7 +122,7 @@ async fn the_document_is_valid_openapi_and_lists_what_the_caller_may_call() {
     assert_eq!(enable["x-trails-scope"], "builder");
 
     // A disabled capability leaves the document (its cached copy included) until enabled again.
-    let switch = |enabled: bool| json!({ "tool": "requirements.search", "enabled": enabled });
+    let switch = |enabled: bool| json!({ "tool": "requirements_search", "enabled": enabled });
     let (status, _, _) = invoke(&server, "trails.meta.tools.enable", Some(DEV_TOKEN), &switch(false)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(!operation_ids(&openapi(&server, None).await).contains(&"requirements.search".to_owned()));
@@ -139,7 +139,7 @@ async fn invoke_answers_like_tools_call_with_the_status_of_each_failure() {
     let arguments = json!({ "text": "x", "limit": 5 });
     let (status, _, body) = invoke(&server, "requirements.search", None, &arguments).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let mcp = tools_call(&server, "requirements.search", &arguments).await.unwrap();
+    let mcp = tools_call(&server, "requirements_search", &arguments).await.unwrap();
     assert_eq!(body["structuredContent"], mcp["structuredContent"]);
     assert_eq!(body["structuredContent"], json!({ "items": [] }));
 
@@ -147,7 +147,7 @@ async fn invoke_answers_like_tools_call_with_the_status_of_each_failure() {
     let bad = json!({ "handle": "x", "tier": 9, "colour": "red" });
     let (status, _, body) = invoke(&server, "fixtures.constraints", None, &bad).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    let mcp = tools_call(&server, "fixtures.constraints", &bad).await.unwrap_err();
+    let mcp = tools_call(&server, "fixtures_constraints", &bad).await.unwrap_err();
     assert_eq!(body["error"], mcp, "the error object is the JSON-RPC one");
     assert!(body["error"]["data"]["fields"].as_array().unwrap().len() >= 3, "{body}");
 
@@ -261,7 +261,7 @@ async fn invoke_and_shapes_can_each_be_switched_off_and_mcp_stays() {
     }
     assert_eq!(client.get(format!("{base}/.well-known/capabilities")).send().await.unwrap().status(), StatusCode::OK);
     let answer =
-        trails_tests::client::call_tool(server.addr, None, "research.search", json!({ "query": "graphs" })).await;
+        trails_tests::client::call_tool(server.addr, None, "research_search", json!({ "query": "graphs" })).await;
     assert!(answer["result"]["structuredContent"].is_object(), "{answer}");
 
     // Switched on (the default), the same paths answer.

@@ -51,7 +51,7 @@ async fn over_mcp_keyed(
     arguments: &Value,
     key: Option<&str>,
 ) -> Result<Value, Value> {
-    let mut params = json!({ "name": "fixtures.constraints", "arguments": arguments });
+    let mut params = json!({ "name": "fixtures_constraints", "arguments": arguments });
     if let Some(key) = key {
         params["_meta"] = json!({ "trails": { "idempotency_key": key } });
     }

@@ -20,11 +20,11 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 fn every_declared_tool_is_collected() {
     let names: Vec<&str> = registry().tools().map(|t| t.name()).collect();
     let example = [
-        "people.create",
-        "requirements.create",
-        "requirements.link",
-        "requirements.search",
-        "requirements.update",
+        "people_create",
+        "requirements_create",
+        "requirements_link",
+        "requirements_search",
+        "requirements_update",
         "trails_meta_requirements_stats",
     ];
     let mut expected: Vec<&str> = FIXTURE_TOOLS.iter().chain(&example).copied().collect();
@@ -41,7 +41,7 @@ fn entries_carry_kind_scope_and_source() {
         (ToolKind::Meta, Scope::Builder, "trails.meta.fixture.reset")
     );
     assert_eq!(reset.source(), "trails_tests::reset");
-    let search = registry.tool("research.search").unwrap();
+    let search = registry.tool("research_search").unwrap();
     assert_eq!((search.kind(), search.scope()), (ToolKind::Runtime, Scope::Runtime));
 }
 
@@ -58,7 +58,7 @@ fn node_types_carry_their_rdf_mapping() {
 
 #[test]
 fn a_valid_call_reaches_the_handler_and_returns_structured_content() {
-    let output = block_on(registry().call("research.search", Ctx::local(), json!({"query": "graph", "order": "desc"})))
+    let output = block_on(registry().call("research_search", Ctx::local(), json!({"query": "graph", "order": "desc"})))
         .expect("valid call");
     let structured = output.structured.expect("Vec<Paper> has an outputSchema");
     assert_eq!(structured["items"][0]["title"], "Provenance of knowledge graphs");
@@ -69,7 +69,7 @@ fn a_valid_call_reaches_the_handler_and_returns_structured_content() {
 fn named_parameters_are_validated_and_passed_in_order() {
     let registry = registry();
     let ok = block_on(registry.call(
-        "fixtures.assign",
+        "fixtures_assign",
         Ctx::local(),
         json!({"reviewer": "https://example.org/people/ada", "paper_title": "SHACL", "co_reviewers": []}),
     ))
@@ -78,7 +78,7 @@ fn named_parameters_are_validated_and_passed_in_order() {
     assert_eq!(ok.structured, None);
 
     let err =
-        block_on(registry.call("fixtures.assign", Ctx::local(), json!({"reviewer": "not an iri", "paper_title": ""})))
+        block_on(registry.call("fixtures_assign", Ctx::local(), json!({"reviewer": "not an iri", "paper_title": ""})))
             .unwrap_err();
     let Error::Validation { errors, total } = err else { panic!("expected validation error, got {err:?}") };
     assert_eq!(total, 2);

@@ -168,7 +168,7 @@ fn hostile_payloads_give_bounded_errors() {
     value["handle"] = json!("x".repeat(100_000));
     trails_tests::link();
     let registry = trails::registry::Registry::collect().unwrap();
-    let call = registry.call("fixtures.constraints", trails::Ctx::local(), value);
+    let call = registry.call("fixtures_constraints", trails::Ctx::local(), value);
     let Err(trails::Error::Validation { errors, total }) = futures_executor::block_on(call) else {
         panic!("a hostile payload must fail validation");
     };

@@ -431,12 +431,12 @@ fn the_validator_decides_every_case_as_ajv_and_python_jsonschema_do() {
         };
         // What the validator accepts, the handler's types read (an integer sent as `1.0` too):
         // every tool but the one that fails on purpose is called with every accepted case.
-        if trails && case.tool != "fixtures.fail" {
+        if trails && case.tool != "fixtures_fail" {
             let answer = runtime.block_on(registry.call(&case.tool, ctx.clone(), value.clone()));
             if let Err(Error::Internal(detail)) = &answer {
                 assert!(!detail.contains("did not deserialise"), "{} {}: {detail}", case.tool, case.varied);
             }
-            if case.tool == "fixtures.constraints" {
+            if case.tool == "fixtures_constraints" {
                 assert!(answer.is_ok(), "accepted but refused: {} ({answer:?})", case.varied);
             }
         }
@@ -482,7 +482,7 @@ fn the_probes_findings_get_the_answers_the_schema_gives() {
         arguments[key] = value;
         arguments
     };
-    let code_of = |arguments: Value| match registry.check("fixtures.constraints", &arguments) {
+    let code_of = |arguments: Value| match registry.check("fixtures_constraints", &arguments) {
         Ok(()) => None,
         Err(Error::Validation { errors, .. }) => Some(errors[0].code),
         Err(other) => panic!("{other:?}"),
@@ -496,7 +496,7 @@ fn the_probes_findings_get_the_answers_the_schema_gives() {
         [("priority", "1.0", 1), ("priority", "2e0", 2), ("retries", "-0", 0), ("retries", "-0.0", 0)]
     {
         let arguments = with(key, serde_json::from_str(text).unwrap());
-        let output = runtime.block_on(registry.call("fixtures.constraints", Ctx::local(), arguments)).unwrap();
+        let output = runtime.block_on(registry.call("fixtures_constraints", Ctx::local(), arguments)).unwrap();
         assert_eq!(
             output.structured.unwrap()[key],
             json!(expected),

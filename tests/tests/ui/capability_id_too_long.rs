@@ -1,7 +1,7 @@
 use trails::{capability, Result};
 
 /// Search requirements.
-#[capability(id = "requirements.search.with.a.very.long.name.that.keeps.going.and.going.well.past.the.one.hundred.and.twenty.eight.character.limit.of.mcp")]
+#[capability(id = "requirements.search.by.owner.status.and.text.well.past.what.hosts.take")]
 async fn search() -> Result<()> {
     Ok(())
 }

@@ -29,24 +29,24 @@ fn requirement(id: &str, title: &str, priority: i64) -> Value {
 #[test]
 fn create_link_search_update() {
     let app = App::new();
-    let iri = app.call("people.create", json!({"name": "Ada", "email": "ada@example.org"})).unwrap().text;
+    let iri = app.call("people_create", json!({"name": "Ada", "email": "ada@example.org"})).unwrap().text;
     assert_eq!(iri, "urn:trails:kg/Person/ada%40example.org");
-    let again = app.call("people.create", json!({"name": "Ada L.", "email": "ada@example.org"})).unwrap_err();
+    let again = app.call("people_create", json!({"name": "Ada L.", "email": "ada@example.org"})).unwrap_err();
     let Error::Validation { errors, .. } = again else { panic!("a taken e-mail must be refused, not overwritten") };
     assert_eq!((errors[0].field.as_str(), errors[0].code), ("email", FieldCode::Unique));
-    app.call("requirements.create", requirement("REQ-1", "Log in with SSO", 2)).unwrap();
-    app.call("requirements.create", requirement("REQ-2", "Log out everywhere", 1)).unwrap();
+    app.call("requirements_create", requirement("REQ-1", "Log in with SSO", 2)).unwrap();
+    app.call("requirements_create", requirement("REQ-2", "Log out everywhere", 1)).unwrap();
 
-    let linked = app.call("requirements.link", json!({"req_id": "REQ-1", "owner": iri})).unwrap();
+    let linked = app.call("requirements_link", json!({"req_id": "REQ-1", "owner": iri})).unwrap();
     assert_eq!(linked.structured.unwrap()["owner"], "urn:trails:kg/Person/ada%40example.org");
 
-    let found = app.call("requirements.search", json!({"text": "log"})).unwrap().structured.unwrap();
+    let found = app.call("requirements_search", json!({"text": "log"})).unwrap().structured.unwrap();
     let ids: Vec<&str> = found["items"].as_array().unwrap().iter().map(|r| r["req_id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["REQ-2", "REQ-1"], "highest priority (1) first");
 
-    let updated = app.call("requirements.update", json!({"req_id": "REQ-2", "status": "accepted"})).unwrap();
+    let updated = app.call("requirements_update", json!({"req_id": "REQ-2", "status": "accepted"})).unwrap();
     assert_eq!(updated.structured.unwrap()["status"], "accepted");
-    let accepted = app.call("requirements.search", json!({"status": "accepted"})).unwrap().structured.unwrap();
+    let accepted = app.call("requirements_search", json!({"status": "accepted"})).unwrap().structured.unwrap();
     assert_eq!(accepted["items"].as_array().unwrap().len(), 1);
 
     let stats = app.call("trails_meta_requirements_stats", json!({})).unwrap().structured.unwrap();
@@ -58,7 +58,7 @@ fn bad_input_changes_nothing_and_reports_every_field() {
     let app = App::new();
     let err = app
         .call(
-            "requirements.create",
+            "requirements_create",
             json!({"req_id": "R1", "title": "x", "status": "draft", "priority": 9, "tags": []}),
         )
         .unwrap_err();
@@ -80,9 +80,9 @@ fn bad_input_changes_nothing_and_reports_every_field() {
 #[test]
 fn duplicates_and_dangling_references_are_field_errors() {
     let app = App::new();
-    app.call("requirements.create", requirement("REQ-7", "Export as CSV", 3)).unwrap();
+    app.call("requirements_create", requirement("REQ-7", "Export as CSV", 3)).unwrap();
     let Error::Validation { errors, .. } =
-        app.call("requirements.create", requirement("REQ-7", "Again", 3)).unwrap_err()
+        app.call("requirements_create", requirement("REQ-7", "Again", 3)).unwrap_err()
     else {
         panic!("duplicate id must be a validation error")
     };
@@ -90,14 +90,14 @@ fn duplicates_and_dangling_references_are_field_errors() {
     assert_eq!(errors[0].message, "req_id REQ-7 is already taken (urn:trails:kg/Requirement/REQ-7)");
     assert_eq!(errors[0].value, "REQ-7", "the error echoes what was sent");
     let Error::Validation { errors, .. } = app
-        .call("requirements.link", json!({"req_id": "REQ-7", "owner": "https://example.org/people/nobody@x.org"}))
+        .call("requirements_link", json!({"req_id": "REQ-7", "owner": "https://example.org/people/nobody@x.org"}))
         .unwrap_err()
     else {
         panic!("unknown owner must be a validation error")
     };
     assert_eq!((errors[0].field.as_str(), errors[0].code), ("owner", FieldCode::Reference));
     let Error::Validation { errors, .. } =
-        app.call("requirements.update", json!({"req_id": "REQ-99", "status": "accepted"})).unwrap_err()
+        app.call("requirements_update", json!({"req_id": "REQ-99", "status": "accepted"})).unwrap_err()
     else {
         panic!("an unknown requirement must be a validation error")
     };
@@ -108,7 +108,7 @@ fn duplicates_and_dangling_references_are_field_errors() {
 fn a_missing_store_is_an_internal_error_that_names_no_internals_to_clients() {
     requirements::link();
     let registry = Registry::collect().unwrap();
-    let err = futures_executor::block_on(registry.call("requirements.search", Ctx::local(), json!({}))).unwrap_err();
+    let err = futures_executor::block_on(registry.call("requirements_search", Ctx::local(), json!({}))).unwrap_err();
     assert!(matches!(err, Error::Internal(_)));
     assert_eq!(err.to_string(), "internal error", "Display (what clients see) hides the detail");
 }

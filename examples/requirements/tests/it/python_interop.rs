@@ -71,7 +71,9 @@ fn drive(python: &Path, args: &[&str]) -> Value {
 
 fn assert_report(report: &Value, transport: &str) {
     let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    assert!(tools.contains(&"requirements.search"), "{transport}: {tools:?}");
+    assert!(tools.contains(&"requirements_search"), "{transport}: {tools:?}");
+    assert_eq!(report["names_hosts_refuse"], json!([]), "{transport}: every name matches ^[a-zA-Z0-9_-]{{1,64}}$");
+    assert_eq!(report["search_meta"]["id"], "requirements.search", "{transport}: the canonical id rides in _meta");
     assert!(!tools.contains(&"trails_meta_requirements_stats"), "{transport}: builder tool hidden without a token");
     assert_eq!(report["search_meta"]["kind"], "runtime", "{transport}: _meta.trails survives the SDK's models");
     assert_eq!(report["search_input"]["properties"]["limit"]["maximum"], 100);

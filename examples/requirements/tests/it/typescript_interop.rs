@@ -66,6 +66,8 @@ fn drive(node_dir: &Path, args: &[&str]) -> Value {
 
 fn assert_report(report: &Value, transport: &str) {
     let legacy = &report["legacy"];
+    assert!(legacy["tool_count"].as_u64().unwrap() > 3, "{transport}: {legacy}");
+    assert_eq!(legacy["names_hosts_refuse"], json!([]), "{transport}: every name matches ^[a-zA-Z0-9_-]{{1,64}}$");
     let resources = legacy["resources"].as_array().unwrap();
     assert!(resources.contains(&json!("trails://kg/Requirement")), "{transport}: {resources:?}");
     assert!(legacy["templates"].as_array().unwrap().contains(&json!("trails://kg/Requirement/{id}")));

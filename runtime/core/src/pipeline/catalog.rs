@@ -135,9 +135,14 @@ impl Catalog {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// The tool name of capability `id`, if the server has it (served or not).
+    /// The tool name of capability `id`, if the server has it (served or not). Where a person
+    /// types a name (`/invoke/{id}`, the CLI's `meta`) either spelling works: the canonical id
+    /// (`requirements.search`) or the tool name it projects to (`requirements_search`).
     pub fn name_of(&self, id: &str) -> Option<&'static str> {
-        self.names_by_id.get(id).copied()
+        self.names_by_id.get(id).copied().or_else(|| {
+            let index = self.tools.binary_search_by(|t| t.entry.name.cmp(id)).ok()?;
+            Some(self.tools[index].entry.name)
+        })
     }
 
     /// Tool `name` as a caller with `scopes` finds it.
@@ -155,7 +160,7 @@ impl Catalog {
 
     /// Enable or disable a tool; `Ok(true)` when that changed anything.
     pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
-        let Some(tool) = self.tools.iter().find(|t| t.entry.name == name) else {
+        let Some(tool) = self.name_of(name).and_then(|name| self.tools.iter().find(|t| t.entry.name == name)) else {
             return Err(NoSuchTool(name.to_owned()));
         };
         let mut disabled = self.disabled.write().unwrap_or_else(|p| p.into_inner());

@@ -92,7 +92,7 @@ impl ToolEntry {
         }
     }
 
-    /// The MCP tool name (`research.search`, `trails_meta_gen_shape`).
+    /// The MCP tool name (`research_search`, `trails_meta_gen_shape`): the id with `.` → `_`.
     pub fn name(&self) -> &'static str {
         self.name
     }

@@ -29,6 +29,9 @@ pub struct DuplicateError {
     pub first: &'static str,
     /// The second item's Rust path.
     pub second: &'static str,
+    /// For tools whose canonical ids differ (`a.b` and `a_b`), the two ids that project to
+    /// `name`.
+    pub ids: Option<(&'static str, &'static str)>,
 }
 
 impl fmt::Display for DuplicateError {
@@ -38,11 +41,11 @@ impl fmt::Display for DuplicateError {
         } else {
             "give one a different `label`"
         };
-        write!(
-            f,
-            "two {}s are both named `{}`: `{}` and `{}`; rename one ({fix})",
-            self.what, self.name, self.first, self.second
-        )
+        write!(f, "two {}s are both named `{}`: `{}` and `{}`", self.what, self.name, self.first, self.second)?;
+        if let Some((first, second)) = self.ids {
+            write!(f, " (ids `{first}` and `{second}` project to the same tool name: `.` becomes `_`)")?;
+        }
+        write!(f, "; rename one ({fix})")
     }
 }
 
@@ -83,7 +86,14 @@ impl Registry {
         let mut by_name = BTreeMap::new();
         for tool in tools {
             if let Some(first) = by_name.insert(tool.name, tool) {
-                return Err(DuplicateError { what: "tool", name: tool.name, first: first.source, second: tool.source });
+                let ids = (first.id != tool.id).then_some((first.id, tool.id));
+                return Err(DuplicateError {
+                    what: "tool",
+                    name: tool.name,
+                    first: first.source,
+                    second: tool.source,
+                    ids,
+                });
             }
         }
         let mut shapes_by_name = BTreeMap::new();
@@ -96,6 +106,7 @@ impl Registry {
                         name: info.label,
                         first: first.source,
                         second: shape.source,
+                        ids: None,
                     });
                 }
             }
@@ -110,9 +121,9 @@ impl Registry {
         self.tools.values().copied()
     }
 
-    /// The tool named `name` (the MCP name).
+    /// The tool named `name`: its MCP name (`notes_echo`) or its capability id (`notes.echo`).
     pub fn tool(&self, name: &str) -> Option<&'static ToolEntry> {
-        self.tools.get(name).copied()
+        self.tools.get(name).or_else(|| self.tools.values().find(|tool| tool.id == name)).copied()
     }
 
     /// Shapes and node types, ordered by their Rust path.
@@ -159,13 +170,14 @@ mod tests {
     use super::*;
     use crate::auth::Scope;
 
-    static FIRST: ToolEntry = fake("dup.tool", "crate_a::handler");
-    static SECOND: ToolEntry = fake("dup.tool", "crate_b::handler");
+    static FIRST: ToolEntry = fake("dup.tool", "dup_tool", "crate_a::handler");
+    static SECOND: ToolEntry = fake("dup.tool", "dup_tool", "crate_b::handler");
+    static PROJECTED: ToolEntry = fake("dup_tool", "dup_tool", "crate_c::handler");
 
-    const fn fake(name: &'static str, source: &'static str) -> ToolEntry {
+    const fn fake(id: &'static str, name: &'static str, source: &'static str) -> ToolEntry {
         ToolEntry::__new(
             name,
-            name,
+            id,
             "1.0.0",
             ToolKind::Runtime,
             Scope::Runtime,
@@ -185,7 +197,16 @@ mod tests {
         let error = Registry::from_entries([&FIRST, &SECOND], []).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "two tools are both named `dup.tool`: `crate_a::handler` and `crate_b::handler`; rename one (change its `id`, or its `namespace`/`op`)"
+            "two tools are both named `dup_tool`: `crate_a::handler` and `crate_b::handler`; rename one (change its `id`, or its `namespace`/`op`)"
+        );
+    }
+
+    #[test]
+    fn ids_that_project_to_one_tool_name_refuse_to_start_naming_both_ids() {
+        let error = Registry::from_entries([&FIRST, &PROJECTED], []).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "two tools are both named `dup_tool`: `crate_a::handler` and `crate_c::handler` (ids `dup.tool` and `dup_tool` project to the same tool name: `.` becomes `_`); rename one (change its `id`, or its `namespace`/`op`)"
         );
     }
 }

@@ -106,7 +106,7 @@ async fn list(
                 if let Some(filter) = &filter {
                     arguments["filter"] = json!(filter);
                 }
-                (json!(last), call("trails.kg.list", arguments))
+                (json!(last), call("trails_kg_list", arguments))
             }
             _ => (Value::Null, Value::Null),
         };
@@ -190,7 +190,7 @@ impl FieldRead<'_> {
 
 /// A `read_field` call that continues `field` at `offset`.
 fn read_field_call(node_type: &str, id: &str, field: &str, offset: usize) -> Value {
-    call("trails.kg.read_field", json!({ "node_type": node_type, "id": id, "field": field, "offset": offset }))
+    call("trails_kg_read_field", json!({ "node_type": node_type, "id": id, "field": field, "offset": offset }))
 }
 
 /// The text `read_field` windows: a string as it is, anything else as its JSON.

@@ -26,8 +26,8 @@ pub(crate) struct ToolSwitch {
 )]
 async fn enable_tool(
     ctx: &Ctx,
-    /// MCP name of the tool to switch.
-    #[predicate(min_length = 1, max_length = 128)]
+    /// The tool to switch: its name (`requirements_search`) or id (`requirements.search`).
+    #[predicate(min_length = 1, max_length = 64)]
     tool: String,
     /// `false` hides the tool from `tools/list` and rejects calls to it as unknown.
     enabled: bool,
@@ -41,7 +41,7 @@ async fn enable_tool(
             constraint: serde_json::json!("the name of a served tool other than trails_meta_tools_enable"),
         }])
     };
-    if tool == "trails_meta_tools_enable" && !enabled {
+    if matches!(tool.as_str(), "trails_meta_tools_enable" | "trails.meta.tools.enable") && !enabled {
         return Err(reject("trails_meta_tools_enable cannot disable itself".into()));
     }
     let control = ctx

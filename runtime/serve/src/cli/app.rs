@@ -205,8 +205,12 @@ impl App {
                 }
             }
             Command::Meta { capability, arguments } => {
-                let id = if capability.starts_with("trails.meta.") {
+                // Any spelling a person might type: `gen.shape`, `gen_shape`, the id
+                // `trails.meta.gen.shape` or the tool name `trails_meta_gen_shape`.
+                let id = if capability.starts_with("trails.meta.") || capability.starts_with("trails_meta_") {
                     capability
+                } else if capability.contains('_') {
+                    format!("trails_meta_{capability}")
                 } else {
                     format!("trails.meta.{capability}")
                 };
