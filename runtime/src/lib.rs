@@ -87,10 +87,13 @@ pub mod declare {
     };
 }
 
-/// Validation failures: the field errors a refused call carries (and a handler may return for
-/// its own domain rules).
+/// What a call fails with: validation failures (the field errors a refused call carries, which a
+/// handler may return for its own rules) and the domain errors a handler returns for the caller to
+/// act on (`Error::not_found`, `conflict`, `precondition_failed`, `unavailable`).
 pub mod error {
-    pub use trails_core::{Error, Errors, FieldCode, FieldError, Path, Result, MAX_FIELD_ERRORS};
+    pub use trails_core::{
+        DomainError, Error, ErrorKind, Errors, FieldCode, FieldError, Path, Result, MAX_FIELD_ERRORS,
+    };
 }
 
 /// The linked tables of an app's declarations: what [`App`] collects, and what a test or a tool

@@ -168,17 +168,26 @@ pub async fn reset(_ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-/// Fails in the three ways a handler can besides bad input, to pin the error codes.
+/// Fails in every way a handler can besides bad input, to pin the error codes and the domain
+/// errors' results.
 #[capability(id = "fixtures.fail", version = "1.0.0", side_effects(none))]
 pub async fn fail(
-    /// `policy`, `budget`, `internal` or `panic`.
-    #[predicate(one_of = ["policy", "budget", "internal", "panic"])]
+    /// `policy`, `budget`, `internal`, `panic`, or a domain error: `not_found`, `conflict`,
+    /// `precondition_failed`, `unavailable`.
+    #[predicate(one_of = ["policy", "budget", "internal", "panic", "not_found", "conflict", "precondition_failed", "unavailable"])]
     how: String,
 ) -> Result<String> {
+    use std::time::Duration;
     match how.as_str() {
         "policy" => Err(trails::Error::policy_denied("fixtures may not be touched on Sundays")),
         "budget" => Err(trails::Error::budget_exceeded("token budget of 0 exhausted")),
         "internal" => Err(trails::Error::internal("database password is hunter2")),
+        "not_found" => Err(trails::Error::not_found("no fixture named sunday")),
+        "conflict" => Err(trails::Error::conflict("the fixture is already assigned")),
+        "precondition_failed" => Err(trails::Error::precondition_failed("the fixture must be reviewed first")),
+        "unavailable" => {
+            Err(trails::Error::unavailable("the mail relay refused").retry_after(Duration::from_millis(29_001)))
+        }
         _ => panic!("handler bug: index out of range"),
     }
 }

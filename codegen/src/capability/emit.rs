@@ -304,6 +304,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     #idempotent,
                     #deprecated,
                     #deprecates,
+                    !<<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SCHEMA_MEMBER.is_empty(),
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,

@@ -28,7 +28,7 @@ pub use declare::{
     Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
     Ref, Schema, Shape, ToolOutput,
 };
-pub use error::{Error, Result};
+pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
 pub use registry::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};

@@ -82,7 +82,9 @@ pub fn store_failed(error: StoreError) -> Error {
 fn write_failed(error: WriteError) -> Error {
     match error {
         WriteError::Rejected(errors) => Error::validation(errors),
-        WriteError::Conflict => Error::internal("a write conflicted with a concurrent one"),
+        WriteError::Conflict => {
+            Error::conflict("a write conflicted with concurrent ones until it gave up; try again").retryable()
+        }
         WriteError::Store(error) => store_failed(error),
     }
 }
@@ -392,14 +394,10 @@ impl Kg {
         self.get_iri(&self.iri::<T>(key)).await
     }
 
+    /// Nothing to change or delete: a well-formed call for an instance that does not exist is
+    /// the caller's to act on (`not_found`), not an argument error.
     fn missing(info: &NodeTypeInfo, iri: &str) -> Error {
-        Error::validation(vec![FieldError {
-            field: info.key.unwrap_or_default().to_owned(),
-            code: FieldCode::Reference,
-            message: format!("there is no {} at {iri}", info.label),
-            value: Value::String(iri.to_owned()),
-            constraint: serde_json::json!("an existing instance"),
-        }])
+        Error::not_found(format!("there is no {} at {iri}", info.label))
     }
 
     /// Change the instance at `iri` with `change`; validated and checked like a create. The key
@@ -455,9 +453,10 @@ impl Kg {
                 Err(error) => return Err(write_failed(error)),
             }
         }
-        Err(Error::internal(format!(
-            "{iri} kept changing concurrently; the update gave up after {UPDATE_ATTEMPTS} attempts"
-        )))
+        Err(Error::conflict(format!(
+            "{iri} kept changing concurrently; the update gave up after {UPDATE_ATTEMPTS} attempts: try again"
+        ))
+        .retryable())
     }
 
     /// Change `T`'s instance with key `key` (see [`Kg::update_iri`]).
@@ -472,9 +471,19 @@ impl Kg {
         let field = info.key.unwrap_or_default().to_owned();
         let provenance = NamedNode::new_unchecked(format!("{}/prov/", self.base));
         let value = Value::String(iri.to_owned());
-        let checks = vec![Check::Present { field, value }, Check::Unreferenced { ignore_graphs: provenance }];
+        let checks =
+            vec![Check::Present { field: field.clone(), value }, Check::Unreferenced { ignore_graphs: provenance }];
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks, blobs: Vec::new() };
-        self.apply(write).await?;
+        match self.retrying(write).await {
+            Ok(()) => {}
+            // The presence check failed (checked atomically with the delete): nothing to delete.
+            Err(WriteError::Rejected(errors))
+                if errors.iter().any(|e| e.field == field && e.code == FieldCode::Reference) =>
+            {
+                return Err(Kg::missing(info, iri));
+            }
+            Err(error) => return Err(write_failed(error)),
+        }
         self.touch(Role::Invalidated, iri);
         self.changed(info, iri, ChangeKind::Deleted);
         Ok(())

@@ -19,7 +19,7 @@ use oxrdf::vocab::{rdf, xsd};
 use oxrdf::{Literal, NamedNode, Term};
 
 use super::store::{Check, StoreError, Triples, Write};
-use crate::pipeline::{Guard, GuardFuture, Next};
+use crate::pipeline::{Failure, Guard, GuardFuture, Next};
 use crate::registry::ToolKind;
 
 /// The PROV-O namespace.
@@ -86,6 +86,8 @@ pub struct Call<'a> {
     pub ended: DateTime<Utc>,
     /// `None` on success, the JSON-RPC code otherwise.
     pub error_code: Option<i32>,
+    /// A handler's domain error: its kind (`not_found`, `conflict`, …).
+    pub error_kind: Option<&'static str>,
 }
 
 fn prov(local: &str) -> NamedNode {
@@ -122,7 +124,11 @@ pub fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write,
         (trails("capabilityVersion"), Term::Literal(Literal::new_simple_literal(call.version))),
         (
             trails("outcome"),
-            Term::Literal(Literal::new_simple_literal(if call.error_code.is_none() { "success" } else { "error" })),
+            Term::Literal(Literal::new_simple_literal(if call.error_code.is_none() && call.error_kind.is_none() {
+                "success"
+            } else {
+                "error"
+            })),
         ),
     ];
     if call.meta {
@@ -130,6 +136,9 @@ pub fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write,
     }
     if let Some(code) = call.error_code {
         triples.push((trails("errorCode"), Term::Literal(Literal::new_typed_literal(code.to_string(), xsd::INTEGER))));
+    }
+    if let Some(kind) = call.error_kind {
+        triples.push((trails("errorKind"), Term::Literal(Literal::new_simple_literal(kind))));
     }
     let (touched, omitted) = touched.take();
     for (role, instance) in touched {
@@ -397,10 +406,14 @@ impl Guard for ProvenanceGuard {
                 (call.tool(), call.ctx().trace_id().to_owned(), call.ctx().caller().map(str::to_owned));
             let started = Utc::now();
             let answer = next.run(call).await;
-            let error_code = match &answer {
+            let (error_code, error_kind) = match &answer {
                 Ok(done) if done.is_replay() => return answer,
-                Ok(done) => done.failure(),
-                Err(refusal) => Some(refusal.code()),
+                Ok(done) => match done.failure() {
+                    Some(Failure::Code(code)) => (Some(*code), None),
+                    Some(Failure::Domain(domain)) => (None, Some(domain.kind().as_str())),
+                    _ => (None, None),
+                },
+                Err(refusal) => (Some(refusal.code()), None),
             };
             let call = Call {
                 trace_id: &trace_id,
@@ -411,6 +424,7 @@ impl Guard for ProvenanceGuard {
                 started,
                 ended: Utc::now(),
                 error_code,
+                error_kind,
             };
             if let Err(error) = self.0.record_activity(&call, &touched).await {
                 tracing::error!(%error, trace_id, "could not record provenance");

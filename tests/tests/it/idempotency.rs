@@ -125,8 +125,11 @@ async fn a_call_that_failed_frees_its_key_so_its_retry_runs() {
     // frees the key before it answers; over HTTP a key freed just after would mostly pass too.)
     for _ in 0..10 {
         let failed = call(&server, Some(AGENT_TOKEN), "requirements_update", missing(), Some(json!("k-4"))).await;
-        let code = &failed["error"]["data"]["fields"][0]["code"];
-        assert_eq!(code, "reference", "the handler's own error, not the key's `unique`: {failed}");
+        // The handler's own error (not found, a result the model reads), not the key's refusal.
+        assert_eq!(failed["result"]["isError"], true, "{failed}");
+        let shown: Value = serde_json::from_str(failed["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(shown["kind"], "not_found", "{failed}");
+        assert!(failed["result"]["_meta"].is_null(), "a failure is never replayed: {failed}");
     }
     let create =
         json!({ "req_id": "REQ-404", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });

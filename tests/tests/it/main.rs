@@ -9,6 +9,7 @@
 mod budget;
 mod config_reference;
 mod deprecation;
+mod domain_errors;
 mod gen;
 mod goldens;
 mod guards;

@@ -218,7 +218,10 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
                         "address": {"city": long, "country": "FR"}});
     let refused = call(&client, "fixtures_constraints", record).await.unwrap();
     assert_eq!(refused.is_error, Some(true));
-    let body = refused.structured_content.unwrap();
+    // Not the tool's output: a tool with an `outputSchema` says it in text alone (the TypeScript
+    // SDK 1.x would check structured content against that schema and throw).
+    assert!(refused.structured_content.is_none(), "{refused:?}");
+    let body: Value = serde_json::from_str(&refused.content[0].as_text().unwrap().text).unwrap();
     assert_eq!(body["max_result_bytes"], MAX);
     assert!(body["result_bytes"].as_u64().unwrap() > 3 * MAX as u64);
     assert!(body["error"].as_str().unwrap().contains("ask for less"), "{body}");
@@ -343,7 +346,8 @@ async fn tool_result_mode_returns_validation_errors_as_an_is_error_result() {
     let client = http_client(addr, None).await;
     let result = call(&client, "research_search", json!({"query": "", "limit": 0})).await.unwrap();
     assert_eq!(result.is_error, Some(true));
-    let structured = result.structured_content.unwrap();
+    assert!(result.structured_content.is_none(), "research_search has an outputSchema: {result:?}");
+    let structured: Value = serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap();
     assert_eq!(structured["error"], "validation failed on 2 field(s)");
     assert_eq!(structured["fields"].as_array().unwrap().len(), 2);
 }

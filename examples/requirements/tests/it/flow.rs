@@ -96,12 +96,14 @@ fn duplicates_and_dangling_references_are_field_errors() {
         panic!("unknown owner must be a validation error")
     };
     assert_eq!((errors[0].field.as_str(), errors[0].code), ("owner", FieldCode::Reference));
-    let Error::Validation { errors, .. } =
+    // A well-formed update of what is not there: the caller's to act on, a domain error.
+    let Error::Domain(missing) =
         app.call("requirements_update", json!({"req_id": "REQ-99", "status": "accepted"})).unwrap_err()
     else {
-        panic!("an unknown requirement must be a validation error")
+        panic!("an unknown requirement is not found")
     };
-    assert_eq!((errors[0].field.as_str(), errors[0].code), ("req_id", FieldCode::Reference));
+    assert_eq!(missing.kind(), trails::error::ErrorKind::NotFound);
+    assert_eq!(missing.message(), "there is no Requirement at urn:trails:kg/Requirement/REQ-99");
 }
 
 #[test]

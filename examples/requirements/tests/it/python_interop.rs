@@ -90,6 +90,11 @@ fn assert_report(report: &Value, transport: &str) {
         .collect();
     assert_eq!(fields, [("text", "min_length"), ("limit", "max_value")], "{transport}");
     assert_eq!(report["gated"]["code"], json!(-32001), "{transport}");
+    assert_eq!(
+        report["not_found"],
+        json!({"is_error": true, "structured": null, "text": {"kind": "not_found", "message": "there is no Requirement at urn:trails:kg/Requirement/REQ-404", "retryable": false}}),
+        "{transport}: a domain error is a result"
+    );
     // Resources, as the SDK's models read them.
     let resources = report["resources"].as_array().unwrap();
     assert!(resources.contains(&json!("trails://kg/Requirement")) && resources.contains(&json!("trails://stats")));

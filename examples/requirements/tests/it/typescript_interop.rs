@@ -68,6 +68,11 @@ fn assert_report(report: &Value, transport: &str) {
     let legacy = &report["legacy"];
     assert!(legacy["tool_count"].as_u64().unwrap() > 3, "{transport}: {legacy}");
     assert_eq!(legacy["names_hosts_refuse"], json!([]), "{transport}: every name matches ^[a-zA-Z0-9_-]{{1,64}}$");
+    assert_eq!(
+        legacy["not_found"],
+        json!({"is_error": true, "structured": null, "text": {"kind": "not_found", "message": "there is no Requirement at urn:trails:kg/Requirement/REQ-404", "retryable": false}}),
+        "{transport}: a domain error reaches the SDK 1.x as a result"
+    );
     let resources = legacy["resources"].as_array().unwrap();
     assert!(resources.contains(&json!("trails://kg/Requirement")), "{transport}: {resources:?}");
     assert!(legacy["templates"].as_array().unwrap().contains(&json!("trails://kg/Requirement/{id}")));

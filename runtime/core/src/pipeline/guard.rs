@@ -138,9 +138,9 @@ impl Call {
         refusal(error, self.ctx.trace_id())
     }
 
-    /// This call failing with `error` as a handler's failure is answered: a validation failure
-    /// is an `isError` result when the server answers them so (`[mcp] validation_errors =
-    /// "tool_result"`), anything else an error.
+    /// This call failing with `error` as a handler's failure is answered: a domain error (not
+    /// found, conflict, …) is an `isError` result, and so is a validation failure when the server
+    /// answers them so (`[mcp] validation_errors = "tool_result"`); anything else an error.
     pub fn failed(&self, error: Error) -> Result<Answer, Refusal> {
         failed(error, self.ctx.trace_id(), self.validation_as_result)
     }
@@ -177,6 +177,8 @@ fn failed(error: Error, trace_id: &str, validation_as_result: bool) -> Result<An
         Error::Validation { errors, total } if validation_as_result => {
             Ok(Answer::failed(ToolResult::validation(&errors, total), super::INVALID_PARAMS))
         }
+        // What the caller can act on reaches the model as a result, not a protocol error.
+        Error::Domain(domain) => Ok(Answer::domain(domain)),
         error => Err(refusal(error, trace_id)),
     }
 }

@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::auth::Caller;
 use crate::ctx::{AppState, Ctx};
-use crate::error::Error;
+use crate::error::{DomainError, Error};
 pub use catalog::NoSuchTool;
 #[doc(hidden)]
 pub use catalog::{Catalog, Lookup, Served};
@@ -28,6 +28,17 @@ pub use outcome::{
     POLICY_DENIED, SCOPE_DENIED,
 };
 
+/// The failure an `isError` result stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// A failure with this JSON-RPC code, answered as a result (a validation failure under
+    /// `validation_errors = "tool_result"`).
+    Code(i32),
+    /// A handler's domain error (not found, conflict, …): always a result.
+    Domain(DomainError),
+}
+
 /// A call's answer: its result, and what it stands for — a call that ran, an `isError` result
 /// standing for a failure (a validation failure under `validation_errors = "tool_result"`), or an
 /// earlier call's result replayed for its idempotency key (MCP marks it `_meta.trails.replayed`,
@@ -36,8 +47,8 @@ pub use outcome::{
 pub struct Answer {
     result: ToolResult,
     replayed: bool,
-    /// The JSON-RPC code of the failure an `isError` result stands for.
-    failure: Option<i32>,
+    /// The failure an `isError` result stands for.
+    failure: Option<Failure>,
 }
 
 impl Answer {
@@ -53,7 +64,13 @@ impl Answer {
 
     /// An `isError` result that stands for the failure `code` (what provenance records).
     pub(crate) fn failed(result: ToolResult, code: i32) -> Answer {
-        Answer { result, replayed: false, failure: Some(code) }
+        Answer { result, replayed: false, failure: Some(Failure::Code(code)) }
+    }
+
+    /// A handler's domain error as the `isError` result the model reads:
+    /// `{"kind","message","retryable","retry_after_secs"?}`.
+    pub(crate) fn domain(error: DomainError) -> Answer {
+        Answer { result: ToolResult::error(error.to_json()), replayed: false, failure: Some(Failure::Domain(error)) }
     }
 
     /// The result.
@@ -71,10 +88,10 @@ impl Answer {
         self.replayed
     }
 
-    /// The JSON-RPC code of the failure an `isError` result stands for, if it stands for one (a
-    /// result too large to send stands for none: the call ran).
-    pub fn failure(&self) -> Option<i32> {
-        self.failure
+    /// The failure an `isError` result stands for, if it stands for one (a result too large to
+    /// send stands for none: the call ran).
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
     }
 }
 
@@ -145,7 +162,16 @@ impl Pipeline {
         // The handler's own panic fails its call inside the guards, which see it end; this
         // catches a guard's.
         match AssertUnwindSafe(Next::new(&self.guards).run(call)).catch_unwind().instrument(span.clone()).await {
-            Ok(answer) => answer,
+            Ok(Ok(mut answer)) => {
+                // An error's structured content is not the tool's output: the TypeScript SDK 1.x
+                // checks it against the `outputSchema` all the same and throws, so the model
+                // would never see it. Such a tool's error is its text (the same JSON) alone.
+                if answer.result.is_error && tool.entry.has_output_schema() {
+                    answer.result.structured_content = None;
+                }
+                Ok(answer)
+            }
+            Ok(refused) => refused,
             Err(_) => {
                 let _in_span = span.enter();
                 tracing::error!("a guard panicked");

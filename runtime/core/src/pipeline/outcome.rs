@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::auth::{Scope, ScopeSet};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::validate::{echo_name, failed_message, FieldCode, FieldError};
 
 /// A missing or bad credential.
@@ -145,6 +145,10 @@ impl Refusal {
                 Error::Validation { .. } | Error::UnknownTool(_) => INVALID_PARAMS,
                 Error::PolicyDenied(_) => POLICY_DENIED,
                 Error::BudgetExceeded { .. } => BUDGET_EXCEEDED,
+                // A tool call answers these as results; a refusal carries one only where no
+                // result can (a guard's own refusal): the caller's request, or the server's state.
+                Error::Domain(domain) if domain.kind() == ErrorKind::Unavailable => INTERNAL_ERROR,
+                Error::Domain(_) => INVALID_PARAMS,
                 Error::Internal(_) => INTERNAL_ERROR,
             },
         }
@@ -182,6 +186,7 @@ impl Refusal {
                     retry_after_secs.map(|secs| json!({ "retry_after_secs": secs }))
                 }
                 Error::Internal(_) => Some(json!({ "trace_id": trace_id })),
+                Error::Domain(domain) => Some(domain.to_json()),
                 Error::PolicyDenied(_) | Error::UnknownTool(_) => None,
             },
         }
@@ -256,6 +261,12 @@ mod tests {
         let budget = failed(Error::BudgetExceeded { reason: "spent".into(), retry_after_secs: Some(5) });
         assert_eq!((budget.code(), budget.data()), (-32003, Some(json!({ "retry_after_secs": 5 }))));
         assert_eq!(failed(Error::policy_denied("no")).code(), -32002);
+        // A domain error is a result on a call; a guard that refuses with one gets a code that
+        // says whose it is, and the body the model would have read.
+        let missing = failed(Error::not_found("no order 7"));
+        assert_eq!((missing.code(), missing.message().as_str()), (-32602, "not found: no order 7"));
+        assert_eq!(missing.data().unwrap()["kind"], "not_found");
+        assert_eq!(failed(Error::unavailable("down")).code(), -32603);
     }
 
     #[test]

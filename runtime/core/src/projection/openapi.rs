@@ -206,11 +206,13 @@ fn responses(output_schema: Option<&Value>, idempotent: bool) -> Value {
         "404": reference("NotFound"),
         "409": reference("Conflict"),
         "408": reference("TimedOut"),
+        "412": reference("PreconditionFailed"),
         "413": reference("TooLarge"),
         "415": reference("UnsupportedMediaType"),
         "422": reference("ValidationFailed"),
         "429": reference("BudgetExceeded"),
         "500": reference("InternalError"),
+        "503": reference("Unavailable"),
     });
     if idempotent {
         responses["200"]["description"] = json!(
@@ -265,13 +267,36 @@ fn components() -> Value {
                 "headers": { "Retry-After": { "description": "Seconds until the budget renews.", "schema": { "type": "integer" } } },
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } },
             },
-            "NotFound": error("No capability of that id is served to this caller (unknown, disabled, or masked)."),
+            "NotFound": {
+                "description": "No capability of that id is served to this caller (unknown, disabled, or masked; \
+                    `-32602`), or the capability ran and found nothing by what the call names (`error.kind` \
+                    `not_found`).",
+                "content": { "application/json": { "schema": { "anyOf": [
+                    { "$ref": "#/components/schemas/Error" },
+                    { "$ref": "#/components/schemas/DomainError" },
+                ] } } },
+            },
             "Conflict": {
                 "description": "The arguments are well-formed but conflict with the stored data: a `unique` value \
                     another instance has, or a `reference` to an instance that does not exist; or the \
                     `Idempotency-Key` was first used with other arguments, or its first call still runs \
-                    (`-32602`, with the fields in `error.data.fields`).",
-                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ValidationError" } } },
+                    (`-32602`, with the fields in `error.data.fields`). Or the capability reports a conflict \
+                    with the current state (`error.kind` `conflict`; `error.retryable` when a retry may pass).",
+                "content": { "application/json": { "schema": { "anyOf": [
+                    { "$ref": "#/components/schemas/ValidationError" },
+                    { "$ref": "#/components/schemas/DomainError" },
+                ] } } },
+            },
+            "PreconditionFailed": {
+                "description": "The capability ran and refused: a condition the call depends on does not hold \
+                    (`error.kind` `precondition_failed`, the reason in `error.message`).",
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/DomainError" } } },
+            },
+            "Unavailable": {
+                "description": "Something the capability depends on is unavailable now (`error.kind` `unavailable`): \
+                    retry, after `Retry-After` seconds when given.",
+                "headers": { "Retry-After": { "description": "Seconds before a retry may succeed.", "schema": { "type": "integer" } } },
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/DomainError" } } },
             },
             "TooLarge": error("The body is over `[http] max_body_bytes`."),
             "UnsupportedMediaType": error("The body is not `application/json`."),
@@ -316,6 +341,22 @@ fn components() -> Value {
                                     "omitted": { "type": "integer", "minimum": 1, "description": "Rejected fields left out of `fields` at its bound." },
                                 },
                             },
+                        },
+                    },
+                },
+            },
+            "DomainError": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["kind", "message", "retryable"],
+                        "properties": {
+                            "kind": { "type": "string", "enum": ["not_found", "conflict", "precondition_failed", "unavailable"] },
+                            "message": { "type": "string", "description": "The capability's own words, for the caller." },
+                            "retryable": { "type": "boolean", "description": "Whether the same call may succeed later." },
+                            "retry_after_secs": { "type": "integer", "minimum": 0, "description": "When a retry may succeed." },
                         },
                     },
                 },

@@ -153,6 +153,11 @@ impl ToolEntry {
         self.declared.idempotent
     }
 
+    /// Whether its descriptor has an `outputSchema` (the handler returns a shape).
+    pub fn has_output_schema(&self) -> bool {
+        self.declared.output_schema
+    }
+
     /// Declared `version_status = "deprecated"`.
     pub fn deprecated(&self) -> bool {
         self.declared.deprecated
@@ -188,6 +193,7 @@ pub struct Declared {
     pub(crate) idempotent: bool,
     pub(crate) deprecated: bool,
     pub(crate) deprecates: Option<&'static str>,
+    pub(crate) output_schema: bool,
 }
 
 impl Declared {
@@ -200,8 +206,9 @@ impl Declared {
         idempotent: bool,
         deprecated: bool,
         deprecates: Option<&'static str>,
+        output_schema: bool,
     ) -> Declared {
-        Declared { policy_required, cost: Cost { tokens, usd }, idempotent, deprecated, deprecates }
+        Declared { policy_required, cost: Cost { tokens, usd }, idempotent, deprecated, deprecates, output_schema }
     }
 }
 

@@ -2,7 +2,9 @@
 //! OpenAPI projection). A call goes through the same dispatch as `tools/call` — scopes,
 //! validation, provenance, error table — and only the envelope differs: the answer is the MCP
 //! `CallToolResult`, an error is `{"error": {code, message, data}}` with the JSON-RPC code MCP
-//! would have sent and the HTTP status that means the same.
+//! would have sent and the HTTP status that means the same. A handler's domain error (an
+//! `isError` result over MCP) is `{"error": {kind, message, retryable, retry_after_secs?}}` with
+//! 404, 409, 412 or 503 (and `Retry-After` when it says when).
 
 use std::sync::Arc;
 
@@ -18,11 +20,11 @@ use serde_json::{json, Map, Value};
 
 use crate::idempotency::{SentKey, Source};
 use crate::mcp::{call, Via};
-use crate::pipeline::Refusal;
+use crate::pipeline::{Failure, Refusal};
 use crate::projection::Info;
 use crate::state::Shared;
 use trails_core::auth::Caller;
-use trails_core::error::Error;
+use trails_core::error::{DomainError, Error};
 
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
@@ -60,6 +62,9 @@ pub(crate) async fn invoke(
     };
     match call(&shared, name, Some(arguments), caller, Via::Invoke, key).await {
         Ok(answer) => {
+            if let Some(Failure::Domain(domain)) = answer.failure() {
+                return domain_error(domain);
+            }
             let replayed = answer.is_replay();
             let body = serde_json::to_vec(&crate::wire::call::answer(answer)).expect("a tool result serialises");
             let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
@@ -132,6 +137,17 @@ fn status_of(refused: &Refusal) -> StatusCode {
         Refusal::Failed { error: Error::BudgetExceeded { .. }, .. } => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
+}
+
+/// A handler's domain error: the status its kind means, the body the model reads over MCP.
+fn domain_error(domain: &DomainError) -> Response {
+    let status = StatusCode::from_u16(domain.kind().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = json!({ "error": domain.to_json() }).to_string();
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Some(secs) = domain.retry_after_secs() {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    response
 }
 
 fn refusal(refused: &Refusal) -> Response {
