@@ -464,7 +464,10 @@ impl Settings {
             mask_denied,
             validation_errors,
             http_bind,
-            allowed_hosts: config.http.allowed_hosts,
+            allowed_hosts: match env("TRAILS_HTTP_ALLOWED_HOSTS") {
+                Some(list) => list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect(),
+                None => config.http.allowed_hosts,
+            },
             allowed_origins: config.http.allowed_origins,
             max_body_bytes: config.http.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
             http_sessions: config.http.sessions.unwrap_or(true),

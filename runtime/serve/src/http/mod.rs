@@ -38,6 +38,7 @@ pub(crate) use hot::fuzz as fuzz_hot_path;
 
 use hot::HotPath;
 pub(crate) use listen::{serve, ConnectionLimits};
+pub(crate) use origin::{startup_hosts, ANY_HOST};
 
 /// The MCP endpoint; every other route answers errors as plain `{"error": …}` bodies.
 const MCP_PATH: &str = "/mcp";

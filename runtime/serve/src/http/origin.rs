@@ -19,6 +19,33 @@ pub(crate) fn allowed_hosts(settings: &Settings, bind: SocketAddr) -> Vec<String
     hosts
 }
 
+/// `[http] allowed_hosts = ["*"]`: any `Host` (the DNS-rebinding defence off, on purpose).
+pub(crate) const ANY_HOST: &str = "*";
+
+/// Before serving on `bind`: the `Host` values it will accept, or why it cannot serve. An
+/// unspecified address (`0.0.0.0`, `::` — every container's) is reached by names the server
+/// cannot guess: without `[http] allowed_hosts` every request would get 403, so it does not start.
+pub(crate) fn startup_hosts(settings: &Settings, bind: SocketAddr) -> Result<Vec<String>, String> {
+    let unreadable: Vec<&str> = settings
+        .allowed_hosts
+        .iter()
+        .filter(|host| host.trim() != ANY_HOST && parse_host(host, Port::Any).is_none())
+        .map(String::as_str)
+        .collect();
+    if !unreadable.is_empty() {
+        return Err(format!("[http] allowed_hosts: {unreadable:?} is not a host name, `host:port` or `\"*\"`"));
+    }
+    if bind.ip().is_unspecified() && settings.allowed_hosts.is_empty() {
+        return Err(format!(
+            "listening on {bind} (every interface), this server is reached by names it cannot guess, and a request \
+             whose Host it does not accept gets 403: set [http] allowed_hosts (or TRAILS_HTTP_ALLOWED_HOSTS) to the \
+             names clients use, e.g. allowed_hosts = [\"mcp.example.com\", \"10.0.0.5:8080\"], or to [\"*\"] to \
+             accept any Host (the DNS-rebinding defence is then off)"
+        ));
+    }
+    Ok(allowed_hosts(settings, bind))
+}
+
 /// Origins accepted when a browser sends one; requests without `Origin` always pass.
 pub(crate) fn allowed_origins(settings: &Settings) -> Vec<String> {
     if settings.allowed_origins.is_empty() {
@@ -100,14 +127,17 @@ fn matches(allowed: &Authority, sent: &Authority) -> bool {
 /// The DNS-rebinding defence applied to *every* route (rmcp applies it to `/mcp` only).
 #[derive(Debug, Clone)]
 pub(crate) struct HostPolicy {
+    any_host: bool,
     hosts: Vec<Authority>,
     origins: Vec<Authority>,
 }
 
 impl HostPolicy {
     pub(crate) fn new(settings: &Settings, bind: SocketAddr) -> HostPolicy {
+        let hosts = allowed_hosts(settings, bind);
         HostPolicy {
-            hosts: allowed_hosts(settings, bind).iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
+            any_host: hosts.iter().any(|host| host.trim() == ANY_HOST),
+            hosts: hosts.iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
             origins: allowed_origins(settings).iter().filter_map(|o| parse_origin(o)).collect(),
         }
     }
@@ -116,7 +146,7 @@ impl HostPolicy {
     fn refusal(&self, host: Option<&str>, origin: Option<&[u8]>) -> Option<&'static str> {
         let sent = host.and_then(|h| parse_host(h, Port::Default));
         let Some(sent) = sent else { return Some("the Host header is missing or malformed") };
-        if !self.hosts.iter().any(|allowed| matches(allowed, &sent)) {
+        if !self.any_host && !self.hosts.iter().any(|allowed| matches(allowed, &sent)) {
             return Some("the Host header is not one this server answers to ([http] allowed_hosts)");
         }
         // No `Origin`: not a browser; the Host check is the defence.
@@ -155,9 +185,29 @@ mod tests {
 
     fn policy(hosts: &[&str], origins: &[&str]) -> HostPolicy {
         HostPolicy {
+            any_host: hosts.contains(&ANY_HOST),
             hosts: hosts.iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
             origins: origins.iter().filter_map(|o| parse_origin(o)).collect(),
         }
+    }
+
+    #[test]
+    fn every_interface_needs_the_names_clients_use_and_star_accepts_any() {
+        let bind: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let with = |hosts: &[&str]| Settings {
+            allowed_hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+            ..Settings::default()
+        };
+        let refused = startup_hosts(&with(&[]), bind).unwrap_err();
+        assert!(refused.contains("[http] allowed_hosts") && refused.contains("[\"*\"]"), "{refused}");
+        assert_eq!(startup_hosts(&with(&["mcp.example.com"]), bind).unwrap(), ["mcp.example.com"]);
+        assert!(startup_hosts(&with(&["a b"]), bind).unwrap_err().contains("\"a b\""));
+        // A specific address is reached by that address at least.
+        assert_eq!(startup_hosts(&with(&[]), "10.0.0.5:8080".parse().unwrap()).unwrap(), ["10.0.0.5"]);
+        let any = policy(&["*"], &[]);
+        assert_eq!(any.refusal(Some("anything.example:9"), None), None);
+        assert!(any.refusal(None, None).is_some(), "a Host is still required");
+        assert!(any.refusal(Some("x.example"), Some(b"https://evil.example")).is_some(), "origins still apply");
     }
 
     #[test]

@@ -36,6 +36,10 @@ pub enum ServeError {
     /// Accepting or serving HTTP connections failed.
     #[error("HTTP server failed: {0}")]
     Http(std::io::Error),
+    /// No `Host` policy fits the address (`0.0.0.0` without `[http] allowed_hosts`), or it has
+    /// entries that are not host names.
+    #[error("{0}")]
+    HostPolicy(String),
     /// The stdio MCP session could not start or ended with an error.
     #[error("stdio MCP session failed: {0}")]
     Stdio(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -122,8 +126,14 @@ impl Server {
         again: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
         let bind = listener.local_addr().map_err(ServeError::Http)?;
-        tracing::info!("serving MCP at http://{bind}/mcp");
         let settings = &self.shared.settings;
+        let hosts = crate::http::startup_hosts(settings, bind).map_err(ServeError::HostPolicy)?;
+        tracing::info!("serving MCP at http://{bind}/mcp");
+        if hosts.iter().any(|host| host.trim() == crate::http::ANY_HOST) {
+            tracing::warn!("[http] allowed_hosts has \"*\": any Host is answered; the DNS-rebinding defence is off");
+        } else {
+            tracing::info!(hosts = %hosts.join(", "), "answering requests whose Host is one of these ([http] allowed_hosts)");
+        }
         let limits = ConnectionLimits {
             max_connections: settings.max_connections,
             header_timeout: settings.header_timeout,
