@@ -52,10 +52,13 @@ impl Client {
     pub fn with_token(server: &Server, token: &str) -> Result<Client, CallError> {
         let shared = server.shared().clone();
         let settings = &shared.settings;
-        let caller = settings
-            .http_tokens
-            .caller(token, settings.process_scopes)
-            .ok_or_else(|| CallError::from(crate::wire::errors::authentication_failed()))?;
+        let caller = settings.http_tokens.caller(token, settings.process_scopes).ok_or_else(|| {
+            CallError::from(if settings.http_tokens.is_empty() {
+                crate::wire::errors::no_tokens_configured("[[http.tokens]], or `HttpConfig::tokens` in these settings")
+            } else {
+                crate::wire::errors::authentication_failed()
+            })
+        })?;
         Ok(Client { shared, caller })
     }
 

@@ -148,3 +148,30 @@ fn the_guide_names_every_environment_variable_the_runtime_reads() {
     let unnamed: Vec<_> = read.iter().filter(|name| !guide.contains(name.as_str())).collect();
     assert!(unnamed.is_empty(), "no chapter of runtime/guide names {unnamed:?}");
 }
+
+/// A newcomer's `trails.toml` beside the binary is read without `--config`, and the log says
+/// which file was; with none there, the log says so too.
+#[test]
+fn the_trails_toml_in_the_working_directory_is_read_and_named_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = |dir: &Path| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("TRAILS_") {
+                command.env_remove(name);
+            }
+        }
+        command.arg("tools").current_dir(dir).env("TRAILS_KG_PATH", dir.join("kg")).output().unwrap()
+    };
+    let without = tools(dir.path());
+    assert!(without.status.success());
+    assert!(String::from_utf8_lossy(&without.stderr).contains("no trails.toml here"));
+    assert!(!String::from_utf8_lossy(&without.stdout).contains("trails_meta_gen_shape"), "dev tools need the scope");
+
+    std::fs::write(dir.path().join("trails.toml"), "[mcp]\nscopes = [\"runtime\", \"builder\", \"dev\"]\n").unwrap();
+    let with = tools(dir.path());
+    assert!(with.status.success());
+    let log = String::from_utf8_lossy(&with.stderr);
+    assert!(log.contains("configuration read from this file") && log.contains("trails.toml"), "{log}");
+    assert!(String::from_utf8_lossy(&with.stdout).contains("trails_meta_gen_shape"), "the file's scopes apply");
+}

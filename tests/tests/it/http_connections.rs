@@ -381,3 +381,15 @@ fn binding_every_interface_without_allowed_hosts_refuses_to_start_and_names_the_
         assert!(stderr.contains(needle), "names {needle}: {stderr}");
     }
 }
+
+/// A token sent to a server that has none configured is refused saying so, not with a bare
+/// "authentication failed" that sends the operator looking at the token.
+#[tokio::test]
+async fn a_token_sent_to_a_server_without_tokens_is_told_there_are_none() {
+    let server = crate::fixture().http();
+    let call = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let answer = trails_tests::client::post(server.addr, Some("s3cret"), &call).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no tokens configured") && message.contains("[[http.tokens]]"), "{message}");
+}

@@ -80,6 +80,11 @@ impl TokenTable {
         TokenTable { entries }
     }
 
+    /// No token is configured: every presented token fails.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// The caller `presented` authenticates, with its scopes as the process allows them: what
     /// every transport (and the in-process test client) attaches to a request with a token.
     pub fn caller(&self, presented: &str, process_scopes: ScopeSet) -> Option<Caller> {

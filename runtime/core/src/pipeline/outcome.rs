@@ -163,7 +163,11 @@ impl Refusal {
             Refusal::AuthenticationRequired { tool, scope } => {
                 format!("authentication required: {tool} requires {scope}; present a token")
             }
-            Refusal::ScopeDenied { tool, scope, .. } => format!("scope denied: {tool} requires {scope}"),
+            Refusal::ScopeDenied { tool, scope, caller_scopes } => format!(
+                "scope denied: {tool} requires {scope}; this caller holds {} (a token's scopes, narrowed to the \
+                 server's [mcp] scopes / TRAILS_MCP_SCOPES)",
+                caller_scopes.names().join(", ")
+            ),
             Refusal::Failed { error, .. } => error.to_string(),
         }
     }
@@ -248,7 +252,9 @@ mod tests {
             scope: Scope::Builder,
             caller_scopes: ScopeSet::up_to(Scope::Runtime),
         };
-        assert_eq!((denied.code(), denied.message().as_str()), (-32004, "scope denied: x requires builder"));
+        assert_eq!(denied.code(), -32004);
+        assert!(denied.message().starts_with("scope denied: x requires builder; this caller holds runtime"));
+        assert!(denied.message().contains("[mcp] scopes"), "names the setting that narrows a token");
         assert_eq!(denied.data().unwrap()["caller_scopes"], json!(["runtime"]));
         let internal = failed(Error::internal("the password is hunter2"));
         assert_eq!((internal.code(), internal.message().as_str()), (-32603, "internal error"));

@@ -169,7 +169,19 @@ impl App {
     pub fn run(self) -> ExitCode {
         let cli = Cli::parse();
         init_logging();
-        let settings = match Settings::load(cli.config.as_deref()) {
+        // `--config` / `TRAILS_CONFIG`, else `./trails.toml` when there is one: a newcomer's file
+        // beside the binary is not silently ignored. The log says which was read.
+        let config = cli.config.clone().or_else(|| {
+            let here = std::path::PathBuf::from(DEFAULT_CONFIG);
+            here.is_file().then_some(here)
+        });
+        match &config {
+            Some(path) => {
+                tracing::info!(config = %path.display(), "configuration read from this file and TRAILS_* variables")
+            }
+            None => tracing::info!("no trails.toml here and no --config: defaults and TRAILS_* variables"),
+        }
+        let settings = match Settings::load(config.as_deref()) {
             Ok(settings) => settings,
             Err(error) => return fail(&error, ExitCode::from(2)),
         };
@@ -332,6 +344,9 @@ fn fail(error: &dyn std::fmt::Display, code: ExitCode) -> ExitCode {
     eprintln!("error: {error}");
     code
 }
+
+/// The configuration file read from the working directory when no `--config` names one.
+pub(crate) const DEFAULT_CONFIG: &str = "trails.toml";
 
 /// The log filter when `TRAILS_LOG` is unset.
 pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=error";

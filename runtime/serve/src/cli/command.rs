@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(about = "A Trails MCP server", long_about = None)]
 pub(crate) struct Cli {
-    /// trails.toml to read (settings are also taken from TRAILS_* environment variables).
+    /// trails.toml to read (default: ./trails.toml when it exists; settings are also taken from
+    /// TRAILS_* environment variables).
     #[arg(long, global = true, env = "TRAILS_CONFIG")]
     pub(crate) config: Option<PathBuf>,
     #[command(subcommand)]

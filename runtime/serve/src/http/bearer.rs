@@ -12,6 +12,7 @@ use axum::response::Response;
 use super::throttle::Throttle;
 use crate::state::Shared;
 use crate::wire::errors;
+use rmcp::ErrorData;
 use trails_core::auth::{bearer, Caller};
 
 /// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
@@ -36,7 +37,12 @@ pub(crate) async fn authenticate(
                     if let Some(held_back) = log.allow() {
                         tracing::warn!(held_back, "rejected a request with an invalid bearer token");
                     }
-                    return unauthorized(request.uri().path() == super::MCP_PATH);
+                    let error = if settings.http_tokens.is_empty() {
+                        errors::no_tokens_configured("[[http.tokens]] in trails.toml")
+                    } else {
+                        errors::authentication_failed()
+                    };
+                    return unauthorized(request.uri().path() == super::MCP_PATH, error);
                 }
             }
         }
@@ -47,8 +53,7 @@ pub(crate) async fn authenticate(
 
 /// 401 for a token that does not verify: a JSON-RPC error on the MCP endpoint, and the plain
 /// `{"error": …}` every other route answers with (`/invoke`, `/openapi.json`, …) elsewhere.
-fn unauthorized(mcp: bool) -> Response {
-    let error = errors::authentication_failed();
+fn unauthorized(mcp: bool, error: ErrorData) -> Response {
     let body = if mcp { errors::response_body(&error) } else { serde_json::json!({ "error": error }).to_string() };
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::UNAUTHORIZED;

@@ -21,6 +21,15 @@ pub(crate) fn authentication_failed() -> ErrorData {
     ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), "authentication failed", None)
 }
 
+/// A token sent to a server that has none configured: the operator's set-up to fix, said so (a
+/// client learns only that no token can pass here, which every token it tries would show).
+pub(crate) fn no_tokens_configured(setting: &str) -> ErrorData {
+    let message = format!(
+        "authentication failed: this server has no tokens configured ({setting}); send no token to call as anonymous"
+    );
+    ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), message, None)
+}
+
 /// A failure reading a resource, encoded as a call's would be. Internal details are logged
 /// here, under `trace_id`, and never sent.
 pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {
