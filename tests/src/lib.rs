@@ -23,7 +23,7 @@ pub struct Person {
     pub email: String,
 }
 
-/// A research paper returned by `research.search`.
+/// A research paper returned by `research_search`.
 #[shape(iri = "https://example.org/research#Paper")]
 pub struct Paper {
     pub title: String,

@@ -181,7 +181,8 @@ pub fn input_shacl(decl: &CapabilityDecl) -> Template {
 /// The identifier that makes two tools of one name in one module a compile error — also two
 /// ids that project to one name (`a.b`, `a_b`).
 fn collision_guard(name: &str) -> syn::Ident {
-    let escaped = name.replace('-', "_2D_");
+    // `_` → `__`, `-` → `_h`: one identifier per name, and two names never share one.
+    let escaped = name.replace('_', "__").replace('-', "_h");
     format_ident!("__trails_tool_named_{}_is_declared_twice_in_this_module", escaped)
 }
 

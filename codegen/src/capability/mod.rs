@@ -44,6 +44,25 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let mut diags = Diagnostics::new();
+    // Both attributes on one handler: said once, here, and the other one is dropped so it does
+    // not say it again.
+    let other = match kind {
+        Kind::Runtime => "meta_capability",
+        Kind::Meta => "capability",
+    };
+    if let Some(index) =
+        function.attrs.iter().position(|a| a.path().segments.last().is_some_and(|segment| segment.ident == other))
+    {
+        let twice = function.attrs.remove(index);
+        diags.error_spanned(
+            &twice,
+            format!(
+                "`{}` has both #[{}] and #[{other}]: a handler is one capability, a runtime or a meta one; keep one",
+                function.sig.ident,
+                kind.attribute()
+            ),
+        );
+    }
     let decl = parse(kind, attr, &function, &mut diags);
     strip_param_attributes(&mut function);
     match (decl, diags.finish()) {

@@ -12,11 +12,16 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
     let valid_label = node.label.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && node.label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     // The store names its own graphs `<base>/graph/…`, activities `<base>/prov/…` and callers
-    // `<base>/agent/…`: a node type with one of those labels would share their IRIs.
-    if ["graph", "prov", "agent"].contains(&node.label.as_str()) {
+    // `<base>/agent/…`: a node type with one of those labels would share their IRIs. And
+    // `trails://kg/types` is the list of node types, not a type's instances.
+    if ["graph", "prov", "agent", "types"].contains(&node.label.as_str()) {
         diags.error_at(
             node.label_span,
-            format!("label `{}` is reserved by the knowledge graph (graph, prov, agent); choose another", node.label),
+            format!(
+                "label `{}` is reserved (graph, prov and agent name the store's own IRIs, types is trails://kg/types); \
+                 choose another",
+                node.label
+            ),
         );
     }
     if !valid_label {

@@ -87,7 +87,7 @@ pub async fn link(
     /// The requirement to assign.
     #[predicate(pattern = r"^REQ-\d+$", max_length = 16)]
     req_id: String,
-    /// IRI of the new owner, as returned by `people.create`.
+    /// IRI of the new owner, as returned by `people_create`.
     owner: Ref<Person>,
 ) -> Result<Requirement> {
     let linked = ctx.kg()?.update::<Requirement>(&req_id, |r| r.owner = Some(owner.clone())).await?;

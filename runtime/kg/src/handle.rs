@@ -79,6 +79,12 @@ pub fn store_failed(error: StoreError) -> Error {
     Error::internal(format!("knowledge graph: {error}"))
 }
 
+/// The write's presence check failed: the instance it changes is not stored (any other
+/// `reference` failure — a dangling `Ref`, a delete still referenced — says something else).
+fn absent(errors: &[FieldError]) -> bool {
+    errors.iter().any(|e| e.code == FieldCode::Reference && e.constraint == serde_json::json!("an existing instance"))
+}
+
 fn write_failed(error: WriteError) -> Error {
     match error {
         WriteError::Rejected(errors) => Error::validation(errors),
@@ -450,6 +456,8 @@ impl Kg {
                     return Ok(Stored { iri: iri.to_owned(), value: stored });
                 }
                 Err(WriteError::Conflict) => {}
+                // Deleted between the read and the write.
+                Err(WriteError::Rejected(errors)) if absent(&errors) => return Err(Kg::missing(info, iri)),
                 Err(error) => return Err(write_failed(error)),
             }
         }
@@ -471,17 +479,12 @@ impl Kg {
         let field = info.key.unwrap_or_default().to_owned();
         let provenance = NamedNode::new_unchecked(format!("{}/prov/", self.base));
         let value = Value::String(iri.to_owned());
-        let checks =
-            vec![Check::Present { field: field.clone(), value }, Check::Unreferenced { ignore_graphs: provenance }];
+        let checks = vec![Check::Present { field, value }, Check::Unreferenced { ignore_graphs: provenance }];
         let write = Write { graph: self.graph(info), subject, triples: Vec::new(), checks, blobs: Vec::new() };
         match self.retrying(write).await {
             Ok(()) => {}
             // The presence check failed (checked atomically with the delete): nothing to delete.
-            Err(WriteError::Rejected(errors))
-                if errors.iter().any(|e| e.field == field && e.code == FieldCode::Reference) =>
-            {
-                return Err(Kg::missing(info, iri));
-            }
+            Err(WriteError::Rejected(errors)) if absent(&errors) => return Err(Kg::missing(info, iri)),
             Err(error) => return Err(write_failed(error)),
         }
         self.touch(Role::Invalidated, iri);

@@ -375,7 +375,7 @@ fn a_client_that_sends_one_byte_holds_no_slot_and_http2_prior_knowledge_is_refus
 fn binding_every_interface_without_allowed_hosts_refuses_to_start_and_names_the_setting() {
     let dir = tempfile::tempdir().unwrap();
     let output = crate::fixture().cli(dir.path(), &["serve", "--http", "0.0.0.0:0"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2), "configuration to fix");
     let stderr = String::from_utf8_lossy(&output.stderr);
     for needle in ["0.0.0.0", "[http] allowed_hosts", "TRAILS_HTTP_ALLOWED_HOSTS", r#"["*"]"#] {
         assert!(stderr.contains(needle), "names {needle}: {stderr}");

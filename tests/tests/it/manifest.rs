@@ -76,8 +76,15 @@ async fn the_shape_iris_of_the_manifest_resolve_to_their_shacl() {
         .http();
     let addr = server.addr;
     let client = reqwest::Client::new();
-    let manifest: Value =
-        client.get(format!("http://{addr}/.well-known/capabilities")).send().await.unwrap().json().await.unwrap();
+    let manifest: Value = client
+        .get(format!("http://{addr}/.well-known/capabilities"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let mut resolved = 0;
     for descriptor in manifest["@graph"].as_array().unwrap() {
         for key in ["input_shape", "output_shape"] {

@@ -593,15 +593,61 @@ mod hardening {
         assert_eq!((opened, refused), (5, 35), "statuses: {statuses:?}");
     }
 
+    /// The manifest lists what this caller may call — exactly the tools `tools/list` shows it —
+    /// and nothing links to it when it is switched off.
     #[tokio::test]
-    async fn the_manifest_is_served_as_json_ld() {
+    async fn the_manifest_is_json_ld_of_what_the_caller_may_call() {
         let addr = http_server(settings("", &[])).await;
-        let response = reqwest::get(format!("http://{addr}/.well-known/capabilities")).await.unwrap();
-        assert_eq!(response.headers()["content-type"], "application/ld+json");
-        let manifest: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-        let declared = trails::registry::Registry::collect().unwrap().tools().count();
-        assert_eq!(manifest["@graph"].as_array().unwrap().len(), declared);
+        let manifest_ids = |token: Option<&'static str>| async move {
+            let mut request = reqwest::Client::new().get(format!("http://{addr}/.well-known/capabilities"));
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.headers()["content-type"], "application/ld+json");
+            let manifest: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            let mut ids: Vec<String> =
+                manifest["@graph"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap().to_owned()).collect();
+            ids.sort();
+            ids
+        };
+        let listed_ids = |token: Option<&'static str>| async move {
+            let client = http_client(addr, token).await;
+            let mut ids: Vec<String> = client
+                .list_all_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| t.meta.unwrap().0["trails"]["id"].as_str().unwrap().to_owned())
+                .collect();
+            ids.sort();
+            ids
+        };
+        for token in [None, Some(RUNTIME_TOKEN), Some(BUILDER_TOKEN), Some(DEV_TOKEN)] {
+            assert_eq!(manifest_ids(token).await, listed_ids(token).await, "{token:?}");
+        }
+        let anonymous = manifest_ids(None).await;
+        assert!(anonymous.contains(&"fixtures.fail".to_owned()), "{anonymous:?}");
+        assert!(!anonymous.iter().any(|id| id.starts_with("trails.meta.gen.")), "no dev scaffolders: {anonymous:?}");
+        assert!(manifest_ids(Some(DEV_TOKEN)).await.contains(&"trails.meta.gen.shape".to_owned()));
+
         let disabled = http_server(settings("[capability.manifest]\nenabled = false", &[])).await;
         assert_eq!(reqwest::get(format!("http://{disabled}/.well-known/capabilities")).await.unwrap().status(), 404);
+        let client = http_client(disabled, None).await;
+        for tool in client.list_all_tools().await.unwrap() {
+            let trails = &tool.meta.as_ref().unwrap().0["trails"];
+            assert!(trails.get("manifest_uri").is_none() && trails["id"].is_string(), "{}: {trails}", tool.name);
+        }
+        let stateless =
+            http_server(settings("[capability.manifest]\nenabled = false\n[http]\nsessions = false", &[])).await;
+        let stateless =
+            trails_tests::client::post(stateless, None, &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .await;
+        for tool in stateless["result"]["tools"].as_array().unwrap() {
+            assert!(tool["_meta"]["trails"].get("manifest_uri").is_none(), "the hot path's bytes too: {tool}");
+        }
+        let openapi: Value =
+            reqwest::get(format!("http://{disabled}/openapi.json")).await.unwrap().json().await.unwrap();
+        assert!(!openapi.to_string().contains("x-trails-manifest-uri"));
     }
 }

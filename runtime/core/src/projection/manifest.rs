@@ -1,6 +1,6 @@
 //! The capability manifest: the canonical descriptors the macros emitted, joined.
 
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolEntry};
 
 /// JSON-LD context under which every canonical term expands (none is dropped: checked with a
 /// JSON-LD processor in `tests/tests/it/manifest.rs`). Shapes are IRIs (they resolve at
@@ -10,10 +10,15 @@ pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xs
 /// The whole manifest. Descriptors are spliced in as emitted, so their canonical field order
 /// survives (a JSON map round-trip would sort it).
 pub fn render(registry: &Registry) -> String {
+    render_tools(registry.tools())
+}
+
+/// The manifest of these tools (what one caller may see).
+pub fn render_tools<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>) -> String {
     let mut out = String::from("{\"@context\":");
     out.push_str(CONTEXT);
     out.push_str(",\"@graph\":[");
-    for (index, tool) in registry.tools().enumerate() {
+    for (index, tool) in tools.into_iter().enumerate() {
         if index > 0 {
             out.push(',');
         }
@@ -24,7 +29,8 @@ pub fn render(registry: &Registry) -> String {
 }
 
 impl Registry {
-    /// The capability manifest (JSON-LD), exactly as `GET /.well-known/capabilities` serves it.
+    /// The capability manifest (JSON-LD) of every tool: what `GET /.well-known/capabilities`
+    /// serves a caller who may see them all.
     pub fn manifest(&self) -> String {
         render(self)
     }

@@ -8,6 +8,6 @@ mod openapi;
 pub mod shacl;
 
 #[doc(hidden)]
-pub use manifest::render as manifest;
+pub use manifest::{render as manifest, render_tools as manifest_of};
 #[doc(hidden)]
 pub use openapi::{render as openapi, Info};

@@ -20,6 +20,8 @@ pub struct Info<'a> {
     pub title: &'a str,
     /// The app's version.
     pub version: &'a str,
+    /// The manifest is served: operations link to it (`x-trails-manifest-uri`).
+    pub manifest: bool,
 }
 
 /// The path of a capability's operation.
@@ -31,16 +33,22 @@ pub(crate) fn invoke_path(id: &str) -> String {
 pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>) -> String {
     let mut paths = Map::new();
     for tool in tools {
-        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool) }));
+        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool, info.manifest) }));
     }
     let document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": info.title,
             "version": info.version,
-            "description": "Every capability of this app as `POST /invoke/{id}`: the same dispatch, validation, \
-                scopes and provenance as the MCP tool of the same capability. The canonical descriptors are at \
-                `/.well-known/capabilities`; `x-trails-*` carries them here.",
+            "description": if info.manifest {
+                "Every capability this caller may call as `POST /invoke/{id}`: the same dispatch, validation, scopes \
+                 and provenance as the MCP tool of the same capability. The canonical descriptors are at \
+                 `/.well-known/capabilities`; `x-trails-*` carries them here."
+            } else {
+                "Every capability this caller may call as `POST /invoke/{id}`: the same dispatch, validation, scopes \
+                 and provenance as the MCP tool of the same capability. `x-trails-*` carries the canonical \
+                 descriptors."
+            },
         },
         "paths": paths,
         "components": components(),
@@ -48,7 +56,7 @@ pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>
     serde_json::to_string(&document).expect("a JSON value serialises")
 }
 
-fn operation(tool: &ToolEntry) -> Value {
+fn operation(tool: &ToolEntry, manifest: bool) -> Value {
     // Both are the macros' own output: `tests/tests/it/registry.rs` reads every declared one.
     let descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
     let canonical: Map<String, Value> = serde_json::from_str(tool.canonical()).expect("canonical descriptors are JSON");
@@ -98,7 +106,7 @@ fn operation(tool: &ToolEntry) -> Value {
     op.insert("x-trails-kind".into(), json!(tool.kind().as_str()));
     op.insert("x-trails-scope".into(), json!(tool.scope().as_str()));
     op.insert("x-trails-tool".into(), json!(tool.name()));
-    if let Some(uri) = descriptor.pointer("/_meta/trails/manifest_uri") {
+    if let Some(uri) = descriptor.pointer("/_meta/trails/manifest_uri").filter(|_| manifest) {
         op.insert("x-trails-manifest-uri".into(), uri.clone());
     }
     // The canonical descriptor's fields after id and description, in canonical order.
@@ -271,6 +279,7 @@ fn components() -> Value {
                 "description": "No capability of that id is served to this caller (unknown, disabled, or masked; \
                     `-32602`), or the capability ran and found nothing by what the call names (`error.kind` \
                     `not_found`).",
+                "headers": { "Retry-After": { "description": "Seconds before a retry may succeed, when the capability says.", "schema": { "type": "integer" } } },
                 "content": { "application/json": { "schema": { "anyOf": [
                     { "$ref": "#/components/schemas/Error" },
                     { "$ref": "#/components/schemas/DomainError" },
@@ -282,6 +291,7 @@ fn components() -> Value {
                     `Idempotency-Key` was first used with other arguments, or its first call still runs \
                     (`-32602`, with the fields in `error.data.fields`). Or the capability reports a conflict \
                     with the current state (`error.kind` `conflict`; `error.retryable` when a retry may pass).",
+                "headers": { "Retry-After": { "description": "Seconds before a retry may succeed, when the capability says.", "schema": { "type": "integer" } } },
                 "content": { "application/json": { "schema": { "anyOf": [
                     { "$ref": "#/components/schemas/ValidationError" },
                     { "$ref": "#/components/schemas/DomainError" },
@@ -290,6 +300,7 @@ fn components() -> Value {
             "PreconditionFailed": {
                 "description": "The capability ran and refused: a condition the call depends on does not hold \
                     (`error.kind` `precondition_failed`, the reason in `error.message`).",
+                "headers": { "Retry-After": { "description": "Seconds before a retry may succeed, when the capability says.", "schema": { "type": "integer" } } },
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/DomainError" } } },
             },
             "Unavailable": {
@@ -385,6 +396,6 @@ impl Registry {
     /// The OpenAPI 3.1 document of every tool, as `GET /openapi.json` serves it to a caller who
     /// may see them all, titled `title` and `version`.
     pub fn openapi(&self, title: &str, version: &str) -> String {
-        render(self.tools(), Info { title, version })
+        render(self.tools(), Info { title, version, manifest: true })
     }
 }

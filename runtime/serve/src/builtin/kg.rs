@@ -68,7 +68,7 @@ pub(super) fn call(tool: &str, arguments: Value) -> Value {
 }
 
 /// List the instances of a node type, a page at a time: `{iri, label, uri}` per instance (the
-/// `label` is the id `trails.kg.get` takes). Follow `next_call` (the same call with `cursor`)
+/// `label` is the id `trails_kg_get` takes). Follow `next_call` (the same call with `cursor`)
 /// for the next page; it never repeats or skips an instance while others are written.
 #[capability(id = "trails.kg.list", version = "1.0.0", side_effects(none), idempotent)]
 async fn list(
@@ -199,7 +199,7 @@ fn field_text(value: &Value) -> String {
 }
 
 /// One instance, its fields by name. When they do not all fit the window, the longest are cut
-/// (to a preview, then entirely) and listed in `cut`, each with the `trails.kg.read_field` call
+/// (to a preview, then entirely) and listed in `cut`, each with the `trails_kg_read_field` call
 /// that reads on from where it was cut.
 #[capability(id = "trails.kg.get", version = "1.0.0", side_effects(none), idempotent)]
 async fn get(
@@ -207,7 +207,7 @@ async fn get(
     /// The node type (its label).
     #[predicate(min_length = 1, max_length = 128)]
     node_type: String,
-    /// The instance's id: its key (the `label` of `trails.kg.list` items).
+    /// The instance's id: its key (the `label` of `trails_kg_list` items).
     #[predicate(min_length = 1, max_length = 2048)]
     id: String,
 ) -> Result<KgInstance> {
@@ -266,13 +266,13 @@ fn compact(node_type: &str, id: &str, iri: &str, cuts: Vec<Value>, window: usize
         .map(|cut| json!({ "field": cut["field"], "shown_chars": cut["shown_chars"], "total_chars": cut["total_chars"] }))
         .collect();
     let body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": {}, "cut": cuts, "next_call": next_call,
-        "read_on": "read each cut field with trails.kg.read_field: this node_type and id, its field, offset = shown_chars" });
+        "read_on": "read each cut field with trails_kg_read_field: this node_type and id, its field, offset = shown_chars" });
     if text_len(&body) <= window {
         return Ok(body);
     }
     let message = format!(
         "this instance's fields cannot even be listed in the window ({window} characters); \
-         read them one by one with trails.kg.read_field"
+         read them one by one with trails_kg_read_field"
     );
     Err(FieldError::refuse("id", FieldCode::MaxLength, message, &json!(id), json!(window)))
 }

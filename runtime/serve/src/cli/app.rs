@@ -168,6 +168,11 @@ impl App {
     /// Exit codes: 0 success, 1 a failure while serving, 2 bad configuration or arguments.
     pub fn run(self) -> ExitCode {
         let cli = Cli::parse();
+        // Hashing a token needs no settings: it must work while trails.toml is half written.
+        if let Command::HashToken { token } = &cli.command {
+            println!("{}", sha256_hex(token));
+            return ExitCode::SUCCESS;
+        }
         init_logging();
         // `--config` / `TRAILS_CONFIG`, else `./trails.toml` when there is one: a newcomer's file
         // beside the binary is not silently ignored. The log says which was read.
@@ -190,17 +195,14 @@ impl App {
         if !declares_anything(TOOLS.iter(), SHAPES.iter()) {
             let error = BuildError::NothingDeclared;
             match cli.command {
-                Command::HashToken { .. } => {}
                 Command::Meta { .. } => tracing::warn!("{error}"),
                 _ if settings.process_scopes.contains(trails_core::auth::Scope::Dev) => tracing::warn!("{error}"),
                 _ => return fail(&error, error.exit_code()),
             }
         }
         match cli.command {
-            Command::HashToken { token } => {
-                println!("{}", sha256_hex(&token));
-                ExitCode::SUCCESS
-            }
+            // Answered before the settings were read.
+            Command::HashToken { .. } => ExitCode::SUCCESS,
             Command::Tools { scopes } => {
                 let scopes = match scopes.map(|s| ScopeSet::parse_list(s.split(','))) {
                     Some(Ok(set)) => set,
@@ -261,6 +263,8 @@ impl App {
                 };
                 match serve(server, transport) {
                     Ok(()) => ExitCode::SUCCESS,
+                    // Configuration to fix, like any other: 2.
+                    Err(error @ ServeError::HostPolicy(_)) => fail(&error, ExitCode::from(2)),
                     Err(error) => fail(&error, ExitCode::FAILURE),
                 }
             }
@@ -280,7 +284,7 @@ fn declares_anything(
 fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
     let registry = Registry::collect()?;
     let catalog = Catalog::new(&registry, settings.production);
-    let tools = Listings::new(&catalog).list(&catalog, scopes);
+    let tools = Listings::new(&catalog, settings.manifest_enabled).list(&catalog, scopes);
     Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }
 

@@ -464,7 +464,8 @@ impl Settings {
             mask_denied,
             validation_errors,
             http_bind,
-            allowed_hosts: match env("TRAILS_HTTP_ALLOWED_HOSTS") {
+            // An empty variable is an unset one (as `KEY=` in a compose file means).
+            allowed_hosts: match env("TRAILS_HTTP_ALLOWED_HOSTS").filter(|list| !list.trim().is_empty()) {
                 Some(list) => list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect(),
                 None => config.http.allowed_hosts,
             },

@@ -28,7 +28,7 @@ use trails_core::error::{DomainError, Error};
 
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
-    let info = Info { title: &shared.name, version: &shared.version };
+    let info = Info { title: &shared.name, version: &shared.version, manifest: shared.settings.manifest_enabled };
     let document = shared.openapi_json(caller.scopes, |tools| crate::projection::openapi(tools, info));
     ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
@@ -135,6 +135,9 @@ fn status_of(refused: &Refusal) -> StatusCode {
         refused if refused.conflicts_only() => StatusCode::CONFLICT,
         Refusal::Failed { error: Error::Validation { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
         Refusal::Failed { error: Error::BudgetExceeded { .. }, .. } => StatusCode::TOO_MANY_REQUESTS,
+        Refusal::Failed { error: Error::Domain(domain), .. } => {
+            StatusCode::from_u16(domain.kind().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        }
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -193,6 +196,7 @@ mod tests {
         assert_eq!(failed(Error::policy_denied("no")), StatusCode::FORBIDDEN);
         assert_eq!(failed(Error::budget_exceeded("spent")), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(failed(Error::internal("x")), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(failed(Error::precondition_failed("x")), StatusCode::PRECONDITION_FAILED);
     }
 
     #[test]

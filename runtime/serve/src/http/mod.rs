@@ -22,7 +22,7 @@ use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use axum::Router;
+use axum::{Extension, Router};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use tokio_util::sync::CancellationToken;
@@ -32,6 +32,7 @@ use crate::state::Shared;
 use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};
 use sessions::BoundedSessions;
+use trails_core::auth::Caller;
 
 #[cfg(any(fuzzing, test))]
 pub(crate) use hot::fuzz as fuzz_hot_path;
@@ -149,9 +150,11 @@ async fn to_rmcp(
     rmcp.handle(request).await.into_response()
 }
 
-async fn manifest(State(shared): State<Arc<Shared>>) -> Response {
+/// `GET /.well-known/capabilities`: the capabilities this caller may call — what `tools/list`
+/// shows it (scopes, production hiding, tools switched off) — and no others.
+async fn manifest(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
     if !shared.settings.manifest_enabled {
         return StatusCode::NOT_FOUND.into_response();
     }
-    ([(header::CONTENT_TYPE, "application/ld+json")], shared.manifest.clone()).into_response()
+    ([(header::CONTENT_TYPE, "application/ld+json")], shared.manifest_json(caller.scopes)).into_response()
 }

@@ -11,7 +11,8 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 /// for a loopback bind, otherwise the configured hosts (or the bind address itself).
 pub(crate) fn allowed_hosts(settings: &Settings, bind: SocketAddr) -> Vec<String> {
     let mut hosts: Vec<String> = settings.allowed_hosts.clone();
-    if bind.ip().is_loopback() {
+    // Every interface includes loopback: a container's own health check asks for `localhost`.
+    if bind.ip().is_loopback() || bind.ip().is_unspecified() {
         hosts.extend(LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()));
     } else if hosts.is_empty() {
         hosts.push(bind.ip().to_string());
@@ -200,7 +201,11 @@ mod tests {
         };
         let refused = startup_hosts(&with(&[]), bind).unwrap_err();
         assert!(refused.contains("[http] allowed_hosts") && refused.contains("[\"*\"]"), "{refused}");
-        assert_eq!(startup_hosts(&with(&["mcp.example.com"]), bind).unwrap(), ["mcp.example.com"]);
+        assert_eq!(
+            startup_hosts(&with(&["mcp.example.com"]), bind).unwrap(),
+            ["mcp.example.com", "localhost", "127.0.0.1", "::1"],
+            "and the loopback names, for the container's own health check"
+        );
         assert!(startup_hosts(&with(&["a b"]), bind).unwrap_err().contains("\"a b\""));
         // A specific address is reached by that address at least.
         assert_eq!(startup_hosts(&with(&[]), "10.0.0.5:8080".parse().unwrap()).unwrap(), ["10.0.0.5"]);

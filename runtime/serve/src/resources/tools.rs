@@ -75,16 +75,23 @@ pub(crate) async fn instance(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> 
 /// `node`'s instance with key (or generated id) `id`: its IRI and what the store holds about it.
 pub(crate) async fn described(kg: &Kg, node: &'static NodeTypeInfo, id: &str) -> Result<(String, Triples)> {
     let iri = mapping::instance_iri(kg.base(), node.label, id);
-    let missing = || {
+    let unreadable = || {
         FieldError::refuse(
             "id",
             FieldCode::Reference,
-            format!("there is no {} with id `{id}`", node.label),
+            format!("`{id}` cannot be a {} id", node.label),
             &json!(id),
-            json!("the id of a stored instance (`label` in trails.kg.list)"),
+            json!("the id of a stored instance (`label` in trails_kg_list)"),
         )
     };
-    let subject = NamedNode::new(&iri).map_err(|_| missing())?;
+    // Well-formed, and nothing is stored under it: the caller's to act on.
+    let missing = || {
+        Error::not_found(format!(
+            "there is no {} with id `{id}` (the ids are the `label`s of trails_kg_list)",
+            node.label
+        ))
+    };
+    let subject = NamedNode::new(&iri).map_err(|_| unreadable())?;
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
     let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
     let is_a = triples.iter().any(|(p, o)| {

@@ -140,8 +140,8 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
 }
 
 fn decode(uri: &str, text: &str) -> Result<String, UriError> {
-    // Encoded `"`, `\` and line breaks are plain characters of a value (keys may hold them; the
-    // store binds values as terms); only their raw form is refused, before parsing.
+    // Encoded `"`, `\` and line breaks are plain characters of an instance id (keys may hold
+    // them; the store binds values as terms); a `where` value refuses them decoded too.
     let decoded = percent_decode_str(text).decode_utf8().map_err(|_| UriError::Grammar {
         uri: uri.to_owned(),
         message: "a percent-encoded part of the URI is not UTF-8".into(),
@@ -161,7 +161,17 @@ fn list(uri: &str, node: &'static NodeTypeInfo, query: Option<&str>) -> Result<T
         };
         match key {
             "where" if filter.is_some() => return Err(grammar(format!("{WHERE_GRAMMAR}; this URI has two"))),
-            "where" => filter = Some(clause(uri, node, &decode(uri, value)?)?),
+            "where" => {
+                // Decoded too: `%22` is a quote all the same (the value is bound as a term, never
+                // spliced; this is the seed's second belt).
+                let value = decode(uri, value)?;
+                if value.contains(['"', '\\', '\n', '\r']) {
+                    return Err(grammar(
+                        "a `where` value may not contain `\"`, `\\` or line breaks, encoded or not".into(),
+                    ));
+                }
+                filter = Some(clause(uri, node, &value)?);
+            }
             "limit" if limit.is_none() => limit = Some(number("limit")?),
             "offset" if offset.is_none() => offset = Some(number("offset")?),
             "after" if after.is_none() => {
@@ -296,6 +306,11 @@ mod tests {
         assert_eq!((filter.predicate.field, filter.value.clone()), ("priority", Value::from(2)));
         let Ok(Target::Instance { id, .. }) = parse("trails://kg/Requirement/REQ%201", TYPES) else { panic!() };
         assert_eq!(id, "REQ 1");
+        // A `where` value refuses quotes, backslashes and line breaks decoded as well as raw.
+        for encoded in ["status=x%22%20%7D%20%3B%20DROP%20ALL%20%23", "status=a%0Ab", "status=a%5Cb", "status=a%0Db"] {
+            let refused = grammar_error(&format!("trails://kg/Requirement?where={encoded}"));
+            assert!(refused.contains("encoded or not"), "{encoded}: {refused}");
+        }
         let Ok(Target::List(list)) =
             parse("trails://kg/Requirement?limit=2&after=urn%3At%2FRequirement%2FREQ-1", TYPES)
         else {
@@ -353,9 +368,9 @@ mod tests {
         for uri in ["trails://kg/Requirement?where=req_id=\"x\"", "trails://kg/Requirement?where=req_id=a\\b"] {
             assert!(grammar_error(uri).contains("line breaks"), "{uri}");
         }
-        // Encoded, they are characters of the value (a key may hold them).
-        let Ok(Target::List(list)) = parse("trails://kg/Requirement?where=req_id=a%22%0Ab", TYPES) else { panic!() };
-        assert_eq!(list.filter.unwrap().value, Value::from("a\"\nb"));
+        // Encoded, a `where` value refuses them all the same; an instance id (a key may hold
+        // them) takes them as characters.
+        assert!(grammar_error("trails://kg/Requirement?where=req_id=a%22%0Ab").contains("encoded or not"));
         let Ok(Target::Instance { id, .. }) = parse("trails://kg/Requirement/a%5Cb", TYPES) else { panic!() };
         assert_eq!(id, "a\\b");
     }

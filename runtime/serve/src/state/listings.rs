@@ -37,13 +37,18 @@ pub(crate) struct Listings {
     /// The OpenAPI document by scope-set bits.
     openapi: Cache<u8, Bytes>,
     #[cfg(feature = "http")]
+    /// The capability manifest by scope-set bits.
+    manifest: Cache<u8, Bytes>,
+    /// `[capability.manifest] enabled`: without it, descriptors link to no manifest.
+    manifest_served: bool,
+    #[cfg(feature = "http")]
     /// Whether any input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then checks
     /// `Mcp-Param-*` headers, which the hot path leaves to it).
     param_headers: bool,
 }
 
 impl Listings {
-    pub(crate) fn new(catalog: &Catalog) -> Listings {
+    pub(crate) fn new(catalog: &Catalog, manifest_served: bool) -> Listings {
         let listings = Listings {
             parsed: catalog.entries().map(|entry| (entry.name(), OnceLock::new())).collect(),
             listings: RwLock::default(),
@@ -51,6 +56,9 @@ impl Listings {
             encoded: RwLock::default(),
             #[cfg(feature = "http")]
             openapi: RwLock::default(),
+            #[cfg(feature = "http")]
+            manifest: RwLock::default(),
+            manifest_served,
             #[cfg(feature = "http")]
             param_headers: catalog.entries().any(|entry| entry.descriptor().contains("x-mcp-header")),
         };
@@ -71,7 +79,7 @@ impl Listings {
             // The descriptors are the macros' own output, and `tests/tests/it/registry.rs` reads
             // every one the fixture and example apps declare as rmcp does: failing here is a bug
             // in Trails' code generation, not something a request or a declaration can cause.
-            let mut tool: Tool = serde_json::from_str(entry.descriptor()).unwrap_or_else(|e| {
+            let mut tool: Tool = serde_json::from_str(&descriptor(entry, self.manifest_served)).unwrap_or_else(|e| {
                 panic!("descriptor of `{}` is not a valid MCP tool ({e}); this is a bug in Trails", entry.name())
             });
             // Borrow the static strings: `tools/list` on rmcp's path clones every tool per request.
@@ -93,7 +101,8 @@ impl Listings {
     /// (`current`: with `resultType` and cache hints) or older ones; built once, from the
     /// descriptors as the macros wrote them.
     pub(crate) fn list_json(&self, catalog: &Catalog, scopes: ScopeSet, current: bool) -> Bytes {
-        cached(&self.encoded, catalog, (scopes.bits(), current), scopes, |tools| encode_list(&tools, current))
+        let manifest = self.manifest_served;
+        cached(&self.encoded, catalog, (scopes.bits(), current), scopes, |tools| encode_list(&tools, current, manifest))
     }
 
     #[cfg(feature = "http")]
@@ -108,9 +117,35 @@ impl Listings {
     }
 
     #[cfg(feature = "http")]
+    /// The capability manifest for `scopes`: the tools that caller sees, as `tools/list` shows them.
+    pub(crate) fn manifest_json(&self, catalog: &Catalog, scopes: ScopeSet) -> Bytes {
+        cached(&self.manifest, catalog, scopes.bits(), scopes, |tools| {
+            Bytes::from(trails_core::projection::manifest_of(tools))
+        })
+    }
+
+    #[cfg(feature = "http")]
     /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.
     pub(crate) fn declares_param_headers(&self) -> bool {
         self.param_headers
+    }
+}
+
+/// The descriptor of `entry` as served: as the macros wrote it, or without its
+/// `_meta.trails.manifest_uri` when no manifest is served (a link to nothing).
+fn descriptor(entry: &ToolEntry, manifest: bool) -> Cow<'static, str> {
+    let text = entry.descriptor();
+    if manifest {
+        return Cow::Borrowed(text);
+    }
+    // The macros write `manifest_uri` last in `_meta.trails`, and `_meta` last in the descriptor:
+    // `…,"manifest_uri":"/.well-known/capabilities#<id>"}}}`.
+    const LINK: &str = ",\"manifest_uri\":\"/.well-known/capabilities#";
+    match text.rfind(LINK) {
+        Some(at) if text[at..].ends_with("\"}}}") && !text[at + LINK.len()..text.len() - 4].contains('"') => {
+            Cow::Owned(format!("{}}}}}}}", &text[..at]))
+        }
+        _ => Cow::Borrowed(text),
     }
 }
 
@@ -143,7 +178,7 @@ fn cached<K: Hash + Eq + Copy, V: Clone>(
 /// rmcp's serialisation of an empty listing, with the descriptors in its `tools` array. Each
 /// descriptor is the JSON rmcp writes for that `Tool` (compact, the same members; only their
 /// order may differ): `tests/tests/it/registry.rs` holds every declared tool to that.
-fn encode_list(tools: &[&'static ToolEntry], current: bool) -> Bytes {
+fn encode_list(tools: &[&'static ToolEntry], current: bool, manifest: bool) -> Bytes {
     let mut empty = ServerResult::ListToolsResult(ListToolsResult::with_all_items(Vec::new()));
     crate::wire::shape_result(&mut empty, current);
     let empty = serde_json::to_vec(&empty).expect("an empty listing serialises");
@@ -155,7 +190,7 @@ fn encode_list(tools: &[&'static ToolEntry], current: bool) -> Bytes {
         if i > 0 {
             bytes.push(b',');
         }
-        bytes.extend_from_slice(tool.descriptor().as_bytes());
+        bytes.extend_from_slice(descriptor(tool, manifest).as_bytes());
     }
     bytes.extend_from_slice(&empty[at..]);
     Bytes::from(bytes)

@@ -27,9 +27,6 @@ pub(crate) struct Shared {
     pub(crate) settings: Settings,
     pub(crate) name: String,
     pub(crate) version: String,
-    /// The capability manifest, rendered once (`/.well-known/capabilities`).
-    #[cfg(feature = "http")]
-    pub(crate) manifest: String,
     /// Sessions and listeners, told about tool-list and knowledge-graph changes.
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// What the resources read: the knowledge graph every call gets, and the declarations.
@@ -56,9 +53,7 @@ impl Shared {
     pub(crate) fn new(registry: &Registry, settings: Settings, parts: Parts) -> Shared {
         let Parts { state, name, version, kg, policy, guards: own_guards } = parts;
         let catalog = Catalog::new(registry, settings.production);
-        let listings = Listings::new(&catalog);
-        #[cfg(feature = "http")]
-        let manifest = crate::projection::manifest(registry);
+        let listings = Listings::new(&catalog, settings.manifest_enabled);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
         let subscriptions = Arc::new(Subscriptions::new(
@@ -120,8 +115,6 @@ impl Shared {
             settings,
             name,
             version,
-            #[cfg(feature = "http")]
-            manifest,
             subscriptions,
             resources,
             #[cfg(feature = "http")]
@@ -151,6 +144,12 @@ impl Shared {
     /// The same, as the `tools/list` result's bytes (see `Listings::list_json`).
     pub(crate) fn tools_json(&self, scopes: ScopeSet, current: bool) -> Bytes {
         self.listings.list_json(&self.pipeline.catalog, scopes, current)
+    }
+
+    #[cfg(feature = "http")]
+    /// The capability manifest a caller with `scopes` sees: the tools `tools/list` shows it.
+    pub(crate) fn manifest_json(&self, scopes: ScopeSet) -> Bytes {
+        self.listings.manifest_json(&self.pipeline.catalog, scopes)
     }
 
     #[cfg(feature = "http")]

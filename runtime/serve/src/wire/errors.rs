@@ -23,6 +23,7 @@ pub(crate) fn authentication_failed() -> ErrorData {
 
 /// A token sent to a server that has none configured: the operator's set-up to fix, said so (a
 /// client learns only that no token can pass here, which every token it tries would show).
+#[cfg(any(feature = "http", feature = "testing"))]
 pub(crate) fn no_tokens_configured(setting: &str) -> ErrorData {
     let message = format!(
         "authentication failed: this server has no tokens configured ({setting}); send no token to call as anonymous"
@@ -43,12 +44,16 @@ pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {
 pub(crate) fn instructions(mode: ValidationErrors) -> &'static str {
     match mode {
         ValidationErrors::Jsonrpc => {
-            "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are JSON-RPC -32602 \
-             errors whose data.fields lists every rejected field."
+            "Tools carry `_meta.trails` (kind, id, scope). Validation failures are JSON-RPC -32602 errors whose \
+             data.fields lists every rejected field. A failure to act on (not found, conflict, precondition failed, \
+             unavailable) is a tool result with isError: true whose text is the JSON {kind, message, retryable, \
+             retry_after_secs?}."
         }
         ValidationErrors::ToolResult => {
-            "Tools carry `_meta.trails` (kind, scope, manifest_uri). Validation failures are tool results with \
-             isError: true whose structuredContent.fields lists every rejected field."
+            "Tools carry `_meta.trails` (kind, id, scope). Validation failures are tool results with isError: true \
+             whose text is the JSON {error, fields} listing every rejected field. A failure to act on (not found, \
+             conflict, precondition failed, unavailable) is such a result too, its text the JSON {kind, message, \
+             retryable, retry_after_secs?}."
         }
     }
 }
