@@ -169,7 +169,7 @@ fn request(n: u64) -> Request {
         }
         100..=109 => call("valid: trails.kg.list", "trails_kg_list", r#"{"node_type":"Requirement","limit":50}"#),
         110..=119 => {
-            call("valid: trails.kg.get", "trails.kg.get", &format!(r#"{{"node_type":"Requirement","id":"REQ-{id}"}}"#))
+            call("valid: trails.kg.get", "trails_kg_get", &format!(r#"{{"node_type":"Requirement","id":"REQ-{id}"}}"#))
         }
         120..=139 => call(
             "invalid: bad arguments",
