@@ -135,16 +135,18 @@ fn status_of(refused: &Refusal) -> StatusCode {
         refused if refused.conflicts_only() => StatusCode::CONFLICT,
         Refusal::Failed { error: Error::Validation { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
         Refusal::Failed { error: Error::BudgetExceeded { .. }, .. } => StatusCode::TOO_MANY_REQUESTS,
-        Refusal::Failed { error: Error::Domain(domain), .. } => {
-            StatusCode::from_u16(domain.kind().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-        }
+        Refusal::Failed { error: Error::Domain(domain), .. } => domain_status(domain),
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
+fn domain_status(domain: &DomainError) -> StatusCode {
+    StatusCode::from_u16(domain.kind().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
 /// A handler's domain error: the status its kind means, the body the model reads over MCP.
 fn domain_error(domain: &DomainError) -> Response {
-    let status = StatusCode::from_u16(domain.kind().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status = domain_status(domain);
     let body = json!({ "error": domain.to_json() }).to_string();
     let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
     if let Some(secs) = domain.retry_after_secs() {
