@@ -168,6 +168,16 @@ pub async fn reset(_ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
+/// Whether `n` is even: a `bool` result, structured as `{"result": …}` with its `outputSchema`
+/// (what the goldens, the hot path and OpenAPI hold a scalar result to).
+#[capability(id = "fixtures.even", version = "1.0.0", side_effects(none), idempotent)]
+pub async fn even(
+    /// Any integer.
+    n: i64,
+) -> Result<bool> {
+    Ok(n % 2 == 0)
+}
+
 /// Fails in every way a handler can besides bad input, to pin the error codes and the domain
 /// errors' results.
 #[capability(id = "fixtures.fail", version = "1.0.0", side_effects(none))]
@@ -254,6 +264,7 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_assign_v1",
     "fixtures_attachment_create",
     "fixtures_constraints",
+    "fixtures_even",
     "fixtures_fail",
     "fixtures_note_create",
     "fixtures_person_create",

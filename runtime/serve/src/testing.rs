@@ -64,7 +64,7 @@ impl Client {
 
     /// The `tools/list` entries this caller sees, as the wire carries them.
     pub fn tools(&self) -> Vec<Value> {
-        let tools = self.shared.tools(self.caller.scopes);
+        let tools = self.shared.tools(self.shared.view(&self.caller));
         serde_json::to_value(tools.as_ref()).ok().and_then(|tools| tools.as_array().cloned()).unwrap_or_default()
     }
 

@@ -122,9 +122,15 @@ async fn a_content_only_host_reaches_everything(client: Client, window: usize, r
     let shown: Value = serde_json::from_str(&missing.content[0].as_text().unwrap().text).unwrap();
     assert_eq!(shown["kind"], "not_found", "{shown}");
     let field =
-        call(&client, "trails_kg_read_field", &json!({"node_type": "Note", "id": "long", "field": "title"}), window)
+        call(&client, "trails_kg_read_field", &json!({"node_type": "Note", "id": "long", "field": "nope"}), window)
             .await;
     assert_eq!(fields(field.unwrap_err())["field"], "field");
+    // Another node type's field is in the published enum: not found, naming this type's fields.
+    let other = json!({"node_type": "Note", "id": "long", "field": "title"});
+    let other = trails_tests::client::call(&client, "trails_kg_read_field", other).await.unwrap();
+    let shown: Value = serde_json::from_str(&other.content[0].as_text().unwrap().text).unwrap();
+    assert_eq!((other.is_error, shown["kind"].as_str()), (Some(true), Some("not_found")), "{shown}");
+    assert!(shown["message"].as_str().unwrap().contains("its fields: slug, body"), "{shown}");
     let past = json!({"node_type": "Note", "id": "long", "field": "body", "offset": note.chars().count() + 1});
     assert_eq!(fields(call(&client, "trails_kg_read_field", &past, window).await.unwrap_err())["field"], "offset");
     let limit = json!({"node_type": "Note", "id": "long", "field": "body", "limit_chars": 16385});
@@ -184,4 +190,53 @@ async fn over_stdio_a_content_only_host_pages_and_reads_to_the_end_in_a_small_wi
     let note = long_text(30_000);
     setup(&client, "fixtures_note_create", json!({"slug": "long", "body": note})).await;
     a_content_only_host_reaches_everything(client, WINDOW, REQUIREMENTS, &note).await;
+}
+
+/// An independent client that fills the `trails_kg_*` arguments from their published schemas
+/// (every `node_type` and `field` the enums offer, ids that do not exist) gets answers — pages,
+/// or *not found* results — and never a `-32602`; the OpenAPI operations publish the same enums.
+#[tokio::test]
+async fn arguments_taken_from_the_published_schemas_are_never_invalid() {
+    let app = trails::App::new().kg(Kg::temporary().unwrap());
+    let addr = in_process::serve(app, in_process::settings("")).await.addr;
+    let client = trails_tests::client::connect(addr, None).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let schema = |name: &str| {
+        let tool = tools.iter().find(|tool| tool.name == name).unwrap_or_else(|| panic!("{name} is listed"));
+        Value::Object(tool.input_schema.as_ref().clone())
+    };
+    let strings = |value: &Value| -> Vec<String> {
+        value.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
+    };
+    let labels = strings(&schema("trails_kg_list")["properties"]["node_type"]["enum"]);
+    let registry = trails::registry::Registry::collect().unwrap();
+    let types: BTreeSet<String> = registry.node_types().map(|node| node.label.to_owned()).collect();
+    assert_eq!(labels.iter().cloned().collect::<BTreeSet<_>>(), types, "every node type, no other");
+    for tool in ["trails_kg_get", "trails_kg_read_field"] {
+        assert_eq!(strings(&schema(tool)["properties"]["node_type"]["enum"]), labels, "{tool}");
+    }
+    let fields = strings(&schema("trails_kg_read_field")["properties"]["field"]["enum"]);
+    assert!(fields.iter().any(|f| f == "req_id") && fields.iter().any(|f| f == "body"), "{fields:?}");
+
+    let not_found = |result: rmcp::model::CallToolResult| {
+        let shown: Value = serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap();
+        assert_eq!((result.is_error, shown["kind"].as_str()), (Some(true), Some("not_found")), "{shown}");
+    };
+    for label in &labels {
+        let page = trails_tests::client::call(&client, "trails_kg_list", json!({ "node_type": label })).await;
+        assert_eq!(page.unwrap().structured_content.unwrap()["node_type"], json!(label));
+        let get = json!({ "node_type": label, "id": "absent" });
+        not_found(trails_tests::client::call(&client, "trails_kg_get", get).await.unwrap());
+        for field in &fields {
+            let read = json!({ "node_type": label, "id": "absent", "field": field });
+            not_found(trails_tests::client::call(&client, "trails_kg_read_field", read).await.unwrap());
+        }
+    }
+
+    // The HTTP projection publishes what the MCP one does.
+    let openapi: Value = reqwest::get(format!("http://{addr}/openapi.json")).await.unwrap().json().await.unwrap();
+    let body = &openapi["paths"]["/invoke/trails.kg.read_field"]["post"]["requestBody"];
+    let published = body["content"]["application/json"]["schema"]["properties"].clone();
+    assert_eq!(published["node_type"]["enum"], json!(labels), "{published}");
+    assert_eq!(published["field"]["enum"], json!(fields), "{published}");
 }

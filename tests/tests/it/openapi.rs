@@ -142,6 +142,15 @@ async fn invoke_answers_like_tools_call_with_the_status_of_each_failure() {
     let mcp = tools_call(&server, "requirements_search", &arguments).await.unwrap();
     assert_eq!(body["structuredContent"], mcp["structuredContent"]);
     assert_eq!(body["structuredContent"], json!({ "items": [] }));
+    // A `bool` is `{"result": …}` on both, and the document's response schema says so.
+    let (status, _, body) = invoke(&server, "fixtures.even", None, &json!({ "n": 4 })).await;
+    assert_eq!((status, &body["structuredContent"]), (StatusCode::OK, &json!({ "result": true })), "{body}");
+    let mcp = tools_call(&server, "fixtures_even", &json!({ "n": 3 })).await.unwrap();
+    assert_eq!(mcp["structuredContent"], json!({ "result": false }), "{mcp}");
+    let document = openapi(&server, None).await;
+    let ok = &document["paths"]["/invoke/fixtures.even"]["post"]["responses"]["200"];
+    let declared = ok["content"]["application/json"]["schema"].to_string();
+    assert!(declared.contains(r#""result":{"type":"boolean"}"#), "{declared}");
 
     // The same FieldErrors, every one of them, with 422.
     let bad = json!({ "handle": "x", "tier": 9, "colour": "red" });

@@ -95,6 +95,53 @@ async fn a_policy_denies_with_32002_and_403_and_another_allows() {
     // Invalid input is still a validation error first: the policy sees only valid arguments.
     let invalid = over_mcp(&server, None, &arguments(9)).await.unwrap_err();
     assert_eq!(invalid["code"], -32602, "{invalid}");
+
+    // Denied whatever the arguments: not listed to anonymous callers — not in tools/list, the
+    // manifest or OpenAPI — and listed to `dev`.
+    assert!(!listed(&server, None).await.contains(&"fixtures_constraints".to_owned()));
+    assert!(listed(&server, Some(DEV_TOKEN)).await.contains(&"fixtures_constraints".to_owned()));
+    let manifest: Value =
+        reqwest::get(format!("http://{}/.well-known/capabilities", server.addr)).await.unwrap().json().await.unwrap();
+    assert!(!manifest.to_string().contains("urn:trails:capability:fixtures.constraints\""), "{manifest}");
+    let openapi: Value =
+        reqwest::get(format!("http://{}/openapi.json", server.addr)).await.unwrap().json().await.unwrap();
+    assert!(openapi["paths"].get("/invoke/fixtures.constraints").is_none());
+}
+
+/// The tool names `tools/list` shows a caller with `token`.
+async fn listed(server: &Served, token: Option<&str>) -> Vec<String> {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let answer = trails_tests::client::post(server.addr, token, &body).await;
+    answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_mask_denied_a_tool_denied_whatever_the_arguments_is_unknown() {
+    let server = launch(Some(
+        r#"@id("fixtures.write")
+           permit (principal == Trails::Caller::"dev", action == Trails::Action::"fixtures.constraints", resource);"#,
+    ))
+    .env("TRAILS_MASK_DENIED", "true")
+    .http();
+    let masked = over_mcp(&server, None, &arguments(1)).await.unwrap_err();
+    let unknown = over_mcp_named(&server, "fixtures_nonexistent").await.unwrap_err();
+    assert_eq!(masked["code"], unknown["code"], "{masked} vs {unknown}");
+    assert!(masked["message"].as_str().unwrap().contains("unknown tool"), "{masked}");
+    // Invalid arguments too: a -32602 naming a field would tell that the tool exists.
+    let invalid = over_mcp(&server, None, &arguments(9)).await.unwrap_err();
+    assert_eq!(invalid["message"], masked["message"], "{invalid}");
+    assert!(over_mcp(&server, Some(DEV_TOKEN), &arguments(1)).await.is_ok());
+}
+
+/// `tools/call` of `name` with no arguments, anonymously.
+async fn over_mcp_named(server: &Served, name: &str) -> Result<Value, Value> {
+    let body =
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": {} } });
+    let mut answer = trails_tests::client::post(server.addr, None, &body).await;
+    match answer.get_mut("result") {
+        Some(result) => Ok(result.take()),
+        None => Err(answer["error"].take()),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,6 +154,8 @@ async fn a_policy_decides_on_the_arguments_and_unrelated_policies_do_not_open_th
            permit (principal, action, resource);"#,
     );
     assert!(over_mcp(&server, None, &arguments(2)).await.is_ok());
+    // Decided per call: listed to every caller.
+    assert!(listed(&server, None).await.contains(&"fixtures_constraints".to_owned()));
     let denied = over_mcp(&server, None, &arguments(3)).await.unwrap_err();
     assert_eq!(denied["code"], -32002, "`everything` is not one of the capability's policies: {denied}");
 }

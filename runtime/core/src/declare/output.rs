@@ -10,7 +10,7 @@ use crate::error::Error;
 /// structured (a shape, or a list of shapes), and empty otherwise.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a capability",
-    note = "return a `#[shape]` type, `Vec<Shape>`, `String`, `serde_json::Value` or `()`"
+    note = "return a `#[shape]` type, `Vec<Shape>`, a number, `bool`, `String`, `serde_json::Value` or `()`"
 )]
 pub trait ToolOutput {
     /// `,"outputSchema":{…}` or empty.
@@ -76,6 +76,49 @@ impl<T: Shape> ToolOutput for Vec<T> {
     }
 }
 
+/// Numbers and booleans are structured as `{"result": value}`: structured content is an object
+/// (MCP's rule; FastMCP wraps a scalar the same way), and the `outputSchema` says so.
+macro_rules! scalar_output {
+    ($schema:literal => $($ty:ty),+) => {$(
+        impl ToolOutput for $ty {
+            const OUTPUT_SCHEMA_MEMBER: &'static str = concat!(
+                r#","outputSchema":{"type":"object","properties":{"result":"#, $schema, r#"},"required":["result"]}"#
+            );
+            fn into_output(self) -> Result<Output, Error> {
+                Ok(Output::structured(serde_json::json!({ "result": self })))
+            }
+        }
+    )+};
+}
+
+scalar_output!(r#"{"type":"integer","minimum":0}"# => u8, u16, u32, u64, usize);
+scalar_output!(r#"{"type":"integer"}"# => i8, i16, i32, i64, isize);
+scalar_output!(r#"{"type":"boolean"}"# => bool);
+
+/// JSON has no NaN or infinity: a handler that computed one gets an internal error, not a
+/// `null` the `outputSchema` forbids.
+impl ToolOutput for f64 {
+    const OUTPUT_SCHEMA_MEMBER: &'static str =
+        r#","outputSchema":{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}"#;
+    fn into_output(self) -> Result<Output, Error> {
+        if !self.is_finite() {
+            return Err(Error::internal(format!("the capability returned {self}, which JSON cannot carry")));
+        }
+        Ok(Output::structured(serde_json::json!({ "result": self })))
+    }
+}
+
+impl ToolOutput for f32 {
+    const OUTPUT_SCHEMA_MEMBER: &'static str = f64::OUTPUT_SCHEMA_MEMBER;
+    fn into_output(self) -> Result<Output, Error> {
+        // Through its shortest decimal form: `0.1_f32` is `0.1`, not `0.10000000149011612`.
+        match self.to_string().parse::<f64>() {
+            Ok(value) if self.is_finite() => value.into_output(),
+            _ => f64::from(self).into_output(),
+        }
+    }
+}
+
 impl ToolOutput for String {
     const OUTPUT_SCHEMA_MEMBER: &'static str = "";
     fn into_output(self) -> Result<Output, Error> {
@@ -100,7 +143,7 @@ impl ToolOutput for Value {
 /// The declared return type of a handler: `trails::Result<T>` with `T: ToolOutput`.
 #[diagnostic::on_unimplemented(
     message = "a capability must return `trails::Result<T>`, found `{Self}`",
-    note = "change the return type to `trails::Result<T>` where `T` is a shape, `Vec<Shape>`, `String`, `serde_json::Value` or `()`"
+    note = "change the return type to `trails::Result<T>` where `T` is a shape, `Vec<Shape>`, a number, `bool`, `String`, `serde_json::Value` or `()`"
 )]
 pub trait HandlerResult {
     /// The success type.
@@ -113,5 +156,41 @@ impl<T: ToolOutput> HandlerResult for Result<T, Error> {
     type Output = T;
     fn into_result(self) -> Result<T, Error> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::ToolOutput;
+
+    /// The schema each scalar declares, and the structured content that must satisfy it.
+    fn declared<T: ToolOutput>(value: T) -> (Value, Value) {
+        let member = T::OUTPUT_SCHEMA_MEMBER.strip_prefix(",\"outputSchema\":").expect("a schema member");
+        let schema: Value = serde_json::from_str(member).expect("the schema is JSON");
+        let output = value.into_output().expect("a scalar is an output");
+        assert_eq!(output.text, output.structured.as_ref().unwrap().to_string(), "the text mirrors it");
+        (schema["properties"]["result"].clone(), output.structured.unwrap())
+    }
+
+    #[test]
+    fn scalars_are_wrapped_as_result_with_a_matching_schema() {
+        assert_eq!(declared(u64::MAX), (json!({"type": "integer", "minimum": 0}), json!({"result": u64::MAX})));
+        assert_eq!(declared(-3_i32), (json!({"type": "integer"}), json!({"result": -3})));
+        assert_eq!(declared(true), (json!({"type": "boolean"}), json!({"result": true})));
+        assert_eq!(declared(0.5_f64), (json!({"type": "number"}), json!({"result": 0.5})));
+        assert_eq!(declared(0.1_f32), (json!({"type": "number"}), json!({"result": 0.1})));
+    }
+
+    #[test]
+    fn a_float_json_cannot_carry_is_an_internal_error() {
+        for value in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let error = value.into_output().unwrap_err();
+            assert!(
+                matches!(&error, super::Error::Internal(detail) if detail.contains("JSON cannot carry")),
+                "{error:?}"
+            );
+        }
     }
 }

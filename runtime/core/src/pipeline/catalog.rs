@@ -62,6 +62,28 @@ pub enum Lookup<'a> {
     Unknown,
 }
 
+/// What one caller sees of the catalog: its scopes and the tools guards hide from it (see
+/// [`Guard::refuses_always`](super::Guard::refuses_always)). Listings are built and cached per
+/// view; callers who see the same tools share one.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct View {
+    scopes: ScopeSet,
+    /// Index of the hidden set in the catalog's table (0: nothing hidden).
+    hidden: u32,
+}
+
+impl View {
+    /// Everything `scopes` may see, nothing hidden.
+    pub fn of(scopes: ScopeSet) -> View {
+        View { scopes, hidden: 0 }
+    }
+
+    /// The caller's scopes.
+    pub fn scopes(self) -> ScopeSet {
+        self.scopes
+    }
+}
+
 /// The served tool set.
 pub struct Catalog {
     /// In name order.
@@ -72,6 +94,9 @@ pub struct Catalog {
     disabled: RwLock<BTreeSet<&'static str>>,
     /// Bumped under `disabled`'s write lock by every change of the enabled set.
     generation: AtomicU64,
+    /// The distinct sets of tools hidden from some caller, by [`View`] index; the first is empty.
+    /// As many as distinct sets the guards produced (bounded by the callers, which are bounded).
+    hidden: RwLock<Vec<BTreeSet<&'static str>>>,
 }
 
 /// The knowledge-graph tools (`trails.kg.*`, `trails.meta.kg.*`) read node types: an app that
@@ -104,6 +129,7 @@ impl Catalog {
             production,
             disabled: RwLock::default(),
             generation: AtomicU64::new(0),
+            hidden: RwLock::new(vec![BTreeSet::new()]),
         }
     }
 
@@ -117,17 +143,41 @@ impl Catalog {
         !hidden_in_production && !disabled.contains(entry.name)
     }
 
-    /// The tools a caller with `scopes` sees, in name order, with the generation of the enabled
+    /// The tools a caller with `view` sees, in name order, with the generation of the enabled
     /// set they come from (read together, under one lock).
-    pub fn visible(&self, scopes: ScopeSet) -> (u64, Vec<&'static ToolEntry>) {
+    pub fn visible(&self, view: View) -> (u64, Vec<&'static ToolEntry>) {
+        let hidden = self.hidden.read().unwrap_or_else(|p| p.into_inner());
+        let hidden = &hidden[view.hidden as usize];
         let disabled = self.disabled.read().unwrap_or_else(|p| p.into_inner());
         let tools = self
             .tools
             .iter()
-            .filter(|t| self.served(t.entry, &disabled) && scopes.contains(t.entry.scope))
+            .filter(|t| self.served(t.entry, &disabled) && view.scopes.contains(t.entry.scope))
+            .filter(|t| !hidden.contains(t.entry.name))
             .map(|t| t.entry)
             .collect();
         (self.generation.load(Ordering::Acquire), tools)
+    }
+
+    /// Whether tool `name` is hidden from a caller with `view`.
+    pub fn hides(&self, view: View, name: &str) -> bool {
+        view.hidden != 0 && self.hidden.read().unwrap_or_else(|p| p.into_inner())[view.hidden as usize].contains(name)
+    }
+
+    /// The view of a caller with `scopes` from whom `hidden` is hidden.
+    pub(crate) fn view(&self, scopes: ScopeSet, hidden: BTreeSet<&'static str>) -> View {
+        if hidden.is_empty() {
+            return View::of(scopes);
+        }
+        let mut sets = self.hidden.write().unwrap_or_else(|p| p.into_inner());
+        let index = match sets.iter().position(|set| *set == hidden) {
+            Some(index) => index,
+            None => {
+                sets.push(hidden);
+                sets.len() - 1
+            }
+        };
+        View { scopes, hidden: u32::try_from(index).expect("fewer hidden sets than callers") }
     }
 
     /// Changes with every change of the enabled set.

@@ -56,6 +56,21 @@ pub trait Guard: Send + Sync + 'static {
     fn name(&self) -> &'static str {
         std::any::type_name::<Self>()
     }
+
+    /// Whether this guard refuses every call of `tool` by `caller`, whatever its arguments (a
+    /// Cedar policy that permits that caller nothing). Such a tool is not listed to that caller —
+    /// nor in its manifest, OpenAPI document or tool count — and under `[mcp] mask_denied` it is
+    /// unknown to it. The default, no, keeps every tool listed and decided per call.
+    fn refuses_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
+        let _ = (tool, caller);
+        false
+    }
+
+    /// Whether [`refuses_always`](Guard::refuses_always) can say yes at all. Only then are
+    /// listings worked out per caller; otherwise every caller with the same scopes shares one.
+    fn may_hide(&self) -> bool {
+        false
+    }
 }
 
 /// A guard the app also holds elsewhere (to read what it counted, say) is a guard too.
@@ -67,6 +82,14 @@ impl<G: Guard + ?Sized> Guard for Arc<G> {
     fn name(&self) -> &'static str {
         (**self).name()
     }
+
+    fn refuses_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
+        (**self).refuses_always(tool, caller)
+    }
+
+    fn may_hide(&self) -> bool {
+        (**self).may_hide()
+    }
 }
 
 impl<G: Guard + ?Sized> Guard for Box<G> {
@@ -76,6 +99,14 @@ impl<G: Guard + ?Sized> Guard for Box<G> {
 
     fn name(&self) -> &'static str {
         (**self).name()
+    }
+
+    fn refuses_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
+        (**self).refuses_always(tool, caller)
+    }
+
+    fn may_hide(&self) -> bool {
+        (**self).may_hide()
     }
 }
 

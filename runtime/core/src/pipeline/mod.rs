@@ -6,19 +6,20 @@ mod catalog;
 mod guard;
 mod outcome;
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use futures_util::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::auth::Caller;
+use crate::auth::{Caller, ScopeSet};
 use crate::ctx::{AppState, Ctx};
 use crate::error::{DomainError, Error};
 pub use catalog::NoSuchTool;
 #[doc(hidden)]
-pub use catalog::{Catalog, Lookup, Served};
+pub use catalog::{Catalog, Lookup, Served, View};
 #[doc(hidden)]
 pub use guard::Validation;
 pub use guard::{Call, Guard, GuardFuture, Next};
@@ -107,7 +108,15 @@ pub struct Pipeline {
     mask_denied: bool,
     /// `[mcp] max_result_bytes`.
     max_result_bytes: usize,
+    /// Whether any guard may hide tools from a caller ([`Guard::may_hide`]).
+    hiding: bool,
+    /// Each caller's view (name and scopes → view), worked out once: policies are loaded at
+    /// start. Bounded: emptied when full, and worked out again on demand.
+    views: RwLock<HashMap<(Option<String>, ScopeSet), View>>,
 }
+
+/// Callers whose views are kept at once.
+const MAX_VIEWS: usize = 4096;
 
 impl Pipeline {
     pub fn new(
@@ -117,7 +126,33 @@ impl Pipeline {
         mask_denied: bool,
         max_result_bytes: usize,
     ) -> Pipeline {
-        Pipeline { catalog, guards, state, mask_denied, max_result_bytes }
+        let hiding = guards.iter().any(|guard| guard.may_hide());
+        Pipeline { catalog, guards, state, mask_denied, max_result_bytes, hiding, views: RwLock::default() }
+    }
+
+    /// What `caller` sees of the catalog: its scopes, less the tools a guard refuses it
+    /// whatever the arguments ([`Guard::refuses_always`]).
+    pub fn view(&self, caller: &Caller) -> View {
+        if !self.hiding {
+            return View::of(caller.scopes);
+        }
+        let key = (caller.name.clone(), caller.scopes);
+        if let Some(view) = self.views.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return *view;
+        }
+        let hidden = self
+            .catalog
+            .entries()
+            .filter(|entry| self.guards.iter().any(|guard| guard.refuses_always(entry, caller)))
+            .map(|entry| entry.name)
+            .collect();
+        let view = self.catalog.view(caller.scopes, hidden);
+        let mut views = self.views.write().unwrap_or_else(|p| p.into_inner());
+        if views.len() >= MAX_VIEWS {
+            views.clear();
+        }
+        views.insert(key, view);
+        view
     }
 
     /// Whether `caller` may call tool `name`: the tool, or the refusal that says why not
@@ -125,6 +160,10 @@ impl Pipeline {
     pub fn admit(&self, name: &str, caller: &Caller) -> Result<&Served, Refusal> {
         let unknown = || Refusal::UnknownTool { name: name.to_owned() };
         match self.catalog.lookup(name, caller.scopes) {
+            // Refused whatever the arguments, and so not listed: under `mask_denied`, unknown.
+            Lookup::Found(tool) if self.mask_denied && self.catalog.hides(self.view(caller), tool.entry.name) => {
+                Err(unknown())
+            }
             Lookup::Found(tool) => Ok(tool),
             Lookup::Unknown => Err(unknown()),
             Lookup::Denied(_) if self.mask_denied => Err(unknown()),

@@ -10,4 +10,4 @@ pub mod shacl;
 #[doc(hidden)]
 pub use manifest::{render as manifest, render_tools as manifest_of};
 #[doc(hidden)]
-pub use openapi::{render as openapi, Info};
+pub use openapi::{render as openapi, render_served as openapi_served, Info};

@@ -31,9 +31,15 @@ pub(crate) fn invoke_path(id: &str) -> String {
 
 /// The whole document for `tools`, in their order.
 pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>) -> String {
+    render_served(tools.into_iter().map(|tool| (tool, tool.descriptor())), info)
+}
+
+/// The same, each tool with the descriptor it is served with (a server may publish more than
+/// the macros knew: the labels of the app's node types in the `trails_kg_*` schemas).
+pub fn render_served<'a>(tools: impl IntoIterator<Item = (&'a ToolEntry, &'a str)>, info: Info<'_>) -> String {
     let mut paths = Map::new();
-    for tool in tools {
-        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool, info.manifest) }));
+    for (tool, descriptor) in tools {
+        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool, descriptor, info.manifest) }));
     }
     let document = json!({
         "openapi": "3.1.0",
@@ -56,9 +62,10 @@ pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>
     serde_json::to_string(&document).expect("a JSON value serialises")
 }
 
-fn operation(tool: &ToolEntry, manifest: bool) -> Value {
-    // Both are the macros' own output: `tests/tests/it/registry.rs` reads every declared one.
-    let descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
+fn operation(tool: &ToolEntry, descriptor: &str, manifest: bool) -> Value {
+    // Both are the macros' own output (or its served form): `tests/tests/it/registry.rs` reads
+    // every declared one.
+    let descriptor: Value = serde_json::from_str(descriptor).expect("tool descriptors are JSON");
     let canonical: Map<String, Value> = serde_json::from_str(tool.canonical()).expect("canonical descriptors are JSON");
     let description = tool.description();
     let summary = description.lines().next().unwrap_or_default().trim();
@@ -393,8 +400,9 @@ fn components() -> Value {
 }
 
 impl Registry {
-    /// The OpenAPI 3.1 document of every tool, as `GET /openapi.json` serves it to a caller who
-    /// may see them all, titled `title` and `version`.
+    /// The OpenAPI 3.1 document of every tool from the descriptors the macros wrote, titled
+    /// `title` and `version`. A server serves the same, except that its `trails_kg_*`
+    /// operations also list the app's node types and field names (see [`render_served`]).
     pub fn openapi(&self, title: &str, version: &str) -> String {
         render(self.tools(), Info { title, version, manifest: true })
     }

@@ -145,7 +145,16 @@ fn integer_of(value: &Value) -> Option<(i128, bool)> {
         return Some((exact, false));
     }
     let float = number.as_f64()?;
-    (float.is_finite() && float.fract() == 0.0).then_some((float as i128, true))
+    if !float.is_finite() || float.fract() != 0.0 {
+        return None;
+    }
+    // An integer below `i64::MIN` is parsed as the nearest float, which may be `-2^63` exactly
+    // (`-9223372036854775809` is): taken as it reads, it would pass an `i64`'s bound. Any float
+    // that low counts as below every `i64` (`-9223372036854775808.0` too, the price of not
+    // knowing which was written). Above, floats reach `2^64`, already past `u64::MAX`.
+    const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+    let integer = if float <= I64_MIN { (float as i128).min(i128::from(i64::MIN) - 1) } else { float as i128 };
+    Some((integer, true))
 }
 
 fn check_string(rule: &StringRule, text: &str, field: &str, value: &Value, errors: &mut Errors) {

@@ -163,6 +163,19 @@ impl Policies {
         Ok(Some(Policies { by_tool, entities, authorizer: Authorizer::new() }))
     }
 
+    /// Whether `caller` is refused every call of `tool`, whatever its arguments: Cedar evaluates
+    /// the policies with `context.arguments` unknown, and a definite deny — or a policy that
+    /// fails whatever they are, which [`check`](Self::check) turns into a denial — decides it.
+    /// A decision that depends on the arguments (a residual) keeps the tool listed.
+    pub fn denies_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
+        let Some((set, _)) = self.by_tool.get(tool.name()) else { return false };
+        let Ok(request) = request_with(tool, caller, RestrictedExpression::new_unknown("arguments")) else {
+            return true; // `check` could not build it either: every call is denied.
+        };
+        let response = self.authorizer.is_authorized_partial(&request, set, &self.entities);
+        response.decision() == Some(Decision::Deny) || response.definitely_errored().next().is_some()
+    }
+
     /// Whether `caller` may call `tool` with `arguments` (already validated).
     pub fn check(&self, tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<(), Error> {
         let Some((set, names)) = self.by_tool.get(tool.name()) else { return Ok(()) };
@@ -203,6 +216,14 @@ impl Guard for PolicyGuard {
             }
         })
     }
+
+    fn refuses_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
+        self.0.denies_always(tool, caller)
+    }
+
+    fn may_hide(&self) -> bool {
+        true
+    }
 }
 
 fn read(path: &PathBuf) -> Result<String, PolicyError> {
@@ -219,6 +240,10 @@ fn uid(kind: &str, id: &str) -> Result<EntityUid, String> {
 }
 
 fn request(tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<Request, String> {
+    request_with(tool, caller, expression(arguments)?)
+}
+
+fn request_with(tool: &ToolEntry, caller: &Caller, arguments: RestrictedExpression) -> Result<Request, String> {
     let principal = match &caller.name {
         Some(name) => uid("Trails::Caller", name)?,
         None => uid("Trails::Anonymous", "anonymous")?,
@@ -228,9 +253,8 @@ fn request(tool: &ToolEntry, caller: &Caller, arguments: &Value) -> Result<Reque
     let scopes = RestrictedExpression::new_set(
         caller.scopes.names().into_iter().map(|s| RestrictedExpression::new_string(s.to_owned())),
     );
-    let context =
-        Context::from_pairs([("arguments".to_owned(), expression(arguments)?), ("scopes".to_owned(), scopes)])
-            .map_err(|e| e.to_string())?;
+    let context = Context::from_pairs([("arguments".to_owned(), arguments), ("scopes".to_owned(), scopes)])
+        .map_err(|e| e.to_string())?;
     Request::new(principal, action, resource, context, None).map_err(|e| e.to_string())
 }
 
@@ -309,6 +333,48 @@ mod tests {
         let mut other = arguments.clone();
         other["n"] = serde_json::json!(4);
         assert!(matches!(set.check(tool, &caller, &other), Err(Error::PolicyDenied(_))));
+    }
+
+    /// Hidden from a caller exactly when every call would be denied, whatever the arguments.
+    #[test]
+    fn a_tool_is_denied_always_only_when_no_arguments_could_open_it() {
+        let tool = entry(&["reports"]);
+        let runtime = ScopeSet::up_to(trails_core::auth::Scope::Runtime);
+        let anonymous = Caller::anonymous(runtime);
+        let alice = Caller { name: Some("alice".into()), scopes: runtime };
+        let cases = [
+            // Names the principal: decided without the arguments.
+            (r#"permit (principal == Trails::Caller::"alice", action, resource);"#, true, false),
+            // Depends on the arguments: decided per call, so listed to both.
+            (r#"permit (principal, action, resource) when { context.arguments.n < 3 };"#, false, false),
+            // A forbid that holds whatever the arguments, for anonymous callers only.
+            (
+                r#"permit (principal, action, resource) when { context.arguments.n < 3 };
+                   @id("no-anonymous") forbid (principal is Trails::Anonymous, action, resource);"#,
+                true,
+                false,
+            ),
+            // Scopes are known: a scope the caller lacks denies whatever the arguments.
+            (r#"permit (principal, action, resource) when { context.scopes.contains("builder") };"#, true, true),
+            // Fails for every call (no such attribute), which `check` denies: hidden too.
+            (r#"permit (principal, action, resource) when { principal.team == "x" };"#, true, true),
+        ];
+        for (text, anonymous_denied, alice_denied) in cases {
+            let text = format!("@id(\"reports\") {text}");
+            let names: &'static [&'static str] =
+                if text.contains("no-anonymous") { &["reports", "no-anonymous"] } else { &["reports"] };
+            let tool = if names.len() == 2 { entry(names) } else { tool };
+            let set = policies(&text, tool);
+            assert_eq!(set.denies_always(tool, &anonymous), anonymous_denied, "anonymous: {text}");
+            assert_eq!(set.denies_always(tool, &alice), alice_denied, "alice: {text}");
+            // Never hidden while some call would be allowed.
+            if anonymous_denied {
+                for n in [0, 1, 2, 5] {
+                    let allowed = set.check(tool, &anonymous, &serde_json::json!({ "n": n })).is_ok();
+                    assert!(!allowed, "hidden, yet n = {n} is allowed: {text}");
+                }
+            }
+        }
     }
 
     #[test]

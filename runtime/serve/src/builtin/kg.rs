@@ -303,6 +303,15 @@ async fn read_field(
     let node = read::node_type(&shared.resources, &node_type)?;
     let Some(predicate) = node.all_predicates().into_iter().find(|p| p.field == field) else {
         let fields: Vec<&str> = node.all_predicates().iter().map(|p| p.field).collect();
+        // A field of another node type is in the published enum: the schema allowed the call,
+        // and the model learns which fields this type has.
+        if shared.resources.node_types.iter().any(|other| other.all_predicates().iter().any(|p| p.field == field)) {
+            return Err(Error::not_found(format!(
+                "{} has no field `{field}` (another node type has); its fields: {}",
+                node.label,
+                fields.join(", ")
+            )));
+        }
         return Err(FieldError::refuse(
             "field",
             FieldCode::OneOf,

@@ -284,7 +284,9 @@ fn declares_anything(
 fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
     let registry = Registry::collect()?;
     let catalog = Catalog::new(&registry, settings.production);
-    let tools = Listings::new(&catalog, settings.manifest_enabled).list(&catalog, scopes);
+    let own = crate::projection::served::own_descriptors(registry.tools(), &registry.node_types().collect::<Vec<_>>());
+    let tools =
+        Listings::new(&catalog, settings.manifest_enabled, own).list(&catalog, crate::pipeline::View::of(scopes));
     Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }
 

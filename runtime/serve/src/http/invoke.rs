@@ -29,7 +29,7 @@ use trails_core::error::{DomainError, Error};
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
     let info = Info { title: &shared.name, version: &shared.version, manifest: shared.settings.manifest_enabled };
-    let document = shared.openapi_json(caller.scopes, |tools| crate::projection::openapi(tools, info));
+    let document = shared.openapi_json(shared.view(&caller), |tools| crate::projection::openapi_served(tools, info));
     ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
 

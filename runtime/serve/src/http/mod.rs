@@ -153,8 +153,8 @@ async fn to_rmcp(
 /// `GET /.well-known/capabilities`: the capabilities this caller may call — what `tools/list`
 /// shows it (scopes, production hiding, tools switched off) — and no others.
 async fn manifest(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
-    if !shared.settings.manifest_enabled {
-        return StatusCode::NOT_FOUND.into_response();
+    match shared.manifest_json(shared.view(&caller)) {
+        Some(manifest) => ([(header::CONTENT_TYPE, "application/ld+json")], manifest).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
     }
-    ([(header::CONTENT_TYPE, "application/ld+json")], shared.manifest_json(caller.scopes)).into_response()
 }

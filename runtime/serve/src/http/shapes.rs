@@ -21,7 +21,11 @@ use trails_core::auth::Caller;
 /// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a
 /// capability is part of its contract, which a caller without its scope does not learn.
 fn visible<'a>(shared: &'a Shared, caller: &'a Caller) -> impl Fn(&str) -> bool + 'a {
-    move |tool| matches!(shared.pipeline.catalog.lookup(tool, caller.scopes), Lookup::Found(_))
+    let view = shared.view(caller);
+    move |tool| {
+        matches!(shared.pipeline.catalog.lookup(tool, caller.scopes), Lookup::Found(_))
+            && !shared.pipeline.catalog.hides(view, tool)
+    }
 }
 
 pub(crate) async fn graph(

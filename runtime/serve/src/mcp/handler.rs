@@ -94,6 +94,8 @@ fn authorization_in(meta: &serde_json::Map<String, Value>) -> Option<&str> {
 
 impl ServerHandler for TrailsServer {
     fn get_info(&self) -> InitializeResult {
+        // Every app has resources (the schema, stats, the manifest); only the knowledge graph's
+        // change on their own.
         let capabilities = match self.shared.resources.kg {
             Some(_) => ServerCapabilities::builder()
                 .enable_tools()
@@ -101,7 +103,7 @@ impl ServerHandler for TrailsServer {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .build(),
-            None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build(),
+            None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
         };
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
@@ -154,7 +156,11 @@ impl ServerHandler for TrailsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(ListToolsResult::with_all_items(self.shared.tools(caller.scopes).as_ref().clone()))
+        let tools = match self.transport {
+            Transport::Stdio => self.shared.tools_stdio(self.shared.view(&caller)),
+            Transport::Http => self.shared.tools(self.shared.view(&caller)),
+        };
+        Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
     }
 
     async fn call_tool(
@@ -198,9 +204,15 @@ impl ServerHandler for TrailsServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&context)?;
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        crate::resources::read(&self.shared.resources, &*self.shared, &request.uri, &trace_id, caller.scopes)
-            .await
-            .map(ReadResourceResponse::Complete)
+        crate::resources::read(
+            &self.shared.resources,
+            &*self.shared,
+            &request.uri,
+            &trace_id,
+            self.shared.view(&caller),
+        )
+        .await
+        .map(ReadResourceResponse::Complete)
     }
 
     // Subscriptions (see `subscribe`): 2025-* sessions subscribe per URI; 2026-07-28 clients

@@ -1,6 +1,8 @@
-//! The projections: rendered in `trails-core`; the schema snapshot (a `dev` tool) here.
+//! The projections: rendered in `trails-core`; here the descriptors as an app serves them and
+//! the schema snapshot (a `dev` tool).
 
 #[cfg(feature = "http")]
 pub(crate) use trails_core::projection::*;
+pub(crate) mod served;
 #[cfg(feature = "dev")]
 pub mod snapshot;

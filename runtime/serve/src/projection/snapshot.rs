@@ -35,17 +35,28 @@ pub fn to_sorted_pretty(value: &Value) -> String {
     text
 }
 
-/// The golden text of one tool: its `tools/list` entry exactly as served, keys sorted.
-pub fn render_tool(tool: &ToolEntry) -> String {
-    let value: Value = serde_json::from_str(tool.descriptor()).expect("the macro emits valid JSON");
+/// The golden text of one tool from the descriptor it is served with (the `trails_kg_*` tools list the app's node types): its
+/// `tools/list` entry exactly as served, keys sorted.
+pub fn render_tool(descriptor: &str) -> String {
+    let value: Value = serde_json::from_str(descriptor).expect("the macro emits valid JSON");
     to_sorted_pretty(&value)
+}
+
+/// Each tool of `registry` with the descriptor the app serves it with.
+fn served(registry: &Registry) -> Vec<(&'static ToolEntry, String)> {
+    let own = super::served::own_descriptors(registry.tools(), &registry.node_types().collect::<Vec<_>>());
+    registry
+        .tools()
+        .map(|tool| (tool, own.get(tool.name()).cloned().unwrap_or_else(|| tool.descriptor().into())))
+        .collect()
 }
 
 /// Every golden file the registry implies, keyed by path relative to `schemas/`.
 pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     let mut files = BTreeMap::new();
-    for tool in registry.tools() {
-        files.insert(Path::new("mcp").join(format!("{}.json", tool.name())), render_tool(tool));
+    let served = served(registry);
+    for (tool, descriptor) in &served {
+        files.insert(Path::new("mcp").join(format!("{}.json", tool.name())), render_tool(descriptor));
     }
     // The manifest keeps the canonical field order (serde_json's `preserve_order` is on).
     let manifest: Value = serde_json::from_str(&registry.manifest()).expect("canonical descriptors are valid JSON");
@@ -54,7 +65,10 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     files.insert(PathBuf::from("manifest.jsonld"), text);
     // What `GET /openapi.json` serves a caller who may see every tool (keys sorted: the order of
     // an OpenAPI document's members carries no meaning).
-    let openapi: Value = serde_json::from_str(&registry.openapi(GOLDEN_TITLE, GOLDEN_VERSION)).expect("valid JSON");
+    let info = trails_core::projection::Info { title: GOLDEN_TITLE, version: GOLDEN_VERSION, manifest: true };
+    let tools = served.iter().map(|(tool, descriptor)| (*tool, descriptor.as_str()));
+    let openapi: Value =
+        serde_json::from_str(&trails_core::projection::openapi_served(tools, info)).expect("valid JSON");
     files.insert(PathBuf::from("openapi.json"), to_sorted_pretty(&openapi));
     // Every SHACL shape, exactly as `GET /shapes.ttl` serves it.
     files.insert(PathBuf::from("shapes.ttl"), registry.shacl());

@@ -67,34 +67,36 @@ fn node_type(node: &NodeTypeInfo) -> Value {
     })
 }
 
-/// Counts: instances per node type, provenance kept and pruned, the tools `scopes` can see
-/// (never more than its own `tools/list` shows), and resource subscriptions (with the updates
-/// dropped from full queues).
+/// Counts: the tools the caller (`view`) can see (never more than its own `tools/list` shows), resource
+/// subscriptions (with the updates dropped from full queues), budgets and — with a knowledge
+/// graph — instances per node type and provenance kept and pruned.
 pub(crate) async fn stats(
     resources: &Resources,
     live: &dyn Live,
-    kg: &Kg,
-    scopes: trails_core::auth::ScopeSet,
+    kg: Option<&Kg>,
+    view: crate::pipeline::View,
 ) -> trails_core::Result<Value> {
+    let mut stats = json!({
+        "tools": live.tool_count(view),
+        "subscriptions": live.subscription_stats(),
+        // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
+        "budgets": budgets(resources, view.scopes()),
+    });
+    let Some(kg) = kg else { return Ok(stats) };
     let mut instances = serde_json::Map::new();
     for node in &resources.node_types {
         instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
     }
     let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
     let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
-    Ok(json!({
-        "instances": instances,
-        "provenance": {
-            "activities": activities,
-            "pruned_since_start": kg.provenance_pruned(),
-            "keep": resources.provenance_keep,
-            "max_age_days": resources.provenance_max_age_days,
-        },
-        "tools": live.tool_count(scopes),
-        "subscriptions": live.subscription_stats(),
-        // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
-        "budgets": budgets(resources, scopes),
-    }))
+    stats["instances"] = json!(instances);
+    stats["provenance"] = json!({
+        "activities": activities,
+        "pruned_since_start": kg.provenance_pruned(),
+        "keep": resources.provenance_keep,
+        "max_age_days": resources.provenance_max_age_days,
+    });
+    Ok(stats)
 }
 
 #[cfg(feature = "ledger")]
@@ -121,26 +123,26 @@ pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> trails_core::Result<u
     Ok(kg.store().find(find).await.map_err(kg::store_failed)?.total)
 }
 
-/// Health checks: the store answers (and how fast), the registry and what the server serves.
-pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: &Kg) -> Value {
-    let started = Instant::now();
-    let probe = kg.store().select("ASK { ?s ?p ?o }".to_owned(), Vec::new()).await;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let store = &resources.store;
-    let store_check = match probe {
-        Ok(_) => json!({ "check": "store", "ok": true, "detail": store, "ms": elapsed_ms }),
-        Err(error) => json!({ "check": "store", "ok": false, "detail": format!("{store}: {error}"), "ms": elapsed_ms }),
-    };
-    let ok = store_check["ok"] == true;
-    json!({
-        "ok": ok,
-        "checks": [
-            store_check,
-            { "check": "registry", "ok": true, "detail": format!(
-                "{} tools, {} shapes, {} node types", live.tool_count(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)),
-                resources.shape_entries.len(), resources.node_types.len()) },
-        ],
-    })
+/// Health checks: the store answers (and how fast; with a knowledge graph), and what is
+/// registered.
+pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: Option<&Kg>) -> Value {
+    let mut checks = Vec::new();
+    if let Some(kg) = kg {
+        let started = Instant::now();
+        let probe = kg.store().select("ASK { ?s ?p ?o }".to_owned(), Vec::new()).await;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let store = &resources.store;
+        checks.push(match probe {
+            Ok(_) => json!({ "check": "store", "ok": true, "detail": store, "ms": ms }),
+            Err(error) => json!({ "check": "store", "ok": false, "detail": format!("{store}: {error}"), "ms": ms }),
+        });
+    }
+    let tools =
+        live.tool_count(crate::pipeline::View::of(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)));
+    let (shapes, node_types) = (resources.shape_entries.len(), resources.node_types.len());
+    let detail = format!("{tools} tools, {shapes} shapes, {node_types} node types");
+    checks.push(json!({ "check": "registry", "ok": true, "detail": detail }));
+    json!({ "ok": checks.iter().all(|check| check["ok"] == true), "checks": checks })
 }
 
 /// The latest activities, newest first.

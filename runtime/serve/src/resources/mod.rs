@@ -1,6 +1,9 @@
-//! The knowledge graph as MCP resources (`runtime/guide/03-knowledge-graph.md`): one umbrella resource
-//! per node type, `trails://kg/types`, and the templates for filtered pages and single instances.
-//! Every URI goes through one parser (`uri`); values in a `where` clause are bound by the store.
+//! What a server offers as MCP resources (`runtime/guide/03-knowledge-graph.md`). Every app has
+//! `trails://schema`, `trails://stats`, `trails://doctor` and the capability manifest
+//! (`trails://capabilities`); an app with node types also has the knowledge graph: one umbrella
+//! resource per node type, `trails://kg/types`, provenance, and the templates for filtered pages
+//! and single instances. Every URI goes through one parser (`uri`); values in a `where` clause
+//! are bound by the store.
 //!
 //! `subscribe` says which URIs can be watched and what each watches (a [`Topic`]); the routing
 //! of changes to subscribers lives in `state/notifier`, the delivery in `mcp/subscribe`. `tools`
@@ -17,21 +20,25 @@ mod uri;
 
 pub(crate) use read::{list, read, templates};
 pub(crate) use subscribe::{topic, Topic};
+pub(crate) use uri::MANIFEST_URI;
 
+use bytes::Bytes;
 use serde_json::Value;
-use trails_core::auth::ScopeSet;
 use trails_core::declare::NodeTypeInfo;
 use trails_core::registry::ShapeEntry;
 
 use crate::kg::Kg;
+use crate::pipeline::View;
 
 /// What the resources read, built once per process: the knowledge graph (`None`: the app
-/// declares no node type, and there are no resources), the declarations they describe, and the
+/// declares no node type: only the fixed resources), the declarations they describe, and the
 /// facts `trails://stats` and `trails://doctor` report.
 pub(crate) struct Resources {
     pub(crate) kg: Option<Kg>,
     /// The node types, in registry order.
     pub(crate) node_types: Vec<&'static NodeTypeInfo>,
+    /// `[capability.manifest] enabled`: `trails://capabilities` is served.
+    pub(crate) manifest: bool,
     /// Every shape, in registry order (`trails://schema`).
     pub(crate) shape_entries: Vec<&'static ShapeEntry>,
     /// What each caller spent of its budget.
@@ -46,8 +53,10 @@ pub(crate) struct Resources {
 
 /// What the resources report of the serving layer above them, which implements it.
 pub(crate) trait Live: Send + Sync {
-    /// How many tools a caller with `scopes` sees.
-    fn tool_count(&self, scopes: ScopeSet) -> usize;
+    /// How many tools a caller with `view` sees.
+    fn tool_count(&self, view: View) -> usize;
+    /// The capability manifest a caller with `view` sees (`None`: it is switched off).
+    fn manifest(&self, view: View) -> Option<Bytes>;
     /// The subscriptions' counts and bounds, for `trails://stats`.
     fn subscription_stats(&self) -> Value;
 }

@@ -10,6 +10,7 @@ use super::fixed;
 use super::uri::{self, ListRequest, Target, UriError, SCHEME};
 use super::{Live, Resources};
 use crate::kg::{mapping, store_failed, Find, Kg};
+use crate::pipeline::View;
 use crate::wire::errors;
 use trails_core::auth::{Scope, ScopeSet};
 use trails_core::declare::{Datatype, NodeTypeInfo};
@@ -18,13 +19,12 @@ use trails_core::declare::{Datatype, NodeTypeInfo};
 const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \
 subscribe to single instances (trails://kg/<Type>/<id>) when only a few matter.";
 
-/// One umbrella per node type, then the fixed resources `scopes` may read.
+/// One umbrella per node type (with a knowledge graph), then the fixed resources `scopes` may
+/// read.
 pub(crate) fn list(resources: &Resources, scopes: ScopeSet) -> Vec<Resource> {
-    if resources.kg.is_none() {
-        return Vec::new();
-    }
-    let mut listed: Vec<Resource> = resources
-        .node_types
+    let kg = resources.kg.is_some();
+    let node_types = if kg { &resources.node_types[..] } else { &[] };
+    let mut listed: Vec<Resource> = node_types
         .iter()
         .map(|node| {
             Resource::new(format!("{SCHEME}kg/{}", node.label), node.label)
@@ -37,26 +37,40 @@ pub(crate) fn list(resources: &Resources, scopes: ScopeSet) -> Vec<Resource> {
                 .with_mime_type("application/json")
         })
         .collect();
-    let mut fixed = vec![
-        ("kg/types", "kg-types", "Node types", "Every node type with its class IRI and how many instances it has."),
-        (
-            "schema",
-            "schema",
-            "Schema",
-            "Every shape's JSON Schema and every node type's predicates (IRI, datatype, target).",
-        ),
-        ("stats", "stats", "Statistics", "Instances per node type, provenance activities kept and pruned, tools."),
-    ];
-    if scopes.contains(Scope::Builder) {
-        fixed.push(("doctor", "doctor", "Health", "Whether the store answers (and how fast), and what is registered."));
-        fixed.push(("prov/latest", "prov-latest", "Latest provenance", "The latest PROV-O activities, newest first."));
+    let mut fixed = Vec::new();
+    if resources.manifest {
+        let description = "The capabilities this caller may call, as JSON-LD: each tool's id, scope, effects, \
+                           input and output shapes, preconditions and policies.";
+        fixed.push(("capabilities", "capabilities", "Capability manifest", description, "application/ld+json"));
     }
-    for (path, name, title, description) in fixed {
+    if kg {
+        let description = "Every node type with its class IRI and how many instances it has.";
+        fixed.push(("kg/types", "kg-types", "Node types", description, "application/json"));
+    }
+    let description = "Every shape's JSON Schema and every node type's predicates (IRI, datatype, target).";
+    fixed.push(("schema", "schema", "Schema", description, "application/json"));
+    let description = match kg {
+        true => "Instances per node type, provenance activities kept and pruned, tools, subscriptions, budgets.",
+        false => "Tools, subscriptions and budgets.",
+    };
+    fixed.push(("stats", "stats", "Statistics", description, "application/json"));
+    if scopes.contains(Scope::Builder) {
+        let description = match kg {
+            true => "Whether the store answers (and how fast), and what is registered.",
+            false => "What is registered.",
+        };
+        fixed.push(("doctor", "doctor", "Health", description, "application/json"));
+        if kg {
+            let description = "The latest PROV-O activities, newest first.";
+            fixed.push(("prov/latest", "prov-latest", "Latest provenance", description, "application/json"));
+        }
+    }
+    for (path, name, title, description, mime) in fixed {
         listed.push(
             Resource::new(format!("{SCHEME}{path}"), name)
                 .with_title(title)
                 .with_description(description)
-                .with_mime_type("application/json"),
+                .with_mime_type(mime),
         );
     }
     listed
@@ -98,9 +112,9 @@ pub(crate) async fn read(
     live: &dyn Live,
     uri: &str,
     trace_id: &str,
-    scopes: ScopeSet,
+    view: View,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let Some(kg) = &resources.kg else { return Err(errors::unknown_resource(uri)) };
+    let scopes = view.scopes();
     let builder = scopes.contains(Scope::Builder);
     // Builder-only resources are unknown to others, as masked tools are — whatever follows the
     // path, so no answer tells them apart from a URI that names nothing.
@@ -109,16 +123,45 @@ pub(crate) async fn read(
         return Err(errors::unknown_resource(uri));
     }
     let target = uri::parse(uri, &resources.node_types).map_err(|error| refused(uri, error))?;
+    let kg = resources.kg.as_ref();
     let (mime, body) = match target {
         // Builder-only resources are unknown to others, as masked tools are.
         Target::Doctor | Target::ProvLatest if !builder => return Err(errors::unknown_resource(uri)),
+        Target::Capabilities => {
+            let Some(manifest) = live.manifest(view) else { return Err(errors::unknown_resource(uri)) };
+            // The manifest's own bytes (cached per scope set), not a parse and re-serialisation.
+            let text = String::from_utf8_lossy(&manifest).into_owned();
+            let contents = ResourceContents::text(text, uri).with_mime_type("application/ld+json");
+            return Ok(ReadResourceResult::new(vec![contents]));
+        }
         Target::Doctor => ("application/json", Ok(fixed::doctor(resources, live, kg).await)),
-        Target::ProvLatest => ("application/json", fixed::prov_latest(kg).await),
         Target::Schema => ("application/json", Ok(fixed::schema(resources))),
-        Target::Stats => ("application/json", fixed::stats(resources, live, kg, scopes).await),
+        Target::Stats => ("application/json", fixed::stats(resources, live, kg, view).await),
+        // The rest is the knowledge graph's, which an app without node types has not.
+        target => {
+            let Some(kg) = kg else { return Err(errors::unknown_resource(uri)) };
+            if let Target::Blob { sha256 } = target {
+                return blob(kg, uri, sha256, trace_id).await;
+            }
+            read_kg(resources, kg, uri, target).await?
+        }
+    };
+    let body = body.map_err(|error| errors::from_error(error, trace_id))?;
+    let text = serde_json::to_string(&body).expect("JSON values serialise");
+    Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)]))
+}
+
+/// The knowledge graph's documents: `(mime, body)`.
+async fn read_kg(
+    resources: &Resources,
+    kg: &Kg,
+    uri: &str,
+    target: Target,
+) -> Result<(&'static str, trails_core::Result<Value>), ErrorData> {
+    Ok(match target {
+        Target::ProvLatest => ("application/json", fixed::prov_latest(kg).await),
         Target::Types => ("application/json", types(resources, kg).await),
         Target::List(request) => ("application/json", page(kg, uri, request).await),
-        Target::Blob { sha256 } => return blob(kg, uri, sha256, trace_id).await,
         Target::Instance { node, id } => {
             let iri = mapping::instance_iri(kg.base(), node.label, &id);
             match instance(kg, node, &iri).await {
@@ -127,10 +170,11 @@ pub(crate) async fn read(
                 Err(error) => ("application/ld+json", Err(error)),
             }
         }
-    };
-    let body = body.map_err(|error| errors::from_error(error, trace_id))?;
-    let text = serde_json::to_string(&body).expect("JSON values serialise");
-    Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)]))
+        // Read above (not the knowledge graph's, or not a document).
+        Target::Capabilities | Target::Schema | Target::Stats | Target::Doctor | Target::Blob { .. } => {
+            return Err(errors::unknown_resource(uri))
+        }
+    })
 }
 
 /// The bytes of a stored blob, as MCP blob contents (base64) of its media type. Only a host that

@@ -8,7 +8,7 @@ use rmcp::ErrorData;
 use serde_json::json;
 
 use super::read::refused;
-use super::uri::{self, Target, SCHEME};
+use super::uri::{self, Target, MANIFEST_URI, SCHEME};
 use super::Resources;
 use crate::kg::changes::{Change, ChangeKind};
 use crate::kg::mapping;
@@ -52,7 +52,6 @@ impl Topic {
 
 /// What `uri` watches, for a caller with `scopes`; the `-32602` that explains why not otherwise.
 pub(crate) fn topic(resources: &Resources, uri: &str, scopes: ScopeSet) -> Result<Topic, ErrorData> {
-    let Some(kg) = &resources.kg else { return Err(errors::unknown_resource(uri)) };
     if uri.len() > MAX_SUBSCRIBED_URI {
         let shown: String = uri.chars().take(64).collect();
         return Err(ErrorData::invalid_params(
@@ -67,8 +66,22 @@ pub(crate) fn topic(resources: &Resources, uri: &str, scopes: ScopeSet) -> Resul
         return Err(errors::unknown_resource(uri));
     }
     let target = uri::parse(uri, &resources.node_types).map_err(|error| refused(uri, error))?;
+    if matches!(target, Target::Capabilities) && !resources.manifest {
+        return Err(errors::unknown_resource(uri));
+    }
     let not_subscribable =
         |why: String| ErrorData::invalid_params(why, Some(json!({ "uri": uri, "subscribable": false })));
+    // Without a knowledge graph nothing a subscription watches ever changes.
+    let Some(kg) = &resources.kg else {
+        return Err(match target {
+            Target::Schema | Target::Stats | Target::Doctor | Target::Capabilities => not_subscribable(
+                "this server has no knowledge graph, so this resource does not change on its own; read it again \
+                 instead"
+                    .into(),
+            ),
+            _ => errors::unknown_resource(uri),
+        });
+    };
     Ok(match target {
         Target::Types => Topic::Types,
         Target::Stats => Topic::Stats,
@@ -85,6 +98,12 @@ pub(crate) fn topic(resources: &Resources, uri: &str, scopes: ScopeSet) -> Resul
             return Err(not_subscribable(
                 "a blob is named by its SHA-256 and never changes; subscribe to the instance that holds it".into(),
             ))
+        }
+        Target::Capabilities => {
+            return Err(not_subscribable(format!(
+                "{MANIFEST_URI} changes when the tool list does: notifications/tools/list_changed says when; read \
+                 it again then"
+            )))
         }
         Target::Schema => {
             return Err(not_subscribable(format!(

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! trails://schema | trails://kg/types | trails://stats | trails://doctor | trails://prov/latest
+//! trails://capabilities[#<capability id>]
 //! trails://kg/<Type>[?where=<field>=<value>][&limit=<n>][&offset=<n>][&after=<iri>]
 //! trails://kg/<Type>/<id>
 //! trails://blob/<sha256>
@@ -19,9 +20,14 @@ use trails_core::declare::{Datatype, NodeTypeInfo, PredicateInfo};
 /// The scheme every Trails resource URI starts with.
 pub(crate) const SCHEME: &str = "trails://";
 
+/// The capability manifest as a resource (the stdio descriptors' `manifest_uri` points into it).
+pub(crate) const MANIFEST_URI: &str = "trails://capabilities";
+
 /// What a resource URI names.
 #[derive(Debug)]
 pub(crate) enum Target {
+    /// The capability manifest (JSON-LD) the caller sees.
+    Capabilities,
     /// Every shape and node type with its JSON Schema and predicate IRIs.
     Schema,
     /// Node types with instance counts.
@@ -94,6 +100,10 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
         return Err(grammar("a resource URI may not contain `\"`, `\\` or line breaks".into()));
     }
     let rest = uri.strip_prefix(SCHEME).ok_or_else(unknown)?;
+    // A descriptor's `manifest_uri` names its capability by fragment; the whole manifest answers.
+    if rest.split_once('#').map_or(rest, |(path, _)| path) == "capabilities" {
+        return Ok(Target::Capabilities);
+    }
     if rest.contains('#') {
         return Err(grammar("a resource URI has no fragment (`#…`)".into()));
     }
@@ -103,6 +113,7 @@ pub(crate) fn parse(uri: &str, node_types: &[&'static NodeTypeInfo]) -> Result<T
     };
     let fixed = match path {
         "schema" => Some(Target::Schema),
+        "capabilities" => Some(Target::Capabilities),
         "kg/types" => Some(Target::Types),
         "stats" => Some(Target::Stats),
         "doctor" => Some(Target::Doctor),

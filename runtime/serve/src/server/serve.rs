@@ -63,7 +63,7 @@ impl Server {
 
     /// The `tools/list` payload for `scopes`, as the wire carries it.
     pub fn tools_json(&self, scopes: ScopeSet) -> String {
-        let tools = self.shared.tools(scopes);
+        let tools = self.shared.tools(crate::pipeline::View::of(scopes));
         serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise")
     }
 

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-#[cfg(feature = "http")]
 use bytes::Bytes;
 use rmcp::model::Tool;
 
@@ -10,9 +9,9 @@ use super::listings::Listings;
 use super::notifier::Subscriptions;
 use crate::config::Settings;
 use crate::kg::Kg;
-use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation};
+use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation, View};
 use crate::resources::{Live, Resources};
-use trails_core::auth::ScopeSet;
+use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::registry::Registry;
 #[cfg(feature = "http")]
@@ -53,7 +52,9 @@ impl Shared {
     pub(crate) fn new(registry: &Registry, settings: Settings, parts: Parts) -> Shared {
         let Parts { state, name, version, kg, policy, guards: own_guards } = parts;
         let catalog = Catalog::new(registry, settings.production);
-        let listings = Listings::new(&catalog, settings.manifest_enabled);
+        let node_types: Vec<_> = registry.node_types().collect();
+        let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
+        let listings = Listings::new(&catalog, settings.manifest_enabled, own);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
         let subscriptions = Arc::new(Subscriptions::new(
@@ -98,7 +99,8 @@ impl Shared {
         let pipeline = Pipeline::new(catalog, guards, state, settings.mask_denied, settings.max_result_bytes);
         let resources = Resources {
             kg,
-            node_types: registry.node_types().collect(),
+            node_types,
+            manifest: settings.manifest_enabled,
             shape_entries: registry.shapes().collect(),
             #[cfg(feature = "ledger")]
             budgets,
@@ -135,37 +137,51 @@ impl Shared {
         Ok(changed)
     }
 
-    /// The tools a caller with `scopes` sees, as rmcp's `Tool`s.
-    pub(crate) fn tools(&self, scopes: ScopeSet) -> Arc<Vec<Tool>> {
-        self.listings.list(&self.pipeline.catalog, scopes)
+    /// What `caller` sees of the catalog (its scopes, less what guards hide from it).
+    pub(crate) fn view(&self, caller: &Caller) -> View {
+        self.pipeline.view(caller)
+    }
+
+    /// The tools a caller with `view` sees, as rmcp's `Tool`s.
+    pub(crate) fn tools(&self, view: View) -> Arc<Vec<Tool>> {
+        self.listings.list(&self.pipeline.catalog, view)
     }
 
     #[cfg(feature = "http")]
     /// The same, as the `tools/list` result's bytes (see `Listings::list_json`).
-    pub(crate) fn tools_json(&self, scopes: ScopeSet, current: bool) -> Bytes {
-        self.listings.list_json(&self.pipeline.catalog, scopes, current)
+    pub(crate) fn tools_json(&self, view: View, current: bool) -> Bytes {
+        self.listings.list_json(&self.pipeline.catalog, view, current)
+    }
+
+    /// The same for a stdio client (`manifest_uri` names the manifest resource).
+    pub(crate) fn tools_stdio(&self, view: View) -> Arc<Vec<Tool>> {
+        self.listings.list_stdio(&self.pipeline.catalog, view)
+    }
+
+    /// The capability manifest a caller with `view` sees: the tools `tools/list` shows it
+    /// (`None`: the manifest is switched off).
+    pub(crate) fn manifest_json(&self, view: View) -> Option<Bytes> {
+        self.listings.manifest_json(&self.pipeline.catalog, view)
     }
 
     #[cfg(feature = "http")]
-    /// The capability manifest a caller with `scopes` sees: the tools `tools/list` shows it.
-    pub(crate) fn manifest_json(&self, scopes: ScopeSet) -> Bytes {
-        self.listings.manifest_json(&self.pipeline.catalog, scopes)
-    }
-
-    #[cfg(feature = "http")]
-    /// The OpenAPI document of what a caller with `scopes` sees.
+    /// The OpenAPI document of what a caller with `view` sees.
     pub(crate) fn openapi_json(
         &self,
-        scopes: ScopeSet,
-        render: impl FnOnce(Vec<&'static ToolEntry>) -> String,
+        view: View,
+        render: impl FnOnce(Vec<(&'static ToolEntry, &str)>) -> String,
     ) -> Bytes {
-        self.listings.openapi_json(&self.pipeline.catalog, scopes, render)
+        self.listings.openapi_json(&self.pipeline.catalog, view, render)
     }
 }
 
 impl Live for Shared {
-    fn tool_count(&self, scopes: ScopeSet) -> usize {
-        self.tools(scopes).len()
+    fn tool_count(&self, view: View) -> usize {
+        self.tools(view).len()
+    }
+
+    fn manifest(&self, view: View) -> Option<Bytes> {
+        self.manifest_json(view)
     }
 
     fn subscription_stats(&self) -> serde_json::Value {

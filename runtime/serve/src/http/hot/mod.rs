@@ -236,7 +236,7 @@ impl HotPath {
         let shared = &self.shared;
         let outcome = match planned.request {
             Owned::ListTools => {
-                let result = shared.tools_json(caller.scopes, planned.current);
+                let result = shared.tools_json(shared.view(&caller), planned.current);
                 return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
             Owned::CallTool(params, key) => {
@@ -252,7 +252,7 @@ impl HotPath {
             )),
             Owned::ReadResource(uri) => {
                 let trace_id = uuid::Uuid::new_v4().simple().to_string();
-                crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, caller.scopes)
+                crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, shared.view(&caller))
                     .await
                     .map(|result| ServerResult::from(ReadResourceResponse::Complete(result)))
                     // rmcp gives 2026-07-28 peers `-32602` for a missing resource (not for

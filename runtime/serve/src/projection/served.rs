@@ -1,0 +1,43 @@
+//! The descriptors an app serves where they say more than the macros could: the `trails_kg_*`
+//! tools are compiled into the runtime before any app declares a node type, so their schemas
+//! learn the app's labels and field names here, once at start. Every projection of a tool (the
+//! listings, OpenAPI, the goldens) reads the served descriptor.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::{json, Value};
+use trails_core::declare::NodeTypeInfo;
+use trails_core::registry::ToolEntry;
+
+/// The `trails_kg_*` (and `trails_meta_kg_validate`) descriptors as this app serves them, by tool name: `node_type` is an enum
+/// of its node types' labels and `field` of their field names, so a client that fills the
+/// arguments from the schema sends only names the server knows. (The macros wrote these tools
+/// before any app declared a node type.) Nothing without node types: the tools are not served.
+pub(crate) fn own_descriptors(
+    tools: impl Iterator<Item = &'static ToolEntry>,
+    node_types: &[&'static NodeTypeInfo],
+) -> HashMap<&'static str, String> {
+    // Sorted: the schemas stay the same when a declaration moves to another module.
+    let labels: BTreeSet<&str> = node_types.iter().map(|node| node.label).collect();
+    let fields: BTreeSet<&str> =
+        node_types.iter().flat_map(|node| node.all_predicates()).map(|predicate| predicate.field).collect();
+    let mut own = HashMap::new();
+    let reads_kg = |tool: &ToolEntry| {
+        tool.source().starts_with("trails_serve::builtin::")
+            && (tool.id().starts_with("trails.kg.") || tool.id() == "trails.meta.kg.validate")
+    };
+    for tool in tools.filter(|tool| !labels.is_empty() && reads_kg(tool)) {
+        let mut descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
+        let Some(properties) = descriptor.pointer_mut("/inputSchema/properties").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        if let Some(Value::Object(node_type)) = properties.get_mut("node_type") {
+            node_type.insert("enum".into(), json!(labels));
+        }
+        if let Some(Value::Object(field)) = properties.get_mut("field") {
+            field.insert("enum".into(), json!(fields));
+        }
+        own.insert(tool.name(), descriptor.to_string());
+    }
+    own
+}
