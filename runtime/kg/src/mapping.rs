@@ -25,6 +25,12 @@ pub fn instance_iri(base: &str, label: &str, key: &str) -> String {
     }
 }
 
+/// What the IRIs of the `label` instances whose key starts with `prefix` start with (the key
+/// encoded as [`instance_iri`] encodes it, character by character).
+pub fn key_prefix_iri(base: &str, label: &str, prefix: &str) -> String {
+    format!("{base}/{label}/{}", utf8_percent_encode(prefix, SEGMENT))
+}
+
 /// The named graph a node type's instances live in.
 pub fn graph_iri(base: &str, label: &str) -> String {
     format!("{base}/graph/{label}")

@@ -240,3 +240,41 @@ async fn arguments_taken_from_the_published_schemas_are_never_invalid() {
     assert_eq!(published["node_type"]["enum"], json!(labels), "{published}");
     assert_eq!(published["field"]["enum"], json!(fields), "{published}");
 }
+
+/// `completion/complete` on the resource templates: instance keys that start with what was
+/// typed, from the store, at most 100 with `hasMore`; the fields of a `where` clause.
+#[tokio::test]
+async fn template_variables_complete_from_the_store() {
+    trails_tests::link();
+    let kg = Kg::temporary().unwrap();
+    for n in 0..120 {
+        kg.create(requirement(n)).await.unwrap();
+    }
+    let addr = in_process::serve(trails::App::new().kg(kg), in_process::settings("")).await.addr;
+    let client = trails_tests::client::connect(addr, None).await;
+    assert!(client.peer_info().unwrap().capabilities.completions.is_some(), "announced");
+
+    let instance = "trails://kg/Requirement/{id}";
+    let keys = client.complete_resource_argument(instance, "id", "REQ-11", None).await.unwrap();
+    let expected: Vec<String> = [
+        "REQ-11", "REQ-110", "REQ-111", "REQ-112", "REQ-113", "REQ-114", "REQ-115", "REQ-116", "REQ-117", "REQ-118",
+        "REQ-119",
+    ]
+    .map(str::to_owned)
+    .into();
+    assert_eq!((keys.values, keys.has_more), (expected, Some(false)));
+    let all = client.complete_resource_argument(instance, "id", "REQ-", None).await.unwrap();
+    assert_eq!((all.values.len(), all.has_more), (100, Some(true)), "bounded, and says there are more");
+    let none = client.complete_resource_argument(instance, "id", "NOPE", None).await.unwrap();
+    assert!(none.values.is_empty());
+
+    let page = "trails://kg/Requirement{?where,limit,offset}";
+    let fields = client.complete_resource_argument(page, "where", "st", None).await.unwrap();
+    assert_eq!(fields.values, ["status="]);
+
+    // What is not one of this server's templates says so.
+    let unknown = client.complete_resource_argument("trails://kg/Nope/{id}", "id", "", None).await.unwrap_err();
+    assert!(unknown.to_string().contains("not one of this server's resource templates"), "{unknown}");
+    let prompt = client.complete_prompt_argument("summarise", "topic", "", None).await.unwrap_err();
+    assert!(prompt.to_string().contains("no prompts"), "{prompt}");
+}

@@ -4,10 +4,10 @@
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, SubscribeRequestParams, SubscriptionFilter,
-    Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -102,6 +102,7 @@ impl ServerHandler for TrailsServer {
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_subscribe()
+                .enable_completions()
                 .build(),
             None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
         };
@@ -195,6 +196,19 @@ impl ServerHandler for TrailsServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.caller(&context)?;
         Ok(ListResourceTemplatesResult::with_all_items(crate::resources::templates(&self.shared.resources)))
+    }
+
+    /// Completions of a resource template's variables (instance keys, `where` fields).
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.caller(&context)?;
+        let trace_id = uuid::Uuid::new_v4().simple().to_string();
+        let info =
+            crate::resources::complete(&self.shared.resources, &request.r#ref, &request.argument, &trace_id).await?;
+        Ok(CompleteResult::new(info))
     }
 
     async fn read_resource(

@@ -12,12 +12,14 @@
 //! This layer owns its state ([`Resources`]) and sits below the server: what it reports of the
 //! server (tool counts, subscriptions) it asks through [`Live`], which the server implements.
 
+mod complete;
 mod fixed;
 mod read;
 mod subscribe;
 pub(crate) mod tools;
 mod uri;
 
+pub(crate) use complete::complete;
 pub(crate) use read::{list, read, templates};
 pub(crate) use subscribe::{topic, Topic};
 pub(crate) use uri::MANIFEST_URI;
