@@ -83,7 +83,7 @@ async fn a_policy_denies_with_32002_and_403_and_another_allows() {
     );
     let denied = over_mcp(&server, None, &arguments(1)).await.unwrap_err();
     assert_eq!(denied["code"], -32002, "{denied}");
-    assert!(denied["message"].as_str().unwrap().contains("fixtures.write"), "{denied}");
+    assert!(denied["message"].as_str().unwrap().contains("`fixtures.constraints` is not allowed"), "{denied}");
     let (status, body) = over_invoke(&server, None, &arguments(1)).await;
     assert_eq!((status, &body["error"]["code"]), (403, &json!(-32002)), "{body}");
 
@@ -92,8 +92,12 @@ async fn a_policy_denies_with_32002_and_403_and_another_allows() {
     let (status, body) = over_invoke(&server, Some(DEV_TOKEN), &arguments(1)).await;
     assert_eq!(status, 200, "{body}");
 
-    // Invalid input is still a validation error first: the policy sees only valid arguments.
+    // Denied whatever the arguments: refused before validation (whose errors would show the
+    // contract), as a scope denial is. The `dev` caller's invalid input is a validation error.
     let invalid = over_mcp(&server, None, &arguments(9)).await.unwrap_err();
+    assert_eq!(invalid["code"], -32002, "{invalid}");
+    assert!(invalid.get("data").is_none_or(|data| data.get("fields").is_none()), "{invalid}");
+    let invalid = over_mcp(&server, Some(DEV_TOKEN), &arguments(9)).await.unwrap_err();
     assert_eq!(invalid["code"], -32602, "{invalid}");
 
     // Denied whatever the arguments: not listed to anonymous callers — not in tools/list, the
@@ -154,6 +158,9 @@ async fn a_policy_decides_on_the_arguments_and_unrelated_policies_do_not_open_th
            permit (principal, action, resource);"#,
     );
     assert!(over_mcp(&server, None, &arguments(2)).await.is_ok());
+    // The policy sees only valid arguments: invalid input is a validation error first.
+    let invalid = over_mcp(&server, None, &arguments(9)).await.unwrap_err();
+    assert_eq!(invalid["code"], -32602, "{invalid}");
     // Decided per call: listed to every caller.
     assert!(listed(&server, None).await.contains(&"fixtures_constraints".to_owned()));
     let denied = over_mcp(&server, None, &arguments(3)).await.unwrap_err();

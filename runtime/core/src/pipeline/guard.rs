@@ -60,7 +60,9 @@ pub trait Guard: Send + Sync + 'static {
     /// Whether this guard refuses every call of `tool` by `caller`, whatever its arguments (a
     /// Cedar policy that permits that caller nothing). Such a tool is not listed to that caller —
     /// nor in its manifest, OpenAPI document or tool count — and under `[mcp] mask_denied` it is
-    /// unknown to it. The default, no, keeps every tool listed and decided per call.
+    /// unknown to it (otherwise refused before validation, `-32002`). The answer must depend only
+    /// on the tool and the caller's name and scopes: it is worked out once per caller and kept.
+    /// The default, no, keeps every tool listed and decided per call.
     fn refuses_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
         let _ = (tool, caller);
         false

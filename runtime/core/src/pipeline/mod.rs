@@ -160,10 +160,16 @@ impl Pipeline {
     pub fn admit(&self, name: &str, caller: &Caller) -> Result<&Served, Refusal> {
         let unknown = || Refusal::UnknownTool { name: name.to_owned() };
         match self.catalog.lookup(name, caller.scopes) {
-            // Refused whatever the arguments, and so not listed: under `mask_denied`, unknown.
-            Lookup::Found(tool) if self.mask_denied && self.catalog.hides(self.view(caller), tool.entry.name) => {
-                Err(unknown())
-            }
+            // Refused whatever the arguments, and so not listed: under `mask_denied`, unknown;
+            // otherwise refused now, as a scope denial is — before validation, whose errors
+            // would show the contract the listings keep from this caller.
+            Lookup::Found(tool) if self.catalog.hides(self.view(caller), tool.entry.name) => match self.mask_denied {
+                true => Err(unknown()),
+                false => Err(Refusal::Failed {
+                    error: Error::policy_denied(format!("`{}` is not allowed to this caller", tool.entry.id)),
+                    trace_id: uuid::Uuid::new_v4().simple().to_string(),
+                }),
+            },
             Lookup::Found(tool) => Ok(tool),
             Lookup::Unknown => Err(unknown()),
             Lookup::Denied(_) if self.mask_denied => Err(unknown()),

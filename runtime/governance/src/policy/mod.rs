@@ -170,7 +170,7 @@ impl Policies {
     pub fn denies_always(&self, tool: &ToolEntry, caller: &Caller) -> bool {
         let Some((set, _)) = self.by_tool.get(tool.name()) else { return false };
         let Ok(request) = request_with(tool, caller, RestrictedExpression::new_unknown("arguments")) else {
-            return true; // `check` could not build it either: every call is denied.
+            return false; // Undecided here: listed, and `check` decides each call.
         };
         let response = self.authorizer.is_authorized_partial(&request, set, &self.entities);
         response.decision() == Some(Decision::Deny) || response.definitely_errored().next().is_some()

@@ -50,7 +50,7 @@ pub(crate) async fn complete(
     let typed = argument.value.as_str();
     let values = match (variables, argument.name.as_str()) {
         ("id", "id") => return keys(kg, node, typed).await.map_err(|e| errors::from_error(e, trace_id)),
-        ("page", "where") => where_fields(node, typed),
+        ("page", "where") => return Ok(where_fields(node, typed)),
         ("page", "limit" | "offset") => Vec::new(),
         _ => {
             let name = trails_core::validate::echo_name(&argument.name);
@@ -65,18 +65,16 @@ pub(crate) async fn complete(
 
 /// `<field>=` for each field of `node` that starts with what was typed (before any `=`: the
 /// value's completion would need the stored values, which a clause does not narrow).
-fn where_fields(node: &NodeTypeInfo, typed: &str) -> Vec<String> {
-    if typed.contains('=') {
-        return Vec::new();
-    }
+fn where_fields(node: &NodeTypeInfo, typed: &str) -> CompletionInfo {
     let mut fields: Vec<String> = node
         .all_predicates()
         .into_iter()
-        .filter(|predicate| predicate.field.starts_with(typed))
+        .filter(|predicate| !typed.contains('=') && predicate.field.starts_with(typed))
         .map(|predicate| format!("{}=", predicate.field))
         .collect();
+    let more = fields.len() > MAX_VALUES;
     fields.truncate(MAX_VALUES);
-    fields
+    CompletionInfo::with_pagination(fields, None, more).expect("at most MCP's limit")
 }
 
 /// The keys of `node` that start with `typed`, in IRI order: at most [`MAX_VALUES`], with
