@@ -48,6 +48,13 @@ async def run(server) -> dict:
         )
         report["create_is_error"] = bool(created.is_error)
         report["create_structured"] = created.structured_content
+        # What the result returns, linked: the instance and its attachment, each read as a resource.
+        links = [block for block in created.content if block.type == "resource_link"]
+        report["create_links"] = [{"uri": link.uri, "name": link.name, "mime": link.mime_type} for link in links]
+        report["link_reads"] = []
+        for link in links:
+            [contents] = (await client.read_resource(link.uri)).contents
+            report["link_reads"].append({"uri": contents.uri, "mime": contents.mime_type})
 
         found = await client.call_tool("requirements_search", {"text": "sign"})
         report["search_structured"] = found.structured_content

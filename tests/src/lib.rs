@@ -281,6 +281,8 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_meta_ping",
     "trails_meta_schema_snapshot",
     "trails_meta_tools_enable",
+    "trails_resources_read",
+    "trails_result_read",
 ];
 
 /// The fixture app's Cedar policies: `fixtures.constraints` requires `fixtures.write`.

@@ -51,7 +51,10 @@ fn without_a_knowledge_graph_the_manifest_schema_and_stats_are_resources() {
 
     let stats = read(&mut server, "trails://stats");
     let stats: Value = serde_json::from_str(stats["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(stats["tools"], 3, "the anonymous caller sees notes_echo, notes_length, trails_meta_ping: {stats}");
+    assert_eq!(
+        stats["tools"], 5,
+        "notes_echo, notes_length, trails_meta_ping, trails_resources_read, trails_result_read: {stats}"
+    );
     assert!(stats.get("instances").is_none() && stats.get("provenance").is_none(), "{stats}");
 
     // The knowledge graph's resources are not there, and say so as any unknown URI does.
@@ -78,8 +81,32 @@ fn over_stdio_manifest_uri_names_the_manifest_resource() {
     assert_eq!(contents["mimeType"], "application/ld+json", "{manifest}");
     let manifest: Value = serde_json::from_str(contents["text"].as_str().unwrap()).unwrap();
     let ids: Vec<&str> = manifest["@graph"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
-    let expected = ["notes.echo", "notes.length", "trails.meta.ping"];
+    let expected = ["notes.echo", "notes.length", "trails.meta.ping", "trails.resources.read", "trails.result.read"];
     assert_eq!(ids, expected, "what tools/list shows this caller, no more: {manifest}");
+}
+
+/// A host that cannot read resources reads them through a tool: the same documents.
+#[test]
+fn resources_are_read_through_a_tool_too() {
+    let (mut server, _) = start("");
+    fn call(server: &mut trails_tests::StdioApp, uri: &str) -> Value {
+        ask(server, "tools/call", json!({"name": "trails_resources_read", "arguments": {"uri": uri}}))["result"].clone()
+    }
+    let schema = call(&mut server, "trails://schema");
+    let resource = read(&mut server, "trails://schema");
+    let document: Value = serde_json::from_str(resource["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["structuredContent"]["content"], document, "{schema}");
+    assert_eq!(schema["structuredContent"]["mime_type"], "application/json", "{schema}");
+    let manifest = call(&mut server, "trails://capabilities");
+    assert_eq!(manifest["structuredContent"]["content"]["@graph"].as_array().map(Vec::len), Some(5), "{manifest}");
+    // What the resources refuse, the tool refuses alike: a missing one is not found (a result
+    // the model reads), a builder-only one is unknown to this caller.
+    for uri in ["trails://kg/types", "trails://doctor"] {
+        let missing = call(&mut server, uri);
+        assert_eq!(missing["isError"], true, "{uri}: {missing}");
+        let body: Value = serde_json::from_str(missing["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(body["kind"], "not_found", "{uri}: {missing}");
+    }
 }
 
 #[test]

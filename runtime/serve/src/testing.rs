@@ -85,7 +85,9 @@ impl Client {
                 })
             }
         };
-        match crate::mcp::call_tool(&self.shared, name, arguments, self.caller.clone(), Via::Mcp, None).await {
+        match crate::mcp::call_tool(&self.shared, name, arguments, self.caller.clone(), Via::Mcp { links: true }, None)
+            .await
+        {
             Ok(result) => {
                 // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.
                 let mut result = rmcp::model::ServerResult::CallToolResult(result);

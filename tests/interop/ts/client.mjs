@@ -70,7 +70,16 @@ async function legacy() {
     report.not_found = { thrown: String(error) };
   }
   for (const n of [1, 2, 3, 4, 5]) {
-    await client.callTool({ name: 'requirements_create', arguments: requirement(`REQ-${n}`, `Requirement ${n}`) });
+    const created = await client.callTool({ name: 'requirements_create', arguments: requirement(`REQ-${n}`, `Requirement ${n}`) });
+    if (n === 1) {
+      // The created instance, linked: a `resource_link` block the SDK parses, read as the resource it names.
+      report.create_links = created.content.filter((c) => c.type === 'resource_link').map((c) => ({ uri: c.uri, name: c.name, mime: c.mimeType }));
+      report.link_reads = [];
+      for (const link of report.create_links) {
+        const [contents] = (await client.readResource({ uri: link.uri })).contents;
+        report.link_reads.push({ uri: contents.uri, mime: contents.mimeType });
+      }
+    }
   }
   report.resources = (await client.listResources()).resources.map((r) => r.uri).sort();
   report.templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate).sort();
@@ -113,7 +122,8 @@ async function modern() {
   const watched = ['trails://kg/Requirement', 'trails://kg/Requirement/REQ-7'];
   const subscription = await client.listen({ resourceSubscriptions: watched });
   report.honored = [...(subscription.honoredFilter.resourceSubscriptions ?? [])].sort();
-  await client.callTool({ name: 'requirements_create', arguments: requirement('REQ-7', 'Listened to') });
+  const created = await client.callTool({ name: 'requirements_create', arguments: requirement('REQ-7', 'Listened to') });
+  report.create_links = created.content.filter((c) => c.type === 'resource_link').map((c) => c.uri);
   await waitFor(updated, watched, 'subscriptions/listen updates');
   report.listen_updates = [...updated].sort();
   await subscription.close();

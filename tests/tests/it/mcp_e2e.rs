@@ -227,6 +227,130 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
     assert!(body["error"].as_str().unwrap().contains("ask for less"), "{body}");
 }
 
+/// A cut result names its continuation; `trails_result_read` pages through it to the end, for
+/// the caller that made the call only: a list by items, text by bytes, and a structured result
+/// too large to cut by its JSON text.
+#[tokio::test]
+async fn a_cut_result_is_read_to_its_end_through_its_continuation() {
+    const MAX: usize = 4096;
+    let addr = http_server(settings(&format!("max_result_bytes = {MAX}\ntool_window_chars = 1024"), &[])).await;
+    let client = http_client(addr, Some(RUNTIME_TOKEN)).await;
+    let cut = |result: &CallToolResult| result.meta.as_ref().expect("_meta").0["trails"]["cut"].clone();
+    /// Every page from `next_call` on, each within the bound; the last says there is no next.
+    async fn pages(client: &RunningService<RoleClient, Recorder>, mut next: Value) -> Vec<Value> {
+        let mut pages = Vec::new();
+        while !next.is_null() {
+            assert_eq!(next["tool"], "trails_result_read", "{next}");
+            let page = call(client, "trails_result_read", next["arguments"].clone()).await.unwrap();
+            assert!(page.content[0].as_text().unwrap().text.len() <= MAX, "a page fits the bound");
+            let page = page.structured_content.expect("a page is structured");
+            next = page["next_call"].clone();
+            pages.push(page);
+        }
+        pages
+    }
+
+    for n in 0..30 {
+        let title = format!("{n:03} {}", "searchable title ".repeat(11));
+        let requirement =
+            json!({"req_id": format!("REQ-{n}"), "title": title, "status": "proposed", "priority": 1, "tags": []});
+        call(&client, "requirements_create", requirement).await.unwrap();
+    }
+    let list = call(&client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap();
+    let shown = cut(&list)["items_shown"].as_u64().unwrap();
+    let note = list.content[1].as_text().unwrap().text.clone();
+    assert!(note.contains("trails_result_read"), "the note names the call: {note}");
+    let mut ids: Vec<String> = list.structured_content.clone().unwrap()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["req_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(cut(&list)["next_call"]["arguments"]["offset"], shown);
+    for page in pages(&client, cut(&list)["next_call"].clone()).await {
+        ids.extend(page["items"].as_array().unwrap().iter().map(|item| item["req_id"].as_str().unwrap().to_owned()));
+    }
+    let mut all: Vec<String> = (0..30).map(|n| format!("REQ-{n}")).collect();
+    all.sort(); // the search's order: priority, then IRI
+    assert_eq!(ids, all, "every item once, in order, across the cut result and its pages");
+
+    // Another caller (anonymous here) cannot read it: not found, as a handle that never was.
+    let anonymous = http_client(addr, None).await;
+    let stolen = call(&anonymous, "trails_result_read", cut(&list)["next_call"]["arguments"].clone()).await.unwrap();
+    assert_eq!(stolen.is_error, Some(true));
+    let body: Value = serde_json::from_str(&stolen.content[0].as_text().unwrap().text).unwrap();
+    assert_eq!(body["kind"], "not_found", "{body}");
+
+    // Text, by bytes: the shown part and the pages are the whole text.
+    let long = "é".repeat(3 * MAX);
+    let text = call(&client, "fixtures_assign", json!({"reviewer": "urn:p:1", "paper_title": long})).await.unwrap();
+    let mut whole = text.content[0].as_text().unwrap().text.clone();
+    for page in pages(&client, cut(&text)["next_call"].clone()).await {
+        whole.push_str(page["text"].as_str().unwrap());
+    }
+    assert!(whole.contains(&long), "the whole text, reassembled");
+    assert_eq!(whole.len() as u64, cut(&text)["result_bytes"].as_u64().unwrap());
+
+    // Too large to cut: its JSON text, from the start.
+    let record = json!({"handle": "abc", "code": "REQ-1", "status": "proposed", "priority": 1, "tags": ["a"],
+                        "address": {"city": "x".repeat(3 * MAX), "country": "FR"}});
+    let refused = call(&client, "fixtures_constraints", record).await.unwrap();
+    let body: Value = serde_json::from_str(&refused.content[0].as_text().unwrap().text).unwrap();
+    let json: String =
+        pages(&client, body["next_call"].clone()).await.iter().map(|page| page["text"].as_str().unwrap()).collect();
+    let output: Value = serde_json::from_str(&json).expect("the pages are the result's JSON");
+    assert_eq!(output["address"]["city"], "x".repeat(3 * MAX));
+}
+
+/// Results link what they return (`resource_link`, MCP 2025-06-18+): the created instance by its
+/// key, a reference by its IRI; a peer of an earlier version gets none (it could not parse one).
+#[tokio::test]
+async fn results_link_the_instances_they_return_for_peers_that_read_links() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, None).await;
+    let person = json!({"name": "Ada", "email": "ada@example.org"});
+    let iri = call(&client, "people_create", person).await.unwrap();
+    let requirement = json!({"req_id": "REQ-1", "title": "Linked", "status": "proposed", "priority": 1, "tags": [],
+                             "owner": iri.content[0].as_text().unwrap().text});
+    let created = call(&client, "requirements_create", requirement).await.unwrap();
+    let links: Vec<(String, String)> = created
+        .content
+        .iter()
+        .filter_map(|block| block.as_resource_link().map(|link| (link.uri.clone(), link.name.clone())))
+        .collect();
+    let expected = [
+        ("trails://kg/Requirement/REQ-1", "Requirement REQ-1"),
+        ("trails://kg/Person/ada%40example.org", "Person ada@example.org"),
+    ];
+    assert_eq!(links, expected.map(|(uri, name)| (uri.to_owned(), name.to_owned())), "{created:?}");
+    let iri_links: Vec<String> =
+        iri.content.iter().filter_map(|block| block.as_resource_link().map(|link| link.uri.clone())).collect();
+    assert_eq!(iri_links, ["trails://kg/Person/ada%40example.org"], "a returned IRI links too");
+    // What a link names is there, through a tool as through resources/read.
+    let read = call(&client, "trails_resources_read", json!({"uri": expected[1].0})).await.unwrap();
+    assert_eq!(read.structured_content.unwrap()["content"]["https://example.org/req#name"], "Ada");
+
+    // A 2025-03-26 peer (stateless, on the hot path) gets the same result without links.
+    let addr = http_server(settings("[http]\nsessions = false", &[])).await;
+    let client = http_client(addr, None).await;
+    let requirement = json!({"req_id": "REQ-1", "title": "Linked", "status": "proposed", "priority": 1, "tags": []});
+    call(&client, "requirements_create", requirement).await.unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "requirements_search", "arguments": {"text": "Linked"}}});
+    let old = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-03-26")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(old.contains("REQ-1") && !old.contains("resource_link"), "{old}");
+}
+
 #[tokio::test]
 async fn scope_matrix_over_http() {
     let addr = http_server(settings("", &[])).await;

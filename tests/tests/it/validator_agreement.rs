@@ -136,6 +136,8 @@ const OTHERS: &[&str] = &["null", "true", "1", "\"x\"", "[]", "{}"];
 fn pattern_sample(pattern: &str) -> &'static str {
     match pattern {
         r"^REQ-\d+$" => "REQ-1",
+        "^trails://" => "trails://schema",
+        "^[0-9a-f]{32}$" => "8f434346648f6b96df89dda901c5176b",
         r"^[A-Z]{2}$" => "FR",
         r"^[a-z0-9-]{1,64}$" => "n-1",
         r"^[^@\s]+@[^@\s]+$" | r"^[^@\s]+@[^@\s]+\.[^@\s]+$" => "ada@example.org",

@@ -79,6 +79,19 @@ fn assert_report(report: &Value, transport: &str) {
     assert_eq!(report["search_input"]["properties"]["limit"]["maximum"], 100);
     assert_eq!(report["search_annotations"]["readOnlyHint"], true);
     assert_eq!(report["create_is_error"], false);
+    // The created instance and its attachment come as `resource_link` blocks the SDK parses, and
+    // each reads back as the resource it names, of the type it announced.
+    let links = report["create_links"].as_array().unwrap();
+    assert_eq!(links.len(), 2, "{transport}: {links:?}");
+    assert_eq!(
+        links[0],
+        json!({"uri": "trails://kg/Requirement/REQ-1", "name": "Requirement REQ-1", "mime": "application/ld+json"}),
+        "{transport}"
+    );
+    assert!(links[1]["uri"].as_str().unwrap().starts_with("trails://blob/"), "{transport}: {links:?}");
+    assert_eq!(links[1]["mime"], "text/plain", "{transport}");
+    let reads: Vec<Value> = links.iter().map(|link| json!({"uri": link["uri"], "mime": link["mime"]})).collect();
+    assert_eq!(report["link_reads"], json!(reads), "{transport}");
     assert_eq!(report["search_structured"]["items"][0]["req_id"], "REQ-1", "{transport}: structured output accepted");
     assert_eq!(report["invalid"]["code"], -32602, "{transport}");
     assert_eq!(report["invalid"]["message"], "validation failed on 2 field(s)");

@@ -73,6 +73,14 @@ fn assert_report(report: &Value, transport: &str) {
         json!({"is_error": true, "structured": null, "text": {"kind": "not_found", "message": "there is no Requirement at urn:trails:kg/Requirement/REQ-404", "retryable": false}}),
         "{transport}: a domain error reaches the SDK 1.x as a result"
     );
+    let link =
+        json!({"uri": "trails://kg/Requirement/REQ-1", "name": "Requirement REQ-1", "mime": "application/ld+json"});
+    assert_eq!(legacy["create_links"], json!([link]), "{transport}: the created instance, linked");
+    assert_eq!(
+        legacy["link_reads"],
+        json!([{"uri": "trails://kg/Requirement/REQ-1", "mime": "application/ld+json"}]),
+        "{transport}: the link reads as the resource it names"
+    );
     let resources = legacy["resources"].as_array().unwrap();
     assert!(resources.contains(&json!("trails://kg/Requirement")), "{transport}: {resources:?}");
     assert!(legacy["templates"].as_array().unwrap().contains(&json!("trails://kg/Requirement/{id}")));
@@ -94,6 +102,11 @@ fn assert_report(report: &Value, transport: &str) {
     let watched = json!(["trails://kg/Requirement", "trails://kg/Requirement/REQ-7"]);
     assert_eq!(modern["honored"], watched, "{transport}");
     assert_eq!(modern["listen_updates"], watched, "{transport}: subscriptions/listen delivered both updates");
+    assert_eq!(
+        modern["create_links"],
+        json!(["trails://kg/Requirement/REQ-7"]),
+        "{transport}: 2026-07-28 results link too"
+    );
 }
 
 #[test]

@@ -7,32 +7,47 @@
 //! - any other structured result becomes an `isError` result naming the size and the bound (cut
 //!   JSON would break the tool's `outputSchema`).
 //!
-//! A handler has no continuation to offer in general, so each says what to do instead: ask for
-//! less. The call itself ran: what it changed is kept, and the message says so.
+//! Each keeps the whole result as a continuation (`continuation.rs`) and names the exact call
+//! that reads the rest: `trails_result_read {handle, offset}`. The call itself ran: what it
+//! changed is kept, and the message says so.
+
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::continuation::{Body, Continuations, READ_TOOL, TTL};
 use super::outcome::{Content, ToolResult};
 use crate::declare::Output;
 
+/// What a result must fit, and where what it cannot hold is kept for its caller.
+#[derive(Clone)]
+pub(crate) struct Bound {
+    pub(crate) max: usize,
+    pub(crate) kept: Arc<Continuations>,
+}
+
+/// Whose result it is: only they may read its continuation.
+pub(crate) struct Owner<'a> {
+    pub(crate) caller: Option<&'a str>,
+    pub(crate) tool: &'static str,
+}
+
 /// `output` as a tool result of at most `max` bytes of JSON text (`content[]`'s text block, and
 /// `structuredContent` which that text mirrors).
-pub(crate) fn result(output: Output, max: usize) -> ToolResult {
-    let size = output.text.len();
+pub(crate) fn result(output: Output, bound: &Bound, owner: Owner<'_>) -> ToolResult {
+    let (size, max) = (output.text.len(), bound.max);
     if size <= max {
         return whole(output.text, output.structured);
     }
     tracing::debug!(size, max, "tool result over [mcp] max_result_bytes");
+    let keep = |body: Body| bound.kept.keep(owner.caller, owner.tool, body, size);
     match output.structured {
-        Some(Value::Object(mut object)) if output.is_list() => {
-            let items = match object.remove("items") {
-                Some(Value::Array(items)) => items,
-                _ => return too_large(size, max),
-            };
-            cut_items(items, size, max)
-        }
-        Some(_) => too_large(size, max),
-        None => cut_text(output.text, size, max),
+        Some(Value::Object(mut object)) if output.is_list() => match object.remove("items") {
+            Some(Value::Array(items)) => cut_items(items, size, max, keep),
+            _ => too_large(size, max, keep(Body::Text(output.text))),
+        },
+        Some(_) => too_large(size, max, keep(Body::Text(output.text))),
+        None => cut_text(output.text, size, max, keep),
     }
 }
 
@@ -40,79 +55,117 @@ fn whole(text: String, structured: Option<Value>) -> ToolResult {
     ToolResult::success(text, structured)
 }
 
+/// The call that reads `handle` from `offset`, and how a message says it.
+fn continuation(handle: &str, offset: usize) -> (Value, String) {
+    let arguments = json!({ "handle": handle, "offset": offset });
+    let said =
+        format!("Read the rest with {READ_TOOL} {arguments} (the handle is yours, for {} minutes)", TTL.as_secs() / 60);
+    (json!({ "tool": READ_TOOL, "arguments": arguments }), said)
+}
+
 /// What was cut, in `_meta.trails.cut` (machine-readable) and as a second text block (for hosts
-/// that show the model `content[]` only).
-fn with_cut_note(mut result: ToolResult, note: String, cut: Value) -> ToolResult {
-    result.content.push(Content::Text { text: note });
+/// that show the model `content[]` only); with the call that continues it when it was kept.
+fn with_cut_note(mut result: ToolResult, note: String, mut cut: Value, handle: Option<(String, usize)>) -> ToolResult {
+    let next = match handle {
+        Some((handle, offset)) => {
+            let (call, said) = continuation(&handle, offset);
+            cut["handle"] = json!(handle);
+            cut["next_call"] = call;
+            format!("{note} {said}, or ask for less.")
+        }
+        None => format!("{note} It is too large to keep for paging: ask for less."),
+    };
+    result.content.push(Content::Text { text: next });
     result.set_trails_meta("cut", cut);
     result
 }
 
 /// The longest prefix of `items` whose `{"items":[…]}` fits in `max` bytes.
-fn cut_items(items: Vec<Value>, size: usize, max: usize) -> ToolResult {
+fn cut_items(items: Vec<Value>, size: usize, max: usize, keep: impl FnOnce(Body) -> Option<String>) -> ToolResult {
     let total = items.len();
     // `{"items":[` + `]}`, then each item and the comma before it.
     let mut used = r#"{"items":[]}"#.len();
-    let mut kept = Vec::new();
-    for item in items {
-        let length = serde_json::to_string(&item).map(|text| text.len()).unwrap_or(usize::MAX);
-        let next = used.saturating_add(length).saturating_add(usize::from(!kept.is_empty()));
+    let mut shown = 0;
+    for item in &items {
+        let length = serde_json::to_string(item).map(|text| text.len()).unwrap_or(usize::MAX);
+        let next = used.saturating_add(length).saturating_add(usize::from(shown > 0));
         if next > max {
             break;
         }
         used = next;
-        kept.push(item);
+        shown += 1;
     }
-    let shown = kept.len();
-    let structured = json!({ "items": kept });
+    let structured = json!({ "items": &items[..shown] });
+    let handle = keep(Body::Items(items)).map(|handle| (handle, shown));
     let note = format!(
-        "Result cut: {shown} of {total} items shown (the whole result is {size} bytes; this server sends at \
-         most {max}). Ask for fewer items or narrow the query to see the rest."
+        "Result cut: {shown} of {total} items shown (the whole result is {size} bytes; this server sends at most {max})."
     );
     let cut = json!({ "items_shown": shown, "items_total": total, "result_bytes": size, "max_result_bytes": max });
-    with_cut_note(whole(structured.to_string(), Some(structured)), note, cut)
+    with_cut_note(whole(structured.to_string(), Some(structured)), note, cut, handle)
 }
 
 /// The first bytes of `text` that fit, cut at a character boundary.
-fn cut_text(mut text: String, size: usize, max: usize) -> ToolResult {
+fn cut_text(text: String, size: usize, max: usize, keep: impl FnOnce(Body) -> Option<String>) -> ToolResult {
     let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    text.truncate(end);
-    let note = format!(
-        "Result cut: the first {end} of {size} bytes shown (this server sends at most {max}). Ask for less to see \
-         the rest."
-    );
+    let shown = text[..end].to_owned();
+    let handle = keep(Body::Text(text)).map(|handle| (handle, end));
+    let note = format!("Result cut: the first {end} of {size} bytes shown (this server sends at most {max}).");
     let cut = json!({ "bytes_shown": end, "result_bytes": size, "max_result_bytes": max });
-    with_cut_note(whole(text, None), note, cut)
+    with_cut_note(whole(shown, None), note, cut, handle)
 }
 
-/// A structured result that cannot be cut without breaking its schema.
-fn too_large(size: usize, max: usize) -> ToolResult {
-    ToolResult::error(json!({
+/// A structured result that cannot be cut without breaking its schema: an error naming the
+/// bound, and the call that reads its JSON text a page at a time when it was kept.
+fn too_large(size: usize, max: usize, handle: Option<String>) -> ToolResult {
+    let mut body = json!({
         "error": format!(
             "the result is {size} bytes; this server sends at most {max} ([mcp] max_result_bytes). The call ran \
-             (anything it changed is kept); ask for less."
+             (anything it changed is kept)."
         ),
         "result_bytes": size,
         "max_result_bytes": max,
-    }))
+    });
+    match handle {
+        Some(handle) => {
+            let (call, said) = continuation(&handle, 0);
+            body["error"] = json!(format!(
+                "{} {said} (its JSON text, a page at a time), or ask for less.",
+                body["error"].as_str().unwrap_or_default()
+            ));
+            body["handle"] = json!(handle);
+            body["next_call"] = call;
+        }
+        None => body["error"] = json!(format!("{} Ask for less.", body["error"].as_str().unwrap_or_default())),
+    }
+    ToolResult::error(body)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn bound(max: usize) -> Bound {
+        Bound { max, kept: Arc::new(Continuations::default()) }
+    }
+
+    fn owner() -> Owner<'static> {
+        Owner { caller: Some("alice"), tool: "t" }
+    }
+
     fn text_of(result: &ToolResult, index: usize) -> String {
-        let Content::Text { text } = &result.content[index];
-        text.clone()
+        match &result.content[index] {
+            Content::Text { text } => text.clone(),
+            other => panic!("not text: {other:?}"),
+        }
     }
 
     #[test]
     fn a_result_that_fits_is_untouched() {
         let output = Output::list(json!([{ "a": 1 }]));
-        let result = result(output.clone(), output.text.len());
+        let result = result(output.clone(), &bound(output.text.len()), owner());
         assert_eq!(result.structured_content, output.structured);
         assert_eq!((result.content.len(), result.meta.is_none()), (1, true));
     }
@@ -122,7 +175,8 @@ mod tests {
         let items: Vec<Value> = (0..100).map(|i| json!({ "n": i, "pad": "x".repeat(90) })).collect();
         let output = Output::list(Value::Array(items));
         let max = 1000;
-        let result = result(output, max);
+        let bound = bound(max);
+        let result = result(output, &bound, owner());
         let text = text_of(&result, 0);
         assert!(text.len() <= max, "{} bytes", text.len());
         let shown = result.structured_content.as_ref().unwrap()["items"].as_array().unwrap().len();
@@ -132,20 +186,38 @@ mod tests {
         assert_eq!((cut["items_shown"].as_u64(), cut["items_total"].as_u64()), (Some(9), Some(100)));
         assert!(text_of(&result, 1).starts_with("Result cut: 9 of 100 items shown"));
         assert!(!result.is_error);
+        // The continuation reads on from the first item not shown, for its caller only.
+        let handle = cut["handle"].as_str().unwrap();
+        assert_eq!(
+            cut["next_call"],
+            json!({ "tool": "trails_result_read", "arguments": { "handle": handle, "offset": 9 } })
+        );
+        assert!(text_of(&result, 1).contains(&format!(r#"trails_result_read {{"handle":"{handle}","offset":9}}"#)));
+        let page = bound.kept.page(handle, Some("alice"), 9, max).unwrap();
+        assert_eq!(page["items"][0]["n"], 9);
+        assert!(bound.kept.page(handle, None, 9, max).is_err(), "another caller's");
     }
 
     #[test]
     fn text_is_cut_at_a_character_boundary() {
-        let result = result(Output::text("é".repeat(100)), 51);
+        let bound = bound(51);
+        let result = result(Output::text("é".repeat(100)), &bound, owner());
         assert_eq!(text_of(&result, 0), "é".repeat(25));
         assert!(text_of(&result, 1).contains("the first 50 of 200 bytes"));
+        let handle = result.meta.as_ref().unwrap()["trails"]["cut"]["handle"].as_str().unwrap().to_owned();
+        let page = bound.kept.page(&handle, Some("alice"), 50, 4096).unwrap();
+        assert_eq!((page["text"].as_str(), page["next_offset"].as_u64()), (Some(&*"é".repeat(75)), None));
     }
 
     #[test]
     fn other_structured_results_become_an_error_naming_the_bound() {
-        let result = result(Output::structured(json!({ "blob": "x".repeat(500) })), 100);
+        let bound = bound(100);
+        let result = result(Output::structured(json!({ "blob": "x".repeat(500) })), &bound, owner());
         assert!(result.is_error);
         let body = result.structured_content.unwrap();
         assert_eq!((body["max_result_bytes"].as_u64(), body["result_bytes"].as_u64()), (Some(100), Some(511)));
+        // Its JSON text, read a page at a time from the start, is the whole result.
+        let page = bound.kept.page(body["handle"].as_str().unwrap(), Some("alice"), 0, 4096).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(page["text"].as_str().unwrap()).unwrap()["blob"], "x".repeat(500));
     }
 }

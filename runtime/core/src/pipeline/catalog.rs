@@ -195,6 +195,12 @@ impl Catalog {
         })
     }
 
+    /// The server's tool `name` (served or not).
+    pub fn entry(&self, name: &str) -> Option<&'static ToolEntry> {
+        let index = self.tools.binary_search_by(|t| t.entry.name.cmp(name)).ok()?;
+        Some(self.tools[index].entry)
+    }
+
     /// Tool `name` as a caller with `scopes` finds it.
     pub fn lookup(&self, name: &str, scopes: ScopeSet) -> Lookup<'_> {
         let Ok(index) = self.tools.binary_search_by(|t| t.entry.name.cmp(name)) else { return Lookup::Unknown };

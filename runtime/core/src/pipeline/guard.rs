@@ -13,7 +13,8 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use serde_json::Value;
 
-use super::{bound, Answer, Refusal, ToolResult};
+use super::bound::{self, Bound};
+use super::{Answer, Refusal, ToolResult};
 use crate::auth::Caller;
 use crate::ctx::Ctx;
 use crate::error::Error;
@@ -123,20 +124,19 @@ pub struct Call {
     /// `tools/call` under `validation_errors = "tool_result"`: a validation failure is an
     /// `isError` result, not an error.
     validation_as_result: bool,
-    max_result_bytes: usize,
+    bound: Bound,
 }
 
 impl Call {
-    #[doc(hidden)]
-    pub fn new(
+    pub(crate) fn new(
         tool: &'static ToolEntry,
         caller: Caller,
         arguments: Value,
         ctx: Ctx,
         validation_as_result: bool,
-        max_result_bytes: usize,
+        bound: Bound,
     ) -> Call {
-        Call { tool, caller, arguments, ctx, validation_as_result, max_result_bytes }
+        Call { tool, caller, arguments, ctx, validation_as_result, bound }
     }
 
     /// The tool called.
@@ -236,12 +236,15 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 /// The innermost step: the handler, its output bounded to `[mcp] max_result_bytes`. A panicking
 /// handler fails its own call only, and the guards around it still see it end.
 async fn handle(call: Call) -> Result<Answer, Refusal> {
-    let Call { tool, ctx, arguments, validation_as_result, max_result_bytes, .. } = call;
+    let Call { tool, ctx, arguments, validation_as_result, bound: limit, caller } = call;
     let trace_id = ctx.trace_id().to_owned();
     // The handler's own future, and its start: a panic in either fails this call only.
     let ran = AssertUnwindSafe(async move { (tool.call)(ctx, arguments).await });
     match ran.catch_unwind().await {
-        Ok(Ok(output)) => Ok(Answer::new(bound::result(output, max_result_bytes))),
+        Ok(Ok(output)) => {
+            let owner = bound::Owner { caller: caller.name.as_deref(), tool: tool.name };
+            Ok(Answer::new(bound::result(output, &limit, owner)))
+        }
         Ok(Err(error)) => failed(error, &trace_id, validation_as_result),
         Err(panic) => {
             let detail = panic_text(&*panic);

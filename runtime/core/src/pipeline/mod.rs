@@ -3,6 +3,7 @@
 
 pub(crate) mod bound;
 mod catalog;
+mod continuation;
 mod guard;
 mod outcome;
 
@@ -20,6 +21,7 @@ use crate::error::{DomainError, Error};
 pub use catalog::NoSuchTool;
 #[doc(hidden)]
 pub use catalog::{Catalog, Lookup, Served, View};
+pub use continuation::Continuations;
 #[doc(hidden)]
 pub use guard::Validation;
 pub use guard::{Call, Guard, GuardFuture, Next};
@@ -79,6 +81,11 @@ impl Answer {
         &self.result
     }
 
+    /// The result, to add to (a transport's links).
+    pub fn result_mut(&mut self) -> &mut ToolResult {
+        &mut self.result
+    }
+
     /// The result, taken.
     pub fn into_result(self) -> ToolResult {
         self.result
@@ -106,8 +113,8 @@ pub struct Pipeline {
     state: Option<AppState>,
     /// A caller denied a tool is told it does not exist (`[mcp] mask_denied`).
     mask_denied: bool,
-    /// `[mcp] max_result_bytes`.
-    max_result_bytes: usize,
+    /// `[mcp] max_result_bytes`, and the results cut to it kept for their callers.
+    bound: bound::Bound,
     /// Whether any guard may hide tools from a caller ([`Guard::may_hide`]).
     hiding: bool,
     /// Each caller's view (name and scopes → view), worked out once: policies are loaded at
@@ -127,7 +134,18 @@ impl Pipeline {
         max_result_bytes: usize,
     ) -> Pipeline {
         let hiding = guards.iter().any(|guard| guard.may_hide());
-        Pipeline { catalog, guards, state, mask_denied, max_result_bytes, hiding, views: RwLock::default() }
+        let bound = bound::Bound { max: max_result_bytes, kept: Arc::default() };
+        Pipeline { catalog, guards, state, mask_denied, bound, hiding, views: RwLock::default() }
+    }
+
+    /// The most bytes of JSON text a tool result carries (`[mcp] max_result_bytes`).
+    pub fn max_result_bytes(&self) -> usize {
+        self.bound.max
+    }
+
+    /// The results cut at that bound, kept for their callers to page through.
+    pub fn continuations(&self) -> &Continuations {
+        &self.bound.kept
     }
 
     /// What `caller` sees of the catalog: its scopes, less the tools a guard refuses it
@@ -203,7 +221,7 @@ impl Pipeline {
         if let Some(state) = &self.state {
             ctx = ctx.with_state(state.clone());
         }
-        let call = Call::new(tool.entry, caller, arguments, ctx, validation_as_result, self.max_result_bytes);
+        let call = Call::new(tool.entry, caller, arguments, ctx, validation_as_result, self.bound.clone());
         // The handler's own panic fails its call inside the guards, which see it end; this
         // catches a guard's.
         match AssertUnwindSafe(Next::new(&self.guards).run(call)).catch_unwind().instrument(span.clone()).await {

@@ -54,6 +54,20 @@ pub enum Content {
         /// The text.
         text: String,
     },
+    /// A link to a resource the result returns (an instance, a blob), MCP 2025-06-18+.
+    #[serde(rename_all = "camelCase")]
+    ResourceLink {
+        /// Its `trails://` URI.
+        uri: String,
+        /// What it is, readable: `Requirement REQ-1`.
+        name: String,
+        /// What `resources/read` answers with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Its size in bytes, when known (a blob).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+    },
 }
 
 impl ToolResult {
@@ -75,7 +89,10 @@ impl ToolResult {
 
     /// The first text block (what a host that shows text only shows first).
     pub fn text(&self) -> Option<&str> {
-        self.content.iter().map(|Content::Text { text }| text.as_str()).next()
+        self.content.iter().find_map(|content| match content {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
     }
 
     /// `value` under `_meta.trails.<key>`.

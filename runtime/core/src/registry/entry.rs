@@ -158,6 +158,17 @@ impl ToolEntry {
         self.declared.output_schema
     }
 
+    /// The IRI of the shape (or node type) the handler returns, itself or as a list.
+    pub fn output_shape(&self) -> Option<&'static str> {
+        // The macro's JSON string literal: an IRI has no character JSON escapes, so it borrows.
+        serde_json::from_str::<Option<&'static str>>(self.declared.output_shape).ok().flatten()
+    }
+
+    /// Whether the handler returns a list (`Vec<Shape>`, sent as `{"items": […]}`).
+    pub fn returns_list(&self) -> bool {
+        self.declared.output_list
+    }
+
     /// Declared `version_status = "deprecated"`.
     pub fn deprecated(&self) -> bool {
         self.declared.deprecated
@@ -194,11 +205,15 @@ pub struct Declared {
     pub(crate) deprecated: bool,
     pub(crate) deprecates: Option<&'static str>,
     pub(crate) output_schema: bool,
+    /// `ToolOutput::OUTPUT_SHAPE`: the output shape's IRI as a JSON string, or `null`.
+    pub(crate) output_shape: &'static str,
+    pub(crate) output_list: bool,
 }
 
 impl Declared {
     /// Used by `#[capability]` / `#[meta_capability]`; not a public API.
     #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
     pub const fn __new(
         policy_required: &'static [&'static str],
         tokens: u64,
@@ -207,8 +222,19 @@ impl Declared {
         deprecated: bool,
         deprecates: Option<&'static str>,
         output_schema: bool,
+        output_shape: &'static str,
+        output_list: bool,
     ) -> Declared {
-        Declared { policy_required, cost: Cost { tokens, usd }, idempotent, deprecated, deprecates, output_schema }
+        Declared {
+            policy_required,
+            cost: Cost { tokens, usd },
+            idempotent,
+            deprecated,
+            deprecates,
+            output_schema,
+            output_shape,
+            output_list,
+        }
     }
 }
 

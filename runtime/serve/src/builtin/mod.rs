@@ -1,5 +1,6 @@
-//! The built-in capabilities every Trails app ships: `trails.meta.ping` (runtime scope),
-//! `trails.meta.tools.enable` (builder scope) and — in apps with node types — the read-only
+//! The built-in capabilities every Trails app ships: `trails.meta.ping`, `trails.resources.read`
+//! (any resource, as a tool) and `trails.result.read` (the rest of a cut result), all runtime
+//! scope; `trails.meta.tools.enable` (builder scope) and — in apps with node types — the read-only
 //! `trails.kg.list`, `trails.kg.get` and `trails.kg.read_field` (runtime scope); and the authoring
 //! catalogue's scaffolders `trails.meta.gen.shape`, `gen.nodetype`, `gen.capability`, and
 //! `trails.meta.schema.snapshot` (dev scope, the `dev` feature); `trails.meta.kg.validate` (builder
@@ -11,6 +12,8 @@ mod gen;
 mod kg;
 mod kg_validate;
 mod ping;
+mod resources;
+mod result;
 #[cfg(feature = "dev")]
 mod snapshot;
 mod tools;

@@ -20,8 +20,9 @@ use trails_core::ctx::Ctx;
 /// Which encoding the call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
-    /// A `tools/call`: validation failures as `[mcp] validation_errors` says.
-    Mcp,
+    /// A `tools/call`: validation failures as `[mcp] validation_errors` says. `links`: the peer
+    /// speaks 2025-06-18 or later, whose results may carry `resource_link` blocks.
+    Mcp { links: bool },
     /// `POST /invoke/{id}`: validation failures are always errors (the HTTP layer answers 422).
     Invoke,
 }
@@ -50,7 +51,7 @@ pub(crate) async fn call(
     via: Via,
     key: Option<SentKey>,
 ) -> Result<Answer, Refusal> {
-    let as_result = via == Via::Mcp && shared.settings.validation_errors == ValidationErrors::ToolResult;
+    let as_result = matches!(via, Via::Mcp { .. }) && shared.settings.validation_errors == ValidationErrors::ToolResult;
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     let control = Control(shared.clone());
     let prepare = |ctx: Ctx| {
@@ -60,7 +61,19 @@ pub(crate) async fn call(
             None => ctx,
         }
     };
-    shared.pipeline.call(name, arguments, caller, as_result, prepare).await
+    let mut answer = shared.pipeline.call(name, arguments, caller, as_result, prepare).await?;
+    // `/invoke` answers JSON to HTTP clients, which read the links as data whatever MCP version.
+    if matches!(via, Via::Mcp { links: true } | Via::Invoke) {
+        if let Some(tool) = shared.pipeline.catalog.entry(name) {
+            crate::resources::links::attach(&shared.resources, tool, answer.result_mut());
+        }
+    }
+    Ok(answer)
+}
+
+/// Whether a peer that speaks `version` reads `resource_link` blocks (MCP 2025-06-18 and later).
+pub(crate) fn reads_links(version: Option<&str>) -> bool {
+    version.is_some_and(|version| version >= "2025-06-18")
 }
 
 #[cfg(test)]
@@ -81,7 +94,9 @@ mod tests {
         let server = crate::App::new().build(settings).unwrap();
         let key = SentKey { value: json!("k-1"), source: Source::Meta };
         let caller = Caller::anonymous(ScopeSet::up_to(Scope::Runtime));
-        let ping = || call(server.shared(), "trails_meta_ping", None, caller.clone(), Via::Mcp, Some(key.clone()));
+        let ping = || {
+            call(server.shared(), "trails_meta_ping", None, caller.clone(), Via::Mcp { links: true }, Some(key.clone()))
+        };
         let first = ping().await;
         if cfg!(feature = "ledger") {
             assert!(first.is_ok(), "{first:?}");

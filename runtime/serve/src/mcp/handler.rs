@@ -173,7 +173,22 @@ impl ServerHandler for TrailsServer {
         // rmcp moves a request's `_meta` into the context; the idempotency key lives there.
         let key = SentKey::from_meta(Some(&context.meta.0 .0))
             .or_else(|| SentKey::from_meta(request.meta.as_ref().map(|meta| &meta.0 .0)));
-        dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, dispatch::Via::Mcp, key)
+        // The version the request names (in `_meta`, or the HTTP header), or the one the
+        // session's client asked for: as the stateless hot path reads it.
+        let header = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-protocol-version"))
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let version = context
+            .meta
+            .protocol_version()
+            .map(|version| version.as_str().to_owned())
+            .or(header)
+            .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()));
+        let via = dispatch::Via::Mcp { links: dispatch::reads_links(version.as_deref()) };
+        dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, via, key)
             .await
             .map(CallToolResponse::Complete)
     }

@@ -14,6 +14,7 @@
 
 mod complete;
 mod fixed;
+pub(crate) mod links;
 mod read;
 mod subscribe;
 pub(crate) mod tools;

@@ -72,6 +72,8 @@ struct Planned {
     current: bool,
     /// `_meta` lacks what 2026-07-28 requires (then `-32602` is a 400 on the negotiated path).
     meta_malformed: bool,
+    /// The effective version reads `resource_link` blocks (2025-06-18 or later).
+    links: bool,
 }
 
 const V2026: &str = "2026-07-28";
@@ -203,7 +205,8 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
         ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri),
         _ => return None,
     };
-    Some(Planned { id, request, negotiated, current, meta_malformed })
+    let links = crate::mcp::reads_links(Some(version));
+    Some(Planned { id, request, negotiated, current, meta_malformed, links })
 }
 
 /// rmcp's own reading of a request whose method the hot path owns, straight into that request's
@@ -240,7 +243,8 @@ impl HotPath {
                 return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
             Owned::CallTool(params, key) => {
-                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, crate::mcp::Via::Mcp, key)
+                let via = crate::mcp::Via::Mcp { links: planned.links };
+                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, via, key)
                     .await
                     .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
             }
