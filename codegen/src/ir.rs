@@ -112,6 +112,8 @@ pub struct Constraints {
     pub min_items: Option<u64>,
     /// `max_count`
     pub max_items: Option<u64>,
+    /// A node type's list: a set in the graph, so repeating an item is refused (`uniqueItems`).
+    pub unique_items: bool,
 }
 
 impl Constraints {
@@ -318,8 +320,8 @@ pub struct CapabilityDecl {
     pub input_shape: Option<String>,
     /// Declared output shape IRI.
     pub output_shape: Option<String>,
-    /// Precondition kinds.
-    pub preconditions: Vec<String>,
+    /// Declared preconditions.
+    pub preconditions: Vec<Precondition>,
     /// Declared side effects (`None`: undeclared).
     pub side_effects: Option<SideEffects>,
     /// Declared cost.
@@ -340,4 +342,14 @@ pub struct CapabilityDecl {
     pub handler: syn::Ident,
     /// Its parameters in order.
     pub params: Vec<Param>,
+}
+
+/// A declared precondition (ADR-0005: structured, a kind and its parameters), published in the
+/// manifest for planners; the runtime does not check it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Precondition {
+    /// What must hold: `requirement_exists`.
+    pub kind: String,
+    /// Its parameters, in the order written: `node_type = "Requirement"`.
+    pub parameters: Vec<(String, Literal)>,
 }

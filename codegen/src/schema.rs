@@ -81,6 +81,9 @@ pub fn field_schema(field: &Field) -> Template {
         if let Some(max) = field.constraints.max_items {
             t.text(&format!(",\"maxItems\":{max}"));
         }
+        if field.constraints.unique_items {
+            t.text(",\"uniqueItems\":true");
+        }
     } else {
         scalar_members(&field.ty.scalar, &field.constraints, field.description.is_some(), &mut t);
     }

@@ -54,7 +54,10 @@ fn field_rule(field: &Field, patterns: &mut Vec<TokenStream>) -> TokenStream {
     let array = if field.ty.array {
         let min = option(field.constraints.min_items);
         let max = option(field.constraints.max_items);
-        quote!(::core::option::Option::Some(::trails::__private::ArrayRule { min_items: #min, max_items: #max }))
+        let unique = field.constraints.unique_items;
+        quote!(::core::option::Option::Some(::trails::__private::ArrayRule {
+            min_items: #min, max_items: #max, unique_items: #unique,
+        }))
     } else {
         quote!(::core::option::Option::None)
     };

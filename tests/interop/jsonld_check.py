@@ -19,6 +19,11 @@ def dropped(compact, expanded, where, out):
     for key, value in compact.items():
         if key.startswith("@") or value is None:
             continue
+        # A JSON literal (`@json`, a precondition's parameters) is one opaque value.
+        if isinstance(context.get(key), dict) and context[key].get("@type") == "@json":
+            if (vocab + key if vocab else key) not in expanded:
+                out.append(f"{where}: {key}")
+            continue
         iri = context.get(key, {}).get("@id") if isinstance(context.get(key), dict) else None
         iri = iri or (vocab + key if vocab else key)
         if iri not in expanded:

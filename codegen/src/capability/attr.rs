@@ -7,7 +7,7 @@ use syn::LitStr;
 use super::Kind;
 use crate::args::{self, Arg, ArgValue, Keys, Literal};
 use crate::diag::Diagnostics;
-use crate::ir::{Cost, SideEffects};
+use crate::ir::{Cost, Precondition, SideEffects};
 use crate::names;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub(super) struct CapabilityAttrs {
     pub(super) description: Option<LitStr>,
     pub(super) input_shape: Option<LitStr>,
     pub(super) output_shape: Option<LitStr>,
-    pub(super) preconditions: Vec<LitStr>,
+    pub(super) preconditions: Vec<Precondition>,
     pub(super) side_effects: Option<SideEffects>,
     pub(super) cost: Option<Cost>,
     pub(super) policy_required: Vec<LitStr>,
@@ -149,7 +149,7 @@ pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) ->
             CapabilityKey::Description => attrs.description = string("\"What the capability does\"", diags),
             CapabilityKey::InputShape => attrs.input_shape = string("\"https://example.org/shapes#Input\"", diags),
             CapabilityKey::OutputShape => attrs.output_shape = string("\"https://example.org/shapes#Output\"", diags),
-            CapabilityKey::Preconditions => attrs.preconditions = args::expect_str_list(arg, diags),
+            CapabilityKey::Preconditions => attrs.preconditions = preconditions(arg, diags),
             CapabilityKey::SideEffects => attrs.side_effects = Some(side_effects(arg, diags)),
             CapabilityKey::Cost => attrs.cost = Some(cost(arg, diags)),
             CapabilityKey::PolicyRequired => attrs.policy_required = args::expect_str_list(arg, diags),
@@ -161,6 +161,53 @@ pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) ->
         }
     }
     attrs
+}
+
+/// `preconditions(requirement_exists(node_type = "Requirement"), signed_in)`: each a kind with
+/// literal parameters; or `preconditions = ["signed_in"]`, kinds alone.
+fn preconditions(arg: &Arg, diags: &mut Diagnostics) -> Vec<Precondition> {
+    const EXAMPLE: &str = "`preconditions(requirement_exists(node_type = \"Requirement\"), signed_in)`";
+    let ArgValue::List(items) = &arg.value else {
+        let kinds = args::expect_str_list(arg, diags);
+        return kinds.iter().map(|kind| Precondition { kind: kind.value(), parameters: Vec::new() }).collect();
+    };
+    let mut preconditions = Vec::new();
+    for item in items {
+        let mut parameters: Vec<(String, Literal)> = Vec::new();
+        match &item.value {
+            ArgValue::Flag => {}
+            ArgValue::List(given) => {
+                for parameter in given {
+                    let value = match &parameter.value {
+                        ArgValue::Value(expr) => args::literal(expr),
+                        _ => None,
+                    };
+                    let Some(value) = value else {
+                        let message = format!(
+                            "a precondition's parameter is `name = literal` (a string, number or bool): write `{}({} = \"…\")`",
+                            item.key, parameter.key
+                        );
+                        diags.error_at(parameter.span, message);
+                        continue;
+                    };
+                    if parameters.iter().any(|(name, _)| *name == parameter.key) {
+                        let message =
+                            format!("parameter `{}` of precondition `{}` is given twice", parameter.key, item.key);
+                        diags.error_at(parameter.key_span, message);
+                        continue;
+                    }
+                    parameters.push((parameter.key.clone(), value));
+                }
+            }
+            ArgValue::Value(_) => {
+                let message = format!("a precondition is a kind, with parameters in parentheses: {EXAMPLE}");
+                diags.error_at(item.span, message);
+                continue;
+            }
+        }
+        preconditions.push(Precondition { kind: item.key.clone(), parameters });
+    }
+    preconditions
 }
 
 fn side_effects(arg: &Arg, diags: &mut Diagnostics) -> SideEffects {

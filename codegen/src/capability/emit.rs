@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::ir::{CapabilityDecl, Input, Param, ScopeDecl, ToolKindDecl};
-use crate::schema::object_members;
+use crate::schema::{literal_json, object_members};
 use crate::template::{json_string, Hole, Template};
 use crate::validator::{object_rules, object_validator};
 
@@ -36,6 +36,9 @@ pub fn descriptor(decl: &CapabilityDecl) -> Template {
     t.text(",\"inputSchema\":{");
     match &decl.input {
         Input::Shape { ty } => {
+            // The type's description too: for a node type, its compound-uniqueness note (which
+            // no JSON Schema keyword can state) belongs where the input is written.
+            t.hole(Hole::DescriptionMember((**ty).clone()));
             t.hole(Hole::SchemaMembers((**ty).clone()));
         }
         Input::Params(object) => {
@@ -113,8 +116,18 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
             t.hole(Hole::OutputShape(decl.return_type.clone()));
         }
     }
-    let preconditions: Vec<String> =
-        decl.preconditions.iter().map(|p| format!("{{\"kind\":{}}}", json_string(p))).collect();
+    let preconditions: Vec<String> = decl
+        .preconditions
+        .iter()
+        .map(|p| {
+            let parameters: Vec<String> = p
+                .parameters
+                .iter()
+                .map(|(name, value)| format!("{}:{}", json_string(name), literal_json(value)))
+                .collect();
+            format!("{{\"kind\":{},\"parameters\":{{{}}}}}", json_string(&p.kind), parameters.join(","))
+        })
+        .collect();
     t.text(&format!(",\"preconditions\":[{}]", preconditions.join(",")));
     t.text(",\"side_effects\":");
     match &decl.side_effects {

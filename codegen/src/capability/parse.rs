@@ -125,7 +125,7 @@ pub(super) fn declaration(
         return_type,
         input_shape,
         output_shape,
-        preconditions: attrs.preconditions.iter().map(|l| l.value()).collect(),
+        preconditions: attrs.preconditions,
         side_effects: attrs.side_effects,
         cost: attrs.cost,
         policy_required: attrs.policy_required.iter().map(|l| l.value()).collect(),

@@ -59,6 +59,12 @@ pub(super) fn item(kind: Kind, attrs: ShapeAttrs, item: &syn::Item, diags: &mut 
         syn::Item::Enum(e) => (ShapeBody::Enum(variants(e, rename_all.map(|(rule, _)| rule), diags)), None),
         _ => unreachable!("filtered above"),
     };
+    // A node type's lists are sets in the graph (one triple per item): its schema and validator
+    // say so, rather than let the store refuse a repeated item after the schema allowed it.
+    let mut body = body;
+    if let (Kind::NodeType, ShapeBody::Object(object)) = (kind, &mut body) {
+        object.fields.iter_mut().filter(|field| field.ty.array).for_each(|field| field.constraints.unique_items = true);
+    }
     let node_type = (kind == Kind::NodeType).then(|| NodeTypeDecl {
         label,
         label_span,

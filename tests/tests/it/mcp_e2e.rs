@@ -243,6 +243,10 @@ async fn a_cut_result_is_read_to_its_end_through_its_continuation() {
             assert_eq!(next["tool"], "trails_result_read", "{next}");
             let page = call(client, "trails_result_read", next["arguments"].clone()).await.unwrap();
             assert!(page.content[0].as_text().unwrap().text.len() <= MAX, "a page fits the bound");
+            // A page of instances links them, as the cut result did its own.
+            let items = page.structured_content.as_ref().unwrap()["items"].as_array().map_or(0, Vec::len);
+            let links = page.content.iter().filter(|block| block.as_resource_link().is_some()).count();
+            assert_eq!(links, items, "{page:?}");
             let page = page.structured_content.expect("a page is structured");
             next = page["next_call"].clone();
             pages.push(page);
@@ -337,18 +341,19 @@ async fn results_link_the_instances_they_return_for_peers_that_read_links() {
     call(&client, "requirements_create", requirement).await.unwrap();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                       "params": {"name": "requirements_search", "arguments": {"text": "Linked"}}});
-    let old = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-03-26")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let send = |version: &'static str| {
+        reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", version)
+            .json(&body)
+            .send()
+    };
+    let old = send("2025-03-26").await.unwrap().text().await.unwrap();
     assert!(old.contains("REQ-1") && !old.contains("resource_link"), "{old}");
+    // The same request from a 2025-06-18 peer: linked.
+    let new = send("2025-06-18").await.unwrap().text().await.unwrap();
+    assert!(new.contains(r#""type":"resource_link","uri":"trails://kg/Requirement/REQ-1""#), "{new}");
 }
 
 #[tokio::test]

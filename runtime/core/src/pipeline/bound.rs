@@ -40,7 +40,7 @@ pub(crate) fn result(output: Output, bound: &Bound, owner: Owner<'_>) -> ToolRes
         return whole(output.text, output.structured);
     }
     tracing::debug!(size, max, "tool result over [mcp] max_result_bytes");
-    let keep = |body: Body| bound.kept.keep(owner.caller, owner.tool, body, size);
+    let keep = |body: Body| bound.kept.keep(owner.caller, owner.tool, body);
     match output.structured {
         Some(Value::Object(mut object)) if output.is_list() => match object.remove("items") {
             Some(Value::Array(items)) => cut_items(items, size, max, keep),
@@ -73,7 +73,7 @@ fn with_cut_note(mut result: ToolResult, note: String, mut cut: Value, handle: O
             cut["next_call"] = call;
             format!("{note} {said}, or ask for less.")
         }
-        None => format!("{note} It is too large to keep for paging: ask for less."),
+        None => format!("{note} It is too large to keep for paging (over 16 MiB): ask for less."),
     };
     result.content.push(Content::Text { text: next });
     result.set_trails_meta("cut", cut);
@@ -96,7 +96,7 @@ fn cut_items(items: Vec<Value>, size: usize, max: usize, keep: impl FnOnce(Body)
         shown += 1;
     }
     let structured = json!({ "items": &items[..shown] });
-    let handle = keep(Body::Items(items)).map(|handle| (handle, shown));
+    let handle = keep(Body::items(&items)).map(|handle| (handle, shown));
     let note = format!(
         "Result cut: {shown} of {total} items shown (the whole result is {size} bytes; this server sends at most {max})."
     );
@@ -138,7 +138,10 @@ fn too_large(size: usize, max: usize, handle: Option<String>) -> ToolResult {
             body["handle"] = json!(handle);
             body["next_call"] = call;
         }
-        None => body["error"] = json!(format!("{} Ask for less.", body["error"].as_str().unwrap_or_default())),
+        None => {
+            let error = body["error"].as_str().unwrap_or_default();
+            body["error"] = json!(format!("{error} It is too large to keep for paging (over 16 MiB): ask for less."));
+        }
     }
     ToolResult::error(body)
 }

@@ -1,11 +1,12 @@
 //! Continuations: what a result cut at `[mcp] max_result_bytes` left out, kept so the model can
 //! page through it with `trails_result_read {handle, offset}` (the PDPP rule that a cut result
-//! says how to get the rest). Kept in memory, bounded in bytes, entries and time: a handle is a
-//! random 128-bit token, read only by the caller that made the call (the token's name; anonymous
-//! callers are one caller), and gone after [`TTL`] or when newer results need the room.
+//! says how to get the rest). Kept in memory, bounded in bytes, entries and time, per caller and
+//! in all: a handle is a random UUID (122 bits), read only by the caller that made the call (the
+//! token's name; anonymous callers are one caller), and gone after [`TTL`] or when newer results
+//! need the room — the caller's own oldest first, so no caller can push out another's.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -18,22 +19,39 @@ pub const TTL: Duration = Duration::from_secs(600);
 pub const MAX_KEPT_BYTES: usize = 64 << 20;
 /// Cut results kept at once.
 pub const MAX_KEPT: usize = 256;
+/// Of which one caller may hold (entries, bytes).
+const PER_CALLER: (usize, usize) = (MAX_KEPT / 4, MAX_KEPT_BYTES / 4);
+/// What an item costs beyond its JSON text (its boxed string and the list's slot).
+const ITEM_OVERHEAD: usize = 32;
 /// The tool that reads them.
 pub const READ_TOOL: &str = "trails_result_read";
-/// Bytes a page leaves for its own members (handle, offsets, the next call).
-const ENVELOPE_BYTES: usize = 512;
 
-/// What was cut: the items of a list result, or the text of any other.
+/// What was cut: the items of a list result (each its JSON text), or the text of any other.
 #[derive(Debug)]
 pub(crate) enum Body {
-    Items(Vec<Value>),
+    Items(Vec<Box<str>>),
     Text(String),
+}
+
+impl Body {
+    /// The items of a list, kept as their JSON text (a `Value` per item costs many times that).
+    pub(crate) fn items(items: &[Value]) -> Body {
+        Body::Items(items.iter().map(|item| item.to_string().into_boxed_str()).collect())
+    }
+
+    /// The memory it holds.
+    fn bytes(&self) -> usize {
+        match self {
+            Body::Items(items) => items.iter().map(|item| item.len() + ITEM_OVERHEAD).sum(),
+            Body::Text(text) => text.len(),
+        }
+    }
 }
 
 struct Kept {
     owner: Option<String>,
     tool: &'static str,
-    body: Body,
+    body: Arc<Body>,
     bytes: usize,
     at: Instant,
 }
@@ -41,7 +59,7 @@ struct Kept {
 #[derive(Default)]
 struct Inner {
     kept: HashMap<String, Kept>,
-    /// Handles, oldest first (a handle read or evicted already is skipped when it comes up).
+    /// Handles, oldest first.
     order: VecDeque<String>,
     bytes: usize,
 }
@@ -54,57 +72,64 @@ pub struct Continuations {
 
 impl std::fmt::Debug for Continuations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        f.debug_struct("Continuations").field("kept", &inner.kept.len()).field("bytes", &inner.bytes).finish()
+        let (kept, bytes) = self.stats();
+        f.debug_struct("Continuations").field("kept", &kept).field("bytes", &bytes).finish()
     }
 }
 
 impl Continuations {
-    /// Keep `body` (`bytes` of JSON text) of `tool`'s result for `owner`: its handle, or `None`
-    /// when it alone is over the bound.
-    pub(crate) fn keep(&self, owner: Option<&str>, tool: &'static str, body: Body, bytes: usize) -> Option<String> {
-        if bytes > MAX_KEPT_BYTES {
+    /// Keep `body` of `tool`'s result for `owner`: its handle, or `None` when it alone is over
+    /// what one caller may hold.
+    pub(crate) fn keep(&self, owner: Option<&str>, tool: &'static str, body: Body) -> Option<String> {
+        let bytes = body.bytes();
+        if bytes > PER_CALLER.1 {
             return None;
         }
         let handle = uuid::Uuid::new_v4().simple().to_string();
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         inner.expire(now);
-        while inner.bytes + bytes > MAX_KEPT_BYTES || inner.kept.len() >= MAX_KEPT {
-            if !inner.evict_oldest() {
+        // The caller's own oldest make room first; then anyone's, within the whole bound.
+        loop {
+            let (count, held) = inner.held_by(owner);
+            if (count < PER_CALLER.0 && held + bytes <= PER_CALLER.1) || !inner.evict_oldest_of(Some(owner)) {
                 break;
             }
         }
+        while (inner.bytes + bytes > MAX_KEPT_BYTES || inner.kept.len() >= MAX_KEPT) && inner.evict_oldest_of(None) {}
         inner.bytes += bytes;
         inner.order.push_back(handle.clone());
-        inner.kept.insert(handle.clone(), Kept { owner: owner.map(str::to_owned), tool, body, bytes, at: now });
+        let kept = Kept { owner: owner.map(str::to_owned), tool, body: Arc::new(body), bytes, at: now };
+        inner.kept.insert(handle.clone(), kept);
         Some(handle)
     }
 
     /// The page of `handle` from `offset` (an item index for a list, a byte offset for text),
     /// at most `max` bytes of JSON text, for `owner`. Another caller's handle reads as unknown.
     pub fn page(&self, handle: &str, owner: Option<&str>, offset: usize, max: usize) -> Result<Value> {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.expire(Instant::now());
-        let gone = || {
-            Error::not_found(format!(
-                "no cut result `{}` for this caller: it expired ({} minutes after its call) or made room for newer \
-                 ones; call the tool again",
-                crate::validate::echo_name(handle),
-                TTL.as_secs() / 60
-            ))
+        let (tool, body) = {
+            let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.expire(Instant::now());
+            match inner.kept.get(handle).filter(|kept| kept.owner.as_deref() == owner) {
+                Some(kept) => (kept.tool, kept.body.clone()),
+                None => {
+                    return Err(Error::not_found(format!(
+                        "no cut result `{}` for this caller: it expired ({} minutes after its call) or made room for \
+                         newer ones; call the tool again (with a new idempotency key if the result was a replay)",
+                        crate::validate::echo_name(handle),
+                        TTL.as_secs() / 60
+                    )))
+                }
+            }
         };
-        let Some(kept) = inner.kept.get(handle).filter(|kept| kept.owner.as_deref() == owner) else {
-            return Err(gone());
-        };
-        let budget = max.saturating_sub(ENVELOPE_BYTES).max(1);
-        Ok(match &kept.body {
-            Body::Items(items) => items_page(handle, kept.tool, items, offset, budget),
-            Body::Text(text) => text_page(handle, kept.tool, text, offset, budget),
+        // Built outside the lock: a page may be as large as the bound.
+        Ok(match &*body {
+            Body::Items(items) => items_page(handle, tool, items, offset, max),
+            Body::Text(text) => text_page(handle, tool, text, offset, max),
         })
     }
 
-    /// Cut results kept now, and their bytes (`trails://stats`).
+    /// Cut results kept now, and the bytes they hold (`trails://stats`).
     pub fn stats(&self) -> (usize, usize) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.expire(Instant::now());
@@ -118,21 +143,30 @@ impl Inner {
             match self.kept.get(handle) {
                 Some(kept) if now.duration_since(kept.at) < TTL => break,
                 _ => {
-                    self.evict_oldest();
+                    self.evict_oldest_of(None);
                 }
             }
         }
     }
 
-    /// Drop the oldest entry still kept; false when none is.
-    fn evict_oldest(&mut self) -> bool {
-        while let Some(handle) = self.order.pop_front() {
-            if let Some(kept) = self.kept.remove(&handle) {
-                self.bytes -= kept.bytes;
-                return true;
-            }
-        }
-        false
+    /// What `owner` holds: entries and bytes.
+    fn held_by(&self, owner: Option<&str>) -> (usize, usize) {
+        self.kept
+            .values()
+            .filter(|kept| kept.owner.as_deref() == owner)
+            .fold((0, 0), |(count, bytes), kept| (count + 1, bytes + kept.bytes))
+    }
+
+    /// Drop the oldest entry (of `owner`, when given); false when there is none.
+    fn evict_oldest_of(&mut self, owner: Option<Option<&str>>) -> bool {
+        let position = match owner {
+            None => (!self.order.is_empty()).then_some(0),
+            Some(owner) => self.order.iter().position(|handle| self.kept[handle].owner.as_deref() == owner),
+        };
+        let Some(handle) = position.and_then(|at| self.order.remove(at)) else { return false };
+        let kept = self.kept.remove(&handle).expect("every ordered handle is kept");
+        self.bytes -= kept.bytes;
+        true
     }
 }
 
@@ -143,24 +177,34 @@ fn next_call(handle: &str, offset: Option<usize>) -> Value {
     }
 }
 
-/// The items from `offset` whose JSON fits `budget` (at least one, or the one that cannot fit,
-/// named and skipped: an item over the whole bound has no smaller form).
-fn items_page(handle: &str, tool: &str, items: &[Value], offset: usize, budget: usize) -> Value {
+/// Bytes a page's members other than its items or text take, with the largest offsets.
+fn envelope(handle: &str, tool: &str, total: usize) -> usize {
+    let page = json!({
+        "handle": handle, "tool": tool, "kind": "items", "offset": total, "total": total, "items": [],
+        "next_offset": total, "next_call": next_call(handle, Some(total)),
+        "skipped": { "item": total, "bytes": usize::MAX },
+    });
+    page.to_string().len()
+}
+
+/// The items from `offset` that fit `max` with the page around them (at least one, or the one
+/// that cannot fit, named and skipped: it is larger than any result this server sends).
+fn items_page(handle: &str, tool: &str, items: &[Box<str>], offset: usize, max: usize) -> Value {
     let total = items.len();
+    let budget = max.saturating_sub(envelope(handle, tool, total));
     let start = offset.min(total);
-    let mut used: usize = 2;
+    let mut used: usize = 0;
     let mut shown = Vec::new();
     let mut skipped = None;
     for (index, item) in items.iter().enumerate().skip(start) {
-        let length = serde_json::to_string(item).map_or(usize::MAX, |text| text.len());
-        if used.saturating_add(length).saturating_add(1) > budget {
+        if used + item.len() + 1 > budget {
             if shown.is_empty() {
-                skipped = Some(json!({ "item": index, "bytes": length }));
+                skipped = Some(json!({ "item": index, "bytes": item.len() }));
             }
             break;
         }
-        used += length + 1;
-        shown.push(item.clone());
+        used += item.len() + 1;
+        shown.push(serde_json::from_str::<Value>(item).unwrap_or(Value::Null));
     }
     let end = start + shown.len() + usize::from(skipped.is_some());
     let next = (end < total).then_some(end);
@@ -174,23 +218,24 @@ fn items_page(handle: &str, tool: &str, items: &[Value], offset: usize, budget: 
     page
 }
 
-/// The bytes of `text` from `offset` that fit `budget` once escaped as a JSON string, cut at
-/// character boundaries.
-fn text_page(handle: &str, tool: &str, text: &str, offset: usize, budget: usize) -> Value {
+/// The bytes of `text` from `offset` that fit `max` with the page around them, escaped as a JSON
+/// string, cut at character boundaries (at least one character, so paging always advances).
+fn text_page(handle: &str, tool: &str, text: &str, offset: usize, max: usize) -> Value {
     let total = text.len();
+    let budget = max.saturating_sub(envelope(handle, tool, total));
     let mut start = offset.min(total);
     while !text.is_char_boundary(start) {
         start -= 1;
     }
     let mut end = start;
-    let mut used = 2;
+    let mut used = 0;
     for (index, ch) in text[start..].char_indices() {
         let escaped = match ch {
             '"' | '\\' | '\n' | '\r' | '\t' => 2,
             c if (c as u32) < 0x20 => 6,
             c => c.len_utf8(),
         };
-        if used + escaped > budget {
+        if used + escaped > budget && end > start {
             break;
         }
         used += escaped;
@@ -208,13 +253,17 @@ mod tests {
     use super::*;
 
     fn items(n: usize, pad: usize) -> Body {
-        Body::Items((0..n).map(|i| json!({ "n": i, "pad": "x".repeat(pad) })).collect())
+        Body::items(&(0..n).map(|i| json!({ "n": i, "pad": "x".repeat(pad) })).collect::<Vec<_>>())
+    }
+
+    fn text(bytes: usize) -> Body {
+        Body::Text("x".repeat(bytes))
     }
 
     #[test]
     fn a_list_is_read_to_its_end_in_pages_that_fit() {
         let kept = Continuations::default();
-        let handle = kept.keep(Some("alice"), "t", items(100, 90), 11_000).unwrap();
+        let handle = kept.keep(Some("alice"), "t", items(100, 90)).unwrap();
         let (mut offset, mut seen) = (Some(0), Vec::new());
         while let Some(from) = offset {
             let page = kept.page(&handle, Some("alice"), from, 2048).unwrap();
@@ -232,7 +281,7 @@ mod tests {
     fn text_is_read_whole_across_pages_with_escapes_and_multibyte_characters() {
         let text: String = "é\"\n".repeat(3000);
         let kept = Continuations::default();
-        let handle = kept.keep(None, "t", Body::Text(text.clone()), text.len()).unwrap();
+        let handle = kept.keep(None, "t", Body::Text(text.clone())).unwrap();
         let (mut offset, mut read) = (Some(0), String::new());
         while let Some(from) = offset {
             let page = kept.page(&handle, None, from, 1024).unwrap();
@@ -241,12 +290,15 @@ mod tests {
             offset = page["next_offset"].as_u64().map(|n| n as usize);
         }
         assert_eq!(read, text);
+        // However small the page, it advances.
+        let page = kept.page(&handle, None, 0, 1).unwrap();
+        assert_eq!(page["next_offset"], 2, "one character: {page}");
     }
 
     #[test]
     fn another_caller_or_an_unknown_handle_is_not_found() {
         let kept = Continuations::default();
-        let handle = kept.keep(Some("alice"), "t", items(3, 1), 100).unwrap();
+        let handle = kept.keep(Some("alice"), "t", items(3, 1)).unwrap();
         for (handle, owner) in [(handle.as_str(), Some("mallory")), (handle.as_str(), None), ("nope", Some("alice"))] {
             let error = kept.page(handle, owner, 0, 4096).unwrap_err();
             assert!(error.to_string().starts_with("not found: no cut result"), "{error}");
@@ -254,26 +306,35 @@ mod tests {
     }
 
     #[test]
-    fn memory_stays_bounded_oldest_first() {
+    fn memory_stays_bounded_and_one_caller_cannot_push_out_another() {
         let kept = Continuations::default();
-        let first = kept.keep(None, "t", Body::Text(String::new()), MAX_KEPT_BYTES / 2).unwrap();
-        let second = kept.keep(None, "t", Body::Text(String::new()), MAX_KEPT_BYTES / 2).unwrap();
-        let third = kept.keep(None, "t", Body::Text(String::new()), MAX_KEPT_BYTES / 2).unwrap();
-        assert!(kept.page(&first, None, 0, 4096).is_err(), "the oldest made room");
-        assert!(kept.page(&second, None, 0, 4096).is_ok() && kept.page(&third, None, 0, 4096).is_ok());
-        assert_eq!(kept.stats(), (2, MAX_KEPT_BYTES));
-        assert!(kept.keep(None, "t", Body::Text(String::new()), MAX_KEPT_BYTES + 1).is_none(), "too large alone");
-        for _ in 0..MAX_KEPT + 10 {
-            kept.keep(None, "t", Body::Text(String::new()), 1);
+        let quarter = MAX_KEPT_BYTES / 4;
+        let bob = kept.keep(Some("bob"), "t", text(quarter / 2)).unwrap();
+        let first = kept.keep(Some("alice"), "t", text(quarter / 2)).unwrap();
+        let second = kept.keep(Some("alice"), "t", text(quarter / 2)).unwrap();
+        let third = kept.keep(Some("alice"), "t", text(quarter / 2)).unwrap();
+        assert!(kept.page(&first, Some("alice"), 0, 4096).is_err(), "alice's oldest made room for her newest");
+        assert!(
+            kept.page(&second, Some("alice"), 0, 4096).is_ok() && kept.page(&third, Some("alice"), 0, 4096).is_ok()
+        );
+        for _ in 0..MAX_KEPT {
+            kept.keep(Some("alice"), "t", text(1));
         }
-        assert_eq!(kept.stats().0, MAX_KEPT);
+        assert!(kept.page(&bob, Some("bob"), 0, 4096).is_ok(), "bob's result outlived alice's flood");
+        assert!(kept.keep(None, "t", text(quarter + 1)).is_none(), "too large for one caller");
+        // Across callers, the whole stays within its bounds, oldest dropped first.
+        for caller in 0..MAX_KEPT {
+            kept.keep(Some(&caller.to_string()), "t", text(quarter / 2));
+        }
+        let (count, bytes) = kept.stats();
+        assert!(count <= MAX_KEPT && bytes <= MAX_KEPT_BYTES, "{count} results, {bytes} bytes");
+        assert!(kept.page(&bob, Some("bob"), 0, 4096).is_err(), "the oldest went first");
     }
 
     #[test]
     fn an_item_over_the_whole_bound_is_named_and_skipped() {
         let kept = Continuations::default();
-        let body = Body::Items(vec![json!("x".repeat(5000)), json!(1)]);
-        let handle = kept.keep(None, "t", body, 5010).unwrap();
+        let handle = kept.keep(None, "t", Body::items(&[json!("x".repeat(5000)), json!(1)])).unwrap();
         let page = kept.page(&handle, None, 0, 1024).unwrap();
         assert_eq!((page["skipped"]["item"].as_u64(), page["next_offset"].as_u64()), (Some(0), Some(1)));
         assert_eq!(kept.page(&handle, None, 1, 1024).unwrap()["items"], json!([1]));

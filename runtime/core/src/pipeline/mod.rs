@@ -21,7 +21,7 @@ use crate::error::{DomainError, Error};
 pub use catalog::NoSuchTool;
 #[doc(hidden)]
 pub use catalog::{Catalog, Lookup, Served, View};
-pub use continuation::Continuations;
+pub use continuation::{Continuations, MAX_KEPT_BYTES, READ_TOOL};
 #[doc(hidden)]
 pub use guard::Validation;
 pub use guard::{Call, Guard, GuardFuture, Next};

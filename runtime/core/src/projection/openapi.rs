@@ -387,7 +387,7 @@ fn components() -> Value {
                     "code": {
                         "type": "string",
                         "enum": ["required", "type", "unknown_field", "min_length", "max_length", "pattern", "one_of",
-                            "min_value", "max_value", "min_count", "max_count", "max_size", "type_mismatch", "unique",
+                            "min_value", "max_value", "min_count", "max_count", "unique_items", "max_size", "type_mismatch", "unique",
                             "reference"],
                     },
                     "message": { "type": "string" },

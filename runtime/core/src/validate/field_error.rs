@@ -29,6 +29,8 @@ pub enum FieldCode {
     MinCount,
     /// A list with more items than `max_count`.
     MaxCount,
+    /// A list that repeats an item where items are a set (a node type's list: `uniqueItems`).
+    UniqueItems,
     /// An instance heavier than the store accepts (`[kg] max_instance_bytes`); `field` names its
     /// heaviest field.
     MaxSize,

@@ -76,12 +76,70 @@ fn validate_field(rule: &FieldRule, value: &Value, path: &mut Path, errors: &mut
     }
     if let Some(max) = bounds.max_items.filter(|max| count > *max) {
         let message = format!("{field} must have at most {max} item(s), got {count}");
-        fail(errors, field, FieldCode::MaxCount, message, value, json!(max));
+        fail(errors, field.clone(), FieldCode::MaxCount, message, value, json!(max));
+    }
+    if bounds.unique_items {
+        if let Some((first, again)) = repeated(items) {
+            let message = format!("{field} is a set: item {again} repeats item {first}");
+            fail(errors, field, FieldCode::UniqueItems, message, value, json!(true));
+        }
     }
     for (index, item) in items.iter().enumerate() {
         path.push(index.to_string());
         validate_item(&rule.item, item, path, errors);
         path.pop();
+    }
+}
+
+/// The first item equal to an earlier one, as JSON Schema's `uniqueItems` compares them (numbers
+/// by value, `1` and `1.0` alike; objects whatever their key order): `(earlier, repeat)`. Linear:
+/// a list is as long as a body allows.
+fn repeated(items: &[Value]) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashMap::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let mut key = String::new();
+        canonical(item, &mut key);
+        if let Some(first) = seen.insert(key, index) {
+            return Some((first, index));
+        }
+    }
+    None
+}
+
+/// `value` in one spelling per JSON Schema equality class.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Number(number) => match (number.as_i64(), number.as_u64(), number.as_f64()) {
+            (Some(int), _, _) => out.push_str(&int.to_string()),
+            (_, Some(int), _) => out.push_str(&int.to_string()),
+            // An integral float is that integer (`1.0` is `1`); 2^63 and past, floats are exact
+            // integers only when i128 holds them.
+            (_, _, Some(float)) if float.fract() == 0.0 && float.abs() < 1.0e38 => {
+                out.push_str(&(float as i128).to_string())
+            }
+            _ => out.push_str(&number.to_string()),
+        },
+        Value::Array(items) => {
+            out.push('[');
+            for item in items {
+                canonical(item, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(members) => {
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (name, member) in sorted {
+                out.push_str(&Value::String(name.clone()).to_string());
+                out.push(':');
+                canonical(member, out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -232,4 +290,28 @@ pub fn run(validate: NestedValidator, value: &Value) -> Errors {
     let mut errors = Errors::default();
     validate(value, &mut Path::default(), &mut errors);
     errors
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::repeated;
+
+    /// JSON Schema's equality, as ajv and python-jsonschema apply `uniqueItems`.
+    #[test]
+    fn repeats_are_found_as_json_schema_compares_values() {
+        let cases = [
+            (json!(["a", "b", "a"]), Some((0, 2))),
+            (json!([1, 1.0]), Some((0, 1))),
+            (json!([{"a": 1, "b": [2]}, {"b": [2.0], "a": 1}]), Some((0, 1))),
+            (json!([1e300, 1e300]), Some((0, 1))),
+            (json!(["1", 1, true, null, [1], {"1": 1}, 1.5]), None),
+            (json!([[1, 2], [2, 1]]), None),
+            (json!([]), None),
+        ];
+        for (items, expected) in cases {
+            assert_eq!(repeated(items.as_array().unwrap()), expected, "{items}");
+        }
+    }
 }

@@ -162,6 +162,8 @@ pub struct ArrayRule {
     pub min_items: Option<u64>,
     /// `max_count`
     pub max_items: Option<u64>,
+    /// No two items equal (`uniqueItems`: a node type's list, a set in the graph).
+    pub unique_items: bool,
 }
 
 /// What one value must be.

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::config::ValidationErrors;
 use crate::idempotency::SentKey;
-use crate::pipeline::{Answer, Refusal};
+use crate::pipeline::{Answer, Refusal, READ_TOOL};
 use crate::state::{Control, Shared};
 use crate::wire;
 use trails_core::auth::Caller;
@@ -64,7 +64,10 @@ pub(crate) async fn call(
     let mut answer = shared.pipeline.call(name, arguments, caller, as_result, prepare).await?;
     // `/invoke` answers JSON to HTTP clients, which read the links as data whatever MCP version.
     if matches!(via, Via::Mcp { links: true } | Via::Invoke) {
-        if let Some(tool) = shared.pipeline.catalog.entry(name) {
+        // A page of a cut result links as the tool whose result it is.
+        let paged = answer.result().structured_content.as_ref().filter(|_| name == READ_TOOL);
+        let whose = paged.and_then(|page| page["tool"].as_str()).unwrap_or(name);
+        if let Some(tool) = shared.pipeline.catalog.entry(whose) {
             crate::resources::links::attach(&shared.resources, tool, answer.result_mut());
         }
     }

@@ -79,6 +79,7 @@ pub(crate) async fn stats(
     let mut stats = json!({
         "tools": live.tool_count(view),
         "subscriptions": live.subscription_stats(),
+        "continuations": live.continuation_stats(),
         // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
         "budgets": budgets(resources, view.scopes()),
     });

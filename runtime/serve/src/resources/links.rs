@@ -5,8 +5,9 @@
 //!
 //! What is linked is found from the declarations, never guessed from field names: the instances
 //! of a tool whose declared output is a keyed node type (by their key), every string that is the
-//! IRI of an instance of a declared node type (a `Ref<T>`, or an IRI a handler returns), and
-//! every blob's `uri`.
+//! IRI of an instance of a declared node type exactly as the store makes it (a `Ref<T>`, or an
+//! IRI a handler returns), and every blob's `uri`. A link names where the instance lives; one the
+//! result names but the store does not hold (a preview, a blob not yet stored) reads as unknown.
 
 use std::collections::BTreeSet;
 
@@ -93,7 +94,11 @@ impl Links<'_> {
             return;
         }
         let Some(node) = self.resources.node_types.iter().find(|node| node.label == label) else { return };
-        let key = percent_encoding::percent_decode_str(segment).decode_utf8_lossy().into_owned();
+        let Ok(key) = percent_encoding::percent_decode_str(segment).decode_utf8() else { return };
+        // Only the IRI the store itself makes for that key: what `resources/read` reads back.
+        if mapping::instance_iri(self.base, node.label, &key) != text {
+            return;
+        }
         let uri = format!("{SCHEME}kg/{}/{segment}", node.label);
         self.push(uri, format!("{} {key}", node.label), Some("application/ld+json".into()), None);
     }
@@ -107,7 +112,11 @@ impl Links<'_> {
             Value::String(text) => self.iri(text),
             Value::Array(items) => items.iter().for_each(|item| self.scan(item)),
             Value::Object(object) => {
-                let blob = object.get("uri").and_then(Value::as_str).filter(|uri| uri.starts_with(BLOB_PREFIX));
+                let blob = object.get("uri").and_then(Value::as_str).filter(|uri| {
+                    uri.strip_prefix(BLOB_PREFIX).is_some_and(|sha256| {
+                        sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                    })
+                });
                 if let Some(uri) = blob {
                     let media_type = object.get("media_type").and_then(Value::as_str).map(str::to_owned);
                     let size = object.get("size").and_then(Value::as_u64);

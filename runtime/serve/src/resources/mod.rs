@@ -62,6 +62,8 @@ pub(crate) trait Live: Send + Sync {
     fn manifest(&self, view: View) -> Option<Bytes>;
     /// The subscriptions' counts and bounds, for `trails://stats`.
     fn subscription_stats(&self) -> Value;
+    /// The cut results kept for paging (`trails_result_read`): how many, and their bytes.
+    fn continuation_stats(&self) -> Value;
 }
 
 /// Whether `uri` parses (the fuzz targets' entry point).

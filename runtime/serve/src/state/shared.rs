@@ -184,6 +184,12 @@ impl Live for Shared {
         self.manifest_json(view)
     }
 
+    fn continuation_stats(&self) -> serde_json::Value {
+        let (kept, bytes) = self.pipeline.continuations().stats();
+        let max = trails_core::pipeline::MAX_KEPT_BYTES;
+        serde_json::json!({ "kept": kept, "bytes": bytes, "max_bytes": max })
+    }
+
     fn subscription_stats(&self) -> serde_json::Value {
         let mut stats = serde_json::json!(self.subscriptions.stats());
         stats["max_per_session"] = serde_json::json!(self.settings.max_subscriptions);
