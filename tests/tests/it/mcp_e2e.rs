@@ -176,6 +176,17 @@ async fn http_invalid_call_returns_every_field_error_in_one_32602() {
     assert_eq!(fields[1]["constraint"], 100);
 }
 
+/// Thirty requirements with long titles, and a search that returns them all: ~6 KB of results.
+async fn search_of_thirty(client: &RunningService<RoleClient, Recorder>) -> CallToolResult {
+    for n in 0..30 {
+        let title = format!("{n:03} {}", "searchable title ".repeat(11));
+        let requirement =
+            json!({"req_id": format!("REQ-{n}"), "title": title, "status": "proposed", "priority": 1, "tags": []});
+        call(client, "requirements_create", requirement).await.unwrap();
+    }
+    call(client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap()
+}
+
 /// Issue 11 finding 3: one call's result is bounded in bytes, whatever the tool returns. A list
 /// keeps the items that fit and says how many; text is cut and says so; other structured results
 /// become an `isError` result naming the size and the bound.
@@ -187,13 +198,7 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
     let note = |result: &CallToolResult| result.content[1].as_text().expect("a note block").text.clone();
     let cut = |result: &CallToolResult| result.meta.as_ref().expect("_meta").0["trails"]["cut"].clone();
 
-    for n in 0..30 {
-        let title = format!("{n:03} {}", "searchable title ".repeat(11));
-        let requirement =
-            json!({"req_id": format!("REQ-{n}"), "title": title, "status": "proposed", "priority": 1, "tags": []});
-        call(&client, "requirements_create", requirement).await.unwrap();
-    }
-    let list = call(&client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap();
+    let list = search_of_thirty(&client).await;
     let text = list.content[0].as_text().unwrap().text.clone();
     assert!(text.len() <= MAX, "{} bytes", text.len());
     let structured = list.structured_content.clone().unwrap();
@@ -254,13 +259,7 @@ async fn a_cut_result_is_read_to_its_end_through_its_continuation() {
         pages
     }
 
-    for n in 0..30 {
-        let title = format!("{n:03} {}", "searchable title ".repeat(11));
-        let requirement =
-            json!({"req_id": format!("REQ-{n}"), "title": title, "status": "proposed", "priority": 1, "tags": []});
-        call(&client, "requirements_create", requirement).await.unwrap();
-    }
-    let list = call(&client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap();
+    let list = search_of_thirty(&client).await;
     let shown = cut(&list)["items_shown"].as_u64().unwrap();
     let note = list.content[1].as_text().unwrap().text.clone();
     assert!(note.contains("trails_result_read"), "the note names the call: {note}");
