@@ -178,8 +178,11 @@ fn preconditions(arg: &Arg, diags: &mut Diagnostics) -> Vec<Precondition> {
             ArgValue::Flag => {}
             ArgValue::List(given) => {
                 for parameter in given {
+                    // A float literal past f64's range is infinite, which JSON cannot carry.
                     let value = match &parameter.value {
-                        ArgValue::Value(expr) => args::literal(expr),
+                        ArgValue::Value(expr) => {
+                            args::literal(expr).filter(|v| !matches!(v, Literal::Float(f) if !f.is_finite()))
+                        }
                         _ => None,
                     };
                     let Some(value) = value else {

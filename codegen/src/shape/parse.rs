@@ -10,7 +10,7 @@ use super::Kind;
 use crate::args;
 use crate::diag::Diagnostics;
 use crate::field::parse_field;
-use crate::ir::{Extends, NodeTypeDecl, ObjectDecl, ShapeBody, ShapeDecl};
+use crate::ir::{Extends, NodeTypeDecl, ObjectDecl, Scalar, ShapeBody, ShapeDecl};
 use crate::names::{self, RenameRule};
 
 pub(super) fn item(kind: Kind, attrs: ShapeAttrs, item: &syn::Item, diags: &mut Diagnostics) -> Option<ShapeDecl> {
@@ -60,10 +60,14 @@ pub(super) fn item(kind: Kind, attrs: ShapeAttrs, item: &syn::Item, diags: &mut 
         _ => unreachable!("filtered above"),
     };
     // A node type's lists are sets in the graph (one triple per item): its schema and validator
-    // say so, rather than let the store refuse a repeated item after the schema allowed it.
+    // say so, rather than let the store refuse a repeated item after the schema allowed it. Only
+    // for scalar items, whose JSON is their identity: a nested shape or a blob is compared by the
+    // store once normalised (a blob sent with and without its echoed `sha256` is one blob).
     let mut body = body;
     if let (Kind::NodeType, ShapeBody::Object(object)) = (kind, &mut body) {
-        object.fields.iter_mut().filter(|field| field.ty.array).for_each(|field| field.constraints.unique_items = true);
+        for field in object.fields.iter_mut().filter(|field| field.ty.array) {
+            field.constraints.unique_items = !matches!(field.ty.scalar, Scalar::Nested(_));
+        }
     }
     let node_type = (kind == Kind::NodeType).then(|| NodeTypeDecl {
         label,

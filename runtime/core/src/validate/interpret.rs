@@ -74,11 +74,13 @@ fn validate_field(rule: &FieldRule, value: &Value, path: &mut Path, errors: &mut
         let message = format!("{field} must have at least {min} item(s), got {count}");
         fail(errors, field.clone(), FieldCode::MinCount, message, value, json!(min));
     }
+    let over = bounds.max_items.is_some_and(|max| count > max);
     if let Some(max) = bounds.max_items.filter(|max| count > *max) {
         let message = format!("{field} must have at most {max} item(s), got {count}");
         fail(errors, field.clone(), FieldCode::MaxCount, message, value, json!(max));
     }
-    if bounds.unique_items {
+    // A list already over its bound is refused as such: no table of its items is built.
+    if bounds.unique_items && !over {
         if let Some((first, again)) = repeated(items) {
             let message = format!("{field} is a set: item {again} repeats item {first}");
             fail(errors, field, FieldCode::UniqueItems, message, value, json!(true));
@@ -95,7 +97,7 @@ fn validate_field(rule: &FieldRule, value: &Value, path: &mut Path, errors: &mut
 /// by value, `1` and `1.0` alike; objects whatever their key order): `(earlier, repeat)`. Linear:
 /// a list is as long as a body allows.
 fn repeated(items: &[Value]) -> Option<(usize, usize)> {
-    let mut seen = std::collections::HashMap::with_capacity(items.len());
+    let mut seen = std::collections::HashMap::new();
     for (index, item) in items.iter().enumerate() {
         let mut key = String::new();
         canonical(item, &mut key);
