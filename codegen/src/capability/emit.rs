@@ -319,7 +319,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     #deprecated,
                     #deprecates,
                     !<<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SCHEMA_MEMBER.is_empty(),
-                    <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SHAPE,
+                    <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_IRI,
                     <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_LIST,
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,

@@ -244,6 +244,8 @@ fn object_impls(
             const OUTPUT_SCHEMA_MEMBER: &'static str =
                 ::trails::__private::concatcp!(",\"outputSchema\":", <#ident as ::trails::__private::Shape>::SCHEMA);
             const OUTPUT_SHAPE: &'static str = #iri_json;
+            const OUTPUT_IRI: ::core::option::Option<&'static str> =
+                ::core::option::Option::Some(<#ident as ::trails::__private::Shape>::IRI);
             fn into_output(self) -> ::trails::__private::Result<::trails::__private::Output> {
                 ::trails::__private::shape_output(&self)
             }

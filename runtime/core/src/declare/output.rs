@@ -17,6 +17,8 @@ pub trait ToolOutput {
     const OUTPUT_SCHEMA_MEMBER: &'static str;
     /// The IRI of the output shape as a JSON value: `"…"`, or `null` when unstructured.
     const OUTPUT_SHAPE: &'static str = "null";
+    /// The IRI of the output shape, unquoted: what the runtime looks the shape up by.
+    const OUTPUT_IRI: Option<&'static str> = None;
     /// Whether the value goes on the wire as a list, `{"items": […]}`.
     const OUTPUT_LIST: bool = false;
     /// The value as it goes on the wire.
@@ -73,6 +75,7 @@ fn structured<T: Shape>(value: &impl Serialize) -> Result<Value, Error> {
 impl<T: Shape> ToolOutput for Vec<T> {
     const OUTPUT_SCHEMA_MEMBER: &'static str = T::LIST_OUTPUT_SCHEMA_MEMBER;
     const OUTPUT_SHAPE: &'static str = T::IRI_JSON;
+    const OUTPUT_IRI: Option<&'static str> = Some(T::IRI);
     const OUTPUT_LIST: bool = true;
     fn into_output(self) -> Result<Output, Error> {
         Ok(Output::list(structured::<T>(&self)?))

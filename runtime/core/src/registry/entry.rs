@@ -160,8 +160,7 @@ impl ToolEntry {
 
     /// The IRI of the shape (or node type) the handler returns, itself or as a list.
     pub fn output_shape(&self) -> Option<&'static str> {
-        // The macro's JSON string literal: an IRI has no character JSON escapes, so it borrows.
-        serde_json::from_str::<Option<&'static str>>(self.declared.output_shape).ok().flatten()
+        self.declared.output_shape
     }
 
     /// Whether the handler returns a list (`Vec<Shape>`, sent as `{"items": […]}`).
@@ -205,8 +204,8 @@ pub struct Declared {
     pub(crate) deprecated: bool,
     pub(crate) deprecates: Option<&'static str>,
     pub(crate) output_schema: bool,
-    /// `ToolOutput::OUTPUT_SHAPE`: the output shape's IRI as a JSON string, or `null`.
-    pub(crate) output_shape: &'static str,
+    /// `ToolOutput::OUTPUT_IRI`.
+    pub(crate) output_shape: Option<&'static str>,
     pub(crate) output_list: bool,
 }
 
@@ -222,7 +221,7 @@ impl Declared {
         deprecated: bool,
         deprecates: Option<&'static str>,
         output_schema: bool,
-        output_shape: &'static str,
+        output_shape: Option<&'static str>,
         output_list: bool,
     ) -> Declared {
         Declared {

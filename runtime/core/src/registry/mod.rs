@@ -185,7 +185,7 @@ mod tests {
             "{}",
             "{}",
             "",
-            Declared::__new(&[], 0, 0.0, false, false, None, false, "null", false),
+            Declared::__new(&[], 0, 0.0, false, false, None, false, None, false),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,
