@@ -317,7 +317,7 @@ fn foreign_name(key: &str) -> Option<(&'static str, &'static str)> {
 }
 
 /// The accepted key nearest to a misspelt one, if it is near enough to be a likely typo.
-fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
     allowed
         .iter()
         .map(|candidate| (strsim::damerau_levenshtein(key, candidate), *candidate))

@@ -7,7 +7,7 @@ use syn::{GenericArgument, PathArguments, Type};
 
 use crate::args::{self, Arg, Keys, Literal};
 use crate::diag::Diagnostics;
-use crate::ir::{Constraints, Field, FieldType, Num, Scalar, INT_KINDS};
+use crate::ir::{Constraints, Field, FieldType, Num, Role, Scalar, INT_KINDS};
 use crate::names;
 
 /// A `#[predicate(…)]` key.
@@ -25,6 +25,7 @@ enum PredicateKey {
     MinLength,
     MaxLength,
     Description,
+    Role,
 }
 
 /// Every `#[predicate]` key; `min`/`max` are the Python API's spellings of `min_count`/`max_count`.
@@ -45,6 +46,7 @@ const PREDICATE_KEYS: Keys<PredicateKey> = Keys {
         ("min_length", PredicateKey::MinLength),
         ("max_length", PredicateKey::MaxLength),
         ("description", PredicateKey::Description),
+        ("role", PredicateKey::Role),
     ],
 };
 
@@ -173,6 +175,7 @@ pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diag
         required: !kind.optional,
         constraints: Constraints::default(),
         iri: None,
+        role: None,
         span: ident.span(),
         ty: kind,
     };
@@ -319,6 +322,25 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
                     field.constraints.max_value = Some(number);
                 }
             }
+            PredicateKey::Role => {
+                let Some(text) = args::expect_str(arg, "\"title\"", diags) else { continue };
+                match Role::ALL.iter().find(|(name, _)| *name == text.value()) {
+                    None => {
+                        let names: Vec<&str> = Role::ALL.iter().map(|(name, _)| *name).collect();
+                        let hint = args::closest(&text.value(), &names)
+                            .map(|best| format!("did you mean `{best}`? "))
+                            .unwrap_or_default();
+                        diags.error_spanned(
+                            &text,
+                            format!("unknown display role `{}`; {hint}Roles: {}", text.value(), names.join(", ")),
+                        );
+                    }
+                    Some(&(_, role)) => match role_misfit(role, field) {
+                        Some(problem) => diags.error_spanned(&text, problem),
+                        None => field.role = Some((role, text.span())),
+                    },
+                }
+            }
             PredicateKey::OneOf => {
                 let literals = args::expect_literal_list(arg, diags);
                 if !(is_string || is_number) {
@@ -351,6 +373,34 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
             }
         }
     }
+}
+
+/// Why `field` cannot have `role`, if it cannot: a role names one value of a fitting type, which
+/// a list item shows as its label, excerpt, timestamp, … (a nested shape's fit — a status that
+/// is an enum — is asked of the type at compile time).
+fn role_misfit(role: Role, field: &Field) -> Option<String> {
+    let name = role.name();
+    if field.ty.array {
+        return Some(format!(
+            "`role = \"{name}\"` names one value of an instance, but `{}` is a list; give the role to a single-valued field",
+            field.name
+        ));
+    }
+    let fits = matches!(
+        (role, &field.ty.scalar),
+        (Role::Title | Role::Summary | Role::Body | Role::Url, Scalar::String)
+            | (Role::Timestamp, Scalar::DateTime)
+            | (Role::Identifier, Scalar::String | Scalar::Int(_))
+            | (Role::Status, Scalar::String | Scalar::Nested(_))
+    );
+    let wanted = match role {
+        Role::Title | Role::Summary | Role::Body | Role::Url => "a `String`",
+        Role::Timestamp => "a `trails::DateTime`",
+        Role::Identifier => "a `String` or an integer",
+        Role::Status => "a `String` or a `#[shape]` enum",
+    };
+    (!fits)
+        .then(|| format!("`role = \"{name}\"` needs {wanted}, but `{}` is {}", field.name, field.ty.scalar.describe()))
 }
 
 /// A numeric literal read under the field's type: integers for integer fields (within the

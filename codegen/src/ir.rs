@@ -133,6 +133,44 @@ impl Constraints {
     }
 }
 
+/// How a node type's instances are shown where they are listed (PDPP's declared display roles):
+/// the evidence card of a list item is built from these fields only, never from field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The item's label.
+    Title,
+    /// A short description: the card's excerpt.
+    Summary,
+    /// The long text: the excerpt when there is no summary.
+    Body,
+    /// When the instance happened or was last changed.
+    Timestamp,
+    /// Its state (`proposed`, `done`).
+    Status,
+    /// A human-facing identifier (`REQ-12`), besides the key.
+    Identifier,
+    /// Where the thing lives outside the graph.
+    Url,
+}
+
+impl Role {
+    /// Every role, by its name in `#[predicate(role = "…")]` and in every projection.
+    pub const ALL: [(&'static str, Role); 7] = [
+        ("title", Role::Title),
+        ("summary", Role::Summary),
+        ("body", Role::Body),
+        ("timestamp", Role::Timestamp),
+        ("status", Role::Status),
+        ("identifier", Role::Identifier),
+        ("url", Role::Url),
+    ];
+
+    /// The role's name.
+    pub fn name(self) -> &'static str {
+        Role::ALL.iter().find(|(_, role)| *role == self).map(|(name, _)| *name).unwrap_or_default()
+    }
+}
+
 #[derive(Clone)]
 /// One field (or named parameter).
 pub struct Field {
@@ -152,6 +190,8 @@ pub struct Field {
     pub constraints: Constraints,
     /// Explicit predicate IRI, if declared.
     pub iri: Option<String>,
+    /// Its display role, with where `role` was written.
+    pub role: Option<(Role, Span)>,
     /// Where the field is, for messages.
     pub span: Span,
 }

@@ -22,6 +22,8 @@ fn fill(hole: &Hole) -> String {
         Hole::RdfDatatype(_) => format!("urn:trails:datatype:{ty}"),
         Hole::OutputSchemaMember(_) => format!(",\"outputSchema\":{{\"$output\":\"{ty}\"}}"),
         Hole::OutputShape(_) => format!("\"urn:trails:output:{ty}\""),
+        // Known only to the output type; a preview shows none.
+        Hole::OutputRoles(_) => String::new(),
         Hole::ParentProperties(_) => format!("\"$extends\":\"{ty}\""),
         Hole::ParentRequired(_) => format!("\"$required_of:{ty}\""),
         Hole::IfParentHasProperties(_, text) | Hole::IfParentHasRequired(_, text) => (*text).to_owned(),

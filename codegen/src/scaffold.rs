@@ -42,6 +42,8 @@ pub struct FieldSpec {
     pub min_count: Option<u64>,
     /// `max_count`.
     pub max_count: Option<u64>,
+    /// `role`: how lists show a node type's instances (`title`, `summary`, …).
+    pub role: Option<String>,
 }
 
 /// A `#[shape]` (or, with `node_type`, a `#[node_type]`) to declare.
@@ -276,6 +278,10 @@ fn predicate(spec: &FieldSpec, at: &str, errors: &mut Vec<SpecError>) -> TokenSt
     if let Some(n) = spec.max_count.map(count) {
         items.push(quote!(max_count = #n));
     }
+    // Whether the role exists and fits is the macro's check, run on the scaffolded item.
+    if let Some(role) = &spec.role {
+        items.push(quote!(role = #role));
+    }
     if items.is_empty() {
         quote!()
     } else {
@@ -332,13 +338,18 @@ fn format(tokens: TokenStream) -> Result<String, SpecError> {
 fn recheck_field(spec: &FieldSpec, at: &str, field: &TokenStream, errors: &mut Vec<SpecError>) {
     let Ok(item) = syn::parse2::<syn::Item>(quote! { pub struct Scaffold { #field } }) else { return };
     let mut diags = Diagnostics::new();
-    crate::shape::parse(crate::shape::Kind::Shape, quote!(iri = "urn:trails:scaffold"), &item, &mut diags);
+    // As a node type's field, the kind that accepts every key (a role on a plain shape's field is
+    // refused when the whole item is read back).
+    let attr = quote!(label = "Scaffold", iri = "urn:trails:scaffold");
+    crate::shape::parse(crate::shape::Kind::NodeType, attr, &item, &mut diags);
     if !diags.has_errors() {
         diags.discard();
         return;
     }
     for message in diags.into_messages() {
-        let key = set_keys(spec).into_iter().find(|key| message.contains(&format!("`{key}`")));
+        let key = set_keys(spec)
+            .into_iter()
+            .find(|key| message.contains(&format!("`{key}`")) || message.contains(&format!("`{key} =")));
         let path = key.map_or_else(|| at.to_owned(), |key| format!("{at}/{key}"));
         errors.push(fault(path, message));
     }
@@ -356,6 +367,7 @@ fn set_keys(spec: &FieldSpec) -> Vec<&'static str> {
         ("min_count", spec.min_count.is_some()),
         ("max_count", spec.max_count.is_some()),
         ("iri", spec.iri.is_some()),
+        ("role", spec.role.is_some()),
     ]
     .into_iter()
     .filter_map(|(key, set)| set.then_some(key))

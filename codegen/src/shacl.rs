@@ -6,6 +6,7 @@
 //! A node type's shape targets its class (`sh:targetClass`), so a SHACL engine checks the
 //! store's instances with it; a plain shape targets nothing and describes a capability's input
 //! or output. A child (`extends`) adds `sh:node <parent>`: the parent's constraints hold too.
+//! A field's display role is the property's `trails:displayRole`.
 
 use crate::args::Literal;
 use crate::ir::{Field, ObjectDecl, Scalar, ShapeBody, ShapeDecl};
@@ -13,6 +14,9 @@ use crate::names;
 use crate::template::{Hole, Template};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// The term a property's display role is published under.
+pub const DISPLAY_ROLE: &str = "https://w3id.org/trails/capability#displayRole";
 
 /// The prefixes every shape's Turtle declares (each shape is a document of its own; the joined
 /// graph repeats them, which Turtle allows).
@@ -79,6 +83,10 @@ fn properties(iri: &str, object: &ObjectDecl, t: &mut Template) {
         ));
         if let Some(description) = &field.description {
             t.text(&format!(" ;\n        sh:description {}", turtle_string(description)));
+        }
+        if let Some((role, _)) = field.role {
+            // Not a constraint: how a list shows the instances (the manifest's vocabulary).
+            t.text(&format!(" ;\n        <{DISPLAY_ROLE}> {}", turtle_string(role.name())));
         }
         property_constraints(field, t);
         t.text("\n    ]");

@@ -21,6 +21,8 @@ pub enum Hole {
     OutputSchemaMember(syn::Type),
     /// The output shape IRI of handler return type `R`, as a JSON value (`"…"` or `null`)
     OutputShape(syn::Type),
+    /// `,"display_roles":{…}` of handler return type `R`'s node type, or nothing
+    OutputRoles(syn::Type),
     /// `<T as Schema>::RDF_DATATYPE`'s IRI: how the store writes a value of `T`
     RdfDatatype(syn::Type),
     /// `<T as ObjectShape>::PROPERTY_MEMBERS`: the members of a parent's `properties`
@@ -47,6 +49,14 @@ impl Hole {
             Hole::OutputShape(ty) => {
                 quote!(<<#ty as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SHAPE)
             }
+            Hole::OutputRoles(ty) => {
+                let roles = quote!(<<#ty as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_ROLES);
+                quote!(::trails::__private::concatcp!(
+                    ::trails::__private::if_nonempty(#roles, ",\"display_roles\":{"),
+                    #roles,
+                    ::trails::__private::if_nonempty(#roles, "}")
+                ))
+            }
             Hole::ParentProperties(ty) => quote!(<#ty as ::trails::__private::ObjectShape>::PROPERTY_MEMBERS),
             Hole::ParentRequired(ty) => quote!(<#ty as ::trails::__private::ObjectShape>::REQUIRED_MEMBERS),
             Hole::IfParentHasProperties(ty, text) => {
@@ -68,6 +78,7 @@ impl Hole {
             | Hole::RdfDatatype(t)
             | Hole::OutputSchemaMember(t)
             | Hole::OutputShape(t)
+            | Hole::OutputRoles(t)
             | Hole::ParentProperties(t)
             | Hole::ParentRequired(t)
             | Hole::IfParentHasProperties(t, _)

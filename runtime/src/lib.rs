@@ -82,8 +82,8 @@ pub use trails_serve::snapshot;
 /// and `#[node_type]`, and a capability's output.
 pub mod declare {
     pub use trails_core::{
-        BlobError, Datatype, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Schema, Shape,
-        ToolOutput,
+        BlobError, Datatype, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
+        Schema, Shape, ToolOutput,
     };
 }
 

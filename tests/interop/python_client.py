@@ -92,7 +92,7 @@ async def run(server) -> dict:
         uri, walked, pages = "trails://kg/Requirement?limit=2", [], 0
         while uri:
             page = json.loads((await client.read_resource(uri)).contents[0].text)
-            walked += [item["label"] for item in page["items"]]
+            walked += [item["id"] for item in page["items"]]
             uri, pages = page["next"], pages + 1
         report["walked"], report["pages"] = walked, pages
         instance = (await client.read_resource("trails://kg/Requirement/REQ-1")).contents[0]

@@ -16,7 +16,7 @@ use trails::prelude::*;
 /// A person who can own requirements.
 #[node_type(label = "Reviewer", iri = "https://example.org/people#Reviewer", unique = ["email"])]
 pub struct Person {
-    #[predicate(min_length = 1, max_length = 120)]
+    #[predicate(min_length = 1, max_length = 120, role = "title")]
     pub name: String,
     /// Work e-mail address.
     #[predicate(pattern = r"^[^@\s]+@[^@\s]+$")]
@@ -226,7 +226,7 @@ pub struct Tenant(pub String);
 pub struct Note {
     #[predicate(pattern = r"^[a-z0-9-]{1,64}$")]
     pub slug: String,
-    #[predicate(max_length = 2_000_000)]
+    #[predicate(max_length = 2_000_000, role = "body")]
     pub body: String,
 }
 

@@ -87,7 +87,8 @@ fn optional_number<T: ToString>(value: Option<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_else(|| "null".into())
 }
 
-/// The canonical descriptor: the 14 fields in canonical order.
+/// The canonical descriptor: the 14 fields in canonical order, and `display_roles` after
+/// `output_shape` when the output is a node type that declares some.
 pub fn canonical(decl: &CapabilityDecl) -> Template {
     let mut t = Template::new();
     t.text("{\"@id\":").string(&format!("urn:trails:capability:{}", decl.id));
@@ -114,6 +115,8 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
         }
         None => {
             t.hole(Hole::OutputShape(decl.return_type.clone()));
+            // How the output's instances are shown (a node type's display roles), when it has any.
+            t.hole(Hole::OutputRoles(decl.return_type.clone()));
         }
     }
     let preconditions: Vec<String> = decl

@@ -184,7 +184,14 @@ fn signature(sig: &syn::Signature, diags: &mut Diagnostics) -> (Input, Vec<Param
         .iter()
         .filter_map(|typed| {
             let Pat::Ident(pat) = &*typed.pat else { return None };
-            parse_field(&pat.ident, &typed.ty, &typed.attrs, diags)
+            let field = parse_field(&pat.ident, &typed.ty, &typed.attrs, diags)?;
+            if let Some((_, span)) = field.role {
+                diags.error_at(
+                    span,
+                    "display roles say how a node type's instances are listed; a capability parameter has none: remove `role`",
+                );
+            }
+            Some(field)
         })
         .collect();
     (Input::Params(ObjectDecl { fields }), params)

@@ -1,13 +1,14 @@
 //! Checks that need the whole declaration: which keys apply to which kind of item, labels, and
-//! the fields a node type's `unique` names.
+//! the fields a node type's `unique` names, display roles.
 
 use crate::diag::Diagnostics;
-use crate::ir::{Scalar, ShapeBody, ShapeDecl};
+use crate::ir::{Role, Scalar, ShapeBody, ShapeDecl};
 
 pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
     if let (Some((_, span)), ShapeBody::Object(_)) = (decl.rename_all, &decl.body) {
         diags.error_at(span, "`rename_all` applies to enums; struct field names are the Rust names");
     }
+    roles(decl, diags);
     let Some(node) = &decl.node_type else { return };
     let valid_label = node.label.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && node.label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -69,6 +70,37 @@ pub(super) fn declaration(decl: &ShapeDecl, diags: &mut Diagnostics) {
                 ),
                 Some(_) => {}
             }
+        }
+    }
+}
+
+/// Display roles say how a node type's instances are listed: only node types have them, and a
+/// type has one field per role (an inherited one is checked at compile time, in `emit`).
+fn roles(decl: &ShapeDecl, diags: &mut Diagnostics) {
+    let ShapeBody::Object(object) = &decl.body else { return };
+    let mut seen: Vec<(Role, &str)> = Vec::new();
+    for field in &object.fields {
+        let Some((role, span)) = field.role else { continue };
+        if decl.node_type.is_none() {
+            diags.error_at(
+                span,
+                format!(
+                    "display roles say how a node type's instances are listed, but `{}` is a `#[shape]`; \
+                     declare it with `#[node_type]` or remove `role`",
+                    decl.ident
+                ),
+            );
+        } else if let Some((_, first)) = seen.iter().find(|(r, _)| *r == role) {
+            diags.error_at(
+                span,
+                format!(
+                    "`{first}` already has role `{}` in `{}`; a type has one field per role: remove one",
+                    role.name(),
+                    decl.ident
+                ),
+            );
+        } else {
+            seen.push((role, &field.name));
         }
     }
 }

@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ir::{ObjectDecl, Scalar, ShapeBody, ShapeDecl};
+use crate::ir::{ObjectDecl, Role, Scalar, ShapeBody, ShapeDecl};
 use crate::names;
 use crate::schema::{description_member, enum_members, object_members, property_members, required_members};
 use crate::template::Template;
@@ -104,6 +104,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
             field_handles = handles;
             let predicates = predicate_infos(iri, object);
             let nested_blobs = nested_blob_checks(ident, object);
+            let (roles, role_checks) = role_checks(ident, object, parent);
             let count = object.fields.len();
             (
                 quote! {
@@ -111,8 +112,10 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                     impl ::trails::__private::NodeType for #ident {
                         const LABEL: &'static str = #label;
                         const INFO: &'static ::trails::__private::NodeTypeInfo = &__TRAILS_NODE_TYPE;
+                        const ROLES: &'static [&'static str] = #roles;
                     }
                     #nested_blobs
+                    #role_checks
                     static __TRAILS_PREDICATES: [::trails::__private::PredicateInfo; #count] = [#(#predicates),*];
                     static __TRAILS_NODE_TYPE: ::trails::__private::NodeTypeInfo = ::trails::__private::NodeTypeInfo {
                         label: #label, iri: #iri, parent: #parent_info, unique: &[#(#unique),*],
@@ -127,6 +130,8 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         _ => (quote!(), quote!(::core::option::Option::None)),
     };
     let contains_blob = contains_blob(decl);
+    let is_enum = matches!(decl.body, ShapeBody::Enum(_));
+    let display_roles = display_roles(decl, parent);
     let extends_iri = match parent {
         Some(p) => quote!(::core::option::Option::Some(<#p as ::trails::__private::Shape>::IRI)),
         None => quote!(::core::option::Option::None),
@@ -146,6 +151,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                 const SCHEMA_MEMBERS: &'static str = #members;
                 const DESCRIPTION_MEMBER: &'static str = #description;
                 const CONTAINS_BLOB: bool = #contains_blob;
+                const IS_ENUM: bool = #is_enum;
                 fn validate_at(
                     value: &::trails::__private::serde_json::Value,
                     path: &mut ::trails::__private::Path,
@@ -168,6 +174,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                     <#ident as ::trails::__private::Shape>::SCHEMA,
                     "}},\"required\":[\"items\"],\"additionalProperties\":false}"
                 );
+                const DISPLAY_ROLES: &'static str = #display_roles;
             }
             #object_impls
             #node_type_impl
@@ -246,6 +253,7 @@ fn object_impls(
             const OUTPUT_SHAPE: &'static str = #iri_json;
             const OUTPUT_IRI: ::core::option::Option<&'static str> =
                 ::core::option::Option::Some(<#ident as ::trails::__private::Shape>::IRI);
+            const OUTPUT_ROLES: &'static str = <#ident as ::trails::__private::Shape>::DISPLAY_ROLES;
             fn into_output(self) -> ::trails::__private::Result<::trails::__private::Output> {
                 ::trails::__private::shape_output(&self)
             }
@@ -308,14 +316,102 @@ fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
             };
             let required = field.required;
             let many = field.ty.array;
+            let role = match field.role {
+                Some((role, _)) => {
+                    let variant = format_ident!("{}", role_variant(role));
+                    quote!(::core::option::Option::Some(::trails::__private::DisplayRole::#variant))
+                }
+                None => quote!(::core::option::Option::None),
+            };
             quote! {
                 ::trails::__private::PredicateInfo {
                     field: #field_name, iri: #predicate_iri, datatype: #datatype,
-                    required: #required, many: #many, target: ::core::option::Option::#target,
+                    required: #required, many: #many, target: ::core::option::Option::#target, role: #role,
                 }
             }
         })
         .collect()
+}
+
+/// `Shape::DISPLAY_ROLES`: `"role":"field"` members, the parent's first (only node types have
+/// roles; a plain shape's are empty).
+fn display_roles(decl: &ShapeDecl, parent: Option<&syn::Type>) -> TokenStream {
+    // A plain shape that extends a node type is not listed as instances: it has none.
+    let (ShapeBody::Object(object), Some(_)) = (&decl.body, &decl.node_type) else { return quote!("") };
+    let own: Vec<String> = object
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let (role, _) = f.role?;
+            Some(format!("{}:{}", crate::template::json_string(role.name()), crate::template::json_string(&f.name)))
+        })
+        .collect();
+    let own = own.join(",");
+    match (parent, own.is_empty()) {
+        (None, _) => quote!(#own),
+        (Some(parent), true) => quote!(<#parent as ::trails::__private::Shape>::DISPLAY_ROLES),
+        (Some(parent), false) => quote!(::trails::__private::concatcp!(
+            <#parent as ::trails::__private::Shape>::DISPLAY_ROLES,
+            ::trails::__private::if_nonempty(<#parent as ::trails::__private::Shape>::DISPLAY_ROLES, ","),
+            #own
+        )),
+    }
+}
+
+fn role_variant(role: Role) -> &'static str {
+    match role {
+        Role::Title => "Title",
+        Role::Summary => "Summary",
+        Role::Body => "Body",
+        Role::Timestamp => "Timestamp",
+        Role::Status => "Status",
+        Role::Identifier => "Identifier",
+        Role::Url => "Url",
+    }
+}
+
+/// `NodeType::ROLES` (the parent's first) and what only the types know: that a role is not the
+/// parent's already, and that a nested `status` field is an enum.
+fn role_checks(ident: &syn::Ident, object: &ObjectDecl, parent: Option<&syn::Type>) -> (TokenStream, TokenStream) {
+    let own: Vec<(&crate::ir::Field, Role, Span)> =
+        object.fields.iter().filter_map(|f| f.role.map(|(role, span)| (f, role, span))).collect();
+    let names: Vec<&str> = own.iter().map(|(_, role, _)| role.name()).collect();
+    let count = names.len();
+    let roles = match parent {
+        None => quote!(&[#(#names),*]),
+        Some(parent) => quote!(&::trails::__private::concat_names::<
+            { <#parent as ::trails::__private::NodeType>::ROLES.len() + #count },
+        >(<#parent as ::trails::__private::NodeType>::ROLES, &[#(#names),*])),
+    };
+    let checks = own.iter().map(|(field, role, span)| {
+        let name = role.name();
+        let inherited = parent.map(|parent| {
+            let message = format!(
+                "role `{name}` of `{}` is also a role of a field `{ident}` inherits through `extends`; a type has one field per role: remove one",
+                field.name
+            );
+            quote_spanned! {*span=>
+                const _: () = ::core::assert!(
+                    !::trails::__private::contains_name(<#parent as ::trails::__private::NodeType>::ROLES, #name),
+                    #message
+                );
+            }
+        });
+        let enum_check = match (&field.ty.scalar, role) {
+            (Scalar::Nested(t), Role::Status) => {
+                let message = format!(
+                    "role `status` needs a `String` or a `#[shape]` enum, but `{}` is a shape with fields; give the role to a `String` or enum field",
+                    field.name
+                );
+                Some(quote_spanned! {*span=>
+                    const _: () = ::core::assert!(<#t as ::trails::__private::Schema>::IS_ENUM, #message);
+                })
+            }
+            _ => None,
+        };
+        quote!(#inherited #enum_check)
+    });
+    (roles, quote!(#(#checks)*))
 }
 
 fn item_visibility(item: &syn::Item) -> syn::Visibility {

@@ -7,7 +7,7 @@ use trails::{node_type, shape, Blob, DateTime, Ref};
 #[derive(Clone, Debug)]
 pub struct Person {
     /// Display name.
-    #[predicate(min_length = 1, max_length = 120)]
+    #[predicate(min_length = 1, max_length = 120, role = "title")]
     pub name: String,
     /// Work e-mail address; identifies the person.
     #[predicate(pattern = r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length = 254)]
@@ -27,10 +27,10 @@ pub struct Requirement {
     #[predicate(iri = "req:reqId", pattern = r"^REQ-\d+$", max_length = 16, required)]
     pub req_id: String,
     /// One-line summary.
-    #[predicate(min_length = 3, max_length = 200)]
+    #[predicate(min_length = 3, max_length = 200, role = "title")]
     pub title: String,
     /// Lifecycle state.
-    #[predicate(one_of = ["proposed", "accepted", "rejected"])]
+    #[predicate(one_of = ["proposed", "accepted", "rejected"], role = "status")]
     pub status: String,
     /// 1 (highest) to 5 (lowest).
     #[predicate(min_value = 1, max_value = 5)]

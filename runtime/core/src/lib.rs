@@ -25,8 +25,8 @@ pub mod validate;
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use ctx::{AppState, Ctx};
 pub use declare::{
-    Blob, BlobError, Datatype, DateTime, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
-    Ref, Schema, Shape, ToolOutput,
+    Blob, BlobError, Datatype, DateTime, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output,
+    PredicateInfo, Ref, Schema, Shape, ToolOutput,
 };
 pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
@@ -45,8 +45,8 @@ pub mod __private {
     pub use crate::auth::Scope;
     pub use crate::ctx::Ctx;
     pub use crate::declare::{
-        shape_output, Datatype, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Schema,
-        Shape, ToolOutput,
+        shape_output, Datatype, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
+        Schema, Shape, ToolOutput,
     };
     pub use crate::error::{Error, Result};
     pub use crate::registry::{BoxFuture, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};

@@ -5,7 +5,7 @@
 use trails_core::declare::{Datatype, NodeTypeInfo, PredicateInfo};
 
 const fn field(field: &'static str, datatype: Datatype) -> PredicateInfo {
-    PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None }
+    PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None, role: None }
 }
 
 static FIELDS: [PredicateInfo; 8] = [

@@ -88,7 +88,7 @@ async function legacy() {
   report.pages = 0;
   while (uri) {
     const page = JSON.parse((await client.readResource({ uri })).contents[0].text);
-    report.walked.push(...page.items.map((item) => item.label));
+    report.walked.push(...page.items.map((item) => item.id));
     uri = page.next;
     report.pages += 1;
   }

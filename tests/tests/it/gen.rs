@@ -62,7 +62,8 @@ async fn tools_call_and_the_cli_answer_the_same_bytes() {
             "trails_meta_gen_nodetype",
             "gen.nodetype",
             json!({ "name": "Ticket", "iri": "https://example.org/app#Ticket", "key": "code", "unique": ["code"],
-                    "fields": [{ "name": "code", "kind": "string" }, { "name": "opened", "kind": "datetime" }] }),
+                    "fields": [{ "name": "code", "kind": "string", "role": "identifier" },
+                               { "name": "opened", "kind": "datetime", "role": "timestamp" }] }),
         ),
         (
             "trails_meta_gen_capability",
@@ -94,7 +95,8 @@ async fn tools_call_and_the_cli_answer_the_same_bytes() {
                 assert!(content.contains("/// Free text."), "{content}");
             }
             "gen.nodetype" => {
-                assert!(content.contains("#[node_type(") && content.contains("key = \"code\""), "{content}")
+                assert!(content.contains("#[node_type(") && content.contains("key = \"code\""), "{content}");
+                assert!(content.contains("#[predicate(role = \"timestamp\")]"), "{content}");
             }
             _ => assert!(
                 content.contains("pub async fn open_ticket(") && content.contains("not implemented yet"),
@@ -137,6 +139,13 @@ async fn the_diff_is_against_what_the_path_holds_and_bad_specs_name_their_faults
     let at: Vec<&str> = faults.iter().map(|f| f["field"].as_str().unwrap()).collect();
     assert_eq!(at, ["fields/0/min_length", "fields/2/min_length"], "{answer}");
     assert!(faults[1]["message"].as_str().unwrap().contains("applies to strings"), "{answer}");
+    // A display role that does not fit the field's type, on the field and key at fault.
+    let mut role = shape_spec();
+    role["fields"][2]["role"] = json!("title");
+    let answer = call(&server, "trails_meta_gen_nodetype", role).await;
+    let fault = &answer["error"]["data"]["fields"][0];
+    assert_eq!(fault["field"], "fields/2/role", "{answer}");
+    assert!(fault["message"].as_str().unwrap().contains("needs a `String`"), "{answer}");
     // A capability's parameters are its `params`.
     let capability = json!({ "id": "tickets.open", "description": "Open a ticket.", "handler": "open_ticket",
                              "params": [{ "name": "title", "kind": "string", "min_value": 3 }] });

@@ -494,9 +494,9 @@ async fn next_never_repeats_or_skips_an_instance_while_writes_land_between_pages
     while let Some(next) = uri {
         let (_, page) = read(&client, &next).await.unwrap();
         for item in page["items"].as_array().unwrap() {
-            let label = item["label"].as_str().unwrap().to_owned();
-            assert!(!seen.contains(&label), "{label} served twice");
-            seen.push(label);
+            let id = item["id"].as_str().unwrap().to_owned();
+            assert!(!seen.contains(&id), "{id} served twice");
+            seen.push(id);
         }
         uri = page["next"].as_str().map(str::to_owned);
         // Between pages, instances appear before and after the cursor (an offset would now

@@ -60,12 +60,12 @@ fn long_text(chars: usize) -> String {
 async fn a_content_only_host_reaches_everything(client: Client, window: usize, requirements: usize, note: &str) {
     // Every requirement, page by page, by `next_call` alone.
     let pages = follow(&client, "trails_kg_list", &json!({"node_type": "Requirement"}), window).await;
-    let labels: Vec<String> = pages
+    let ids: Vec<String> = pages
         .iter()
-        .flat_map(|p| p["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_owned()))
+        .flat_map(|p| p["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_owned()))
         .collect();
-    let unique: BTreeSet<&String> = labels.iter().collect();
-    assert_eq!((labels.len(), unique.len()), (requirements, requirements), "every instance once");
+    let unique: BTreeSet<&String> = ids.iter().collect();
+    assert_eq!((ids.len(), unique.len()), (requirements, requirements), "every instance once");
     assert!(pages.iter().all(|p| p["total"] == requirements));
     assert!(pages.len() > 1);
 
@@ -277,4 +277,74 @@ async fn template_variables_complete_from_the_store() {
     assert!(unknown.to_string().contains("not one of this server's resource templates"), "{unknown}");
     let prompt = client.complete_prompt_argument("summarise", "topic", "", None).await.unwrap_err();
     assert!(prompt.to_string().contains("no prompts"), "{prompt}");
+}
+
+/// Issue 25 item 5 (PDPP): a listed instance is an evidence card built from the fields its type
+/// gives a display role, and from nothing else — the title as label, a bounded excerpt of the
+/// body, the status — the same through `trails_kg_list` and the umbrella resource; the roles are
+/// published in `trails://schema`, SHACL and the manifest.
+#[tokio::test(flavor = "multi_thread")]
+async fn list_items_are_evidence_cards_built_from_declared_roles_only() {
+    use trails::testing::Client;
+    trails_tests::link();
+    let kg = Kg::temporary().unwrap();
+    kg.create(requirement(7)).await.unwrap();
+    let body = long_text(1000);
+    kg.create(Note { slug: "long".into(), body: body.clone() }).await.unwrap();
+    kg.create(Note { slug: "short".into(), body: "Two lines.".into() }).await.unwrap();
+    let server = trails::App::new().kg(kg).build(in_process::settings("")).unwrap();
+    let client = Client::anonymous(&server);
+    let structured = |result: Value| result["structuredContent"].clone();
+    let list = |node_type: &'static str| {
+        let client = &client;
+        async move { structured(client.call("trails_kg_list", json!({"node_type": node_type})).await.unwrap()) }
+    };
+
+    // Requirement: `title` and `status` have roles; `priority`, `tags` (and the key) do not.
+    let requirements = list("Requirement").await;
+    let item = &requirements["items"][0];
+    assert_eq!(
+        item,
+        &json!({"iri": item["iri"], "uri": "trails://kg/Requirement/REQ-7", "id": "REQ-7",
+                "label": "Requirement number 7", "status": "accepted"}),
+        "nothing but the roles: no field is guessed at by its name"
+    );
+    // Note: a body and no title: the key is the label, the body a bounded excerpt.
+    let notes = list("Note").await;
+    let [long, short] = [&notes["items"][0], &notes["items"][1]];
+    assert_eq!((&long["id"], &long["label"]), (&json!("long"), &json!("long")));
+    let excerpt = long["excerpt"].as_str().unwrap();
+    assert_eq!(excerpt.chars().count(), 281, "280 characters and the ellipsis");
+    assert!(body.starts_with(excerpt.trim_end_matches('…')) && excerpt.ends_with('…'));
+    assert_eq!(short["excerpt"], "Two lines.", "a short body whole, without an ellipsis");
+    // `id` is what `trails_kg_get` takes.
+    let got = structured(client.call("trails_kg_get", json!({"node_type": "Note", "id": long["id"]})).await.unwrap());
+    assert_eq!(got["iri"], long["iri"]);
+
+    // The umbrella resource shows the same cards.
+    let read = |uri: &'static str| {
+        let client = &client;
+        async move {
+            structured(client.call("trails_resources_read", json!({"uri": uri})).await.unwrap())["content"].clone()
+        }
+    };
+    assert_eq!(read("trails://kg/Note").await["items"], notes["items"]);
+
+    // Published: `trails://schema`, SHACL, and the manifest of the capabilities returning the type.
+    let schema = read("trails://schema").await;
+    let requirement = schema["shapes"].as_array().unwrap().iter().find(|s| s["name"] == "Requirement").unwrap();
+    let roles: Vec<(&str, &str)> = requirement["node_type"]["predicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| Some((p["field"].as_str()?, p["role"].as_str()?)))
+        .collect();
+    assert_eq!(roles, [("title", "title"), ("status", "status")]);
+    let shacl = trails::registry::Registry::collect().unwrap().shacl();
+    assert!(shacl.contains("<https://w3id.org/trails/capability#displayRole> \"body\""), "{shacl}");
+    let manifest = read("trails://capabilities").await;
+    let search = manifest["@graph"].as_array().unwrap().iter().find(|c| c["id"] == "requirements.search").unwrap();
+    assert_eq!(search["display_roles"], json!({"title": "title", "status": "status"}));
+    let papers = manifest["@graph"].as_array().unwrap().iter().find(|c| c["id"] == "research.search").unwrap();
+    assert!(papers.get("display_roles").is_none(), "a plain shape's output has no roles");
 }

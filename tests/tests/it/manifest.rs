@@ -47,11 +47,20 @@ fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
     assert_eq!(report["dropped"], serde_json::json!([]), "terms expansion dropped: {report}");
 
     let document: Value = serde_json::from_str(&manifest).unwrap();
+    let mut with_roles = 0;
     for descriptor in document["@graph"].as_array().unwrap() {
-        let keys: Vec<&str> = descriptor.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> = descriptor.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys[..2], ["@id", "@type"]);
+        // A capability returning a node type with display roles says so right after its output.
+        if let Some(at) = keys.iter().position(|key| *key == "display_roles") {
+            assert_eq!(keys[at - 1], "output_shape", "{}", descriptor["id"]);
+            assert!(descriptor["display_roles"].as_object().is_some_and(|roles| !roles.is_empty()));
+            keys.remove(at);
+            with_roles += 1;
+        }
         assert_eq!(keys[2..], CANONICAL, "{}", descriptor["id"]);
     }
+    assert!(with_roles > 0, "the example's requirements have roles");
 
     // The check can fail: under a context that defines one term, expansion drops the others.
     let mut narrow = document.clone();

@@ -14,6 +14,6 @@ pub use blob::{Blob, BlobError};
 #[doc(hidden)]
 pub use output::shape_output;
 pub use output::{HandlerResult, Output, ToolOutput};
-pub use rdf::{Datatype, NodeTypeInfo, PredicateInfo};
+pub use rdf::{Datatype, DisplayRole, NodeTypeInfo, PredicateInfo};
 pub use reference::{DateTime, Ref};
 pub use traits::{NodeType, ObjectShape, Schema, Shape};

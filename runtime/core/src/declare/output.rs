@@ -21,6 +21,9 @@ pub trait ToolOutput {
     const OUTPUT_IRI: Option<&'static str> = None;
     /// Whether the value goes on the wire as a list, `{"items": […]}`.
     const OUTPUT_LIST: bool = false;
+    /// The output node type's display roles as JSON members (see `Shape::DISPLAY_ROLES`).
+    #[doc(hidden)]
+    const OUTPUT_ROLES: &'static str = "";
     /// The value as it goes on the wire.
     fn into_output(self) -> Result<Output, Error>;
 }
@@ -77,6 +80,7 @@ impl<T: Shape> ToolOutput for Vec<T> {
     const OUTPUT_SHAPE: &'static str = T::IRI_JSON;
     const OUTPUT_IRI: Option<&'static str> = Some(T::IRI);
     const OUTPUT_LIST: bool = true;
+    const OUTPUT_ROLES: &'static str = T::DISPLAY_ROLES;
     fn into_output(self) -> Result<Output, Error> {
         Ok(Output::list(structured::<T>(&self)?))
     }

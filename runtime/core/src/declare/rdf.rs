@@ -37,6 +37,41 @@ impl Datatype {
     }
 }
 
+/// How a node type's instances are shown where they are listed (`#[predicate(role = "title")]`):
+/// a list item's evidence card is built from the fields with a role, never from field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisplayRole {
+    /// The item's label (a `String`).
+    Title,
+    /// A short description, the card's excerpt (a `String`).
+    Summary,
+    /// The long text, the excerpt when there is no summary (a `String`).
+    Body,
+    /// When it happened or last changed (a `DateTime`).
+    Timestamp,
+    /// Its state (a `String` or an enum).
+    Status,
+    /// A human-facing identifier besides the key (a `String` or an integer).
+    Identifier,
+    /// Where it lives outside the graph (a `String`).
+    Url,
+}
+
+impl DisplayRole {
+    /// The role's name, as declared and published.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DisplayRole::Title => "title",
+            DisplayRole::Summary => "summary",
+            DisplayRole::Body => "body",
+            DisplayRole::Timestamp => "timestamp",
+            DisplayRole::Status => "status",
+            DisplayRole::Identifier => "identifier",
+            DisplayRole::Url => "url",
+        }
+    }
+}
+
 /// One field of a node type as an RDF predicate.
 #[derive(Debug)]
 pub struct PredicateInfo {
@@ -53,6 +88,8 @@ pub struct PredicateInfo {
     /// The target node type when `datatype` is [`Datatype::Iri`] (a `Ref<T>`); a function so
     /// node types can refer to each other (and themselves) without a compile-time cycle.
     pub target: Option<fn() -> &'static NodeTypeInfo>,
+    /// Its display role, if declared.
+    pub role: Option<DisplayRole>,
 }
 
 /// The RDF mapping of a `#[node_type]`.
@@ -92,6 +129,11 @@ impl NodeTypeInfo {
     #[doc(hidden)]
     pub fn check(&self, value: &serde_json::Value) -> Vec<crate::validate::FieldError> {
         crate::validate::run(self.validate, value).into_vec()
+    }
+
+    /// The field with display role `role`, its own or inherited (one per type: checked at build).
+    pub fn with_role(&self, role: DisplayRole) -> Option<&'static PredicateInfo> {
+        self.predicates.iter().find(|p| p.role == Some(role)).or_else(|| self.parent?.with_role(role))
     }
 
     /// Every predicate, inherited ones first.

@@ -56,6 +56,9 @@ pub trait Schema {
     /// are stripped from results, and a node type may hold it only as its own field.
     #[doc(hidden)]
     const CONTAINS_BLOB: bool = false;
+    /// Whether the type is a `#[shape]` unit enum (its values are names): a `status` role fits it.
+    #[doc(hidden)]
+    const IS_ENUM: bool = false;
     /// Check `value` against every constraint, appending failures at `path`.
     fn validate_at(value: &Value, path: &mut Path, errors: &mut Errors);
 }
@@ -80,6 +83,10 @@ pub trait Shape: Schema + Serialize + DeserializeOwned {
     /// `{"items":[…]}` because MCP requires an object). Emitted by the macro because a generic
     /// `impl` cannot concatenate constants.
     const LIST_OUTPUT_SCHEMA_MEMBER: &'static str;
+    /// A node type's display roles as JSON members, `"title":"name","status":"state"` (inherited
+    /// first), or empty: the manifest's `display_roles` of a capability returning it.
+    #[doc(hidden)]
+    const DISPLAY_ROLES: &'static str = "";
 
     /// Every failure of `value` against this shape, not only the first.
     fn validate(value: &Value) -> Vec<FieldError> {
@@ -117,4 +124,7 @@ pub trait NodeType: Shape {
     const LABEL: &'static str;
     /// The RDF mapping of every field.
     const INFO: &'static super::rdf::NodeTypeInfo;
+    /// The display roles its fields have, inherited ones first (a child may not repeat one).
+    #[doc(hidden)]
+    const ROLES: &'static [&'static str] = &[];
 }

@@ -5,7 +5,7 @@ use crate::registry::{Registry, ToolEntry};
 /// JSON-LD context under which every canonical term expands (none is dropped: checked with a
 /// JSON-LD processor in `tests/tests/it/manifest.rs`). Shapes are IRIs (they resolve at
 /// `/shapes/{iri}`); `deprecates` is a capability id, a plain string, not an IRI.
-pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xsd":"http://www.w3.org/2001/XMLSchema#","input_shape":{"@type":"@id"},"output_shape":{"@type":"@id"},"parameters":{"@type":"@json"}}"#;
+pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xsd":"http://www.w3.org/2001/XMLSchema#","input_shape":{"@type":"@id"},"output_shape":{"@type":"@id"},"parameters":{"@type":"@json"},"display_roles":{"@type":"@json"}}"#;
 
 /// The whole manifest. Descriptors are spliced in as emitted, so their canonical field order
 /// survives (a JSON map round-trip would sort it).

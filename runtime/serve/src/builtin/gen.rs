@@ -65,6 +65,10 @@ pub(crate) struct FieldSpec {
     pub min_count: Option<u32>,
     /// Most list items.
     pub max_count: Option<u32>,
+    /// How lists show a node type's instances: the field that is its `title`, `summary`, `body`,
+    /// `timestamp`, `status`, `identifier` or `url` (node types only).
+    #[predicate(one_of = ["title", "summary", "body", "timestamp", "status", "identifier", "url"])]
+    pub role: Option<String>,
 }
 
 /// A `#[shape]` to scaffold.
@@ -209,6 +213,16 @@ fn field_specs(fields: Vec<FieldSpec>, list: &str) -> Result<Vec<scaffold::Field
         .into_iter()
         .enumerate()
         .map(|(index, field)| {
+            if let (Some(role), "params") = (&field.role, list) {
+                errors.push(FieldError::rejecting(
+                    &format!("{list}/{index}/role"),
+                    FieldCode::OneOf,
+                    "display roles say how a node type's instances are listed; a capability parameter has none"
+                        .to_owned(),
+                    &serde_json::Value::String(role.clone()),
+                    serde_json::json!([]),
+                ));
+            }
             let numeric = matches!(field.kind.as_str(), "integer" | "number");
             let one_of = field
                 .one_of
@@ -249,6 +263,7 @@ fn field_specs(fields: Vec<FieldSpec>, list: &str) -> Result<Vec<scaffold::Field
                 max_value: field.max_value,
                 min_count: field.min_count.map(u64::from),
                 max_count: field.max_count.map(u64::from),
+                role: field.role,
             }
         })
         .collect();

@@ -41,7 +41,7 @@ macro_rules! answer {
 
 answer!(
     KgPage,
-    r#"{"type":"object","properties":{"node_type":{"type":"string"},"total":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"iri":{"type":"string"},"label":{"type":"string"},"uri":{"type":"string"}}}},"cursor":{"type":["string","null"]},"next_call":{"type":["object","null"]},"cut":{"type":"string"}},"required":["node_type","total","items","cursor","next_call"]}"#
+    r#"{"type":"object","properties":{"node_type":{"type":"string"},"total":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"iri":{"type":"string"},"id":{"type":"string"},"label":{"type":"string"},"uri":{"type":"string"},"excerpt":{"type":"string"},"timestamp":{"type":"string"},"status":{"type":"string"},"identifier":{"type":["string","integer"]},"url":{"type":"string"}},"required":["iri","id","label","uri"]}},"cursor":{"type":["string","null"]},"next_call":{"type":["object","null"]},"cut":{"type":"string"}},"required":["node_type","total","items","cursor","next_call"]}"#
 );
 answer!(
     KgInstance,
@@ -67,9 +67,10 @@ pub(super) fn call(tool: &str, arguments: Value) -> Value {
     json!({ "tool": tool, "arguments": arguments })
 }
 
-/// List the instances of a node type, a page at a time: `{iri, label, uri}` per instance (the
-/// `label` is the id `trails_kg_get` takes). Follow `next_call` (the same call with `cursor`)
-/// for the next page; it never repeats or skips an instance while others are written.
+/// List the instances of a node type, a page at a time: `{iri, id, label, uri}` per instance (`id`
+/// is what `trails_kg_get` takes), with `excerpt`, `timestamp`, `status`, `identifier` and `url`
+/// where the type declares those roles. Follow `next_call` (the same call with `cursor`) for the
+/// next page; it never repeats or skips an instance while others are written.
 #[capability(id = "trails.kg.list", version = "1.0.0", side_effects(none), idempotent)]
 async fn list(
     ctx: &Ctx,
@@ -94,10 +95,11 @@ async fn list(
     // so no more are read.
     const MIN_ITEM_CHARS: usize = 40;
     let fetch = limit.min(window / MIN_ITEM_CHARS + 1);
-    let page = read::page(&shared.resources, ctx.kg()?, node, filter.as_deref(), fetch, cursor.as_deref()).await?;
-    let items = page["items"].as_array().cloned().unwrap_or_default();
+    let page =
+        read::page(&shared.resources, ctx.kg()?, node, filter.as_deref(), fetch, cursor.as_deref(), true).await?;
+    let mut items = page["items"].as_array().cloned().unwrap_or_default();
     let more = !page["next"].is_null();
-    let answer = |shown: usize| {
+    let answer = |items: &[Value], shown: usize| {
         let more = more || shown < items.len();
         let listed = &items[..shown];
         let (cursor, next_call) = match listed.last().and_then(|item| item["iri"].as_str()) {
@@ -118,21 +120,27 @@ async fn list(
         }
         answer
     };
+    // A window too small for one card lists the items without theirs ({iri, id, label, uri}).
+    if !items.is_empty() && text_len(&answer(&items, 1)) > window {
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            item.retain(|key, _| ["iri", "id", "label", "uri"].contains(&key.as_str()));
+        }
+    }
     // The most items that fit (at least one, so paging always advances).
     let (mut fits, mut over) = (1, items.len() + 1);
-    if text_len(&answer(items.len())) <= window {
+    if text_len(&answer(&items, items.len())) <= window {
         fits = items.len();
     } else {
         while over - fits > 1 {
             let middle = (fits + over) / 2;
-            if text_len(&answer(middle)) <= window {
+            if text_len(&answer(&items, middle)) <= window {
                 fits = middle;
             } else {
                 over = middle;
             }
         }
     }
-    let body = answer(fits.min(items.len()));
+    let body = answer(&items, fits.min(items.len()));
     if text_len(&body) > window {
         let message = format!(
             "one {} (with its IRI, cursor and next call) does not fit the window ({window} characters); \
@@ -207,7 +215,7 @@ async fn get(
     /// The node type (its label).
     #[predicate(min_length = 1, max_length = 128)]
     node_type: String,
-    /// The instance's id: its key (the `label` of `trails_kg_list` items).
+    /// The instance's id: its key (the `id` of `trails_kg_list` items).
     #[predicate(min_length = 1, max_length = 2048)]
     id: String,
 ) -> Result<KgInstance> {

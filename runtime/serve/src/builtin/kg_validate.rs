@@ -115,11 +115,11 @@ async fn kg_validate(
     'scan: while let Some(position) = at.as_mut() {
         let after = position.after.as_deref().filter(|iri| !iri.is_empty());
         let wanted = (limit - checked).min(PAGE);
-        let page = read::page(&shared.resources, kg, position.node, None, wanted, after).await?;
+        let page = read::page(&shared.resources, kg, position.node, None, wanted, after, false).await?;
         let items = page["items"].as_array().cloned().unwrap_or_default();
         for item in &items {
             let iri = item["iri"].as_str().ok_or_else(|| Error::internal("a page item without an IRI"))?;
-            let id = item["label"].as_str().unwrap_or(iri);
+            let id = item["id"].as_str().unwrap_or(iri);
             // Read by the IRI the page gave (an instance written around Trails may have an IRI
             // its key does not spell).
             let errors = match NamedNode::new(iri) {

@@ -7,6 +7,7 @@ use rmcp::model::{ErrorCode, ResourceContents};
 use serde_json::{json, Value};
 
 use super::kg::shared;
+use crate::resources::ReadError;
 use trails_core::auth::Caller;
 use trails_core::declare::{Output, ToolOutput};
 use trails_core::error::{Error, Result};
@@ -41,16 +42,14 @@ async fn read(
     let caller = Caller { name: ctx.caller().map(str::to_owned), scopes: ctx.scopes() };
     let view = shared.view(&caller);
     let read = crate::resources::read(&shared.resources, shared, &uri, ctx.trace_id(), view).await;
-    let result = read.map_err(|error| match error.code {
-        ErrorCode::INVALID_PARAMS if error.message.starts_with("unknown resource") => {
-            Error::not_found(format!("no resource {}", trails_core::validate::echo_name(&uri)))
-        }
-        ErrorCode::INVALID_PARAMS => {
+    let result = read.map_err(|error| match error {
+        ReadError::Unknown => Error::not_found(format!("no resource {}", trails_core::validate::echo_name(&uri))),
+        ReadError::Other(error) if error.code == ErrorCode::INVALID_PARAMS => {
             let constraint = json!("a trails:// URI as resources/templates/list describes");
             FieldError::refuse("uri", FieldCode::Pattern, error.message.into_owned(), &json!(uri), constraint)
         }
         // Logged where it happened, under this call's trace id.
-        _ => Error::internal(error.message),
+        ReadError::Other(error) => Error::internal(error.message),
     })?;
     let Some(contents) = result.contents.into_iter().next() else {
         return Err(Error::internal(format!("{uri} read as no contents")));

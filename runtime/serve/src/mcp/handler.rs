@@ -242,6 +242,7 @@ impl ServerHandler for TrailsServer {
         )
         .await
         .map(ReadResourceResponse::Complete)
+        .map_err(|error| error.into_mcp(&request.uri))
     }
 
     // Subscriptions (see `subscribe`): 2025-* sessions subscribe per URI; 2026-07-28 clients

@@ -54,6 +54,9 @@ fn node_type(node: &NodeTypeInfo) -> Value {
             if let (Datatype::Iri, Some(target)) = (p.datatype, p.target()) {
                 predicate["target"] = json!(target.iri);
             }
+            if let Some(role) = p.role {
+                predicate["role"] = json!(role.name());
+            }
             predicate
         })
         .collect();

@@ -53,11 +53,11 @@ pub(crate) fn attach(resources: &Resources, tool: &ToolEntry, result: &mut ToolR
     result.content.extend(links.out);
 }
 
-/// The keyed node type a tool returns (itself, or a list of it).
+/// The keyed node type a tool returns (itself, or a list of it): a node type's shape IRI is its
+/// class, so only the node types are looked through, not every shape.
 fn output_node_type(resources: &Resources, tool: &ToolEntry) -> Option<&'static NodeTypeInfo> {
     let shape = tool.output_shape()?;
-    let node = resources.shape_entries.iter().find(|entry| entry.iri() == shape)?.node_type()?;
-    node.key.map(|_| node)
+    resources.node_types.iter().copied().find(|node| node.iri == shape && node.key.is_some())
 }
 
 struct Links<'a> {

@@ -12,6 +12,7 @@
 //! This layer owns its state ([`Resources`]) and sits below the server: what it reports of the
 //! server (tool counts, subscriptions) it asks through [`Live`], which the server implements.
 
+mod card;
 mod complete;
 mod fixed;
 pub(crate) mod links;
@@ -21,7 +22,7 @@ pub(crate) mod tools;
 mod uri;
 
 pub(crate) use complete::complete;
-pub(crate) use read::{list, read, templates};
+pub(crate) use read::{list, read, templates, ReadError};
 pub(crate) use subscribe::{topic, Topic};
 pub(crate) use uri::MANIFEST_URI;
 

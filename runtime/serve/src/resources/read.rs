@@ -106,6 +106,32 @@ pub(crate) fn templates(resources: &Resources) -> Vec<ResourceTemplate> {
     templates
 }
 
+/// Why a read failed: told apart by type, so the read tool answers *not found* for a URI that
+/// names nothing without reading an MCP message.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The URI names nothing this caller may read (a builder-only resource, to anyone else).
+    Unknown,
+    /// Outside the grammar, a value of the wrong datatype, or the store failed: as MCP sends it.
+    Other(ErrorData),
+}
+
+impl From<ErrorData> for ReadError {
+    fn from(error: ErrorData) -> ReadError {
+        ReadError::Other(error)
+    }
+}
+
+impl ReadError {
+    /// The error `resources/read` answers for `uri`.
+    pub(crate) fn into_mcp(self, uri: &str) -> ErrorData {
+        match self {
+            ReadError::Unknown => errors::unknown_resource(uri),
+            ReadError::Other(error) => error,
+        }
+    }
+}
+
 /// `resources/read`.
 pub(crate) async fn read(
     resources: &Resources,
@@ -113,22 +139,26 @@ pub(crate) async fn read(
     uri: &str,
     trace_id: &str,
     view: View,
-) -> Result<ReadResourceResult, ErrorData> {
+) -> Result<ReadResourceResult, ReadError> {
     let scopes = view.scopes();
     let builder = scopes.contains(Scope::Builder);
     // Builder-only resources are unknown to others, as masked tools are — whatever follows the
     // path, so no answer tells them apart from a URI that names nothing.
     let path = uri.split(['?', '#']).next().unwrap_or_default();
     if !builder && [format!("{SCHEME}doctor"), format!("{SCHEME}prov/latest")].iter().any(|p| p == path) {
-        return Err(errors::unknown_resource(uri));
+        return Err(ReadError::Unknown);
     }
-    let target = uri::parse(uri, &resources.node_types).map_err(|error| refused(uri, error))?;
+    let target = match uri::parse(uri, &resources.node_types) {
+        Ok(target) => target,
+        Err(UriError::Unknown { .. }) => return Err(ReadError::Unknown),
+        Err(error) => return Err(refused(uri, error).into()),
+    };
     let kg = resources.kg.as_ref();
     let (mime, body) = match target {
         // Builder-only resources are unknown to others, as masked tools are.
-        Target::Doctor | Target::ProvLatest if !builder => return Err(errors::unknown_resource(uri)),
+        Target::Doctor | Target::ProvLatest if !builder => return Err(ReadError::Unknown),
         Target::Capabilities => {
-            let Some(manifest) = live.manifest(view) else { return Err(errors::unknown_resource(uri)) };
+            let Some(manifest) = live.manifest(view) else { return Err(ReadError::Unknown) };
             // The manifest's own bytes (cached per scope set), not a parse and re-serialisation.
             let text = String::from_utf8_lossy(&manifest).into_owned();
             let contents = ResourceContents::text(text, uri).with_mime_type("application/ld+json");
@@ -139,9 +169,9 @@ pub(crate) async fn read(
         Target::Stats => ("application/json", fixed::stats(resources, live, kg, view).await),
         // The rest is the knowledge graph's, which an app without node types has not.
         target => {
-            let Some(kg) = kg else { return Err(errors::unknown_resource(uri)) };
+            let Some(kg) = kg else { return Err(ReadError::Unknown) };
             if let Target::Blob { sha256 } = target {
-                return blob(kg, uri, sha256, trace_id).await;
+                return blob(kg, sha256, uri, trace_id).await;
             }
             read_kg(resources, kg, uri, target).await?
         }
@@ -157,31 +187,31 @@ async fn read_kg(
     kg: &Kg,
     uri: &str,
     target: Target,
-) -> Result<(&'static str, trails_core::Result<Value>), ErrorData> {
+) -> Result<(&'static str, trails_core::Result<Value>), ReadError> {
     Ok(match target {
         Target::ProvLatest => ("application/json", fixed::prov_latest(kg).await),
         Target::Types => ("application/json", types(resources, kg).await),
-        Target::List(request) => ("application/json", page(kg, uri, request).await),
+        Target::List(request) => ("application/json", page(kg, uri, request, true).await),
         Target::Instance { node, id } => {
             let iri = mapping::instance_iri(kg.base(), node.label, &id);
             match instance(kg, node, &iri).await {
                 Ok(Some(document)) => ("application/ld+json", Ok(document)),
-                Ok(None) => return Err(errors::unknown_resource(uri)),
+                Ok(None) => return Err(ReadError::Unknown),
                 Err(error) => ("application/ld+json", Err(error)),
             }
         }
         // Read above (not the knowledge graph's, or not a document).
         Target::Capabilities | Target::Schema | Target::Stats | Target::Doctor | Target::Blob { .. } => {
-            return Err(errors::unknown_resource(uri))
+            return Err(ReadError::Unknown)
         }
     })
 }
 
 /// The bytes of a stored blob, as MCP blob contents (base64) of its media type. Only a host that
 /// reads resources gets here: tool results show a blob's metadata and this URI.
-async fn blob(kg: &Kg, uri: &str, sha256: String, trace_id: &str) -> Result<ReadResourceResult, ErrorData> {
+async fn blob(kg: &Kg, sha256: String, uri: &str, trace_id: &str) -> Result<ReadResourceResult, ReadError> {
     let stored = kg.store().blob(sha256).await.map_err(|e| errors::from_error(store_failed(e), trace_id))?;
-    let Some(blob) = stored else { return Err(errors::unknown_resource(uri)) };
+    let Some(blob) = stored else { return Err(ReadError::Unknown) };
     let encoded = base64::engine::general_purpose::STANDARD.encode(blob.bytes());
     Ok(ReadResourceResult::new(vec![ResourceContents::blob(encoded, uri).with_mime_type(blob.media_type())]))
 }
@@ -217,7 +247,8 @@ async fn types(resources: &Resources, kg: &Kg) -> trails_core::Result<Value> {
     Ok(json!({ "types": types }))
 }
 
-pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest) -> trails_core::Result<Value> {
+/// A page of instances; with `cards`, each item has its evidence card (`card`).
+pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest, cards: bool) -> trails_core::Result<Value> {
     let ListRequest { node, filter, limit, offset, after, clamped_from } = request;
     let mut filters = Vec::new();
     if let Some(filter) = &filter {
@@ -238,17 +269,27 @@ pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest) -> trails_cor
     let mut found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
     let more = found.subjects.len() > limit;
     found.subjects.truncate(limit);
+    let cards = if cards {
+        super::card::cards(kg, node, &found.subjects).await?
+    } else {
+        vec![Map::new(); found.subjects.len()]
+    };
     let items: Vec<Value> = found
         .subjects
         .iter()
-        .map(|iri| {
+        .zip(cards)
+        .map(|(iri, mut card)| {
             // The IRI's last segment is the key already percent-encoded: the instance URI reuses it.
             let segment = iri.as_str().rsplit('/').next().unwrap_or_default();
-            json!({
-                "iri": iri.as_str(),
-                "label": label_of(node, iri.as_str(), kg.base()),
-                "uri": format!("{SCHEME}kg/{}/{segment}", node.label),
-            })
+            let id = label_of(node, iri.as_str(), kg.base());
+            let label = card.remove("label").unwrap_or_else(|| json!(id));
+            let mut item = Map::new();
+            item.insert("iri".into(), json!(iri.as_str()));
+            item.insert("id".into(), json!(id));
+            item.insert("label".into(), label);
+            item.insert("uri".into(), json!(format!("{SCHEME}kg/{}/{segment}", node.label)));
+            item.extend(card);
+            Value::Object(item)
         })
         .collect();
     // The next page starts after this one's last IRI, not at an offset: instances created or
@@ -264,7 +305,8 @@ pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest) -> trails_cor
     Ok(body)
 }
 
-/// The instance's key (what follows `<base>/<Label>/`, decoded), its readable name in a list.
+/// The instance's key (what follows `<base>/<Label>/`, decoded): its `id` in a list, and its
+/// label there unless the type has a title.
 fn label_of(node: &NodeTypeInfo, iri: &str, base: &str) -> String {
     let prefix = format!("{base}/{}/", node.label);
     let key = iri.strip_prefix(&prefix).unwrap_or(iri);

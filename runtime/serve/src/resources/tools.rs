@@ -28,7 +28,8 @@ pub(crate) fn node_type(resources: &Resources, label: &str) -> Result<&'static N
 }
 
 /// One page of `node`'s instances, exactly as `trails://kg/<Type>?where=…&limit=…&after=…`
-/// reads it: `{items, total, limit, offset, next}`.
+/// reads it: `{items, total, limit, offset, next}`; without `cards`, the items are only
+/// `{iri, id, label, uri}` (the label then is the key).
 pub(crate) async fn page(
     resources: &Resources,
     kg: &Kg,
@@ -36,6 +37,7 @@ pub(crate) async fn page(
     filter: Option<&str>,
     limit: usize,
     cursor: Option<&str>,
+    cards: bool,
 ) -> Result<Value> {
     let mut uri = format!("{SCHEME}kg/{}?limit={limit}", node.label);
     if let Some(filter) = filter {
@@ -60,7 +62,7 @@ pub(crate) async fn page(
             return Err(FieldError::refuse("filter", FieldCode::TypeMismatch, message, &json!(filter), constraint));
         }
     };
-    read::page(kg, &uri, request).await
+    read::page(kg, &uri, request, cards).await
 }
 
 /// `node`'s instance with key (or generated id) `id`: its IRI and its fields by name.

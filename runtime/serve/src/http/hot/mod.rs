@@ -259,6 +259,7 @@ impl HotPath {
                 crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, shared.view(&caller))
                     .await
                     .map(|result| ServerResult::from(ReadResourceResponse::Complete(result)))
+                    .map_err(|error| error.into_mcp(&uri))
                     // rmcp gives 2026-07-28 peers `-32602` for a missing resource (not for
                     // `tools/call`, whose errors it returns before that step).
                     .map_err(|mut error| {
