@@ -91,6 +91,7 @@ conformance!(
     updates_are_partial_checked_and_keep_the_key,
     deletes_refuse_to_leave_dangling_references,
     queries_filter_order_page_and_count,
+    all_reads_every_match_and_a_page_past_its_maximum_is_an_error,
     sparql_is_read_only_and_binds_values_as_terms,
     concurrent_writers_racing_for_one_unique_value_exactly_one_wins,
     concurrent_updates_are_not_lost,
@@ -464,6 +465,38 @@ fn queries_filter_order_page_and_count(kg: Kg) {
         // A list field filter means "contains".
         assert_eq!(Member::objects(&ctx).where_eq(f.skills, "rdf").count().await.unwrap(), 25);
         assert_eq!(Member::objects(&ctx).where_eq(f.skills, "cobol").count().await.unwrap(), 0);
+    });
+}
+
+/// Issue 27: `all` returns every match, however many pages that takes, and a page asked to hold
+/// more than its maximum is an error that names the way out, not a silent clamp.
+fn all_reads_every_match_and_a_page_past_its_maximum_is_an_error(kg: Kg) {
+    use trails::kg::{DEFAULT_LIMIT, MAX_LIMIT};
+    let ctx = Ctx::local().with_kg(kg.clone());
+    block_on(async {
+        // Slugs are letters: three of them, in the order of `n`.
+        let slug =
+            |n: usize| -> String { [n / 676, n / 26 % 26, n % 26].iter().map(|&d| (b'a' + d as u8) as char).collect() };
+        let count = MAX_LIMIT + 25;
+        for n in 0..count {
+            kg.create(team(&slug(n))).await.unwrap();
+        }
+        let all = Team::objects(&ctx).all().await.unwrap();
+        let slugs: Vec<&str> = all.iter().map(|t| t.value.slug.as_str()).collect();
+        let expected: Vec<String> = (0..count).map(slug).collect();
+        assert_eq!(slugs, expected, "every team once, in IRI order, across two pages");
+        // Ordered: offset paging, from the offset and up to the limit, past one page.
+        let some = Team::objects(&ctx).order_by_desc(Team::FIELDS.slug).offset(5).limit(1010).all().await.unwrap();
+        let slugs: Vec<&str> = some.iter().map(|t| t.value.slug.as_str()).collect();
+        let expected: Vec<String> = (0..count).rev().skip(5).take(1010).map(slug).collect();
+        assert_eq!(slugs, expected);
+        // The author's mistake, not the caller's: logged with the way out, answered `-32603`.
+        let Error::Internal(detail) = Team::objects(&ctx).limit(MAX_LIMIT + 1).page().await.unwrap_err() else {
+            panic!("an oversized page is an internal error")
+        };
+        assert!(detail.contains("at most 1000 Teams") && detail.contains("`all()`"), "{detail}");
+        let page = Team::objects(&ctx).page().await.unwrap();
+        assert_eq!((page.items.len(), page.total), (DEFAULT_LIMIT, count));
     });
 }
 

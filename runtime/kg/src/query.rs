@@ -16,7 +16,8 @@ use trails_core::Ctx;
 
 /// Page size when none is asked for.
 pub const DEFAULT_LIMIT: usize = 100;
-/// Largest page served; larger limits are clamped.
+/// Largest page: [`Query::page`] refuses a larger limit (never clamps it silently), and
+/// [`Query::all`] reads this many at a time.
 pub const MAX_LIMIT: usize = 1000;
 
 /// A typed handle on field `V` of node type `T` (generated: `T::FIELDS.<name>`).
@@ -70,7 +71,7 @@ pub struct Query<T> {
     kg: Result<Kg>,
     filters: Vec<(&'static PredicateInfo, serde_json::Value)>,
     order: Option<(&'static PredicateInfo, bool)>,
-    limit: usize,
+    limit: Option<usize>,
     offset: usize,
     error: Option<Error>,
     node: PhantomData<fn() -> T>,
@@ -84,7 +85,7 @@ impl<T: NodeType> Query<T> {
 
     /// Every instance of `T` in `kg`.
     pub fn on(kg: Result<Kg>) -> Query<T> {
-        Query { kg, filters: Vec::new(), order: None, limit: DEFAULT_LIMIT, offset: 0, error: None, node: PhantomData }
+        Query { kg, filters: Vec::new(), order: None, limit: None, offset: 0, error: None, node: PhantomData }
     }
 
     /// Keep instances whose `field` equals `value` (for a list field: contains it).
@@ -108,9 +109,10 @@ impl<T: NodeType> Query<T> {
         self
     }
 
-    /// At most `limit` instances (default 100, clamped to 1000).
+    /// At most `limit` instances: a [`page`](Query::page) holds 100 by default and at most 1000
+    /// (a larger one is an error); [`all`](Query::all) reads up to `limit` whatever its size.
     pub fn limit(mut self, limit: usize) -> Self {
-        self.limit = limit.min(MAX_LIMIT);
+        self.limit = Some(limit);
         self
     }
 
@@ -120,39 +122,77 @@ impl<T: NodeType> Query<T> {
         self
     }
 
-    /// The page and the total.
-    pub async fn page(self) -> Result<Page<T>> {
-        if let Some(error) = self.error {
+    /// One page (`limit`, default 100, at most 1000, from `offset`) and how many match in all.
+    pub async fn page(mut self) -> Result<Page<T>> {
+        let kg = self.take_kg()?;
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit > MAX_LIMIT {
+            return Err(Error::internal(format!(
+                "a page holds at most {MAX_LIMIT} {}s, and the query asks for {limit}: read them with `all()`, \
+                 or page with `offset`",
+                T::LABEL
+            )));
+        }
+        let found = kg.store().find(self.find(&kg, limit, self.offset, None)?).await.map_err(store_failed)?;
+        let items = kg.get_many::<T>(found.subjects).await?;
+        Ok(Page { items, total: found.total })
+    }
+
+    /// Every instance that matches, in order — from `offset`, and no more than `limit` when one
+    /// is set — read a page of 1000 at a time (after the last IRI read when unordered, so an
+    /// instance written meanwhile is neither repeated nor skipped).
+    pub async fn all(mut self) -> Result<Vec<Stored<T>>> {
+        let kg = self.take_kg()?;
+        let wanted = self.limit.unwrap_or(usize::MAX);
+        let (mut items, mut offset, mut after) = (Vec::new(), self.offset, None::<NamedNode>);
+        while items.len() < wanted {
+            let size = MAX_LIMIT.min(wanted - items.len());
+            let found = kg.store().find(self.find(&kg, size, offset, after.clone())?).await.map_err(store_failed)?;
+            let read = found.subjects.len();
+            if self.order.is_none() {
+                // Cursor paging: the next page starts after this one's last IRI.
+                after = found.subjects.last().cloned();
+                offset = 0;
+            } else {
+                offset += read;
+            }
+            items.extend(kg.get_many::<T>(found.subjects).await?);
+            if read < size {
+                break;
+            }
+        }
+        Ok(items)
+    }
+
+    /// How many instances match (ignores limit and offset).
+    pub async fn count(self) -> Result<usize> {
+        Ok(self.limit(0).offset(0).page().await?.total)
+    }
+
+    /// The knowledge graph, or the error the query met while it was built.
+    fn take_kg(&mut self) -> Result<Kg> {
+        if let Some(error) = self.error.take() {
             return Err(error);
         }
-        let kg = self.kg?;
+        std::mem::replace(&mut self.kg, Err(Error::internal("a query runs once")))
+    }
+
+    /// What the store is asked for: the filters as terms of their fields' datatypes.
+    fn find(&self, kg: &Kg, limit: usize, offset: usize, after: Option<NamedNode>) -> Result<Find> {
         let info = T::INFO;
         let mut filters = Vec::with_capacity(self.filters.len());
         for (predicate, value) in &self.filters {
             let term = mapping::term(predicate, predicate.field, value).map_err(|e| Error::validation(vec![e]))?;
             filters.push((NamedNode::new_unchecked(predicate.iri), term));
         }
-        let find = Find {
+        Ok(Find {
             graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), info.label)),
             class: NamedNode::new_unchecked(info.iri),
             filters,
             order: self.order.map(|(p, descending)| (NamedNode::new_unchecked(p.iri), descending)),
-            limit: self.limit,
-            offset: self.offset,
-            after: None,
-        };
-        let found = kg.store().find(find).await.map_err(store_failed)?;
-        let items = kg.get_many::<T>(found.subjects).await?;
-        Ok(Page { items, total: found.total })
-    }
-
-    /// The page's instances.
-    pub async fn all(self) -> Result<Vec<Stored<T>>> {
-        Ok(self.page().await?.items)
-    }
-
-    /// How many instances match (ignores limit and offset).
-    pub async fn count(self) -> Result<usize> {
-        Ok(self.limit(0).offset(0).page().await?.total)
+            limit,
+            offset,
+            after,
+        })
     }
 }
