@@ -110,7 +110,8 @@ impl<T: NodeType> Query<T> {
     }
 
     /// At most `limit` instances: a [`page`](Query::page) holds 100 by default and at most 1000
-    /// (a larger one is an error); [`all`](Query::all) reads up to `limit` whatever its size.
+    /// (a larger one is an error: bound a limit a client sends with `.min(MAX_LIMIT)`);
+    /// [`all`](Query::all) reads up to `limit` whatever its size.
     pub fn limit(mut self, limit: usize) -> Self {
         self.limit = Some(limit);
         self
@@ -139,22 +140,27 @@ impl<T: NodeType> Query<T> {
     }
 
     /// Every instance that matches, in order — from `offset`, and no more than `limit` when one
-    /// is set — read a page of 1000 at a time (after the last IRI read when unordered, so an
-    /// instance written meanwhile is neither repeated nor skipped).
+    /// is set — read a page of 1000 at a time. Unordered, each page starts after the last IRI
+    /// read, so an instance written meanwhile is neither repeated nor skipped; ordered, pages
+    /// follow by offset (writes between pages can shift them, and Virtuoso refuses to sort past
+    /// its `ResultSetMaxRows`, 10,000 by default).
     pub async fn all(mut self) -> Result<Vec<Stored<T>>> {
         let kg = self.take_kg()?;
         let wanted = self.limit.unwrap_or(usize::MAX);
-        let (mut items, mut offset, mut after) = (Vec::new(), self.offset, None::<NamedNode>);
+        // Built once: a filter value of the wrong datatype fails here, whatever the limit.
+        let mut find = self.find(&kg, 0, self.offset, None)?;
+        let mut items = Vec::new();
         while items.len() < wanted {
             let size = MAX_LIMIT.min(wanted - items.len());
-            let found = kg.store().find(self.find(&kg, size, offset, after.clone())?).await.map_err(store_failed)?;
+            find.limit = size;
+            let found = kg.store().find(find.clone()).await.map_err(store_failed)?;
             let read = found.subjects.len();
             if self.order.is_none() {
                 // Cursor paging: the next page starts after this one's last IRI.
-                after = found.subjects.last().cloned();
-                offset = 0;
+                find.after = found.subjects.last().cloned();
+                find.offset = 0;
             } else {
-                offset += read;
+                find.offset += read;
             }
             items.extend(kg.get_many::<T>(found.subjects).await?);
             if read < size {
