@@ -91,6 +91,9 @@ conformance!(
     updates_are_partial_checked_and_keep_the_key,
     deletes_refuse_to_leave_dangling_references,
     queries_filter_order_page_and_count,
+    every_filter_operator_answers_as_the_same_filter_over_the_values,
+    several_sort_keys_and_a_cursor_page_through_everything_once,
+    aggregates_count_group_and_sum_the_matching_instances,
     all_reads_every_match_and_a_page_past_its_maximum_is_an_error,
     sparql_is_read_only_and_binds_values_as_terms,
     concurrent_writers_racing_for_one_unique_value_exactly_one_wins,
@@ -465,6 +468,228 @@ fn queries_filter_order_page_and_count(kg: Kg) {
         // A list field filter means "contains".
         assert_eq!(Member::objects(&ctx).where_eq(f.skills, "rdf").count().await.unwrap(), 25);
         assert_eq!(Member::objects(&ctx).where_eq(f.skills, "cobol").count().await.unwrap(), 0);
+    });
+}
+
+/// Twelve members whose fields vary with their badge, for the operator tests: what each filter
+/// finds in the store must be what the same condition finds in the values.
+fn operator_members(kg: &Kg) -> Vec<Member> {
+    block_on(async {
+        for slug in ["core", "web", "ops"] {
+            kg.create(team(slug)).await.unwrap();
+        }
+    });
+    let mut members = Vec::new();
+    for badge in 1..=12i64 {
+        let name = ["Ann", "bob", "CARL", "dora"][badge as usize % 4];
+        let skills: &[&str] = match badge % 4 {
+            0 => &[],
+            1 => &["rust"],
+            2 => &["rust", "sparql"],
+            _ => &["Go Lang"],
+        };
+        members.push(Member {
+            handle: format!("{name}-{badge:02}"),
+            team: Ref::new(kg.iri::<Team>(["core", "web", "ops"][badge as usize % 3])),
+            badge,
+            skills: skills.iter().map(|s| (*s).to_owned()).collect(),
+            score: (badge % 5 != 0).then_some(badge as f64 / 4.0),
+            active: badge % 2 == 1,
+            joined: (badge % 4 != 0).then(|| format!("2026-01-{badge:02}T08:00:00Z").parse().unwrap()),
+            mentor: (badge > 1 && badge % 3 == 1).then(|| Ref::new(kg.iri::<Member>("bob-01"))),
+        });
+    }
+    block_on(async {
+        for m in &members {
+            kg.create(m.clone()).await.unwrap();
+        }
+    });
+    members
+}
+
+fn every_filter_operator_answers_as_the_same_filter_over_the_values(kg: Kg) {
+    use trails::kg::Filter;
+    let members = operator_members(&kg);
+    let ctx = Ctx::local().with_kg(kg.clone());
+    let f = Member::FIELDS;
+    let day = |d: u32| -> DateTime { format!("2026-01-{d:02}T08:00:00Z").parse().unwrap() };
+    let team_of = |m: &Member, slug: &str| m.team.iri() == kg.iri::<Team>(slug);
+    type Expected<'a> = Box<dyn Fn(&Member) -> bool + 'a>;
+    let cases: Vec<(&str, Filter<Member>, Expected)> = vec![
+        ("eq", f.badge.eq(3), Box::new(|m| m.badge == 3)),
+        ("ne", f.active.ne(true), Box::new(|m| !m.active)),
+        ("is_in", f.badge.is_in([1, 4, 7, 99]), Box::new(|m| [1, 4, 7].contains(&m.badge))),
+        ("is_in none", f.badge.is_in(Vec::<i64>::new()), Box::new(|_| false)),
+        ("lt", f.badge.lt(4), Box::new(|m| m.badge < 4)),
+        ("le", f.score.le(1.0), Box::new(|m| m.score.is_some_and(|s| s <= 1.0))),
+        ("gt", f.score.gt(2.0), Box::new(|m| m.score.is_some_and(|s| s > 2.0))),
+        ("ge", f.joined.ge(day(9)), Box::new(move |m| m.joined.is_some_and(|j| j >= day(9)))),
+        ("between", f.badge.between(3, 6), Box::new(|m| (3..=6).contains(&m.badge))),
+        (
+            "between dates",
+            f.joined.between(day(2), day(6)),
+            Box::new(move |m| m.joined.is_some_and(|j| j >= day(2) && j <= day(6))),
+        ),
+        ("contains", f.handle.contains("AR"), Box::new(|m| m.handle.contains("AR"))),
+        (
+            "contains_ignore_case",
+            f.handle.contains_ignore_case("aR"),
+            Box::new(|m| m.handle.to_lowercase().contains("ar")),
+        ),
+        ("starts_with", f.handle.starts_with("bob"), Box::new(|m| m.handle.starts_with("bob"))),
+        (
+            "starts_with_ignore_case",
+            f.handle.starts_with_ignore_case("carl"),
+            Box::new(|m| m.handle.starts_with("CARL")),
+        ),
+        ("ends_with", f.handle.ends_with("-07"), Box::new(|m| m.handle.ends_with("-07"))),
+        ("list contains", f.skills.contains("rust"), Box::new(|m| m.skills.iter().any(|s| s == "rust"))),
+        (
+            "list is_in",
+            f.skills.is_in(["Go Lang", "sparql"]),
+            Box::new(|m| m.skills.iter().any(|s| s == "Go Lang" || s == "sparql")),
+        ),
+        ("list is_none", f.skills.is_none(), Box::new(|m| m.skills.is_empty())),
+        ("is_none", f.score.is_none(), Box::new(|m| m.score.is_none())),
+        ("is_some", f.joined.is_some(), Box::new(|m| m.joined.is_some())),
+        ("not keeps the absent", f.score.gt(1.0).not(), Box::new(|m| !m.score.is_some_and(|s| s > 1.0))),
+        (
+            "and / or / not",
+            (f.team.eq(Ref::new(kg.iri::<Team>("web"))) | f.badge.gt(10)) & !f.active.eq(true),
+            Box::new(|m| (team_of(m, "web") || m.badge > 10) && !m.active),
+        ),
+        (
+            "or of nots",
+            !f.skills.contains("rust") | !f.score.is_some(),
+            Box::new(|m| !m.skills.iter().any(|s| s == "rust") || m.score.is_none()),
+        ),
+        ("reference", f.team.has(Team::FIELDS.slug.eq("ops")), Box::new(|m| team_of(m, "ops"))),
+        (
+            "reference, combined",
+            f.team.has(Team::FIELDS.name.ends_with("web") | Team::FIELDS.slug.eq("ops")) & f.active.eq(true),
+            Box::new(|m| (team_of(m, "web") || team_of(m, "ops")) && m.active),
+        ),
+        (
+            "optional reference",
+            f.mentor.has(Member::FIELDS.handle.starts_with("bob")),
+            Box::new(|m| m.mentor.is_some()),
+        ),
+        ("never", Filter::never(), Box::new(|_| false)),
+        ("always", Filter::always(), Box::new(|_| true)),
+        ("hostile text", f.handle.contains("\" } } DELETE WHERE { ?s ?p ?o } #"), Box::new(|_| false)),
+    ];
+    block_on(async {
+        for (name, filter, expected) in cases {
+            let mut want: Vec<&str> = members.iter().filter(|m| expected(m)).map(|m| m.handle.as_str()).collect();
+            want.sort_by_key(|h| kg.iri::<Member>(h));
+            let found = Member::objects(&ctx).filter(filter).all().await.unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let got: Vec<&str> = found.iter().map(|m| m.value.handle.as_str()).collect();
+            assert_eq!(got, want, "{name}");
+        }
+        // Several filters: all must hold; `where_eq` is `filter(eq)`.
+        let both = Member::objects(&ctx).filter(f.active.eq(true)).where_eq(f.badge, 5).count().await.unwrap();
+        assert_eq!(both, 1);
+        assert_eq!(Member::objects(&ctx).count().await.unwrap(), 12, "the hostile text changed nothing");
+    });
+}
+
+fn several_sort_keys_and_a_cursor_page_through_everything_once(kg: Kg) {
+    let members = operator_members(&kg);
+    let ctx = Ctx::local().with_kg(kg.clone());
+    let f = Member::FIELDS;
+    // By team (its IRI's text), then score largest first with the absent last, then by IRI.
+    let mut want: Vec<&Member> = members.iter().collect();
+    want.sort_by(|a, b| {
+        let by_score = match (a.score, b.score) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        };
+        a.team
+            .iri()
+            .cmp(b.team.iri())
+            .then(by_score)
+            .then_with(|| kg.iri::<Member>(&a.handle).cmp(&kg.iri::<Member>(&b.handle)))
+    });
+    let want: Vec<&str> = want.iter().map(|m| m.handle.as_str()).collect();
+    let query = || Member::objects(&ctx).order_by(f.team).then_by_desc(f.score);
+    block_on(async {
+        let all = query().all().await.unwrap();
+        assert_eq!(all.iter().map(|m| m.value.handle.as_str()).collect::<Vec<_>>(), want);
+        // Pages of 5 by cursor: each starts after the last, the last says there is no next.
+        let (mut seen, mut cursor, mut pages) = (Vec::new(), None::<String>, 0);
+        loop {
+            let mut page_query = query().limit(5);
+            if let Some(cursor) = cursor.take() {
+                page_query = page_query.after(cursor);
+            }
+            let page = page_query.page().await.unwrap();
+            assert_eq!(page.total, 12);
+            pages += 1;
+            seen.extend(page.items.into_iter().map(|m| m.value.handle));
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!((seen.iter().map(String::as_str).collect::<Vec<_>>(), pages), (want.clone(), 3));
+        // A write between pages shifts nothing: the page after a cursor starts after its instance.
+        let first = query().limit(4).page().await.unwrap();
+        kg.delete::<Member>(&first.items[0].value.handle).await.unwrap();
+        let second = query().limit(4).after(first.next.clone().unwrap()).page().await.unwrap();
+        assert_eq!(second.items.iter().map(|m| m.value.handle.as_str()).collect::<Vec<_>>(), want[4..8]);
+        // A cursor is for the ordering that made it: another is refused, as is garbage.
+        let cursor = first.next.unwrap();
+        for refused in [
+            Member::objects(&ctx).order_by(f.badge).after(cursor.clone()).page().await,
+            query().after("not a cursor").page().await,
+        ] {
+            assert_eq!(codes(refused.unwrap_err()), [("cursor".to_owned(), FieldCode::Type)]);
+        }
+        // Unordered, the cursor pages in IRI order.
+        let page = Member::objects(&ctx).filter(f.active.eq(true)).limit(4).page().await.unwrap();
+        let rest = Member::objects(&ctx).filter(f.active.eq(true)).after(page.next.unwrap()).page().await.unwrap();
+        assert_eq!(page.items.len() + rest.items.len(), rest.total);
+        assert!(rest.next.is_none());
+    });
+}
+
+fn aggregates_count_group_and_sum_the_matching_instances(kg: Kg) {
+    let members = operator_members(&kg);
+    let ctx = Ctx::local().with_kg(kg.clone());
+    let f = Member::FIELDS;
+    block_on(async {
+        let skills = Member::objects(&ctx).count_by(f.skills).await.unwrap();
+        assert_eq!(skills, [("Go Lang".to_owned(), 3), ("rust".to_owned(), 6), ("sparql".to_owned(), 3)]);
+        let active = Member::objects(&ctx).count_by(f.active).await.unwrap();
+        assert_eq!(active, [(false, 6), (true, 6)]);
+        let teams = Member::objects(&ctx).filter(f.badge.gt(6)).count_by(f.team).await.unwrap();
+        let mut teams: Vec<(String, usize)> = teams.into_iter().map(|(t, n)| (t.iri().to_owned(), n)).collect();
+        teams.sort();
+        let mut want: Vec<(String, usize)> = ["core", "ops", "web"].iter().map(|s| (kg.iri::<Team>(s), 2)).collect();
+        want.sort();
+        assert_eq!(teams, want);
+        let active_badges: i64 = members.iter().filter(|m| m.active).map(|m| m.badge).sum();
+        assert_eq!(Member::objects(&ctx).filter(f.active.eq(true)).sum(f.badge).await.unwrap(), active_badges);
+        // A list that matches twice (two skills) counts its instance once.
+        let two_skills: i64 = members.iter().filter(|m| m.skills.len() == 2).map(|m| m.badge).sum();
+        let listed =
+            Member::objects(&ctx).filter(f.skills.is_in(["rust", "sparql"])).filter(f.skills.contains("sparql"));
+        assert_eq!(listed.sum(f.badge).await.unwrap(), two_skills);
+        let scores: Vec<f64> = members.iter().filter_map(|m| m.score).collect();
+        let mean = Member::objects(&ctx).avg(f.score).await.unwrap().unwrap();
+        assert!((mean - scores.iter().sum::<f64>() / scores.len() as f64).abs() < 1e-9, "{mean}");
+        assert_eq!(Member::objects(&ctx).sum(f.score).await.unwrap(), scores.iter().sum::<f64>());
+        assert_eq!(Member::objects(&ctx).min(f.badge).await.unwrap(), Some(1));
+        assert_eq!(Member::objects(&ctx).filter(f.active.eq(false)).max(f.badge).await.unwrap(), Some(12));
+        let first: DateTime = "2026-01-01T08:00:00Z".parse().unwrap();
+        assert_eq!(Member::objects(&ctx).min(f.joined).await.unwrap(), Some(first));
+        // Nothing matches: no extreme, no mean, a sum of zero.
+        let none = || Member::objects(&ctx).filter(f.badge.gt(100));
+        assert_eq!((none().max(f.score).await.unwrap(), none().avg(f.badge).await.unwrap()), (None, None));
+        assert_eq!(none().sum(f.badge).await.unwrap(), 0);
+        assert_eq!(none().count_by(f.skills).await.unwrap(), []);
     });
 }
 

@@ -428,13 +428,19 @@ fn typed_api(ident: &syn::Ident, vis: &syn::Visibility, object: &ObjectDecl) -> 
     let doc = format!("Typed handles on the fields of [`{ident}`], for `{ident}::objects(ctx)` filters and ordering.");
     let names: Vec<&syn::Ident> = object.fields.iter().map(|f| &f.ident).collect();
     let value_types: Vec<syn::Type> = object.fields.iter().map(|f| crate::field::value_type(&f.rust_type)).collect();
+    // How many values: what decides `is_none` (optional), `contains` an item (list), `order_by`.
+    let kinds = object.fields.iter().map(|f| match (f.ty.array, f.ty.optional) {
+        (true, _) => quote!(::trails::__private::List),
+        (false, true) => quote!(::trails::__private::Optional),
+        (false, false) => quote!(::trails::__private::One),
+    });
     let docs = object.fields.iter().map(|f| format!("`{}`", f.name));
     let indexes = 0..object.fields.len();
     let handles = quote! {
         #[doc = #doc]
         #[derive(Clone, Copy)]
         #vis struct #fields_ident {
-            #(#[doc = #docs] pub #names: ::trails::__private::Field<#ident, #value_types>,)*
+            #(#[doc = #docs] pub #names: ::trails::__private::Field<#ident, #value_types, #kinds>,)*
         }
     };
     let api = quote! {

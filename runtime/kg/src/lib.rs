@@ -37,7 +37,15 @@ pub use embedded::EmbeddedStore;
 pub use handle::store_failed;
 pub use handle::{Kg, Stored, DEFAULT_BASE, DEFAULT_MAX_INSTANCE_BYTES, UPDATE_ATTEMPTS};
 pub use oxrdf::{Literal, NamedNode, Term};
-pub use query::{Field, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
+pub use query::{Field, Filter, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
+
+/// What a field's type lets a query do with it: how many values it holds (the third parameter
+/// of [`Field`]) and the traits behind the operators (`lt` needs [`Ordered`](field::Ordered)
+/// values, `contains` a text or list field, …), whose compile errors name the operators that fit.
+pub mod field {
+    pub use crate::query::kind::{List, One, Optional};
+    pub use crate::query::{Contains, MayBeAbsent, Numeric, Ordered, Single, Text};
+}
 #[cfg(feature = "remote")]
 pub use remote::{RemoteStore, RemoteStoreBuilder};
 pub use store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Synchronous, Triples, Write, WriteError};

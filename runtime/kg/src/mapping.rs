@@ -176,7 +176,7 @@ pub fn triples(info: &NodeTypeInfo, instance: &Value) -> Result<Mapped, Vec<Fiel
 }
 
 /// An RDF term back as the JSON value serde reads.
-fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
+pub(crate) fn json_of(predicate: &PredicateInfo, term: &Term) -> Option<Value> {
     match (predicate.datatype, term) {
         (Datatype::Iri, Term::NamedNode(n)) => Some(Value::String(n.as_str().to_owned())),
         (Datatype::String, Term::Literal(l)) => Some(Value::String(l.value().to_owned())),

@@ -58,6 +58,7 @@ pub mod __fuzz;
 /// What generated code names (`::trails::__private`, re-exported by the facade).
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::kg::field::{List, One, Optional};
     pub use crate::kg::{Field, Query};
     pub use trails_core::__private::*;
 }

@@ -1,0 +1,357 @@
+//! The typed query API:
+//!
+//! ```ignore
+//! Requirement::objects(ctx)
+//!     .filter(Requirement::FIELDS.status.eq("proposed") & Requirement::FIELDS.priority.le(2))
+//!     .order_by(Requirement::FIELDS.priority)
+//!     .then_by(Requirement::FIELDS.req_id)
+//!     .limit(20)
+//!     .page()
+//!     .await?
+//! ```
+//!
+//! Fields are generated typed handles, so a misspelt field, a value of the wrong type or an
+//! operator the field's type has not (`gt` on a bool) fails the build. A query compiles to one
+//! SPARQL text (`sparql`) that every store runs alike.
+
+mod cursor;
+mod filter;
+mod sparql;
+
+use std::marker::PhantomData;
+
+use oxrdf::{NamedNode, Term};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::handle::{store_failed, Kg, Stored};
+use super::store::{self, Row};
+use crate::declare::{NodeType, PredicateInfo};
+use crate::error::{Error, Result};
+use trails_core::Ctx;
+
+use filter::Expr;
+pub use filter::{kind, Contains, Field, Filter, MayBeAbsent, Numeric, Ordered, Single, Text};
+use sparql::{Key, Position};
+
+/// Page size when none is asked for.
+pub const DEFAULT_LIMIT: usize = 100;
+/// Largest page: [`Query::page`] refuses a larger limit (never clamps it silently), and
+/// [`Query::all`] reads this many at a time.
+pub const MAX_LIMIT: usize = 1000;
+
+/// One page of instances, how many match in all, and where the next page starts.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Page<T> {
+    /// The instances, in order.
+    pub items: Vec<Stored<T>>,
+    /// How many instances match the filters, over all pages.
+    pub total: usize,
+    /// Give it to [`Query::after`] for the page that follows (`None`: this is the last). The
+    /// next page starts after this one's last instance, so writes in between neither repeat
+    /// nor skip one. Opaque, safe to hand to a client: a cursor that does not decode, or was made
+    /// for another ordering, is refused.
+    pub next: Option<String>,
+}
+
+/// A query over `T`'s instances (see the module docs).
+pub struct Query<T> {
+    kg: Result<Kg>,
+    filter: Vec<Expr>,
+    keys: Vec<Key>,
+    after: Option<String>,
+    limit: Option<usize>,
+    offset: usize,
+    error: Option<Error>,
+    node: PhantomData<fn() -> T>,
+}
+
+impl<T: NodeType> Query<T> {
+    /// Every instance of `T` in `ctx`'s knowledge graph (generated as `T::objects(ctx)`).
+    pub fn new(ctx: &Ctx) -> Query<T> {
+        Query::on(super::KgCtx::kg(ctx).cloned())
+    }
+
+    /// Every instance of `T` in `kg`.
+    pub fn on(kg: Result<Kg>) -> Query<T> {
+        Query {
+            kg,
+            filter: Vec::new(),
+            keys: Vec::new(),
+            after: None,
+            limit: None,
+            offset: 0,
+            error: None,
+            node: PhantomData,
+        }
+    }
+
+    /// Keep the instances that pass `filter` (several calls: all must pass).
+    pub fn filter(mut self, filter: Filter<T>) -> Self {
+        match filter.expr {
+            Ok(expr) => self.filter.push(expr),
+            Err(error) => self.error = self.error.or(Some(error)),
+        }
+        self
+    }
+
+    /// Keep instances whose `field` equals `value` (on a list: has it): `filter(field.eq(value))`.
+    pub fn where_eq<V: serde::Serialize, K>(self, field: Field<T, V, K>, value: impl Into<V>) -> Self {
+        self.filter(field.eq(value))
+    }
+
+    /// Order by `field`, smallest first (numbers by value, text by code point, absent values
+    /// last), then by IRI. Replaces any ordering set before; add keys with `then_by`.
+    pub fn order_by<V, K: Single>(mut self, field: Field<T, V, K>) -> Self {
+        self.keys = vec![(field.predicate(), false)];
+        self
+    }
+
+    /// Order by `field`, largest first (absent values still last).
+    pub fn order_by_desc<V, K: Single>(mut self, field: Field<T, V, K>) -> Self {
+        self.keys = vec![(field.predicate(), true)];
+        self
+    }
+
+    /// Among instances equal on the keys before, order by `field`, smallest first.
+    pub fn then_by<V, K: Single>(mut self, field: Field<T, V, K>) -> Self {
+        self.keys.push((field.predicate(), false));
+        self
+    }
+
+    /// Among instances equal on the keys before, order by `field`, largest first.
+    pub fn then_by_desc<V, K: Single>(mut self, field: Field<T, V, K>) -> Self {
+        self.keys.push((field.predicate(), true));
+        self
+    }
+
+    /// At most `limit` instances: a [`page`](Query::page) holds 100 by default and at most 1000
+    /// (a larger one is an error: bound a limit a client sends with `.min(MAX_LIMIT)`);
+    /// [`all`](Query::all) reads up to `limit` whatever its size.
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Skip the first `offset` instances (after the cursor, if one is given).
+    pub fn offset(mut self, offset: usize) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// Start after the instance a previous page ended on ([`Page::next`]). The query must
+    /// order as the one that made the cursor did; a cursor that does not decode, or was made
+    /// for another ordering, is a validation error on `cursor`.
+    pub fn after(mut self, cursor: impl Into<String>) -> Self {
+        self.after = Some(cursor.into());
+        self
+    }
+
+    /// One page (`limit`, default 100, at most 1000, from the cursor and `offset`), how many
+    /// match in all, and the cursor of the next page.
+    pub async fn page(mut self) -> Result<Page<T>> {
+        let kg = self.take_kg()?;
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit > MAX_LIMIT {
+            return Err(Error::internal(format!(
+                "a page holds at most {MAX_LIMIT} {}s, and the query asks for {limit}: read them with `all()`, \
+                 or page with `after`",
+                T::LABEL
+            )));
+        }
+        let position = self.position()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let total = self.count_of(&kg, &expr).await?;
+        if limit == 0 {
+            return Ok(Page { items: Vec::new(), total, next: None });
+        }
+        let (items, next) = self.read(&kg, &expr, position.as_ref(), limit, self.offset).await?;
+        let next = next.map(|position| cursor::encode(T::INFO, &self.keys, &position));
+        Ok(Page { items, total, next })
+    }
+
+    /// Every instance that matches, in order — from the cursor and `offset`, and no more than
+    /// `limit` when one is set — read 1000 at a time, each read starting after the last
+    /// instance of the one before (writes in between neither repeat nor skip one). Virtuoso
+    /// refuses to sort more than its `ResultSetMaxRows` (10,000 by default) in one read.
+    pub async fn all(mut self) -> Result<Vec<Stored<T>>> {
+        let kg = self.take_kg()?;
+        let wanted = self.limit.unwrap_or(usize::MAX);
+        let mut position = self.position()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let mut offset = self.offset;
+        let mut items = Vec::new();
+        while items.len() < wanted {
+            let size = MAX_LIMIT.min(wanted - items.len());
+            let (page, next) = self.read(&kg, &expr, position.as_ref(), size, offset).await?;
+            items.extend(page);
+            match next {
+                Some(next) => position = Some(next),
+                None => break,
+            }
+            offset = 0;
+        }
+        Ok(items)
+    }
+
+    /// How many instances match (ignores the cursor, limit and offset).
+    pub async fn count(mut self) -> Result<usize> {
+        let kg = self.take_kg()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        self.count_of(&kg, &expr).await
+    }
+
+    /// How many matching instances have each value of `field` (on a list: each item), in the
+    /// values' order. Instances without a value are not counted: count them with `is_none`.
+    pub async fn count_by<V: DeserializeOwned, K>(mut self, field: Field<T, V, K>) -> Result<Vec<(V, usize)>> {
+        let kg = self.take_kg()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let predicate = field.predicate();
+        let query = sparql::aggregate(
+            kg.base(),
+            T::INFO,
+            &expr,
+            predicate,
+            "?v (COUNT(DISTINCT ?s) AS ?n)",
+            "GROUP BY ?v ORDER BY ?v",
+        );
+        let mut counts = Vec::new();
+        for row in select(&kg, query).await? {
+            let Some(value) = store::bound(&row, "v") else { continue };
+            counts.push((value_of(predicate, value)?, store::count_of(std::slice::from_ref(&row))));
+        }
+        Ok(counts)
+    }
+
+    /// The smallest value of `field` among the matching instances (`None`: no value).
+    pub async fn min<V: Ordered + DeserializeOwned, K>(self, field: Field<T, V, K>) -> Result<Option<V>> {
+        self.extreme(field, "MIN").await
+    }
+
+    /// The largest value of `field` among the matching instances (`None`: no value).
+    pub async fn max<V: Ordered + DeserializeOwned, K>(self, field: Field<T, V, K>) -> Result<Option<V>> {
+        self.extreme(field, "MAX").await
+    }
+
+    /// The sum of `field`'s values over the matching instances (on a list: of every item).
+    pub async fn sum<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<V> {
+        let kg = self.take_kg()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let predicate = field.predicate();
+        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, "(SUM(?v) AS ?x)", "");
+        let rows = select(&kg, query).await?;
+        match rows.first().and_then(|row| store::bound(row, "x")) {
+            Some(total) => number_of(predicate, total),
+            None => number_of(predicate, &Term::Literal(oxrdf::Literal::from(0))),
+        }
+    }
+
+    /// The mean of `field`'s values over the matching instances (`None`: no value).
+    pub async fn avg<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<Option<f64>> {
+        let kg = self.take_kg()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let query =
+            sparql::aggregate(kg.base(), T::INFO, &expr, field.predicate(), "(AVG(?v) AS ?x) (COUNT(?v) AS ?n)", "");
+        let rows = select(&kg, query).await?;
+        let Some(row) = rows.first().filter(|row| store::count_of(std::slice::from_ref(*row)) > 0) else {
+            return Ok(None);
+        };
+        let mean = store::bound(row, "x").map(store::term_text).and_then(|text| text.parse::<f64>().ok());
+        mean.map(Some).ok_or_else(|| Error::internal(format!("the store's mean of {} is not a number", field.name())))
+    }
+
+    async fn extreme<V: DeserializeOwned, K>(mut self, field: Field<T, V, K>, function: &str) -> Result<Option<V>> {
+        let kg = self.take_kg()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let predicate = field.predicate();
+        let projection = format!("({function}(?v) AS ?x)");
+        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, &projection, "");
+        let rows = select(&kg, query).await?;
+        match rows.first().and_then(|row| store::bound(row, "x")) {
+            Some(value) => value_of(predicate, value).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The knowledge graph, or the error the query met while it was built.
+    fn take_kg(&mut self) -> Result<Kg> {
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        std::mem::replace(&mut self.kg, Err(Error::internal("a query runs once")))
+    }
+
+    /// Where the cursor says to start.
+    fn position(&self) -> Result<Option<Position>> {
+        self.after.as_deref().map(|text| cursor::decode(T::INFO, &self.keys, text)).transpose()
+    }
+
+    async fn count_of(&self, kg: &Kg, expr: &Expr) -> Result<usize> {
+        let rows = select(kg, sparql::count(kg.base(), T::INFO, expr)).await?;
+        Ok(store::count_of(&rows))
+    }
+
+    /// `limit` instances after `position` and `offset`, and where the next read starts if
+    /// there is more.
+    async fn read(
+        &self,
+        kg: &Kg,
+        expr: &Expr,
+        position: Option<&Position>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<Stored<T>>, Option<Position>)> {
+        // One more than asked: whether another page follows.
+        let query = sparql::page(kg.base(), T::INFO, expr, &self.keys, position, limit + 1, offset);
+        let mut positions: Vec<Position> = Vec::with_capacity(limit + 1);
+        for row in select(kg, query).await? {
+            let Some(iri) = store::bound_iri(&row, "s") else { continue };
+            // A single-valued field holding two values (written outside Trails) repeats its
+            // instance: the first row, its smallest, places it.
+            if positions.iter().any(|p| p.iri == iri) {
+                continue;
+            }
+            let keys = (0..self.keys.len()).map(|n| store::bound(&row, &format!("k{n}")).cloned()).collect();
+            positions.push(Position { keys, iri });
+        }
+        let more = positions.len() > limit;
+        positions.truncate(limit);
+        let next = if more { positions.last().cloned() } else { None };
+        let subjects: Vec<NamedNode> = positions.into_iter().map(|p| p.iri).collect();
+        Ok((kg.get_many::<T>(subjects).await?, next))
+    }
+}
+
+async fn select(kg: &Kg, query: String) -> Result<Vec<Row>> {
+    kg.store().select(query, Vec::new()).await.map_err(store_failed)
+}
+
+/// A stored value of `predicate` as a Rust value.
+fn value_of<V: DeserializeOwned>(predicate: &PredicateInfo, term: &Term) -> Result<V> {
+    let json: Value = super::mapping::json_of(predicate, term).ok_or_else(|| {
+        Error::internal(format!("a stored {} does not read as its datatype: {term}", predicate.field))
+    })?;
+    serde_json::from_value(json).map_err(|e| Error::internal(format!("a stored {}: {e}", predicate.field)))
+}
+
+/// An aggregate over numbers as the field's type (a sum of integers is an integer, of doubles a
+/// double; a sum too large for the type is an error, not a wrapped value).
+fn number_of<V: DeserializeOwned>(predicate: &PredicateInfo, term: &Term) -> Result<V> {
+    let text = store::term_text(term);
+    let json: Value = match predicate.datatype {
+        crate::declare::Datatype::Integer => text
+            .parse::<i64>()
+            .map(Value::from)
+            .or_else(|_| text.parse::<u64>().map(Value::from))
+            .map_err(|_| Error::internal(format!("the sum of {} ({text}) does not fit 64 bits", predicate.field)))?,
+        _ => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| Error::internal(format!("the sum of {} ({text}) is not a number", predicate.field)))?,
+    };
+    serde_json::from_value(json)
+        .map_err(|e| Error::internal(format!("the sum of {} ({text}) does not fit its type: {e}", predicate.field)))
+}

@@ -1,0 +1,258 @@
+//! A typed query as SPARQL, the same text for every store. Values are RDF terms written by the
+//! RDF library (N-Triples syntax, escaped), never caller text spliced into the query. Only
+//! joins, `UNION`, `MINUS`, `VALUES` and `FILTER` on bound variables are used: Virtuoso 7
+//! answers `EXISTS` wrongly when nothing outside it binds a variable.
+
+use std::fmt::Write as _;
+
+use oxrdf::{Literal, NamedNode, Term};
+
+use super::filter::{Cmp, Expr, Test, TextOp};
+use crate::declare::{NodeTypeInfo, PredicateInfo};
+use crate::mapping;
+
+/// Where a keyset page starts: the sort keys' values of the last instance read, and its IRI.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Position {
+    pub(crate) keys: Vec<Option<Term>>,
+    pub(crate) iri: NamedNode,
+}
+
+/// Builds the WHERE group of one query: fresh variable names, graphs by node type.
+pub(crate) struct Compiler<'a> {
+    base: &'a str,
+    fresh: usize,
+    out: String,
+}
+
+impl<'a> Compiler<'a> {
+    pub(crate) fn new(base: &'a str) -> Self {
+        Compiler { base, fresh: 0, out: String::new() }
+    }
+
+    fn var(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("?{prefix}{}", self.fresh)
+    }
+
+    fn graph(&self, info: &NodeTypeInfo) -> NamedNode {
+        NamedNode::new_unchecked(mapping::graph_iri(self.base, info.label))
+    }
+
+    /// `?s` is an instance of `info` that passes `expr`.
+    pub(crate) fn instances(&mut self, info: &NodeTypeInfo, expr: &Expr) {
+        let graph = self.graph(info);
+        let _ = write!(self.out, "GRAPH {graph} {{ ?s a {} }} ", NamedNode::new_unchecked(info.iri));
+        self.expr(info, "?s", expr);
+    }
+
+    /// `subject` (bound to an instance of `info` by the caller) passes `expr`.
+    fn expr(&mut self, info: &NodeTypeInfo, subject: &str, expr: &Expr) {
+        match expr {
+            Expr::Value(predicate, test) => self.value(info, subject, predicate, test),
+            Expr::Ref { via, target, inner } => {
+                let object = self.var("r");
+                let (graph, target_graph) = (self.graph(info), self.graph(target));
+                let _ = write!(
+                    self.out,
+                    "GRAPH {graph} {{ {subject} {} {object} }} GRAPH {target_graph} {{ {object} a {} }} ",
+                    NamedNode::new_unchecked(via.iri),
+                    NamedNode::new_unchecked(target.iri)
+                );
+                self.expr(target, &object, inner);
+            }
+            Expr::All(all) => {
+                for expr in all {
+                    self.expr(info, subject, expr);
+                }
+            }
+            Expr::Any(any) if any.is_empty() => self.out.push_str("FILTER(false) "),
+            Expr::Any(any) => {
+                for (n, expr) in any.iter().enumerate() {
+                    if n > 0 {
+                        self.out.push_str("UNION ");
+                    }
+                    // Each branch binds `subject` itself, so it stands alone in the union.
+                    self.out.push_str("{ ");
+                    self.bind(info, subject);
+                    self.expr(info, subject, expr);
+                    self.out.push_str("} ");
+                }
+            }
+            Expr::Not(inner) => {
+                // Self-contained: the instances of `info`, minus those that pass `inner`.
+                self.out.push_str("{ ");
+                self.bind(info, subject);
+                self.out.push_str("MINUS { ");
+                self.expr(info, subject, inner);
+                self.out.push_str("} } ");
+            }
+        }
+    }
+
+    /// `subject` is an instance of `info` (a union branch or a negation binds it again).
+    fn bind(&mut self, info: &NodeTypeInfo, subject: &str) {
+        let graph = self.graph(info);
+        let _ = write!(self.out, "GRAPH {graph} {{ {subject} a {} }} ", NamedNode::new_unchecked(info.iri));
+    }
+
+    fn value(&mut self, info: &NodeTypeInfo, subject: &str, predicate: &PredicateInfo, test: &Test) {
+        let graph = self.graph(info);
+        let p = NamedNode::new_unchecked(predicate.iri);
+        let condition = |v: &str| -> Option<String> {
+            match test {
+                Test::Eq(_) | Test::In(_) | Test::Present => None,
+                Test::Cmp(cmp, term) => Some(format!("{v} {} {term}", cmp.operator())),
+                Test::Between(low, high) => Some(format!("{v} >= {low} && {v} <= {high}")),
+                Test::Text { op, needle, fold } => {
+                    let text = if *fold { format!("LCASE(STR({v}))") } else { format!("STR({v})") };
+                    let function = match op {
+                        TextOp::Contains => "CONTAINS",
+                        TextOp::StartsWith => "STRSTARTS",
+                        TextOp::EndsWith => "STRENDS",
+                    };
+                    Some(format!("{function}({text}, {})", Literal::new_simple_literal(needle)))
+                }
+            }
+        };
+        match test {
+            // The term itself in the pattern: the store's index finds it, and equality is the
+            // term's (as every write maps a value to one term).
+            Test::Eq(term) => {
+                let _ = write!(self.out, "GRAPH {graph} {{ {subject} {p} {term} }} ");
+            }
+            Test::In(terms) if terms.is_empty() => self.out.push_str("FILTER(false) "),
+            Test::In(terms) => {
+                let v = self.var("v");
+                let _ = write!(self.out, "VALUES {v} {{");
+                for term in terms {
+                    let _ = write!(self.out, " {term}");
+                }
+                let _ = write!(self.out, " }} GRAPH {graph} {{ {subject} {p} {v} }} ");
+            }
+            _ => {
+                let v = self.var("v");
+                let _ = write!(self.out, "GRAPH {graph} {{ {subject} {p} {v} ");
+                if let Some(condition) = condition(&v) {
+                    let _ = write!(self.out, "FILTER({condition}) ");
+                }
+                self.out.push_str("} ");
+            }
+        }
+    }
+
+    /// The group so far.
+    pub(crate) fn finish(self) -> String {
+        self.out
+    }
+}
+
+impl Cmp {
+    fn operator(self) -> &'static str {
+        match self {
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
+/// One sort key: a single-valued field, and whether largest first.
+pub(crate) type Key = (&'static PredicateInfo, bool);
+
+/// The page query: instances of `info` passing `expr`, ordered by `keys` (absent values last)
+/// then by IRI, after `position` if given. Projects `?s` and `?k0…` (the keys' values).
+pub(crate) fn page(
+    base: &str,
+    info: &NodeTypeInfo,
+    expr: &Expr,
+    keys: &[Key],
+    position: Option<&Position>,
+    limit: usize,
+    offset: usize,
+) -> String {
+    let mut compiler = Compiler::new(base);
+    compiler.instances(info, expr);
+    let graph = compiler.graph(info);
+    let mut body = compiler.finish();
+    let mut projection = String::from("?s");
+    let mut order = String::new();
+    for (n, (predicate, descending)) in keys.iter().enumerate() {
+        let _ =
+            write!(body, "OPTIONAL {{ GRAPH {graph} {{ ?s {} ?k{n} }} }} ", NamedNode::new_unchecked(predicate.iri));
+        let _ = write!(projection, " ?k{n}");
+        let key = key_expr(predicate, n);
+        let direction = if *descending { format!("DESC({key})") } else { key };
+        let _ = write!(order, "(!BOUND(?k{n})) {direction} ");
+    }
+    if let Some(position) = position {
+        let _ = write!(body, "FILTER({}) ", after(keys, position));
+    }
+    format!("SELECT DISTINCT {projection} WHERE {{ {body}}} ORDER BY {order}STR(?s) LIMIT {limit} OFFSET {offset}")
+}
+
+/// How many instances of `info` pass `expr`.
+pub(crate) fn count(base: &str, info: &NodeTypeInfo, expr: &Expr) -> String {
+    let mut compiler = Compiler::new(base);
+    compiler.instances(info, expr);
+    format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ {}}}", compiler.finish())
+}
+
+/// An aggregate over the values of `predicate` of the instances that pass `expr`, each instance
+/// counted once however many ways it passes: `projection` reads `?v` (each value), `tail` is
+/// `GROUP BY …` or empty.
+pub(crate) fn aggregate(
+    base: &str,
+    info: &NodeTypeInfo,
+    expr: &Expr,
+    predicate: &PredicateInfo,
+    projection: &str,
+    tail: &str,
+) -> String {
+    let mut compiler = Compiler::new(base);
+    compiler.instances(info, expr);
+    let graph = compiler.graph(info);
+    let matching = compiler.finish();
+    format!(
+        "SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ {matching}}} }} GRAPH {graph} {{ ?s {} ?v }} }} {tail}",
+        NamedNode::new_unchecked(predicate.iri)
+    )
+}
+
+/// The `n`th sort key as ordered: references by their IRI's text (Virtuoso orders IRIs by an
+/// internal id, and `<` does not compare IRIs).
+fn key_expr(predicate: &PredicateInfo, n: usize) -> String {
+    if predicate.datatype == crate::declare::Datatype::Iri {
+        format!("STR(?k{n})")
+    } else {
+        format!("?k{n}")
+    }
+}
+
+/// Past `position` in the order of `keys` (absent values last), then of IRIs.
+fn after(keys: &[Key], position: &Position) -> String {
+    let mut branches = Vec::new();
+    let mut equal: Vec<String> = Vec::new();
+    for (n, ((predicate, descending), value)) in keys.iter().zip(&position.keys).enumerate() {
+        let k = key_expr(predicate, n);
+        match value {
+            Some(value) => {
+                let value = match value {
+                    Term::NamedNode(iri) => Term::Literal(Literal::new_simple_literal(iri.as_str())),
+                    other => other.clone(),
+                };
+                let beyond = if *descending { "<" } else { ">" };
+                let mut branch = equal.clone();
+                branch.push(format!("(!BOUND(?k{n}) || {k} {beyond} {value})"));
+                branches.push(branch.join(" && "));
+                equal.push(format!("(BOUND(?k{n}) && {k} = {value})"));
+            }
+            // Nothing sorts after an absent value but other absent ones.
+            None => equal.push(format!("!BOUND(?k{n})")),
+        }
+    }
+    equal.push(format!("STR(?s) > {}", Literal::new_simple_literal(position.iri.as_str())));
+    branches.push(equal.join(" && "));
+    branches.iter().map(|b| format!("({b})")).collect::<Vec<_>>().join(" || ")
+}
