@@ -1,10 +1,9 @@
 //! The requirements app's capabilities. Every read and write goes through the knowledge graph:
 //! the store validates each instance and checks keys and references atomically with the write.
 
-use trails::kg::{Literal, Term};
 use trails::prelude::*;
 
-use crate::model::{Person, Requirement, SearchRequirements, Stats, UpdateRequirement};
+use crate::model::{Person, Requirement, SearchRequirements, Stats, StatusCount, UpdateRequirement};
 
 /// Create a requirement. Fails if `req_id` is already taken or `owner` is not a stored person.
 #[capability(id = "requirements.create", version = "1.0.0",
@@ -36,18 +35,6 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
     Ok(updated.value)
 }
 
-/// Title search with an optional status filter, highest priority first. The values are bound
-/// into the query as RDF terms, never spliced into its text.
-const SEARCH: &str = "PREFIX req: <https://example.org/req#>
-SELECT ?r ?priority ?status WHERE {
-  GRAPH ?g { ?r a req:Requirement ; req:title ?title ; req:priority ?priority ; req:status ?status }
-  FILTER(CONTAINS(LCASE(?title), LCASE(?text)))
-} ORDER BY ?priority ?r LIMIT 100";
-const SEARCH_ALL: &str = "PREFIX req: <https://example.org/req#>
-SELECT ?r ?priority ?status WHERE {
-  GRAPH ?g { ?r a req:Requirement ; req:priority ?priority ; req:status ?status }
-} ORDER BY ?priority ?r LIMIT 100";
-
 /// Find requirements by title text and status, highest priority first.
 #[capability(
     id = "requirements.search",
@@ -57,27 +44,16 @@ SELECT ?r ?priority ?status WHERE {
     cost(tokens = 40, latency_p50_ms = 1, latency_p95_ms = 3)
 )]
 pub async fn search(ctx: &Ctx, criteria: SearchRequirements) -> Result<Vec<Requirement>> {
-    let kg = ctx.kg()?;
-    let mut bindings = Vec::new();
-    if let Some(status) = &criteria.status {
-        bindings.push(("status", Term::Literal(Literal::new_simple_literal(status))));
+    let f = Requirement::FIELDS;
+    let mut query = Requirement::objects(ctx).order_by(f.priority).then_by(f.req_id);
+    if let Some(text) = criteria.text {
+        query = query.filter(f.title.contains_ignore_case(text));
     }
-    let query = match &criteria.text {
-        Some(text) => {
-            bindings.push(("text", Term::Literal(Literal::new_simple_literal(text))));
-            SEARCH
-        }
-        None => SEARCH_ALL,
-    };
-    let limit = criteria.limit.unwrap_or(20) as usize;
-    let mut found = Vec::new();
-    for row in kg.sparql(query, &bindings).await?.into_iter().take(limit) {
-        let Some((_, Term::NamedNode(iri))) = row.iter().find(|(name, _)| name == "r") else { continue };
-        if let Some(stored) = kg.get_iri::<Requirement>(iri.as_str()).await? {
-            found.push(stored.value);
-        }
+    if let Some(status) = criteria.status {
+        query = query.filter(f.status.eq(status));
     }
-    Ok(found)
+    let found = query.limit(criteria.limit.unwrap_or(20) as usize).all().await?;
+    Ok(found.into_iter().map(|stored| stored.value).collect())
 }
 
 /// Make a person the owner of a requirement.
@@ -114,5 +90,7 @@ pub async fn create_person(ctx: &Ctx, person: Person) -> Result<String> {
 pub async fn stats(ctx: &Ctx) -> Result<Stats> {
     let requirements = Requirement::objects(ctx).count().await? as u64;
     let people = Person::objects(ctx).count().await? as u64;
-    Ok(Stats { requirements, people })
+    let by_status = Requirement::objects(ctx).count_by(Requirement::FIELDS.status).await?;
+    let by_status = by_status.into_iter().map(|(status, count)| StatusCount { status, count: count as u64 }).collect();
+    Ok(Stats { requirements, people, by_status })
 }

@@ -81,4 +81,16 @@ pub struct Stats {
     pub requirements: u64,
     /// People stored.
     pub people: u64,
+    /// Requirements per status (statuses without any are left out).
+    #[predicate(max_count = 3)]
+    pub by_status: Vec<StatusCount>,
+}
+
+/// How many requirements have one status.
+#[shape(iri = "https://example.org/req/shapes#StatusCount")]
+pub struct StatusCount {
+    /// `proposed`, `accepted` or `rejected`.
+    pub status: String,
+    /// Requirements with it.
+    pub count: u64,
 }

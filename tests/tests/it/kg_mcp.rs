@@ -287,6 +287,43 @@ async fn a_requirement_created_over_mcp_survives_sigkill_with_its_provenance() {
     assert_eq!(found.structured_content.unwrap()["items"][0]["req_id"], "REQ-42");
 }
 
+/// The example's search and stats are typed queries: title text (any case) and status, ordered
+/// by priority then key, bounded by `limit`; a count per status.
+#[tokio::test]
+async fn the_examples_search_filters_and_orders_and_its_stats_count_per_status() {
+    const TOKEN: &str = "kg-mcp-stats-token";
+    let toml = format!(
+        "[mcp]\nscopes = [\"builder\"]\n[[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]",
+        trails::auth::sha256_hex(TOKEN)
+    );
+    let client = client::connect(serve_toml(Kg::temporary().unwrap(), &toml).await, Some(TOKEN)).await;
+    let rows = [
+        ("REQ-1", "Single sign-on", "proposed", 3),
+        ("REQ-2", "SSO sign-in page", "accepted", 1),
+        ("REQ-3", "Sign-up form", "proposed", 1),
+        ("REQ-4", "Audit log", "proposed", 1),
+        ("REQ-5", "Design sign-off", "proposed", 1),
+    ];
+    for (id, title, status, priority) in rows {
+        let value = json!({"req_id": id, "title": title, "status": status, "priority": priority, "tags": []});
+        call(&client, "requirements_create", value).await.unwrap();
+    }
+    let ids = |found: rmcp::model::CallToolResult| -> Vec<String> {
+        let items = found.structured_content.unwrap()["items"].as_array().unwrap().clone();
+        items.iter().map(|item| item["req_id"].as_str().unwrap().to_owned()).collect()
+    };
+    let proposed = call(&client, "requirements_search", json!({"text": "SIGN", "status": "proposed"})).await.unwrap();
+    assert_eq!(ids(proposed), ["REQ-3", "REQ-5", "REQ-1"], "priority, then key; REQ-2 is accepted, REQ-4 has no sign");
+    let first = call(&client, "requirements_search", json!({"limit": 2})).await.unwrap();
+    assert_eq!(ids(first), ["REQ-2", "REQ-3"]);
+    let stats = call(&client, "trails_meta_requirements_stats", json!({})).await.unwrap();
+    assert_eq!(
+        stats.structured_content.unwrap(),
+        json!({"requirements": 5, "people": 0,
+               "by_status": [{"status": "accepted", "count": 1}, {"status": "proposed", "count": 4}]})
+    );
+}
+
 /// Serve the example app with `toml` (and `env` for `TRAILS_*` variables), create a requirement
 /// over MCP, and find it and its activity through `kg`, a handle on the same remote store.
 async fn a_configured_remote_store_receives_the_write(toml: &str, env: &[(&str, &str)], kg: Kg) {

@@ -1,6 +1,6 @@
 //! The typed query API:
 //!
-//! ```ignore
+//! ```text
 //! Requirement::objects(ctx)
 //!     .filter(Requirement::FIELDS.status.eq("proposed") & Requirement::FIELDS.priority.le(2))
 //!     .order_by(Requirement::FIELDS.priority)
