@@ -465,6 +465,18 @@ fn queries_filter_order_page_and_count(kg: Kg) {
         }
         let expected: Vec<String> = (1..=25).map(|b| format!("m{b:02}")).collect();
         assert_eq!(seen, expected);
+        // References read together (no read per row): each once, in the order first given,
+        // what is not there or not a Team left out.
+        let iris = [
+            kg.iri::<Team>("web"),
+            kg.iri::<Team>("core"),
+            kg.iri::<Team>("web"),
+            kg.iri::<Team>("nowhere"),
+            kg.iri::<Member>("m01"),
+            "not an iri".to_owned(),
+        ];
+        let teams = kg.get_iris::<Team>(&iris).await.unwrap();
+        assert_eq!(teams.iter().map(|t| t.value.slug.as_str()).collect::<Vec<_>>(), ["web", "core"]);
         // A list field filter means "contains".
         assert_eq!(Member::objects(&ctx).where_eq(f.skills, "rdf").count().await.unwrap(), 25);
         assert_eq!(Member::objects(&ctx).where_eq(f.skills, "cobol").count().await.unwrap(), 0);
@@ -755,6 +767,24 @@ fn sparql_is_read_only_and_binds_values_as_terms(kg: Kg) {
         let construct = kg.sparql("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", &[]).await.unwrap_err();
         assert_eq!(codes(construct), [("query".to_owned(), FieldCode::Type)]);
         assert!(kg.get::<Team>("core").await.unwrap().is_some());
+        // No `GRAPH`: the default graph is the union of the app's node-type graphs, on every
+        // store; bound values work as they do with `GRAPH`.
+        let teams = |rows: Vec<trails::kg::Row>| -> Vec<String> {
+            rows.iter().map(|row| row.iter().find(|(v, _)| v == "team").unwrap().1.to_string()).collect()
+        };
+        let plain = "SELECT ?team WHERE { ?team a <https://example.org/t#Team> ; <https://example.org/t#name> ?name } \
+                     ORDER BY ?team";
+        assert_eq!(
+            teams(kg.sparql(plain, &[]).await.unwrap()),
+            ["<urn:trails:kg/Team/core>", "<urn:trails:kg/Team/web>"]
+        );
+        let named = Term::Literal(Literal::new_simple_literal("Team core"));
+        assert_eq!(teams(kg.sparql(plain, &[("name", named)]).await.unwrap()), ["<urn:trails:kg/Team/core>"]);
+        // A query that names its dataset keeps it.
+        let elsewhere = "SELECT ?team FROM <urn:trails:nothing> WHERE { ?team a <https://example.org/t#Team> }";
+        assert!(kg.sparql(elsewhere, &[]).await.unwrap().is_empty());
+        let from = "SELECT ?team FROM <urn:trails:kg/graph/Team> WHERE { ?team a <https://example.org/t#Team> } ORDER BY ?team";
+        assert_eq!(teams(kg.sparql(from, &[]).await.unwrap()).len(), 2);
     });
 }
 

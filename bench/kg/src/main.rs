@@ -5,12 +5,14 @@
 //!   number of raw SQLite `INSERT` + `COMMIT`s (one fsync each) as the baseline;
 //! - equality-query latency (p50/p99) over 100,000 instances for result sizes 10, 100 and 1000,
 //!   showing that cost follows the result, not the store;
+//! - each typed-query operator family (count, and the first 100 full instances) against the
+//!   equivalent hand-written SPARQL in the same run, and the N+1 reads the typed API avoids;
 //! - start-up (rebuilding the in-memory engine from SQLite) at ~100k and ~1M triples.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trails::kg::{EmbeddedStore, Kg, KgCtx, Synchronous};
+use trails::kg::{EmbeddedStore, Filter, Kg, KgCtx, Synchronous, Term};
 use trails::{node_type, Ctx};
 
 /// A benchmark record: `bucket10` has 10,000 distinct values (10 instances each over 100k),
@@ -121,6 +123,152 @@ fn query_rounds(runtime: &tokio::runtime::Runtime, kg: &Kg, store: &str) {
             us(percentile(&counts, 0.99))
         );
     }
+}
+
+/// p50 and p99 of `rounds` runs of `run`.
+fn timed(rounds: usize, mut run: impl FnMut()) -> (Duration, Duration) {
+    let mut times: Vec<Duration> = (0..rounds)
+        .map(|_| {
+            let started = Instant::now();
+            run();
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    (percentile(&times, 0.5), percentile(&times, 0.99))
+}
+
+const GRAPH: &str = "<https://example.org/bench/graph/Item>";
+const P: &str = "https://example.org/bench#";
+
+/// Each operator family through the typed API against the SPARQL a person would write for it,
+/// both run on the same store in the same run: the count, and the first 100 instances in IRI
+/// order read in full (the hand-written side reads them in one batch, as the typed API does).
+fn operator_rounds(runtime: &tokio::runtime::Runtime, kg: &Kg) {
+    let ctx = Ctx::local().with_kg(kg.clone());
+    let f = Item::FIELDS;
+    type Family = (&'static str, fn() -> Filter<Item>, String);
+    let families: Vec<Family> = vec![
+        ("eq", || Item::FIELDS.bucket100.eq(7), format!("?s <{P}bucket100> 7")),
+        ("range (lt)", || Item::FIELDS.bucket10.lt(10), format!("?s <{P}bucket10> ?v FILTER(?v < 10)")),
+        (
+            "between",
+            || Item::FIELDS.bucket1000.between(3, 4),
+            format!("?s <{P}bucket1000> ?v FILTER(?v >= 3 && ?v <= 4)"),
+        ),
+        ("is_in", || Item::FIELDS.bucket100.is_in([1, 2, 3]), format!("VALUES ?v {{ 1 2 3 }} ?s <{P}bucket100> ?v")),
+        (
+            "text contains",
+            || Item::FIELDS.title.contains("number 1234"),
+            format!("?s <{P}title> ?t FILTER(CONTAINS(?t, \"number 1234\"))"),
+        ),
+        (
+            "text contains, any case",
+            || Item::FIELDS.title.contains_ignore_case("NUMBER 1234"),
+            format!("?s <{P}title> ?t FILTER(CONTAINS(LCASE(?t), \"number 1234\"))"),
+        ),
+        ("list contains", || Item::FIELDS.tags.contains("t3"), format!("?s <{P}tags> \"t3\"")),
+        (
+            "and / or / not",
+            || (Item::FIELDS.bucket100.eq(5) | Item::FIELDS.bucket100.eq(6)) & !Item::FIELDS.tags.contains("t0"),
+            format!("{{ ?s <{P}bucket100> 5 }} UNION {{ ?s <{P}bucket100> 6 }} MINUS {{ ?s <{P}tags> \"t0\" }}"),
+        ),
+    ];
+    let rounds = 30;
+    let us = |d: Duration| d.as_micros();
+    println!("| operator over 100000 instances | read | matches | typed p50 / p99 µs | SPARQL p50 / p99 µs | typed ÷ SPARQL (p50) |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for (name, filter, pattern) in &families {
+        let count_query =
+            format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ GRAPH {GRAPH} {{ ?s a <{P}Item> . {pattern} }} }}");
+        let page_query = format!(
+            "SELECT DISTINCT ?s WHERE {{ GRAPH {GRAPH} {{ ?s a <{P}Item> . {pattern} }} }} ORDER BY STR(?s) LIMIT 100"
+        );
+        let matches = runtime.block_on(Item::objects(&ctx).filter(filter()).count()).unwrap();
+        let hand_count = || {
+            let rows = runtime.block_on(kg.sparql(&count_query, &[])).unwrap();
+            trails::kg::store::count_of(&rows)
+        };
+        assert_eq!(hand_count(), matches, "{name}: the typed query and the SPARQL agree");
+        let typed = timed(rounds, || {
+            runtime.block_on(Item::objects(&ctx).filter(filter()).count()).unwrap();
+        });
+        let hand = timed(rounds, || {
+            hand_count();
+        });
+        println!(
+            "| {name} | count | {matches} | {} / {} | {} / {} | {:.2}× |",
+            us(typed.0),
+            us(typed.1),
+            us(hand.0),
+            us(hand.1),
+            typed.0.as_secs_f64() / hand.0.as_secs_f64()
+        );
+        let typed = timed(rounds, || {
+            runtime.block_on(Item::objects(&ctx).filter(filter()).limit(100).all()).unwrap();
+        });
+        let hand = timed(rounds, || {
+            let rows = runtime.block_on(kg.sparql(&page_query, &[])).unwrap();
+            let iris: Vec<String> = rows
+                .iter()
+                .filter_map(|row| match row.first() {
+                    Some((_, Term::NamedNode(iri))) => Some(iri.as_str().to_owned()),
+                    _ => None,
+                })
+                .collect();
+            runtime.block_on(kg.get_iris::<Item>(&iris)).unwrap();
+        });
+        println!(
+            "| {name} | first 100, full | {} | {} / {} | {} / {} | {:.2}× |",
+            matches.min(100),
+            us(typed.0),
+            us(typed.1),
+            us(hand.0),
+            us(hand.1),
+            typed.0.as_secs_f64() / hand.0.as_secs_f64()
+        );
+    }
+    // The N+1 the typed API avoids: the same 100 instances read one `get_iri` per row.
+    let page_query = format!(
+        "SELECT ?s WHERE {{ GRAPH {GRAPH} {{ ?s a <{P}Item> ; <{P}bucket1000> 7 }} }} ORDER BY STR(?s) LIMIT 100"
+    );
+    let typed = timed(rounds, || {
+        runtime.block_on(Item::objects(&ctx).filter(f.bucket1000.eq(7)).limit(100).all()).unwrap();
+    });
+    let one_by_one = timed(rounds, || {
+        for row in runtime.block_on(kg.sparql(&page_query, &[])).unwrap() {
+            if let Some((_, Term::NamedNode(iri))) = row.first() {
+                runtime.block_on(kg.get_iri::<Item>(iri.as_str())).unwrap();
+            }
+        }
+    });
+    println!(
+        "| N+1: SPARQL then `get_iri` per row (baseline) vs typed | first 100, full | 100 | {} / {} | {} / {} | {:.2}× |",
+        us(typed.0),
+        us(typed.1),
+        us(one_by_one.0),
+        us(one_by_one.1),
+        typed.0.as_secs_f64() / one_by_one.0.as_secs_f64()
+    );
+    // Aggregates: instances per value over all 100k.
+    let group = format!(
+        "SELECT ?v (COUNT(DISTINCT ?s) AS ?n) WHERE {{ GRAPH {GRAPH} {{ ?s a <{P}Item> ; <{P}bucket1000> ?v }} }} GROUP BY ?v ORDER BY ?v"
+    );
+    let typed = timed(10, || {
+        let groups = runtime.block_on(Item::objects(&ctx).count_by(f.bucket1000)).unwrap();
+        assert_eq!(groups.len(), 100);
+    });
+    let hand = timed(10, || {
+        runtime.block_on(kg.sparql(&group, &[])).unwrap();
+    });
+    println!(
+        "| `count_by(bucket1000)` | 100 groups | 100000 | {} / {} | {} / {} | {:.2}× |",
+        us(typed.0),
+        us(typed.1),
+        us(hand.0),
+        us(hand.1),
+        typed.0.as_secs_f64() / hand.0.as_secs_f64()
+    );
 }
 
 /// An Oxigraph server (the `cargo xtask test` venv's CLI) loaded with the embedded store's quads.
@@ -234,6 +382,8 @@ fn main() {
     println!("| equality query over {instances} instances | store | results | p50 µs | p99 µs |");
     println!("|---|---|---:|---:|---:|");
     query_rounds(&runtime, &kg, "embedded");
+    println!();
+    operator_rounds(&runtime, &kg);
     drop(kg);
     match oxigraph_server(&runtime, &data) {
         Some(server) => {

@@ -17,6 +17,9 @@ pub(crate) struct Bound {
     /// An ASK (whose answer endpoints spell differently: Virtuoso sends a one-row table).
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) ask: bool,
+    /// It names its dataset (`FROM` / `FROM NAMED`).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) dataset: bool,
 }
 
 /// `query` (a read-only SELECT or ASK) with `bindings` bound.
@@ -28,8 +31,12 @@ pub(crate) fn bind(query: &str, bindings: &[(String, Term)]) -> Result<Bound, St
         return Err(StoreError::Query("CONSTRUCT and DESCRIBE are not supported; use SELECT or ASK".into()));
     }
     let ask = matches!(parsed, spargebra::Query::Ask { .. });
+    let dataset = match &parsed {
+        spargebra::Query::Select { dataset, .. } | spargebra::Query::Ask { dataset, .. } => dataset.is_some(),
+        _ => false,
+    };
     if bindings.is_empty() {
-        return Ok(Bound { text: query.to_owned(), ask });
+        return Ok(Bound { text: query.to_owned(), ask, dataset });
     }
     let (mut names, mut values) = (String::new(), String::new());
     for (name, term) in bindings {
@@ -45,7 +52,7 @@ pub(crate) fn bind(query: &str, bindings: &[(String, Term)]) -> Result<Bound, St
     spargebra::SparqlParser::new()
         .parse_query(&bound)
         .map_err(|e| StoreError::Query(format!("cannot bind values into this query: {e}")))?;
-    Ok(Bound { text: bound, ask })
+    Ok(Bound { text: bound, ask, dataset })
 }
 
 /// The byte offset just inside the WHERE group's opening brace: the first `{` outside IRIs,

@@ -664,9 +664,12 @@ impl EmbeddedStore {
 
     fn select_now(&self, query: &str, bindings: Vec<(String, Term)>) -> Result<Vec<Row>, StoreError> {
         let bound = super::bind::bind(query, &bindings)?;
-        let prepared = SparqlEvaluator::new()
+        let mut prepared = SparqlEvaluator::new()
             .parse_query(&bound.text)
             .map_err(|e| StoreError::Query(format!("{e} (only read-only queries are accepted)")))?;
+        if prepared.dataset().is_default_dataset() {
+            prepared.dataset_mut().set_default_graph_as_union();
+        }
         match prepared.on_store(&self.engine()).execute().map_err(|e| StoreError::Query(e.to_string()))? {
             QueryResults::Solutions(solutions) => {
                 let mut rows = Vec::new();

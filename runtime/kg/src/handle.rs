@@ -322,6 +322,22 @@ impl Kg {
         Ok(self.get_many(vec![subject]).await?.pop())
     }
 
+    /// The instances at `iris` that are `T`s, each once, in the order first given (what is not
+    /// there, or not a `T`, is left out), read together: one store request where
+    /// `iri` per row would be one each — e.g. the owners a page of tasks refers to.
+    pub async fn get_iris<T: NodeType>(
+        &self,
+        iris: impl IntoIterator<Item = impl AsRef<str>>,
+    ) -> Result<Vec<Stored<T>>> {
+        let mut seen = std::collections::HashSet::new();
+        let subjects: Vec<NamedNode> = iris
+            .into_iter()
+            .filter_map(|iri| NamedNode::new(iri.as_ref()).ok())
+            .filter(|subject| seen.insert(subject.clone()))
+            .collect();
+        self.get_many(subjects).await
+    }
+
     /// The instances at `subjects` that are `T`s, in order (one store request for the page).
     pub(crate) async fn get_many<T: NodeType>(&self, subjects: Vec<NamedNode>) -> Result<Vec<Stored<T>>> {
         let info = T::INFO;
@@ -703,7 +719,10 @@ impl Kg {
     }
 
     /// A read-only SPARQL query (SELECT or ASK). `bindings` are substituted as RDF terms by the
-    /// engine, never spliced into the text. Each row maps variable names to terms.
+    /// engine, never spliced into the text. Each row maps variable names to terms. A query that
+    /// names no dataset (no `FROM`) reads the union of the store's graphs as its default
+    /// graph — so `?s a ex:Task` finds the tasks without `GRAPH ?g { … }` — and `GRAPH` reaches
+    /// each named graph.
     pub async fn sparql(&self, query: &str, bindings: &[(&str, Term)]) -> Result<Vec<Row>> {
         let bindings = bindings.iter().map(|(name, term)| ((*name).to_owned(), term.clone())).collect();
         self.store.select(query.to_owned(), bindings).await.map_err(|error| match error {

@@ -276,7 +276,9 @@ pub trait Store: Send + Sync + 'static {
     /// A page of instances.
     fn find(&self, find: Find) -> StoreFuture<'_, Result<Found, StoreError>>;
 
-    /// A read-only SPARQL SELECT with `bindings` substituted as RDF terms (never spliced as text).
+    /// A read-only SPARQL SELECT or ASK with `bindings` substituted as RDF terms (never spliced
+    /// as text). A query that names no dataset (no `FROM`) reads the union of every graph as its
+    /// default graph; `GRAPH` reaches each named graph.
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>>;
 
     /// The stored blob whose SHA-256 (lowercase hex) is `sha256`, with the media type it was

@@ -163,7 +163,12 @@ impl RemoteStore {
     /// A form-encoded POST (the one request shape every SPARQL 1.1 server accepts), answering one
     /// authentication challenge; a refusal is an error.
     async fn post(&self, url: &str, field: &str, text: &str, accept: &str) -> Result<Vec<u8>, StoreError> {
-        let (status, body) = self.send(url, field, text, accept).await?;
+        self.post_form(url, &[(field, text)], accept).await
+    }
+
+    /// [`RemoteStore::post`] of several form fields.
+    async fn post_form(&self, url: &str, form: &[(&str, &str)], accept: &str) -> Result<Vec<u8>, StoreError> {
+        let (status, body) = self.send(url, form, accept).await?;
         if !status.is_success() {
             return Err(refused(url, status, &body));
         }
@@ -174,11 +179,10 @@ impl RemoteStore {
     async fn send(
         &self,
         url: &str,
-        field: &str,
-        text: &str,
+        form: &[(&str, &str)],
         accept: &str,
     ) -> Result<(reqwest::StatusCode, Vec<u8>), StoreError> {
-        let form = form_urlencoded::Serializer::new(String::new()).append_pair(field, text).finish().into_bytes();
+        let form = form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish().into_bytes();
         let target = reqwest::Url::parse(url).map_err(|e| remote_error(url, e))?;
         let mut challenged = false;
         let (status, body) = loop {
@@ -207,7 +211,17 @@ impl RemoteStore {
     }
 
     async fn solutions(&self, query: &str) -> Result<Vec<Row>, StoreError> {
-        let body = self.post(&self.query_url, "query", query, "application/sparql-results+json").await?;
+        self.solutions_over(query, false).await
+    }
+
+    /// [`RemoteStore::solutions`]; `union`: the default graph is the union of every graph
+    /// (Oxigraph's and Fuseki's `union-default-graph` parameter; Virtuoso's default anyway).
+    async fn solutions_over(&self, query: &str, union: bool) -> Result<Vec<Row>, StoreError> {
+        let mut form = vec![("query", query)];
+        if union {
+            form.push(("union-default-graph", "true"));
+        }
+        let body = self.post_form(&self.query_url, &form, "application/sparql-results+json").await?;
         match QueryResultsParser::from_format(QueryResultsFormat::Json).for_slice(&body) {
             Ok(SliceQueryResultsParserOutput::Solutions(solutions)) => {
                 let mut rows = Vec::new();
@@ -225,11 +239,7 @@ impl RemoteStore {
     }
 
     async fn ask(&self, query: &str) -> Result<bool, StoreError> {
-        let rows = self.solutions(query).await?;
-        Ok(rows.first().and_then(|row| row.first()).is_some_and(|(_, t)| match t {
-            Term::Literal(l) => matches!(l.value(), "true" | "1"),
-            _ => false,
-        }))
+        Ok(answer(&self.solutions(query).await?))
     }
 
     /// Whether a write's receipt is there (asked up to three times; `None`: no answer).
@@ -341,7 +351,7 @@ impl RemoteStore {
         }
         update.push('}');
         let receipt_pattern = format!("GRAPH {receipts} {{ {receipt} <{RECEIPT}> ?x }}");
-        let failure = match self.send(&self.update_url, "update", &update, "*/*").await {
+        let failure = match self.send(&self.update_url, &[("update", &update)], "*/*").await {
             Ok((status, _)) if status.is_success() => None,
             Ok((_, body)) if serialization_failure(&body) => return Err(WriteError::Conflict),
             Ok((status, body)) => Some(refused(&self.update_url, status, &body)),
@@ -428,6 +438,14 @@ impl RemoteStore {
     }
 }
 
+/// The answer of an ASK as the endpoint sent it (Virtuoso: a one-row table of `1` or `0`).
+fn answer(rows: &[Row]) -> bool {
+    rows.first().and_then(|row| row.first()).is_some_and(|(_, t)| match t {
+        Term::Literal(l) => matches!(l.value(), "true" | "1"),
+        _ => false,
+    })
+}
+
 /// Rows one read may return: endpoints cap results silently (Virtuoso's `ResultSetMaxRows`,
 /// 10,000 on Debian) and refuse to sort past it, so instances are read in groups whose rows stay
 /// under this bound — a group that reaches it is split and read again.
@@ -507,11 +525,11 @@ impl Store for RemoteStore {
     fn select(&self, query: String, bindings: Vec<(String, Term)>) -> StoreFuture<'_, Result<Vec<Row>, StoreError>> {
         Box::pin(async move {
             let bound = super::bind::bind(&query, &bindings)?;
+            let rows = self.solutions_over(&bound.text, !bound.dataset).await?;
             if bound.ask {
-                let answer = self.ask(&bound.text).await?;
-                return Ok(vec![vec![("result".to_owned(), Term::Literal(Literal::from(answer)))]]);
+                return Ok(vec![vec![("result".to_owned(), Term::Literal(Literal::from(answer(&rows))))]]);
             }
-            self.solutions(&bound.text).await
+            Ok(rows)
         })
     }
 
