@@ -162,11 +162,15 @@ impl<T: NodeType> Query<T> {
         }
         let position = self.position()?;
         let expr = Expr::All(std::mem::take(&mut self.filter));
-        let total = self.count_of(&kg, &expr).await?;
         if limit == 0 {
-            return Ok(Page { items: Vec::new(), total, next: None });
+            return Ok(Page { items: Vec::new(), total: self.count_of(&kg, &expr).await?, next: None });
         }
-        let (items, next) = self.read(&kg, &expr, position.as_ref(), limit, self.offset).await?;
+        let (items, read, next) = self.read(&kg, &expr, position.as_ref(), limit, self.offset).await?;
+        // A first page that holds every match has counted them: no second query.
+        let total = match (&position, self.offset, &next) {
+            (None, 0, None) => read,
+            _ => self.count_of(&kg, &expr).await?,
+        };
         let next = next.map(|position| cursor::encode(T::INFO, &self.keys, &position));
         Ok(Page { items, total, next })
     }
@@ -184,7 +188,7 @@ impl<T: NodeType> Query<T> {
         let mut items = Vec::new();
         while items.len() < wanted {
             let size = MAX_LIMIT.min(wanted - items.len());
-            let (page, next) = self.read(&kg, &expr, position.as_ref(), size, offset).await?;
+            let (page, _, next) = self.read(&kg, &expr, position.as_ref(), size, offset).await?;
             items.extend(page);
             match next {
                 Some(next) => position = Some(next),
@@ -208,14 +212,10 @@ impl<T: NodeType> Query<T> {
         let kg = self.take_kg()?;
         let expr = Expr::All(std::mem::take(&mut self.filter));
         let predicate = field.predicate();
-        let query = sparql::aggregate(
-            kg.base(),
-            T::INFO,
-            &expr,
-            predicate,
-            "?v (COUNT(DISTINCT ?s) AS ?n)",
-            "GROUP BY ?v ORDER BY ?v",
-        );
+        // References in their IRIs' order (Virtuoso orders IRIs by an internal id).
+        let order = if predicate.datatype == crate::declare::Datatype::Iri { "STR(?v)" } else { "?v" };
+        let tail = format!("GROUP BY ?v ORDER BY {order}");
+        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, "?v (COUNT(DISTINCT ?s) AS ?n)", &tail);
         let mut counts = Vec::new();
         for row in select(&kg, query).await? {
             let Some(value) = store::bound(&row, "v") else { continue };
@@ -292,8 +292,8 @@ impl<T: NodeType> Query<T> {
         Ok(store::count_of(&rows))
     }
 
-    /// `limit` instances after `position` and `offset`, and where the next read starts if
-    /// there is more.
+    /// `limit` instances after `position` and `offset`, how many matched (before instances
+    /// deleted meanwhile are left out), and where the next read starts if there is more.
     async fn read(
         &self,
         kg: &Kg,
@@ -301,15 +301,16 @@ impl<T: NodeType> Query<T> {
         position: Option<&Position>,
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<Stored<T>>, Option<Position>)> {
+    ) -> Result<(Vec<Stored<T>>, usize, Option<Position>)> {
         // One more than asked: whether another page follows.
         let query = sparql::page(kg.base(), T::INFO, expr, &self.keys, position, limit + 1, offset);
         let mut positions: Vec<Position> = Vec::with_capacity(limit + 1);
+        let mut seen = std::collections::HashSet::new();
         for row in select(kg, query).await? {
             let Some(iri) = store::bound_iri(&row, "s") else { continue };
             // A single-valued field holding two values (written outside Trails) repeats its
             // instance: the first row, its smallest, places it.
-            if positions.iter().any(|p| p.iri == iri) {
+            if !seen.insert(iri.clone()) {
                 continue;
             }
             let keys = (0..self.keys.len()).map(|n| store::bound(&row, &format!("k{n}")).cloned()).collect();
@@ -318,8 +319,9 @@ impl<T: NodeType> Query<T> {
         let more = positions.len() > limit;
         positions.truncate(limit);
         let next = if more { positions.last().cloned() } else { None };
+        let read = positions.len();
         let subjects: Vec<NamedNode> = positions.into_iter().map(|p| p.iri).collect();
-        Ok((kg.get_many::<T>(subjects).await?, next))
+        Ok((kg.get_many::<T>(subjects).await?, read, next))
     }
 }
 

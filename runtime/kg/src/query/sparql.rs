@@ -41,15 +41,22 @@ impl<'a> Compiler<'a> {
 
     /// `?s` is an instance of `info` that passes `expr`.
     pub(crate) fn instances(&mut self, info: &NodeTypeInfo, expr: &Expr) {
-        let graph = self.graph(info);
-        let _ = write!(self.out, "GRAPH {graph} {{ ?s a {} }} ", NamedNode::new_unchecked(info.iri));
-        self.expr(info, "?s", expr);
+        self.bind(info, "?s");
+        self.expr(info, "?s", expr, true);
     }
 
-    /// `subject` (bound to an instance of `info` by the caller) passes `expr`.
-    fn expr(&mut self, info: &NodeTypeInfo, subject: &str, expr: &Expr) {
+    /// `subject` passes `expr`, as patterns added to the current group; `bound`: the group
+    /// binds `subject` already. Answers whether it does after. Positive conditions come first,
+    /// negations last as `MINUS`, which removes from what the group has matched so far — so a
+    /// group holding only negations binds its subject first (`MINUS` from nothing leaves
+    /// nothing), and every union branch and `MINUS` group binds it (`MINUS` of a solution that
+    /// shares no variable removes nothing).
+    fn expr(&mut self, info: &NodeTypeInfo, subject: &str, expr: &Expr, bound: bool) -> bool {
         match expr {
-            Expr::Value(predicate, test) => self.value(info, subject, predicate, test),
+            Expr::Value(predicate, test) => {
+                self.value(info, subject, predicate, test);
+                true
+            }
             Expr::Ref { via, target, inner } => {
                 let object = self.var("r");
                 let (graph, target_graph) = (self.graph(info), self.graph(target));
@@ -59,38 +66,52 @@ impl<'a> Compiler<'a> {
                     NamedNode::new_unchecked(via.iri),
                     NamedNode::new_unchecked(target.iri)
                 );
-                self.expr(target, &object, inner);
+                self.expr(target, &object, inner, true);
+                true
             }
             Expr::All(all) => {
-                for expr in all {
-                    self.expr(info, subject, expr);
+                let (negations, positives): (Vec<&Expr>, Vec<&Expr>) =
+                    all.iter().partition(|e| matches!(e, Expr::Not(_)));
+                let mut bound = bound;
+                for expr in positives.into_iter().chain(negations) {
+                    bound = self.expr(info, subject, expr, bound);
                 }
+                bound
             }
-            Expr::Any(any) if any.is_empty() => self.out.push_str("FILTER(false) "),
+            Expr::Any(any) if any.is_empty() => {
+                self.out.push_str("FILTER(false) ");
+                bound
+            }
             Expr::Any(any) => {
                 for (n, expr) in any.iter().enumerate() {
                     if n > 0 {
                         self.out.push_str("UNION ");
                     }
-                    // Each branch binds `subject` itself, so it stands alone in the union.
-                    self.out.push_str("{ ");
-                    self.bind(info, subject);
-                    self.expr(info, subject, expr);
-                    self.out.push_str("} ");
+                    self.group(info, subject, expr);
                 }
+                true
             }
             Expr::Not(inner) => {
-                // Self-contained: the instances of `info`, minus those that pass `inner`.
-                self.out.push_str("{ ");
-                self.bind(info, subject);
-                self.out.push_str("MINUS { ");
-                self.expr(info, subject, inner);
-                self.out.push_str("} } ");
+                if !bound {
+                    self.bind(info, subject);
+                }
+                self.out.push_str("MINUS ");
+                self.group(info, subject, inner);
+                true
             }
         }
     }
 
-    /// `subject` is an instance of `info` (a union branch or a negation binds it again).
+    /// `{ … }`: a group of its own in which `subject` passes `expr`, and is bound.
+    fn group(&mut self, info: &NodeTypeInfo, subject: &str, expr: &Expr) {
+        self.out.push_str("{ ");
+        if !self.expr(info, subject, expr, false) {
+            self.bind(info, subject);
+        }
+        self.out.push_str("} ");
+    }
+
+    /// `subject` is an instance of `info`.
     fn bind(&mut self, info: &NodeTypeInfo, subject: &str) {
         let graph = self.graph(info);
         let _ = write!(self.out, "GRAPH {graph} {{ {subject} a {} }} ", NamedNode::new_unchecked(info.iri));
@@ -214,10 +235,26 @@ pub(crate) fn aggregate(
     compiler.instances(info, expr);
     let graph = compiler.graph(info);
     let matching = compiler.finish();
-    format!(
-        "SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ {matching}}} }} GRAPH {graph} {{ ?s {} ?v }} }} {tail}",
-        NamedNode::new_unchecked(predicate.iri)
-    )
+    let value = format!("GRAPH {graph} {{ ?s {} ?v }}", NamedNode::new_unchecked(predicate.iri));
+    if once(expr) {
+        format!("SELECT {projection} WHERE {{ {matching}{value} }} {tail}")
+    } else {
+        // A sub-select keeps each instance once before its values are aggregated.
+        format!("SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ {matching}}} }} {value} }} {tail}")
+    }
+}
+
+/// Whether `expr` matches each instance in one way at most (so the values it is joined with
+/// need no `DISTINCT` first): a fixed value matches one triple; a test on a single-valued field
+/// one; a negation removes only. Lists, unions and references may match several ways.
+fn once(expr: &Expr) -> bool {
+    match expr {
+        Expr::Value(_, Test::Eq(_)) => true,
+        Expr::Value(predicate, _) => !predicate.many,
+        Expr::All(all) => all.iter().all(once),
+        Expr::Not(_) => true,
+        Expr::Any(_) | Expr::Ref { .. } => false,
+    }
 }
 
 /// The `n`th sort key as ordered: references by their IRI's text (Virtuoso orders IRIs by an
