@@ -34,6 +34,22 @@ impl<T> PartialEq for Ref<T> {
     }
 }
 impl<T> Eq for Ref<T> {}
+// By IRI, so references can key a map or a set (the owners of a page of tasks).
+impl<T> std::hash::Hash for Ref<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.iri.hash(state);
+    }
+}
+impl<T> PartialOrd for Ref<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Ref<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.iri.cmp(&other.iri)
+    }
+}
 impl<T> fmt::Debug for Ref<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Ref<{}>({})", std::any::type_name::<T>(), self.iri)

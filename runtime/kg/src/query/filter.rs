@@ -74,7 +74,7 @@ impl<T, V, K> Field<T, V, K> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` values have no order to compare",
     label = "`lt`, `le`, `gt`, `ge`, `between`, `min` and `max` need a number or a date-time field",
-    note = "match text with `eq`, `contains`, `starts_with` or `ends_with`; booleans and enums with `eq` or `is_in`"
+    note = "match text with `eq`, `contains`, `starts_with`, `ends_with` (or their `_ignore_case` forms); booleans and enums with `eq` or `is_in`"
 )]
 pub trait Ordered {}
 

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::handle::{store_failed, Kg, Stored};
-use super::store::{self, Row};
+use super::store::{self, Find, Row};
 use crate::declare::{NodeType, PredicateInfo};
 use crate::error::{Error, Result};
 use trails_core::Ctx;
@@ -165,14 +165,15 @@ impl<T: NodeType> Query<T> {
         if limit == 0 {
             return Ok(Page { items: Vec::new(), total: self.count_of(&kg, &expr).await?, next: None });
         }
-        let (items, read, next) = self.read(&kg, &expr, position.as_ref(), limit, self.offset).await?;
+        let read = self.read(&kg, &expr, position.as_ref(), limit, self.offset).await?;
         // A first page that holds every match has counted them: no second query.
-        let total = match (&position, self.offset, &next) {
-            (None, 0, None) => read,
+        let total = match (read.total, &position, self.offset, &read.next) {
+            (Some(total), ..) => total,
+            (None, None, 0, None) => read.read,
             _ => self.count_of(&kg, &expr).await?,
         };
-        let next = next.map(|position| cursor::encode(T::INFO, &self.keys, &position));
-        Ok(Page { items, total, next })
+        let next = read.next.map(|position| cursor::encode(T::INFO, &self.keys, &position));
+        Ok(Page { items: read.items, total, next })
     }
 
     /// Every instance that matches, in order — from the cursor and `offset`, and no more than
@@ -188,9 +189,9 @@ impl<T: NodeType> Query<T> {
         let mut items = Vec::new();
         while items.len() < wanted {
             let size = MAX_LIMIT.min(wanted - items.len());
-            let (page, _, next) = self.read(&kg, &expr, position.as_ref(), size, offset).await?;
-            items.extend(page);
-            match next {
+            let read = self.read(&kg, &expr, position.as_ref(), size, offset).await?;
+            items.extend(read.items);
+            match read.next {
                 Some(next) => position = Some(next),
                 None => break,
             }
@@ -288,12 +289,15 @@ impl<T: NodeType> Query<T> {
     }
 
     async fn count_of(&self, kg: &Kg, expr: &Expr) -> Result<usize> {
+        if let Some(find) = equalities::<T>(kg, expr) {
+            return Ok(kg.store().find(find).await.map_err(store_failed)?.total);
+        }
         let rows = select(kg, sparql::count(kg.base(), T::INFO, expr)).await?;
         Ok(store::count_of(&rows))
     }
 
-    /// `limit` instances after `position` and `offset`, how many matched (before instances
-    /// deleted meanwhile are left out), and where the next read starts if there is more.
+    /// `limit` instances after `position` and `offset`, and where the next read starts if
+    /// there is more.
     async fn read(
         &self,
         kg: &Kg,
@@ -301,10 +305,39 @@ impl<T: NodeType> Query<T> {
         position: Option<&Position>,
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<Stored<T>>, usize, Option<Position>)> {
+    ) -> Result<Read<T>> {
         // One more than asked: whether another page follows.
-        let query = sparql::page(kg.base(), T::INFO, expr, &self.keys, position, limit + 1, offset);
-        let mut positions: Vec<Position> = Vec::with_capacity(limit + 1);
+        let lookup = if self.keys.is_empty() { equalities::<T>(kg, expr) } else { None };
+        let (mut positions, total) = match lookup {
+            Some(mut find) => {
+                find.limit = limit + 1;
+                find.offset = offset;
+                find.after = position.map(|p| p.iri.clone());
+                let found = kg.store().find(find).await.map_err(store_failed)?;
+                let positions = found.subjects.into_iter().map(|iri| Position { keys: Vec::new(), iri }).collect();
+                (positions, Some(found.total))
+            }
+            None => (self.positions(kg, expr, position, limit + 1, offset).await?, None),
+        };
+        let more = positions.len() > limit;
+        positions.truncate(limit);
+        let next = if more { positions.last().cloned() } else { None };
+        let read = positions.len();
+        let subjects: Vec<NamedNode> = positions.into_iter().map(|p| p.iri).collect();
+        Ok(Read { items: kg.get_many::<T>(subjects).await?, read, total, next })
+    }
+
+    /// Where the instances of a page are, through the page's SPARQL query.
+    async fn positions(
+        &self,
+        kg: &Kg,
+        expr: &Expr,
+        position: Option<&Position>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<Position>> {
+        let query = sparql::page(kg.base(), T::INFO, expr, &self.keys, position, limit, offset);
+        let mut positions: Vec<Position> = Vec::with_capacity(limit);
         let mut seen = std::collections::HashSet::new();
         for row in select(kg, query).await? {
             let Some(iri) = store::bound_iri(&row, "s") else { continue };
@@ -316,13 +349,48 @@ impl<T: NodeType> Query<T> {
             let keys = (0..self.keys.len()).map(|n| store::bound(&row, &format!("k{n}")).cloned()).collect();
             positions.push(Position { keys, iri });
         }
-        let more = positions.len() > limit;
-        positions.truncate(limit);
-        let next = if more { positions.last().cloned() } else { None };
-        let read = positions.len();
-        let subjects: Vec<NamedNode> = positions.into_iter().map(|p| p.iri).collect();
-        Ok((kg.get_many::<T>(subjects).await?, read, next))
+        Ok(positions)
     }
+}
+
+/// The store's own lookup when every filter is an equality (`where_eq`, the commonest query)
+/// and the order is by IRI: its index answers those, and counts the matches in the same pass,
+/// without planning a SPARQL query. Same answers, cursors and order as the SPARQL query; the
+/// conformance suite runs both.
+fn equalities<T: NodeType>(kg: &Kg, expr: &Expr) -> Option<Find> {
+    fn collect(expr: &Expr, out: &mut Vec<(NamedNode, Term)>) -> bool {
+        match expr {
+            Expr::All(all) => all.iter().all(|e| collect(e, out)),
+            Expr::Value(predicate, filter::Test::Eq(term)) => {
+                out.push((NamedNode::new_unchecked(predicate.iri), term.clone()));
+                true
+            }
+            _ => false,
+        }
+    }
+    let mut filters = Vec::new();
+    if !collect(expr, &mut filters) {
+        return None;
+    }
+    Some(Find {
+        graph: NamedNode::new_unchecked(super::mapping::graph_iri(kg.base(), T::INFO.label)),
+        class: NamedNode::new_unchecked(T::INFO.iri),
+        filters,
+        order: None,
+        limit: 0,
+        offset: 0,
+        after: None,
+    })
+}
+
+/// What one read of a page found.
+struct Read<T> {
+    items: Vec<Stored<T>>,
+    /// Instances on the page (before those deleted meanwhile are left out).
+    read: usize,
+    /// How many match in all, when the read counted them.
+    total: Option<usize>,
+    next: Option<Position>,
 }
 
 async fn select(kg: &Kg, query: String) -> Result<Vec<Row>> {
