@@ -12,7 +12,8 @@
 //!
 //! Fields are generated typed handles, so a misspelt field, a value of the wrong type or an
 //! operator the field's type has not (`gt` on a bool) fails the build. A query compiles to one
-//! SPARQL text (`sparql`) that every store runs alike.
+//! SPARQL text (`sparql`) that every store runs alike; an unordered one whose filters are all
+//! equalities goes to the store's own lookup ([`Store::find`](crate::Store::find)) instead.
 
 mod cursor;
 mod filter;
