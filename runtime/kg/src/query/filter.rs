@@ -28,7 +28,7 @@ pub mod kind {
 }
 use kind::{List, One, Optional};
 
-/// A typed handle on field `V` of node type `T`, holding `K` ([`kind`]) values (generated:
+/// A typed handle on field `V` of node type `T`, holding `K` ([`field`](crate::field)) values (generated:
 /// `T::FIELDS.<name>`).
 pub struct Field<T, V, K = One> {
     predicate: &'static PredicateInfo,
