@@ -232,6 +232,12 @@ fn values_at_the_edges_of_their_datatypes_round_trip(kg: Kg) {
             assert_eq!(found, 1);
         }
         assert_eq!(Sample::objects(&ctx).where_eq(Sample::FIELDS.off, true).count().await.unwrap(), 0);
+        // A sum past the field's range is an error, never a wrapped or zero value.
+        kg.create(Sample { name: "twice".into(), ..sample.clone() }).await.unwrap();
+        let Error::Internal(detail) = Sample::objects(&ctx).sum(Sample::FIELDS.high).await.unwrap_err() else {
+            panic!("an overflowing sum is an internal error")
+        };
+        assert!(detail.contains("sum of high"), "{detail}");
     });
 }
 
@@ -668,6 +674,24 @@ fn several_sort_keys_and_a_cursor_page_through_everything_once(kg: Kg) {
         ] {
             assert_eq!(codes(refused.unwrap_err()), [("cursor".to_owned(), FieldCode::Type)]);
         }
+        // A boolean key (compared as its text on every store: false first) pages through all.
+        let mut by_active: Vec<&Member> = members.iter().filter(|m| m.handle != first.items[0].value.handle).collect();
+        by_active.sort_by_key(|m| (m.active, std::cmp::Reverse(m.badge)));
+        let want: Vec<&str> = by_active.iter().map(|m| m.handle.as_str()).collect();
+        let (mut seen, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let mut page_query = Member::objects(&ctx).order_by(f.active).then_by_desc(f.badge).limit(5);
+            if let Some(cursor) = cursor.take() {
+                page_query = page_query.after(cursor);
+            }
+            let page = page_query.page().await.unwrap();
+            seen.extend(page.items.into_iter().map(|m| m.value.handle));
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen.iter().map(String::as_str).collect::<Vec<_>>(), want);
         // Unordered, the cursor pages in IRI order.
         let page = Member::objects(&ctx).filter(f.active.eq(true)).limit(4).page().await.unwrap();
         let rest = Member::objects(&ctx).filter(f.active.eq(true)).after(page.next.unwrap()).page().await.unwrap();
@@ -696,6 +720,8 @@ fn aggregates_count_group_and_sum_the_matching_instances(kg: Kg) {
         let listed =
             Member::objects(&ctx).filter(f.skills.is_in(["rust", "sparql"])).filter(f.skills.contains("sparql"));
         assert_eq!(listed.sum(f.badge).await.unwrap(), two_skills);
+        let repeated = Member::objects(&ctx).filter(f.badge.is_in([3, 3, 4])).sum(f.badge).await.unwrap();
+        assert_eq!(repeated, 7, "a value given twice matches once");
         let scores: Vec<f64> = members.iter().filter_map(|m| m.score).collect();
         let mean = Member::objects(&ctx).avg(f.score).await.unwrap().unwrap();
         assert!((mean - scores.iter().sum::<f64>() / scores.len() as f64).abs() < 1e-9, "{mean}");

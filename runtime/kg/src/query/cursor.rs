@@ -10,7 +10,7 @@ use oxrdf::{Literal, NamedNode, Term};
 use serde_json::{json, Value};
 
 use super::sparql::{Key, Position};
-use crate::declare::NodeTypeInfo;
+use crate::declare::{Datatype, NodeTypeInfo, PredicateInfo};
 use crate::error::{Error, Result};
 use crate::validate::{FieldCode, FieldError};
 
@@ -31,9 +31,9 @@ pub(super) fn encode(info: &NodeTypeInfo, keys: &[Key], position: &Position) -> 
         .iter()
         .map(|term| match term {
             None => Value::Null,
-            Some(Term::NamedNode(iri)) => json!({ "i": iri.as_str() }),
-            Some(Term::Literal(literal)) => json!({ "l": literal.value(), "t": literal.datatype().as_str() }),
-            Some(other) => json!({ "l": other.to_string() }),
+            Some(Term::Literal(literal)) => Value::String(literal.value().to_owned()),
+            Some(Term::NamedNode(iri)) => Value::String(iri.as_str().to_owned()),
+            Some(other) => Value::String(other.to_string()),
         })
         .collect();
     let token = json!({ "o": ordering(info, keys), "k": values, "s": position.iri.as_str() });
@@ -62,21 +62,36 @@ pub(super) fn decode(info: &NodeTypeInfo, keys: &[Key], cursor: &str) -> Result<
     let values =
         token["k"].as_array().filter(|v| v.len() == keys.len()).ok_or_else(|| refused("its keys do not fit"))?;
     let mut terms = Vec::with_capacity(values.len());
-    for value in values {
-        let term = match (value.get("i"), value.get("l"), value.get("t")) {
-            _ if value.is_null() => None,
-            (Some(Value::String(iri)), None, None) => {
-                Some(Term::NamedNode(NamedNode::new(iri).map_err(|_| refused("a key is not an IRI"))?))
-            }
-            (None, Some(Value::String(lexical)), Some(Value::String(datatype))) => {
-                let datatype = NamedNode::new(datatype).map_err(|_| refused("a key's datatype is not an IRI"))?;
-                Some(Term::Literal(Literal::new_typed_literal(lexical, datatype)))
+    for ((predicate, _), value) in keys.iter().zip(values) {
+        let term = match value {
+            Value::Null => None,
+            Value::String(lexical) => {
+                Some(key_term(predicate, lexical).ok_or_else(|| refused("a key does not fit its field"))?)
             }
             _ => return Err(refused("a key does not decode")),
         };
         terms.push(term);
     }
     Ok(Position { keys: terms, iri })
+}
+
+/// A key's value as the page query compares it: text for the keys compared as text, else a
+/// literal of the field's datatype whose value parses as one.
+fn key_term(predicate: &PredicateInfo, lexical: &str) -> Option<Term> {
+    if super::sparql::textual(predicate) {
+        return Some(Term::Literal(Literal::new_simple_literal(lexical)));
+    }
+    let fits = match predicate.datatype {
+        Datatype::Integer => lexical.parse::<i64>().is_ok() || lexical.parse::<u64>().is_ok(),
+        Datatype::Double => lexical.parse::<f64>().is_ok(),
+        Datatype::DateTime => chrono::DateTime::parse_from_rfc3339(lexical).is_ok(),
+        _ => true,
+    };
+    let literal = match predicate.datatype {
+        Datatype::String => Literal::new_simple_literal(lexical),
+        other => Literal::new_typed_literal(lexical, NamedNode::new_unchecked(other.iri())),
+    };
+    fits.then_some(Term::Literal(literal))
 }
 
 #[cfg(test)]
@@ -114,5 +129,30 @@ mod tests {
         assert!(decode(&INFO, keys, "not base64 !").is_err());
         let forged = URL_SAFE_NO_PAD.encode(json!({"o": "0000", "k": [], "s": "urn:x"}).to_string());
         assert!(decode(&INFO, keys, &forged).is_err(), "another ordering");
+    }
+
+    static BADGE: PredicateInfo = PredicateInfo {
+        field: "badge",
+        iri: "https://example.org/badge",
+        datatype: Datatype::Integer,
+        required: true,
+        many: false,
+        target: None,
+        role: None,
+    };
+
+    #[test]
+    fn a_key_comes_back_as_its_fields_datatype_or_is_refused() {
+        let keys: &[Key] = &[(&BADGE, true)];
+        let seven = Term::Literal(Literal::new_typed_literal("7", oxrdf::vocab::xsd::INTEGER));
+        let iri = NamedNode::new("https://example.org/Thing/a").unwrap();
+        let at = Position { keys: vec![Some(seven)], iri: iri.clone() };
+        assert_eq!(decode(&INFO, keys, &encode(&INFO, keys, &at)).unwrap(), at);
+        let absent = Position { keys: vec![None], iri };
+        assert_eq!(decode(&INFO, keys, &encode(&INFO, keys, &absent)).unwrap(), absent);
+        for key in [json!("seven"), json!("7\" } DELETE"), json!(7), json!({"l": "7"})] {
+            let forged = json!({"o": ordering(&INFO, keys), "k": [key], "s": "urn:x"}).to_string();
+            assert!(decode(&INFO, keys, &URL_SAFE_NO_PAD.encode(forged)).is_err(), "{key}");
+        }
     }
 }

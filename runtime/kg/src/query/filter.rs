@@ -324,6 +324,12 @@ impl<T, V: Serialize, K> Field<T, V, K> {
         I::Item: Into<V>,
     {
         let terms: Result<Vec<Term>> = values.into_iter().map(|v| term_of(self.predicate, v.into())).collect();
+        // Each once: `VALUES` is a multiset, and a repeat would join an instance twice.
+        let terms = terms.map(|mut terms| {
+            let mut seen = std::collections::HashSet::new();
+            terms.retain(|term| seen.insert(term.clone()));
+            terms
+        });
         Filter::value(self.predicate, terms.map(Test::In))
     }
 

@@ -51,7 +51,7 @@ pub struct Page<T> {
     pub total: usize,
     /// Give it to [`Query::after`] for the page that follows (`None`: this is the last). The
     /// next page starts after this one's last instance, so writes in between neither repeat
-    /// nor skip one. Opaque, safe to hand to a client: a cursor that does not decode, or was made
+    /// nor skip one (unless they change its sort values). Opaque, safe to hand to a client: a cursor that does not decode, or was made
     /// for another ordering, is refused.
     pub next: Option<String>,
 }
@@ -179,7 +179,8 @@ impl<T: NodeType> Query<T> {
 
     /// Every instance that matches, in order — from the cursor and `offset`, and no more than
     /// `limit` when one is set — read 1000 at a time, each read starting after the last
-    /// instance of the one before (writes in between neither repeat nor skip one). Virtuoso
+    /// instance of the one before (writes in between that leave sort values alone neither repeat
+    /// nor skip one). Virtuoso
     /// refuses to sort more than its `ResultSetMaxRows` (10,000 by default) in one read.
     pub async fn all(mut self) -> Result<Vec<Stored<T>>> {
         let kg = self.take_kg()?;
@@ -241,11 +242,16 @@ impl<T: NodeType> Query<T> {
         let kg = self.take_kg()?;
         let expr = Expr::All(std::mem::take(&mut self.filter));
         let predicate = field.predicate();
-        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, "(SUM(?v) AS ?x)", "");
+        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, "(SUM(?v) AS ?x) (COUNT(?v) AS ?n)", "");
         let rows = select(&kg, query).await?;
-        match rows.first().and_then(|row| store::bound(row, "x")) {
-            Some(total) => number_of(predicate, total),
-            None => number_of(predicate, &Term::Literal(oxrdf::Literal::from(0))),
+        match rows.first().map(|row| (store::bound(row, "x"), store::count_of(std::slice::from_ref(row)))) {
+            Some((Some(total), _)) => number_of(predicate, total),
+            // Values, and no sum: the store's arithmetic failed (an integer sum past its range).
+            Some((None, values)) if values > 0 => Err(Error::internal(format!(
+                "the sum of {} over {values} values has no value in the store (past the integer range?)",
+                field.name()
+            ))),
+            _ => number_of(predicate, &Term::Literal(oxrdf::Literal::from(0))),
         }
     }
 

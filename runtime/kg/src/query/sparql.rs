@@ -200,11 +200,14 @@ pub(crate) fn page(
     let mut projection = String::from("?s");
     let mut order = String::new();
     for (n, (predicate, descending)) in keys.iter().enumerate() {
-        let _ =
-            write!(body, "OPTIONAL {{ GRAPH {graph} {{ ?s {} ?k{n} }} }} ", NamedNode::new_unchecked(predicate.iri));
+        let p = NamedNode::new_unchecked(predicate.iri);
+        if textual(predicate) {
+            let _ = write!(body, "OPTIONAL {{ GRAPH {graph} {{ ?s {p} ?o{n} }} BIND(STR(?o{n}) AS ?k{n}) }} ");
+        } else {
+            let _ = write!(body, "OPTIONAL {{ GRAPH {graph} {{ ?s {p} ?k{n} }} }} ");
+        }
         let _ = write!(projection, " ?k{n}");
-        let key = key_expr(predicate, n);
-        let direction = if *descending { format!("DESC({key})") } else { key };
+        let direction = if *descending { format!("DESC(?k{n})") } else { format!("?k{n}") };
         let _ = write!(order, "(!BOUND(?k{n})) {direction} ");
     }
     if let Some(position) = position {
@@ -257,28 +260,22 @@ fn once(expr: &Expr) -> bool {
     }
 }
 
-/// The `n`th sort key as ordered: references by their IRI's text (Virtuoso orders IRIs by an
-/// internal id, and `<` does not compare IRIs).
-fn key_expr(predicate: &PredicateInfo, n: usize) -> String {
-    if predicate.datatype == crate::declare::Datatype::Iri {
-        format!("STR(?k{n})")
-    } else {
-        format!("?k{n}")
-    }
+/// Whether a sort key is compared as its text: SPARQL's `<` has no order for references,
+/// booleans or JSON literals (an error, which a `FILTER` reads as false), and Virtuoso orders
+/// IRIs by an internal id. Their text orders them the same way on every store.
+pub(crate) fn textual(predicate: &PredicateInfo) -> bool {
+    use crate::declare::Datatype;
+    matches!(predicate.datatype, Datatype::Iri | Datatype::Boolean | Datatype::Json | Datatype::Blob)
 }
 
 /// Past `position` in the order of `keys` (absent values last), then of IRIs.
 fn after(keys: &[Key], position: &Position) -> String {
     let mut branches = Vec::new();
     let mut equal: Vec<String> = Vec::new();
-    for (n, ((predicate, descending), value)) in keys.iter().zip(&position.keys).enumerate() {
-        let k = key_expr(predicate, n);
+    for (n, ((_, descending), value)) in keys.iter().zip(&position.keys).enumerate() {
+        let k = format!("?k{n}");
         match value {
             Some(value) => {
-                let value = match value {
-                    Term::NamedNode(iri) => Term::Literal(Literal::new_simple_literal(iri.as_str())),
-                    other => other.clone(),
-                };
                 let beyond = if *descending { "<" } else { ">" };
                 let mut branch = equal.clone();
                 branch.push(format!("(!BOUND(?k{n}) || {k} {beyond} {value})"));
