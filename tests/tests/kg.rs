@@ -617,6 +617,10 @@ fn every_filter_operator_answers_as_the_same_filter_over_the_values(kg: Kg) {
         let both = Member::objects(&ctx).filter(f.active.eq(true)).where_eq(f.badge, 5).count().await.unwrap();
         assert_eq!(both, 1);
         assert_eq!(Member::objects(&ctx).count().await.unwrap(), 12, "the hostile text changed nothing");
+        // Case-insensitive beyond ASCII, on every store.
+        kg.create(Team { slug: "accents".into(), name: "ÉQUIPE Été".into() }).await.unwrap();
+        let folded = Team::objects(&ctx).filter(Team::FIELDS.name.contains_ignore_case("équipe été")).count();
+        assert_eq!(folded.await.unwrap(), 1);
     });
 }
 
