@@ -724,6 +724,30 @@ fn aggregates_count_group_and_sum_the_matching_instances(kg: Kg) {
         let listed =
             Member::objects(&ctx).filter(f.skills.is_in(["rust", "sparql"])).filter(f.skills.contains("sparql"));
         assert_eq!(listed.sum(f.badge).await.unwrap(), two_skills);
+        // Sums per group: per team (references in IRI order), per boolean, per list item.
+        let per_team = Member::objects(&ctx).sum_by(f.team, f.badge).await.unwrap();
+        let per_team: Vec<(String, i64)> = per_team.into_iter().map(|(t, n)| (t.iri().to_owned(), n)).collect();
+        let mut want: Vec<(String, i64)> = ["core", "ops", "web"]
+            .iter()
+            .map(|slug| {
+                let team = kg.iri::<Team>(slug);
+                (team.clone(), members.iter().filter(|m| m.team.iri() == team).map(|m| m.badge).sum())
+            })
+            .collect();
+        want.sort();
+        assert_eq!(per_team, want);
+        let per_active = Member::objects(&ctx).filter(f.badge.le(10)).sum_by(f.active, f.score).await.unwrap();
+        let score_sum = |active: bool| -> f64 {
+            members.iter().filter(|m| m.badge <= 10 && m.active == active).filter_map(|m| m.score).sum()
+        };
+        assert_eq!(per_active, [(false, score_sum(false)), (true, score_sum(true))]);
+        let per_skill = Member::objects(&ctx).sum_by(f.skills, f.badge).await.unwrap();
+        let skill_sum = |skill: &str| -> i64 {
+            members.iter().filter(|m| m.skills.iter().any(|s| s == skill)).map(|m| m.badge).sum()
+        };
+        let want: Vec<(String, i64)> =
+            ["Go Lang", "rust", "sparql"].iter().map(|s| ((*s).to_owned(), skill_sum(s))).collect();
+        assert_eq!(per_skill, want);
         let repeated = Member::objects(&ctx).filter(f.badge.is_in([3, 3, 4])).sum(f.badge).await.unwrap();
         assert_eq!(repeated, 7, "a value given twice matches once");
         let scores: Vec<f64> = members.iter().filter_map(|m| m.score).collect();

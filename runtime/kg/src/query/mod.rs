@@ -218,7 +218,8 @@ impl<T: NodeType> Query<T> {
         // References in their IRIs' order (Virtuoso orders IRIs by an internal id).
         let order = if predicate.datatype == crate::declare::Datatype::Iri { "STR(?v)" } else { "?v" };
         let tail = format!("GROUP BY ?v ORDER BY {order}");
-        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, "?v (COUNT(DISTINCT ?s) AS ?n)", &tail);
+        let query =
+            sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], "?v (COUNT(DISTINCT ?s) AS ?n)", &tail);
         let mut counts = Vec::new();
         for row in select(&kg, query).await? {
             let Some(value) = store::bound(&row, "v") else { continue };
@@ -242,25 +243,55 @@ impl<T: NodeType> Query<T> {
         let kg = self.take_kg()?;
         let expr = Expr::All(std::mem::take(&mut self.filter));
         let predicate = field.predicate();
-        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, "(SUM(?v) AS ?x) (COUNT(?v) AS ?n)", "");
+        let query =
+            sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], "(SUM(?v) AS ?x) (COUNT(?v) AS ?n)", "");
         let rows = select(&kg, query).await?;
-        match rows.first().map(|row| (store::bound(row, "x"), store::count_of(std::slice::from_ref(row)))) {
-            Some((Some(total), _)) => number_of(predicate, total),
-            // Values, and no sum: the store's arithmetic failed (an integer sum past its range).
-            Some((None, values)) if values > 0 => Err(Error::internal(format!(
-                "the sum of {} over {values} values has no value in the store (past the integer range?)",
-                field.name()
-            ))),
-            _ => number_of(predicate, &Term::Literal(oxrdf::Literal::from(0))),
+        match rows.first() {
+            Some(row) => sum_of(predicate, row),
+            None => number_of(predicate, &Term::Literal(oxrdf::Literal::from(0))),
         }
+    }
+
+    /// The sum of `field` per value of `group` (on a list: per item), in the group values'
+    /// order; a group whose instances have no value of `field` is left out. `sum` per owner,
+    /// per status, … in one query.
+    pub async fn sum_by<G: DeserializeOwned, KG, V: Numeric, KV>(
+        mut self,
+        group: Field<T, G, KG>,
+        field: Field<T, V, KV>,
+    ) -> Result<Vec<(G, V)>> {
+        let kg = self.take_kg()?;
+        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (by, predicate) = (group.predicate(), field.predicate());
+        let order = if by.datatype == crate::declare::Datatype::Iri { "STR(?g)" } else { "?g" };
+        let query = sparql::aggregate(
+            kg.base(),
+            T::INFO,
+            &expr,
+            &[(by, "?g"), (predicate, "?v")],
+            "?g (SUM(?v) AS ?x) (COUNT(?v) AS ?n)",
+            &format!("GROUP BY ?g ORDER BY {order}"),
+        );
+        let mut sums = Vec::new();
+        for row in select(&kg, query).await? {
+            let Some(value) = store::bound(&row, "g") else { continue };
+            sums.push((value_of(by, value)?, sum_of(predicate, &row)?));
+        }
+        Ok(sums)
     }
 
     /// The mean of `field`'s values over the matching instances (`None`: no value).
     pub async fn avg<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<Option<f64>> {
         let kg = self.take_kg()?;
         let expr = Expr::All(std::mem::take(&mut self.filter));
-        let query =
-            sparql::aggregate(kg.base(), T::INFO, &expr, field.predicate(), "(AVG(?v) AS ?x) (COUNT(?v) AS ?n)", "");
+        let query = sparql::aggregate(
+            kg.base(),
+            T::INFO,
+            &expr,
+            &[(field.predicate(), "?v")],
+            "(AVG(?v) AS ?x) (COUNT(?v) AS ?n)",
+            "",
+        );
         let rows = select(&kg, query).await?;
         let Some(row) = rows.first().filter(|row| store::count_of(std::slice::from_ref(*row)) > 0) else {
             return Ok(None);
@@ -274,7 +305,7 @@ impl<T: NodeType> Query<T> {
         let expr = Expr::All(std::mem::take(&mut self.filter));
         let predicate = field.predicate();
         let projection = format!("({function}(?v) AS ?x)");
-        let query = sparql::aggregate(kg.base(), T::INFO, &expr, predicate, &projection, "");
+        let query = sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], &projection, "");
         let rows = select(&kg, query).await?;
         match rows.first().and_then(|row| store::bound(row, "x")) {
             Some(value) => value_of(predicate, value).map(Some),
@@ -402,6 +433,19 @@ struct Read<T> {
 
 async fn select(kg: &Kg, query: String) -> Result<Vec<Row>> {
     kg.store().select(query, Vec::new()).await.map_err(store_failed)
+}
+
+/// The sum `?x` of `?n` values of `predicate` in `row`: an error when values were there and the
+/// store has no sum (its arithmetic failed: an integer sum past its range), never zero.
+fn sum_of<V: DeserializeOwned>(predicate: &PredicateInfo, row: &Row) -> Result<V> {
+    match (store::bound(row, "x"), store::count_of(std::slice::from_ref(row))) {
+        (Some(total), _) => number_of(predicate, total),
+        (None, values) if values > 0 => Err(Error::internal(format!(
+            "the sum of {} over {values} values has no value in the store (past the integer range?)",
+            predicate.field
+        ))),
+        _ => number_of(predicate, &Term::Literal(oxrdf::Literal::from(0))),
+    }
 }
 
 /// A stored value of `predicate` as a Rust value.

@@ -223,14 +223,14 @@ pub(crate) fn count(base: &str, info: &NodeTypeInfo, expr: &Expr) -> String {
     format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ {}}}", compiler.finish())
 }
 
-/// An aggregate over the values of `predicate` of the instances that pass `expr`, each instance
-/// counted once however many ways it passes: `projection` reads `?v` (each value), `tail` is
-/// `GROUP BY …` or empty.
+/// An aggregate over the instances that pass `expr`, each counted once however many ways it
+/// passes, joined with their values of `fields` (each bound to its variable, `?v`, `?g`):
+/// `projection` reads them, `tail` is `GROUP BY …` or empty.
 pub(crate) fn aggregate(
     base: &str,
     info: &NodeTypeInfo,
     expr: &Expr,
-    predicate: &PredicateInfo,
+    fields: &[(&PredicateInfo, &str)],
     projection: &str,
     tail: &str,
 ) -> String {
@@ -238,12 +238,15 @@ pub(crate) fn aggregate(
     compiler.instances(info, expr);
     let graph = compiler.graph(info);
     let matching = compiler.finish();
-    let value = format!("GRAPH {graph} {{ ?s {} ?v }}", NamedNode::new_unchecked(predicate.iri));
+    let mut values = String::new();
+    for (predicate, variable) in fields {
+        let _ = write!(values, "GRAPH {graph} {{ ?s {} {variable} }} ", NamedNode::new_unchecked(predicate.iri));
+    }
     if once(expr) {
-        format!("SELECT {projection} WHERE {{ {matching}{value} }} {tail}")
+        format!("SELECT {projection} WHERE {{ {matching}{values}}} {tail}")
     } else {
         // A sub-select keeps each instance once before its values are aggregated.
-        format!("SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ {matching}}} }} {value} }} {tail}")
+        format!("SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ {matching}}} }} {values}}} {tail}")
     }
 }
 
