@@ -152,7 +152,7 @@ impl<T: NodeType> Query<T> {
     /// One page (`limit`, default 100, at most 1000, from the cursor and `offset`), how many
     /// match in all, and the cursor of the next page.
     pub async fn page(mut self) -> Result<Page<T>> {
-        let kg = self.take_kg()?;
+        let (kg, expr) = self.start()?;
         let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
         if limit > MAX_LIMIT {
             return Err(Error::internal(format!(
@@ -162,7 +162,6 @@ impl<T: NodeType> Query<T> {
             )));
         }
         let position = self.position()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
         if limit == 0 {
             return Ok(Page { items: Vec::new(), total: self.count_of(&kg, &expr).await?, next: None });
         }
@@ -183,10 +182,9 @@ impl<T: NodeType> Query<T> {
     /// nor skip one). Virtuoso
     /// refuses to sort more than its `ResultSetMaxRows` (10,000 by default) in one read.
     pub async fn all(mut self) -> Result<Vec<Stored<T>>> {
-        let kg = self.take_kg()?;
+        let (kg, expr) = self.start()?;
         let wanted = self.limit.unwrap_or(usize::MAX);
         let mut position = self.position()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
         let mut offset = self.offset;
         let mut items = Vec::new();
         while items.len() < wanted {
@@ -204,16 +202,14 @@ impl<T: NodeType> Query<T> {
 
     /// How many instances match (ignores the cursor, limit and offset).
     pub async fn count(mut self) -> Result<usize> {
-        let kg = self.take_kg()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (kg, expr) = self.start()?;
         self.count_of(&kg, &expr).await
     }
 
     /// How many matching instances have each value of `field` (on a list: each item), in the
     /// values' order. Instances without a value are not counted: count them with `is_none`.
     pub async fn count_by<V: DeserializeOwned, K>(mut self, field: Field<T, V, K>) -> Result<Vec<(V, usize)>> {
-        let kg = self.take_kg()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (kg, expr) = self.start()?;
         let predicate = field.predicate();
         // References in their IRIs' order (Virtuoso orders IRIs by an internal id).
         let order = if predicate.datatype == crate::declare::Datatype::Iri { "STR(?v)" } else { "?v" };
@@ -240,8 +236,7 @@ impl<T: NodeType> Query<T> {
 
     /// The sum of `field`'s values over the matching instances (on a list: of every item).
     pub async fn sum<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<V> {
-        let kg = self.take_kg()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (kg, expr) = self.start()?;
         let predicate = field.predicate();
         let query =
             sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], "(SUM(?v) AS ?x) (COUNT(?v) AS ?n)", "");
@@ -260,8 +255,7 @@ impl<T: NodeType> Query<T> {
         group: Field<T, G, KG>,
         field: Field<T, V, KV>,
     ) -> Result<Vec<(G, V)>> {
-        let kg = self.take_kg()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (kg, expr) = self.start()?;
         let (by, predicate) = (group.predicate(), field.predicate());
         let order = if by.datatype == crate::declare::Datatype::Iri { "STR(?g)" } else { "?g" };
         let query = sparql::aggregate(
@@ -282,8 +276,7 @@ impl<T: NodeType> Query<T> {
 
     /// The mean of `field`'s values over the matching instances (`None`: no value).
     pub async fn avg<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<Option<f64>> {
-        let kg = self.take_kg()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (kg, expr) = self.start()?;
         let query = sparql::aggregate(
             kg.base(),
             T::INFO,
@@ -301,8 +294,7 @@ impl<T: NodeType> Query<T> {
     }
 
     async fn extreme<V: DeserializeOwned, K>(mut self, field: Field<T, V, K>, function: &str) -> Result<Option<V>> {
-        let kg = self.take_kg()?;
-        let expr = Expr::All(std::mem::take(&mut self.filter));
+        let (kg, expr) = self.start()?;
         let predicate = field.predicate();
         let projection = format!("({function}(?v) AS ?x)");
         let query = sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], &projection, "");
@@ -313,12 +305,14 @@ impl<T: NodeType> Query<T> {
         }
     }
 
-    /// The knowledge graph, or the error the query met while it was built.
-    fn take_kg(&mut self) -> Result<Kg> {
+    /// The knowledge graph and the filters as one condition, or the error the query met while
+    /// it was built.
+    fn start(&mut self) -> Result<(Kg, Expr)> {
         if let Some(error) = self.error.take() {
             return Err(error);
         }
-        std::mem::replace(&mut self.kg, Err(Error::internal("a query runs once")))
+        let kg = std::mem::replace(&mut self.kg, Err(Error::internal("a query runs once")))?;
+        Ok((kg, Expr::All(std::mem::take(&mut self.filter))))
     }
 
     /// Where the cursor says to start.
