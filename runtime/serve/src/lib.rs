@@ -16,6 +16,8 @@ mod http;
 mod mcp;
 #[cfg(any(feature = "http", feature = "stdio"))]
 mod memory;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod projection;
 mod resources;
 mod server;

@@ -65,6 +65,7 @@ const RUNTIME: &[Unit] = &[
     unit("projection::served", Group::Serve, 0),
     unit("projection::snapshot", Group::Serve, 1),
     unit("wire", Group::Serve, 1),
+    unit("oauth", Group::Serve, 1),
     unit("resources", Group::Serve, 3),
     unit("state", Group::Serve, 4),
     unit("builtin", Group::Serve, 5),

@@ -69,6 +69,10 @@ pub enum BuildError {
     #[cfg(feature = "cedar")]
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// `[auth.oauth]` cannot be set up (its `ca_file` cannot be read).
+    #[cfg(feature = "oauth")]
+    #[error("{0}")]
+    OAuth(String),
 }
 
 impl BuildError {
@@ -78,6 +82,8 @@ impl BuildError {
         match self {
             #[cfg(feature = "cedar")]
             BuildError::Policy(_) => ExitCode::from(2),
+            #[cfg(feature = "oauth")]
+            BuildError::OAuth(_) => ExitCode::from(2),
             BuildError::NotBuiltIn { .. } | BuildError::NothingDeclared => ExitCode::from(2),
             _ => ExitCode::FAILURE,
         }
@@ -146,8 +152,27 @@ impl App {
             (Some(kg), Some(bytes)) => Some(kg.with_max_instance_bytes(bytes)),
             (kg, _) => kg,
         };
-        let parts =
-            Parts { state: self.state, name: self.name, version: self.version, kg, policy, guards: self.guards };
+        #[cfg(feature = "oauth")]
+        let oauth = match settings.oauth.clone() {
+            Some(oauth) => Some(Arc::new(
+                crate::oauth::ResourceServer::new(oauth).map_err(|e| BuildError::OAuth(e.to_string()))?,
+            )),
+            None => None,
+        };
+        #[cfg(not(feature = "oauth"))]
+        if settings.oauth.is_some() {
+            return Err(not_built_in("[auth.oauth] (an OAuth resource server)", "oauth"));
+        }
+        let parts = Parts {
+            state: self.state,
+            name: self.name,
+            version: self.version,
+            kg,
+            policy,
+            guards: self.guards,
+            #[cfg(feature = "oauth")]
+            oauth,
+        };
         let shared = Shared::new(&registry, settings, parts);
         Ok(Server::new(Arc::new(shared)))
     }

@@ -32,6 +32,55 @@ pub struct Config {
     /// `[idempotency]`
     #[serde(default)]
     pub idempotency: IdempotencyConfig,
+    /// `[auth]`
+    #[serde(default)]
+    pub auth: AuthConfig,
+}
+
+/// `[auth]`: who callers are, besides `[[http.tokens]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// `[auth.oauth]`: accept access tokens an OAuth 2.1 authorization server issues for this
+    /// server (the `oauth` feature).
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// `[auth.oauth]`: this server as an OAuth 2.1 resource server (MCP authorization).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// The authorization server's issuer identifier; its metadata is discovered under it (RFC 8414,
+    /// then OpenID Connect discovery).
+    pub issuer: String,
+    /// The `aud` access tokens must carry (default: the resource, `<[http] public_url>/mcp`).
+    pub audience: Option<String>,
+    /// OAuth scope → Trails scope (`runtime`, `builder`, `dev`); default: each Trails scope under
+    /// its own name.
+    pub scopes: Option<std::collections::BTreeMap<String, String>>,
+    /// JWS algorithms accepted (default: RS256/384/512, PS256/384/512, ES256, ES384, EdDSA; no
+    /// HMAC, no `none`).
+    pub algorithms: Option<Vec<String>>,
+    /// Seconds of clock skew allowed on `exp` and `nbf` (default 60, at most 300).
+    pub leeway_secs: Option<u64>,
+    /// Fewest seconds between two fetches of the issuer's keys for a token signed by a key it
+    /// does not know (default 10): a flood of unknown key ids cannot make it hammer the issuer.
+    pub key_refetch_secs: Option<u64>,
+    /// PEM file of CA certificates trusted for the issuer besides the system's roots.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// `[auth.oauth.introspection]`: check opaque tokens at the issuer (RFC 7662).
+    pub introspection: Option<IntrospectionConfig>,
+}
+
+/// `[auth.oauth.introspection]`: the client this server authenticates as at the issuer's
+/// introspection endpoint.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntrospectionConfig {
+    /// Its client id.
+    pub client_id: String,
+    /// Its secret (`TRAILS_OAUTH_CLIENT_SECRET` is preferred: keep it out of files).
+    pub client_secret: Option<String>,
 }
 
 /// `[idempotency]`: how long idempotency keys (and the results they replay) are kept.
@@ -207,6 +256,9 @@ pub struct HttpConfig {
     /// Bearer tokens accepted on HTTP.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// How clients reach this server (`https://mcp.example.com`): the OAuth resource is
+    /// `<public_url>/mcp` (`TRAILS_HTTP_PUBLIC_URL` overrides).
+    pub public_url: Option<String>,
 }
 
 /// One `[[http.tokens]]` entry.

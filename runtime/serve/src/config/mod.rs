@@ -3,14 +3,17 @@
 //! [`ConfigError`] that names the file, key or variable to fix.
 
 mod file;
+mod oauth;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[cfg(feature = "oauth")]
+pub(crate) use oauth::OAuthSettings;
 pub use file::{
-    BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, KgConfig, ManifestConfig, McpConfig,
-    PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
+    AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig, ManifestConfig,
+    McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
 };
 
 use trails_core::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
@@ -181,6 +184,10 @@ pub struct Settings {
     pub idempotency_retention: Duration,
     /// `[idempotency] max_keys`.
     pub idempotency_max_keys: usize,
+    /// `[http] public_url`: how clients reach this server.
+    pub public_url: Option<String>,
+    /// `[auth.oauth]`: the OAuth resource server.
+    pub(crate) oauth: Option<oauth::OAuthSettings>,
 }
 
 /// A budget window when `[budget] window_secs` is unset.
@@ -456,7 +463,11 @@ impl Settings {
                 Some(RemoteKg { query_url, update_url, credentials, ca_file })
             }
         };
+        let public_url = oauth::public_url(env("TRAILS_HTTP_PUBLIC_URL").or(config.http.public_url))?;
+        let oauth = oauth::resolve(config.auth.oauth, public_url.as_deref(), env)?;
         Ok(Settings {
+            public_url,
+            oauth,
             production,
             process_scopes,
             stdio_token,

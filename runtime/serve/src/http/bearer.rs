@@ -16,7 +16,8 @@ use rmcp::ErrorData;
 use trails_core::auth::{bearer, Caller};
 
 /// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
-/// a token that does not verify stops the request here with 401, before MCP sees it.
+/// a token that does not verify stops the request here with 401, before MCP sees it. A token
+/// that matches no configured hash is checked as an OAuth access token when `[auth.oauth]` is set.
 pub(crate) async fn authenticate(
     State((shared, log)): State<(Arc<Shared>, Arc<Throttle>)>,
     mut request: Request,
@@ -26,23 +27,15 @@ pub(crate) async fn authenticate(
     let caller = match request.headers().get(header::AUTHORIZATION) {
         None => Caller::anonymous(settings.process_scopes),
         Some(value) => {
-            let caller = value
-                .to_str()
-                .ok()
-                .and_then(bearer)
-                .and_then(|token| settings.http_tokens.caller(token, settings.process_scopes));
-            match caller {
-                Some(caller) => caller,
-                None => {
+            let token = value.to_str().ok().and_then(bearer);
+            match verify(&shared, token).await {
+                Ok(caller) => caller,
+                Err(refused) => {
                     if let Some(held_back) = log.allow() {
-                        tracing::warn!(held_back, "rejected a request with an invalid bearer token");
+                        tracing::warn!(held_back, reason = %refused.reason, "rejected a request with an invalid bearer token");
                     }
-                    let error = if settings.http_tokens.is_empty() {
-                        errors::no_tokens_configured("[[http.tokens]] in trails.toml")
-                    } else {
-                        errors::authentication_failed()
-                    };
-                    return unauthorized(request.uri().path() == super::MCP_PATH, error);
+                    let mcp = request.uri().path() == super::MCP_PATH;
+                    return refused.response(mcp);
                 }
             }
         }
@@ -51,15 +44,73 @@ pub(crate) async fn authenticate(
     next.run(request).await
 }
 
-/// 401 for a token that does not verify: a JSON-RPC error on the MCP endpoint, and the plain
-/// `{"error": …}` every other route answers with (`/invoke`, `/openapi.json`, …) elsewhere.
-fn unauthorized(mcp: bool, error: ErrorData) -> Response {
-    let body = if mcp { errors::response_body(&error) } else { serde_json::json!({ "error": error }).to_string() };
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="trails", error="invalid_token""#));
-    response
+/// Why a presented token was refused, and how to answer.
+struct Refused {
+    status: StatusCode,
+    error: ErrorData,
+    /// The `WWW-Authenticate` value (401) or `None` (503).
+    challenge: Option<String>,
+    /// For the log (never the token).
+    reason: String,
+}
+
+impl Refused {
+    /// A JSON-RPC error on the MCP endpoint, and the plain `{"error": …}` every other route
+    /// answers with (`/invoke`, `/openapi.json`, …) elsewhere.
+    fn response(self, mcp: bool) -> Response {
+        let body = if mcp {
+            errors::response_body(&self.error)
+        } else {
+            serde_json::json!({ "error": self.error }).to_string()
+        };
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = self.status;
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(challenge) = self.challenge.and_then(|c| HeaderValue::try_from(c).ok()) {
+            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        }
+        response
+    }
+}
+
+/// The caller a presented token authenticates: a configured hash first, then the OAuth
+/// resource server.
+async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused> {
+    let settings = &shared.settings;
+    if let Some(caller) = token.and_then(|token| settings.http_tokens.caller(token, settings.process_scopes)) {
+        return Ok(caller);
+    }
+    #[cfg(feature = "oauth")]
+    if let (Some(oauth), Some(token)) = (&shared.oauth, token) {
+        use crate::oauth::Rejection;
+        return oauth.caller(token, settings.process_scopes).await.map_err(|rejection| match rejection {
+            Rejection::Invalid(why) => Refused {
+                status: StatusCode::UNAUTHORIZED,
+                error: errors::token_refused(&why),
+                challenge: Some(oauth.challenge(Some(("invalid_token", &why)), None)),
+                reason: why,
+            },
+            Rejection::Unavailable(why) => Refused {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                error: errors::token_unverifiable(&why),
+                challenge: None,
+                reason: why,
+            },
+        });
+    }
+    let error = if settings.http_tokens.is_empty() {
+        errors::no_tokens_configured("[[http.tokens]] in trails.toml")
+    } else {
+        errors::authentication_failed()
+    };
+    Err(Refused {
+        status: StatusCode::UNAUTHORIZED,
+        error,
+        challenge: Some(r#"Bearer realm="trails", error="invalid_token""#.to_owned()),
+        reason: "no configured token matches".to_owned(),
+    })
 }

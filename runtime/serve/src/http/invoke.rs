@@ -44,12 +44,12 @@ pub(crate) async fn invoke(
         return error(StatusCode::BAD_REQUEST, &invalid_params("the capability id in the path is not UTF-8"));
     };
     let Some(name) = shared.pipeline.catalog.name_of(&id) else {
-        return refusal(&Refusal::UnknownTool { name: id });
+        return refusal(&shared, &Refusal::UnknownTool { name: id });
     };
     // Who may call it is settled before the body is read: a caller without the scope learns
     // nothing of the capability's input contract.
     if let Err(refused) = shared.pipeline.admit(name, &caller) {
-        return refusal_for(&id, &refused);
+        return refusal_for(&shared, &id, &refused);
     }
     let key = request.headers().get("idempotency-key").map(|value| SentKey {
         // A value that is not visible ASCII is no key: refused as "must be a string".
@@ -73,17 +73,17 @@ pub(crate) async fn invoke(
             }
             response
         }
-        Err(refused) => refusal_for(&id, &refused),
+        Err(refused) => refusal_for(&shared, &id, &refused),
     }
 }
 
 /// A refusal of capability `id`: "unknown" names the id asked for, never the tool behind it, so
 /// a hidden capability (disabled, masked, `dev` in production) answers like a missing one.
-fn refusal_for(id: &str, refused: &Refusal) -> Response {
+fn refusal_for(shared: &Shared, id: &str, refused: &Refusal) -> Response {
     if status_of(refused) == StatusCode::NOT_FOUND {
-        return refusal(&Refusal::UnknownTool { name: id.to_owned() });
+        return refusal(shared, &Refusal::UnknownTool { name: id.to_owned() });
     }
-    refusal(refused)
+    refusal(shared, refused)
 }
 
 /// The body as the call's arguments: a JSON object (`{}` for none).
@@ -155,16 +155,19 @@ fn domain_error(domain: &DomainError) -> Response {
     response
 }
 
-fn refusal(refused: &Refusal) -> Response {
-    error(status_of(refused), &crate::wire::call::refusal(refused))
+/// A refusal with its status, and the challenge of a 401/403 (`challenge.rs`).
+fn refusal(shared: &Shared, refused: &Refusal) -> Response {
+    let mut response = error(status_of(refused), &crate::wire::call::refusal(refused));
+    let challenge = super::challenge::for_refusal(shared, refused).and_then(|c| HeaderValue::try_from(c).ok());
+    if let Some(challenge) = challenge {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 fn error(status: StatusCode, refused: &ErrorData) -> Response {
     let mut response =
         (status, [(header::CONTENT_TYPE, "application/json")], json!({ "error": refused }).to_string()).into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="trails""#));
-    }
     // A spent budget says when it renews.
     let retry_after = refused.data.as_ref().and_then(|data| data.get("retry_after_secs")).and_then(Value::as_u64);
     if let Some(secs) = retry_after.filter(|_| status == StatusCode::TOO_MANY_REQUESTS) {

@@ -4,6 +4,7 @@
 
 mod bearer;
 mod body;
+mod challenge;
 mod hot;
 mod invoke;
 mod jsonrpc;
@@ -12,6 +13,8 @@ mod origin;
 mod session_guard;
 mod sessions;
 mod shapes;
+#[cfg(feature = "oauth")]
+mod step_up;
 mod throttle;
 
 use std::net::SocketAddr;
@@ -111,9 +114,13 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         routes =
             routes.route_layer(middleware::from_fn_with_state(Arc::new(HotPath::new(shared.clone())), hot::answer));
     }
+    // Innermost first: the guard sees only well-formed messages.
+    routes = routes.route_layer(middleware::from_fn_with_state(guard, session_guard::guard));
+    #[cfg(feature = "oauth")]
+    if shared.oauth.is_some() {
+        routes = routes.route_layer(middleware::from_fn_with_state(shared.clone(), step_up::step_up));
+    }
     routes = routes
-        // Innermost first: the guard sees only well-formed messages.
-        .route_layer(middleware::from_fn_with_state(guard, session_guard::guard))
         .route_layer(middleware::from_fn(jsonrpc::check))
         .route("/.well-known/capabilities", get(manifest))
         .route("/healthz", get(|| async { "ok" }));
@@ -125,7 +132,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     if settings.shapes_enabled {
         routes = routes.route("/shapes.ttl", get(shapes::graph)).route("/shapes/{name}", get(shapes::one));
     }
-    routes
+    routes = routes
         // Inside authentication: an unauthenticated request is refused before its body is read.
         .layer(middleware::from_fn_with_state(
             BodyLimits { timeout: settings.body_timeout, max_bytes: settings.max_body_bytes },
@@ -134,7 +141,16 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         .layer(middleware::from_fn_with_state(
             (shared.clone(), Arc::new(throttle::Throttle::new(LOG_EVERY))),
             bearer::authenticate,
-        ))
+        ));
+    // Outside authentication: a client reads where to get a token before it has one (RFC 9728;
+    // the path-suffixed form names the resource `/mcp`).
+    #[cfg(feature = "oauth")]
+    if shared.oauth.is_some() {
+        routes = routes
+            .route("/.well-known/oauth-protected-resource", get(resource_metadata))
+            .route("/.well-known/oauth-protected-resource/mcp", get(resource_metadata));
+    }
+    routes
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
         .layer(middleware::from_fn_with_state(Arc::new(HostPolicy::new(settings, bind)), origin::check))
         .with_state(shared)
@@ -148,6 +164,15 @@ async fn to_rmcp(
     request: Request,
 ) -> Response {
     rmcp.handle(request).await.into_response()
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.
+#[cfg(feature = "oauth")]
+async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
+    match &shared.oauth {
+        Some(oauth) => axum::Json(oauth.metadata(shared.settings.process_scopes)).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 /// `GET /.well-known/capabilities`: the capabilities this caller may call — what `tools/list`

@@ -33,6 +33,9 @@ pub(crate) struct Shared {
     /// The SHACL shapes, by name and IRI (`/shapes`).
     #[cfg(feature = "http")]
     pub(crate) shapes: crate::projection::shacl::Shapes,
+    /// `[auth.oauth]`: the OAuth resource server HTTP requests are checked by.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
 }
 
 /// What an app brings besides the linked tables and the settings.
@@ -46,11 +49,22 @@ pub(crate) struct Parts {
     pub(crate) policy: Option<Arc<dyn Guard>>,
     /// The app's own guards, in the order it added them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
 }
 
 impl Shared {
     pub(crate) fn new(registry: &Registry, settings: Settings, parts: Parts) -> Shared {
-        let Parts { state, name, version, kg, policy, guards: own_guards } = parts;
+        let Parts {
+            state,
+            name,
+            version,
+            kg,
+            policy,
+            guards: own_guards,
+            #[cfg(feature = "oauth")]
+            oauth,
+        } = parts;
         let catalog = Catalog::new(registry, settings.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
@@ -124,6 +138,8 @@ impl Shared {
                 &registry.shapes().collect::<Vec<_>>(),
                 &registry.tools().collect::<Vec<_>>(),
             ),
+            #[cfg(feature = "oauth")]
+            oauth,
         }
     }
 

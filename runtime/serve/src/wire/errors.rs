@@ -31,6 +31,19 @@ pub(crate) fn no_tokens_configured(setting: &str) -> ErrorData {
     ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), message, None)
 }
 
+/// An OAuth access token this server does not accept, and why (the reason quotes nothing of it).
+#[cfg(feature = "oauth")]
+pub(crate) fn token_refused(why: &str) -> ErrorData {
+    ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), format!("authentication failed: {why}"), None)
+}
+
+/// An OAuth access token that cannot be checked now (the authorization server is out of reach):
+/// not the client's fault, and worth a retry.
+#[cfg(feature = "oauth")]
+pub(crate) fn token_unverifiable(why: &str) -> ErrorData {
+    ErrorData::new(ErrorCode(-32000), format!("the token cannot be checked now: {why}"), None)
+}
+
 /// A failure reading a resource, encoded as a call's would be. Internal details are logged
 /// here, under `trace_id`, and never sent.
 pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {

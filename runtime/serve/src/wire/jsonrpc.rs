@@ -21,6 +21,12 @@ pub(crate) struct RpcMethod {
     /// rmcp reads the message as a request: a method and an id (`inspect` refuses a method
     /// beside `result`/`error`).
     pub(crate) request: bool,
+    /// The request's id (`null` for a notification or a response).
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))] // the step-up answers under it
+    pub(crate) id: Value,
+    /// The tool a `tools/call` request names.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(crate) tool: Option<String>,
 }
 
 /// Check one message; its method when it is well-formed.
@@ -60,12 +66,14 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
                 "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
             ),
             Some(Value::String(method)) => method.as_str(),
-            None if is_response => return Ok(RpcMethod { method: None, request: false }),
+            None if is_response => return Ok(RpcMethod { method: None, request: false, id, tool: None }),
             _ => return invalid("Invalid Request: `method` must be a string"),
         };
+    let mut tool = None;
     if method == "tools/call" && !id.is_null() {
         let params = object.get("params");
-        let name_ok = params.and_then(|p| p.get("name")).is_some_and(Value::is_string);
+        tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).map(str::to_owned);
+        let name_ok = tool.is_some();
         let arguments_ok = params.and_then(|p| p.get("arguments")).is_none_or(|a| a.is_object() || a.is_null());
         if !params.is_some_and(Value::is_object) || !name_ok || !arguments_ok {
             let message = "Invalid params: tools/call takes {\"name\": string, \"arguments\"?: object}";
@@ -73,7 +81,7 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
         }
     }
     let request = object.contains_key("id");
-    Ok(RpcMethod { method: Some(method.to_owned()), request })
+    Ok(RpcMethod { method: Some(method.to_owned()), request, id, tool })
 }
 
 #[cfg(test)]

@@ -1,0 +1,155 @@
+//! `[http] public_url` and `[auth.oauth]`, validated: what the OAuth resource server (the
+//! `oauth` feature) needs. Parsed whatever the features, so an app built without `oauth` can
+//! refuse a configuration that asks for it by name.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use trails_core::auth::Scope;
+
+use super::file::OAuthConfig;
+use super::ConfigError;
+
+/// The JWS algorithms an access token may be signed with: the asymmetric ones. HMAC would let
+/// anyone holding the shared secret (or a public key mistaken for one) mint tokens; `none` signs
+/// nothing.
+pub(crate) const ALGORITHMS: [&str; 9] =
+    ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
+
+/// The resource server's settings.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+pub(crate) struct OAuthSettings {
+    /// The issuer identifier, exactly as tokens carry it in `iss`.
+    pub(crate) issuer: String,
+    /// This server's resource identifier: `<public_url>/mcp`.
+    pub(crate) resource: String,
+    /// The `<public_url>`, where the metadata is published.
+    pub(crate) public_url: String,
+    /// The `aud` a token must carry.
+    pub(crate) audience: String,
+    /// OAuth scope → Trails scope, in the order configured (names sorted).
+    pub(crate) scopes: Vec<(String, Scope)>,
+    /// Accepted JWS algorithms, by name (one of [`ALGORITHMS`]).
+    pub(crate) algorithms: Vec<String>,
+    pub(crate) leeway: Duration,
+    pub(crate) key_refetch: Duration,
+    pub(crate) ca_file: Option<PathBuf>,
+    /// RFC 7662 introspection of opaque tokens: (client id, secret).
+    pub(crate) introspection: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The introspection secret never reaches a log.
+        f.debug_struct("OAuthSettings")
+            .field("issuer", &self.issuer)
+            .field("resource", &self.resource)
+            .field("audience", &self.audience)
+            .field("scopes", &self.scopes)
+            .field("algorithms", &self.algorithms)
+            .field("introspection_client", &self.introspection.as_ref().map(|(id, _)| id))
+            .finish_non_exhaustive()
+    }
+}
+
+/// `public_url` checked: an absolute `http(s)://` URL without query or fragment, trailing `/`
+/// removed.
+pub(crate) fn public_url(value: Option<String>) -> Result<Option<String>, ConfigError> {
+    let Some(value) = value else { return Ok(None) };
+    let url = value.trim().trim_end_matches('/').to_owned();
+    let expected = "an http:// or https:// URL without query or fragment (how clients reach this server)";
+    let ok = (url.starts_with("http://") || url.starts_with("https://"))
+        && !url.contains(['?', '#', ' '])
+        && url.parse::<http::Uri>().is_ok_and(|uri| uri.host().is_some_and(|h| !h.is_empty()));
+    match ok {
+        true => Ok(Some(url)),
+        false => Err(ConfigError::Value { key: "[http] public_url", value, expected }),
+    }
+}
+
+/// `[auth.oauth]` resolved against `public_url` and the environment.
+pub(crate) fn resolve(
+    config: Option<OAuthConfig>,
+    public_url: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<OAuthSettings>, ConfigError> {
+    let Some(config) = config else { return Ok(None) };
+    let Some(public_url) = public_url else {
+        return Err(ConfigError::Value {
+            key: "[http] public_url",
+            value: String::new(),
+            expected: "set with [auth.oauth]: the resource tokens are issued for is <public_url>/mcp",
+        });
+    };
+    let issuer = config.issuer.trim().to_owned();
+    if !(issuer.starts_with("https://") || issuer.starts_with("http://")) || issuer.parse::<http::Uri>().is_err() {
+        let expected = "the authorization server's issuer identifier, an https:// URL";
+        return Err(ConfigError::Value { key: "[auth.oauth] issuer", value: config.issuer, expected });
+    }
+    let resource = format!("{public_url}/mcp");
+    let audience = config.audience.map(|a| a.trim().to_owned()).unwrap_or_else(|| resource.clone());
+    let scopes = match config.scopes {
+        None => [Scope::Runtime, Scope::Builder, Scope::Dev].map(|s| (s.as_str().to_owned(), s)).to_vec(),
+        Some(map) => {
+            let mut scopes = Vec::with_capacity(map.len());
+            for (oauth, trails) in map {
+                let Ok(scope) = trails.parse::<Scope>() else {
+                    let expected = "a map of OAuth scopes to runtime, builder or dev";
+                    return Err(ConfigError::Value { key: "[auth.oauth] scopes", value: trails, expected });
+                };
+                if oauth.is_empty() || oauth.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\') {
+                    let expected = "OAuth scope names: no spaces, quotes or backslashes";
+                    return Err(ConfigError::Value { key: "[auth.oauth] scopes", value: oauth, expected });
+                }
+                scopes.push((oauth, scope));
+            }
+            scopes
+        }
+    };
+    let algorithms = match config.algorithms {
+        None => ALGORITHMS.map(str::to_owned).to_vec(),
+        Some(list) => {
+            for name in &list {
+                if !ALGORITHMS.contains(&name.as_str()) {
+                    let expected = "asymmetric JWS algorithms: RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, EdDSA (never HMAC or none)";
+                    return Err(ConfigError::Value { key: "[auth.oauth] algorithms", value: name.clone(), expected });
+                }
+            }
+            if list.is_empty() {
+                let expected = "at least one algorithm";
+                return Err(ConfigError::Value { key: "[auth.oauth] algorithms", value: "[]".into(), expected });
+            }
+            list
+        }
+    };
+    let leeway = super::within("[auth.oauth] leeway_secs", config.leeway_secs, 60, 0..=300, "0 to 300 seconds")?;
+    let key_refetch =
+        super::within("[auth.oauth] key_refetch_secs", config.key_refetch_secs, 10, 1..=3600, "1 to 3600 seconds")?;
+    let introspection = match config.introspection {
+        None => None,
+        Some(introspection) => {
+            let secret = env("TRAILS_OAUTH_CLIENT_SECRET").or(introspection.client_secret);
+            let Some(secret) = secret.filter(|s| !s.is_empty()) else {
+                return Err(ConfigError::Value {
+                    key: "[auth.oauth.introspection] client_secret",
+                    value: String::new(),
+                    expected: "set (TRAILS_OAUTH_CLIENT_SECRET is preferred: keep it out of files)",
+                });
+            };
+            Some((introspection.client_id, secret))
+        }
+    };
+    Ok(Some(OAuthSettings {
+        issuer,
+        resource,
+        public_url: public_url.to_owned(),
+        audience,
+        scopes,
+        algorithms,
+        leeway: Duration::from_secs(leeway),
+        key_refetch: Duration::from_secs(key_refetch),
+        ca_file: config.ca_file,
+        introspection,
+    }))
+}
