@@ -31,7 +31,8 @@ impl Launch {
         }
     }
 
-    /// The text of `trails.toml`.
+    /// The text of `trails.toml`; `{addr}` in it stands for the address an HTTP server is
+    /// started on (for `[http] public_url`).
     pub fn config(mut self, toml: impl Into<String>) -> Launch {
         self.toml = toml.into();
         self
@@ -106,6 +107,10 @@ impl Launch {
         let mut exits = Vec::new();
         for _ in 0..3 {
             let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+            if self.toml.contains("{addr}") {
+                let toml = self.toml.replace("{addr}", &addr.to_string());
+                std::fs::write(dir.join("trails.toml"), toml).expect("trails.toml is writable");
+            }
             let child = self.server(dir, &["serve", "--http", &addr.to_string()]).spawn().expect("the binary runs");
             let mut child = KilledOnDrop(child);
             match wait_until_listening(addr, &mut child.0, dir) {

@@ -51,6 +51,57 @@ fn provision() -> Result<PathBuf, String> {
     Ok(venv)
 }
 
+/// The pinned npm packages of `tests/interop/ts/package.json` (the official TypeScript SDKs and
+/// `oidc-provider`), which must be installed for the Node.js scripts that use them.
+const NODE_PACKAGES: [(&str, &str); 3] =
+    [("@modelcontextprotocol/sdk", "1.32.2"), ("@modelcontextprotocol/client", "2.4.0"), ("oidc-provider", "9.13.3")];
+
+/// The directory holding `node_modules` (`TRAILS_NODE_DIR`, default `~/.cache/trails-node`,
+/// outside the clone so it is reused), with [`NODE_PACKAGES`] installed by the machine's npm on
+/// first use, and `scripts` (paths under `tests/interop/`) copied next to them: ES modules
+/// resolve packages from the script's own directory. Once per process for the install.
+pub fn node_packages(scripts: &[&str]) -> PathBuf {
+    static READY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = READY.get_or_init(|| {
+        let dir = std::env::var_os("TRAILS_NODE_DIR").map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/trails-node")
+        });
+        std::fs::create_dir_all(&dir).unwrap();
+        let installed = |(name, version): &(&str, &str)| {
+            let manifest = dir.join("node_modules").join(name).join("package.json");
+            std::fs::read_to_string(manifest)
+                .ok()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .is_some_and(|manifest| manifest["version"] == *version)
+        };
+        if !NODE_PACKAGES.iter().all(installed) {
+            std::fs::copy(interop().join("ts/package.json"), dir.join("package.json")).unwrap();
+            let status = Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(&dir)
+                .status()
+                .expect("npm is installed (the machine's Node.js and npm)");
+            assert!(status.success(), "npm install in {} failed", dir.display());
+            assert!(
+                NODE_PACKAGES.iter().all(installed),
+                "the pinned packages are not in {} after npm install",
+                dir.display()
+            );
+        }
+        dir
+    });
+    for script in scripts {
+        let from = interop().join(script);
+        let name = from.file_name().expect("a script's path names a file");
+        std::fs::copy(&from, dir.join(name)).unwrap_or_else(|e| panic!("copying {}: {e}", from.display()));
+    }
+    dir.clone()
+}
+
+fn interop() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("interop")
+}
+
 /// `TRAILS_OXIGRAPH`, or the CLI in [`venv`].
 pub fn oxigraph_binary() -> PathBuf {
     std::env::var_os("TRAILS_OXIGRAPH").map(PathBuf::from).unwrap_or_else(|| venv().join("bin/oxigraph"))

@@ -134,6 +134,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-serve", "dev"),
     ("trails-serve", "rdf-formats"),
     ("trails-serve", "testing"),
+    ("trails-serve", "oauth"),
     // The facade forwards: it builds with none, with one transport, and for tests.
     ("trails-mcp", ""),
     ("trails-mcp", "stdio"),

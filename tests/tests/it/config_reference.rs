@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde::de::{self, Deserialize, Visitor};
 use trails::config::{
-    BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, KgConfig, ManifestConfig, McpConfig,
-    PolicyConfig, ProjectConfig, TokenConfig,
+    AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig,
+    ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TokenConfig,
 };
 
 /// The field names serde's derive gives `T`'s `deserialize_struct`: the keys its table accepts.
@@ -82,7 +82,7 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
     let shown = shown(&toml);
     // Tables as sections (`[http]`) are keys of their parent too: those are covered by the
     // section's own keys.
-    let sections: [(&str, &[&str]); 11] = [
+    let sections: [(&str, &[&str]); 14] = [
         ("", keys::<Config>()),
         ("project", keys::<ProjectConfig>()),
         ("mcp", keys::<McpConfig>()),
@@ -94,6 +94,9 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
         ("policy", keys::<PolicyConfig>()),
         ("budget", keys::<BudgetConfig>()),
         ("idempotency", keys::<IdempotencyConfig>()),
+        ("auth", keys::<AuthConfig>()),
+        ("auth.oauth", keys::<OAuthConfig>()),
+        ("auth.oauth.introspection", keys::<IntrospectionConfig>()),
     ];
     let tables: BTreeSet<&str> = sections.iter().map(|(table, _)| *table).collect();
     let mut missing = Vec::new();

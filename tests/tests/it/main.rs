@@ -24,6 +24,7 @@ mod kg_tools;
 mod layers;
 mod manifest;
 mod mcp_e2e;
+mod oauth;
 mod openapi;
 mod policy;
 mod registry;

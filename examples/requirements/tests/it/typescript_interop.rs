@@ -9,41 +9,10 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-/// The pinned SDKs (so the test measures our server, not a moving client).
-const PACKAGES: [(&str, &str); 2] =
-    [("@modelcontextprotocol/sdk", "1.32.2"), ("@modelcontextprotocol/client", "2.4.0")];
-
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/ts")
-}
-
-/// The cache holding `node_modules` (`TRAILS_NODE_DIR`, default `~/.cache/trails-node`), with the
-/// pinned SDKs installed and the client script next to them (ES modules resolve packages from
-/// the script's own directory).
+/// The pinned SDKs (in `tests/interop/ts/package.json`, so the test measures our server, not a
+/// moving client) and the client script, in the shared Node.js cache.
 fn node_dir() -> PathBuf {
-    let dir = std::env::var_os("TRAILS_NODE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(&std::env::var_os("HOME").expect("HOME is set")).join(".cache/trails-node"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let installed = |(name, version): &(&str, &str)| {
-        let manifest = dir.join("node_modules").join(name).join("package.json");
-        std::fs::read_to_string(manifest)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .is_some_and(|manifest| manifest["version"] == *version)
-    };
-    if !PACKAGES.iter().all(installed) {
-        std::fs::copy(interop_dir().join("package.json"), dir.join("package.json")).unwrap();
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .status()
-            .expect("npm is installed (the machine's Node.js and npm)");
-        assert!(status.success(), "npm install in {} failed", dir.display());
-        assert!(PACKAGES.iter().all(installed), "the pinned SDKs are not in {} after npm install", dir.display());
-    }
-    std::fs::copy(interop_dir().join("client.mjs"), dir.join("client.mjs")).unwrap();
-    dir
+    trails_tests::servers::node_packages(&["ts/client.mjs"])
 }
 
 fn drive(node_dir: &Path, args: &[&str]) -> Value {

@@ -154,9 +154,9 @@ impl App {
         };
         #[cfg(feature = "oauth")]
         let oauth = match settings.oauth.clone() {
-            Some(oauth) => Some(Arc::new(
-                crate::oauth::ResourceServer::new(oauth).map_err(|e| BuildError::OAuth(e.to_string()))?,
-            )),
+            Some(oauth) => {
+                Some(Arc::new(crate::oauth::ResourceServer::new(oauth).map_err(|e| BuildError::OAuth(e.to_string()))?))
+            }
             None => None,
         };
         #[cfg(not(feature = "oauth"))]
@@ -538,6 +538,35 @@ mod tests {
             assert_eq!(
                 refused.as_deref(),
                 Some("token `agent`'s `budget` needs trails-mcp's `ledger` feature, which this binary was built without: enable it in Cargo.toml")
+            );
+        }
+    }
+
+    /// Built without `oauth`, an `[auth.oauth]` section stops the start rather than leave every
+    /// token refused; built with it, a CA file that cannot be read does.
+    #[test]
+    fn oauth_without_the_feature_is_refused_by_name() {
+        let toml =
+            "[http]\npublic_url = \"https://mcp.example.com\"\n[auth.oauth]\nissuer = \"https://id.example.com\"\n";
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            kg_path: dir.path().join("kg"),
+            ..Settings::resolve(Config::parse(toml).unwrap(), &|_| None).unwrap()
+        };
+        let refused = App::new().build(settings.clone()).err().map(|error| error.to_string());
+        if cfg!(feature = "oauth") {
+            assert_eq!(refused, None);
+            let missing = format!("{toml}ca_file = \"{}\"\n", dir.path().join("nope.pem").display());
+            let settings = Settings {
+                kg_path: dir.path().join("kg"),
+                ..Settings::resolve(Config::parse(&missing).unwrap(), &|_| None).unwrap()
+            };
+            let refused = App::new().build(settings).err().map(|error| error.to_string()).unwrap_or_default();
+            assert!(refused.starts_with("[auth.oauth]: cannot read ca_file"), "{refused}");
+        } else {
+            assert_eq!(
+                refused.as_deref(),
+                Some("[auth.oauth] (an OAuth resource server) needs trails-mcp's `oauth` feature, which this binary was built without: enable it in Cargo.toml")
             );
         }
     }

@@ -9,12 +9,12 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use file::{
+    AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig,
+    ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
+};
 #[cfg(feature = "oauth")]
 pub(crate) use oauth::OAuthSettings;
-pub use file::{
-    AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig, ManifestConfig,
-    McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
-};
 
 use trails_core::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
 

@@ -153,3 +153,36 @@ pub(crate) fn resolve(
         introspection,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, Settings};
+
+    fn resolve(toml: &str) -> Result<Settings, String> {
+        Settings::resolve(Config::parse(toml).unwrap(), &|_| None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_resource_is_the_public_url_and_hmac_is_never_allowed() {
+        let base =
+            "[http]\npublic_url = \"https://mcp.example.com/\"\n[auth.oauth]\nissuer = \"https://id.example.com\"\n";
+        let settings = resolve(base).unwrap();
+        let oauth = settings.oauth.unwrap();
+        assert_eq!(
+            (oauth.resource.as_str(), oauth.audience.as_str()),
+            ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp")
+        );
+        assert_eq!(oauth.algorithms.len(), 9);
+        assert!(resolve(&format!("{base}algorithms = [\"HS256\"]")).unwrap_err().contains("never HMAC or none"));
+        assert!(resolve(&format!("{base}algorithms = [\"none\"]")).is_err());
+        assert!(resolve(&format!("{base}scopes = {{ \"mcp:x\" = \"admin\" }}"))
+            .unwrap_err()
+            .contains("runtime, builder or dev"));
+        assert!(resolve(&format!("{base}[auth.oauth.introspection]\nclient_id = \"rs\""))
+            .unwrap_err()
+            .contains("TRAILS_OAUTH_CLIENT_SECRET"));
+        let no_url = "[auth.oauth]\nissuer = \"https://id.example.com\"\n";
+        assert!(resolve(no_url).unwrap_err().contains("[http] public_url"));
+        assert!(resolve("[http]\npublic_url = \"mcp.example.com\"").unwrap_err().contains("[http] public_url"));
+    }
+}

@@ -49,7 +49,8 @@ impl Introspector {
                 return Ok(identity.clone());
             }
         }
-        let busy = || Rejection::Unavailable("too many tokens are being checked at the authorization server; retry".into());
+        let busy =
+            || Rejection::Unavailable("too many tokens are being checked at the authorization server; retry".into());
         let _permit = self.open.try_acquire().map_err(|_| busy())?;
         let unreachable = |error: String| {
             tracing::warn!(%error, "OAuth: token introspection failed");
@@ -91,7 +92,9 @@ impl Introspector {
 /// token has left.
 fn check(answer: &Value, settings: &OAuthSettings) -> Result<(Identity, Option<Duration>), Rejection> {
     if answer.get("active") != Some(&Value::Bool(true)) {
-        return Err(Rejection::invalid("the token is not active (expired, revoked or unknown to the authorization server)"));
+        return Err(Rejection::invalid(
+            "the token is not active (expired, revoked or unknown to the authorization server)",
+        ));
     }
     if let Some(issuer) = answer.get("iss") {
         if issuer.as_str() != Some(settings.issuer.as_str()) {

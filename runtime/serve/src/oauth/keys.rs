@@ -70,7 +70,9 @@ impl Keys {
         if last.is_some_and(|at| at.elapsed() < self.refetch) {
             return Err(match self.held() {
                 Some(_) => unknown(kid),
-                None => Rejection::Unavailable("the authorization server's signing keys cannot be fetched; retry later".into()),
+                None => Rejection::Unavailable(
+                    "the authorization server's signing keys cannot be fetched; retry later".into(),
+                ),
             });
         }
         *last = Some(Instant::now());
@@ -112,7 +114,9 @@ impl Keys {
             match keys.fetch().await {
                 Ok(set) => keys.store(set),
                 // The keys held keep working; the next refresh tries again.
-                Err(error) => tracing::warn!(%error, "OAuth: cannot refresh the issuer's signing keys; keeping the ones held"),
+                Err(error) => {
+                    tracing::warn!(%error, "OAuth: cannot refresh the issuer's signing keys; keeping the ones held")
+                }
             }
         });
     }

@@ -80,8 +80,12 @@ impl ResourceServer {
     /// a failure is logged and retried when a token needs the keys.
     pub(crate) async fn warm_up(&self) {
         match self.keys.refresh().await {
-            Ok(count) => tracing::info!(issuer = %self.settings.issuer, keys = count, "OAuth: the issuer's signing keys are loaded"),
-            Err(error) => tracing::warn!(issuer = %self.settings.issuer, %error, "OAuth: cannot load the issuer's keys yet; tokens are refused until they load"),
+            Ok(count) => {
+                tracing::info!(issuer = %self.settings.issuer, keys = count, "OAuth: the issuer's signing keys are loaded")
+            }
+            Err(error) => {
+                tracing::warn!(issuer = %self.settings.issuer, %error, "OAuth: cannot load the issuer's keys yet; tokens are refused until they load")
+            }
         }
     }
 
@@ -96,9 +100,15 @@ impl ResourceServer {
     async fn verify(&self, token: &str) -> Result<Identity, Rejection> {
         match jsonwebtoken::decode_header(token) {
             Ok(header) => jwt::verify(token, header, &self.settings, &self.keys).await,
+            // A JWT whose header this crate cannot read: `alg: none`, or an algorithm it lacks.
+            Err(_) if jwt_header(token).is_some() => {
+                Err(Rejection::invalid("the token is signed with an algorithm this server does not accept"))
+            }
             Err(_) => match &self.introspection {
                 Some(introspection) => introspection.verify(token, &self.settings).await,
-                None => Err(Rejection::invalid("the token is not a JWT access token (and no introspection is configured)")),
+                None => {
+                    Err(Rejection::invalid("the token is not a JWT access token (and no introspection is configured)"))
+                }
             },
         }
     }
@@ -174,7 +184,8 @@ fn http_client(settings: &OAuthSettings) -> Result<reqwest::Client, SetupError> 
         .timeout(std::time::Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none());
     if let Some(path) = &settings.ca_file {
-        let pem = std::fs::read(path).map_err(|e| SetupError(format!("cannot read ca_file {}: {e}", path.display())))?;
+        let pem =
+            std::fs::read(path).map_err(|e| SetupError(format!("cannot read ca_file {}: {e}", path.display())))?;
         let certificates = reqwest::Certificate::from_pem_bundle(&pem)
             .map_err(|e| SetupError(format!("ca_file {}: {e}", path.display())))?;
         if certificates.is_empty() {
@@ -183,6 +194,15 @@ fn http_client(settings: &OAuthSettings) -> Result<reqwest::Client, SetupError> 
         builder = builder.tls_certs_merge(certificates);
     }
     builder.build().map_err(|e| SetupError(format!("building the HTTP client: {e}")))
+}
+
+/// The JSON header of what has a JWT's shape (three base64url parts, the first a JSON object).
+fn jwt_header(token: &str) -> Option<Value> {
+    use base64::Engine;
+    let mut parts = token.split('.');
+    let (header, _, _, None) = (parts.next()?, parts.next()?, parts.next()?, parts.next()) else { return None };
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(header).ok()?;
+    serde_json::from_slice::<Value>(&bytes).ok().filter(Value::is_object)
 }
 
 /// `aud` as RFC 7519 allows it: one string or an array of them.

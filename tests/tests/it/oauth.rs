@@ -1,0 +1,328 @@
+//! The OAuth 2.1 resource server (`[auth.oauth]`) against a real authorization server: npm
+//! `oidc-provider` (OpenID Certified), started by the test, issuing access tokens for the fixture
+//! app through a resource indicator — JWTs, and opaque tokens the app introspects. Tokens the
+//! provider would never issue (expired, another issuer, another key, `alg: none`, tampered) are
+//! signed by the test with the provider's own key, so only the claim under test is wrong.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{json, Value};
+
+use crate::fixture;
+
+/// A builder-scope tool of the fixture app (enabling an enabled tool changes nothing).
+const BUILDER_TOOL: &str = "trails_meta_tools_enable";
+
+/// A P-256 signing key and its id.
+struct Key {
+    kid: String,
+    pem: String,
+}
+
+impl Key {
+    fn new(kid: &str) -> Key {
+        let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        Key { kid: kid.to_owned(), pem: pair.serialize_pem() }
+    }
+
+    /// A token with `claims`, signed by this key.
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        header.typ = Some("at+jwt".into());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_pem(self.pem.as_bytes()).unwrap()).unwrap()
+    }
+}
+
+/// `oidc-provider` on a port of its own, killed when dropped.
+struct Provider {
+    child: Child,
+    /// Its stdout, held open: a write to a closed pipe would end it.
+    _stdout: std::io::BufReader<std::process::ChildStdout>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Provider {
+    /// Serving with `keys` (the first signs).
+    fn start(port: u16, keys: &[&Key]) -> Provider {
+        let node = trails_tests::servers::node_packages(&["oidc/provider.mjs"]);
+        let dir = tempfile::tempdir().unwrap();
+        let keys: Vec<Value> = keys.iter().map(|k| json!({"kid": k.kid, "pem": k.pem})).collect();
+        let keys_file = dir.path().join("keys.json");
+        std::fs::write(&keys_file, serde_json::to_vec(&keys).unwrap()).unwrap();
+        let log = std::fs::File::create(dir.path().join("provider.log")).unwrap();
+        let mut child = Command::new("node")
+            .arg(node.join("provider.mjs"))
+            .arg(port.to_string())
+            .arg(&keys_file)
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("node is installed");
+        // It prints "listening" once it serves.
+        let mut line = String::new();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        let provider = Provider { child, _stdout: stdout, port, dir };
+        assert_eq!(line.trim(), "listening", "oidc-provider did not start: {}", provider.log());
+        provider
+    }
+
+    fn issuer(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("provider.log")).unwrap_or_default()
+    }
+
+    /// An access token for `resource` by client credentials: the answer's JSON.
+    async fn token(&self, client: &str, scope: &str, resource: &str) -> Value {
+        let response = reqwest::Client::new()
+            .post(format!("{}/token", self.issuer()))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .form(&[("grant_type", "client_credentials"), ("scope", scope), ("resource", resource)])
+            .send()
+            .await
+            .unwrap();
+        let answer: Value = response.json().await.unwrap();
+        assert!(answer["access_token"].is_string(), "no token for {client}: {answer} {}", self.log());
+        answer
+    }
+
+    async fn access_token(&self, client: &str, scope: &str, resource: &str) -> String {
+        self.token(client, scope, resource).await["access_token"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// The fixture app serving builder tools, accepting tokens of `issuer`.
+fn app(issuer: &str, extra: &str) -> trails_tests::Served {
+    fixture()
+        .config(format!(
+            r#"
+            [mcp]
+            scopes = ["builder"]
+            [http]
+            public_url = "http://{{addr}}"
+            sessions = false
+            [auth.oauth]
+            issuer = "{issuer}"
+            scopes = {{ "mcp:runtime" = "runtime", "mcp:builder" = "builder" }}
+            key_refetch_secs = 1
+            {extra}
+            "#
+        ))
+        .http()
+}
+
+/// What `/mcp` answers a `tools/call` of `tool` with `token`: status, `WWW-Authenticate`, body.
+async fn call(addr: SocketAddr, token: Option<&str>, tool: &str) -> (u16, String, Value) {
+    let arguments = json!({ "tool": "research_search", "enabled": true });
+    post(addr, token, &json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": tool, "arguments": arguments } })).await
+}
+
+async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> (u16, String, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let challenge =
+        response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    let text = response.text().await.unwrap();
+    (status, challenge, serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")))
+}
+
+/// Accepted: a tool result, not an error.
+fn accepted((status, challenge, body): &(u16, String, Value)) -> bool {
+    let ok = *status == 200 && body["result"].is_object() && body["result"]["isError"] != true;
+    if !ok {
+        eprintln!("not accepted: {status} {challenge} {body}");
+    }
+    ok
+}
+
+/// Refused with 401 `invalid_token`, the description saying `why`.
+#[track_caller]
+fn refused(answer: &(u16, String, Value), why: &str) {
+    let (status, challenge, body) = answer;
+    assert_eq!(*status, 401, "{body}");
+    assert!(challenge.contains(r#"error="invalid_token""#), "{challenge}");
+    assert!(challenge.contains(why), "the challenge should say {why:?}: {challenge}");
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
+    let key = Key::new("k1");
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let provider = Provider::start(port, &[&key]);
+    let served = app(&issuer, "[auth.oauth.introspection]\nclient_id = \"trails\"\nclient_secret = \"trails-secret\"");
+    let resource = format!("http://{}/mcp", served.addr);
+    let addr = served.addr;
+
+    // RFC 9728: what a client reads to find the authorization server, without a token.
+    let metadata_url = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
+    for url in [metadata_url.clone(), format!("http://{addr}/.well-known/oauth-protected-resource")] {
+        let metadata: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+        assert_eq!(metadata["resource"], resource);
+        assert_eq!(metadata["authorization_servers"], json!([issuer]));
+        assert_eq!(metadata["scopes_supported"], json!(["mcp:builder", "mcp:runtime"]));
+        assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+    }
+
+    // No token for a builder tool: 401 naming the metadata and the scope to ask for; the body is
+    // the JSON-RPC error under the request's id.
+    let (status, challenge, body) = call(addr, None, BUILDER_TOOL).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(challenge, format!(r#"Bearer resource_metadata="{metadata_url}", scope="mcp:builder""#));
+    assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(7), json!(-32001)), "{body}");
+
+    // A token the provider issued for this resource with the builder scope.
+    let builder = provider.access_token("builder", "mcp:runtime mcp:builder", &resource).await;
+    assert!(accepted(&call(addr, Some(&builder), BUILDER_TOOL).await));
+
+    // A scope too few: 403 insufficient_scope, asking for the one that is missing.
+    let reader = provider.access_token("reader", "mcp:runtime", &resource).await;
+    let (status, challenge, body) = call(addr, Some(&reader), BUILDER_TOOL).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#) && challenge.contains(r#"scope="mcp:builder""#),
+        "{challenge}"
+    );
+    assert_eq!(body["error"]["code"], -32004, "{body}");
+    // The reader's token is good for what it allows: listing shows it runtime tools only.
+    let (status, _, listed) =
+        post(addr, Some(&reader), &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(status == 200 && !names.contains(&BUILDER_TOOL) && names.contains(&"research_search"), "{names:?}");
+
+    // A token the provider issued for another resource.
+    let elsewhere = provider.access_token("builder", "mcp:builder", "https://other.example/mcp").await;
+    refused(&call(addr, Some(&elsewhere), BUILDER_TOOL).await, "another resource");
+
+    // Tokens only the claim under test makes wrong, signed with the provider's own key.
+    let claims = |changes: Value| {
+        let mut claims = json!({ "iss": issuer, "aud": resource, "sub": "mallory", "client_id": "builder",
+                                 "scope": "mcp:builder", "iat": now(), "exp": now() + 300 });
+        claims.as_object_mut().unwrap().extend(changes.as_object().unwrap().clone());
+        claims
+    };
+    assert!(accepted(&call(addr, Some(&key.sign(&claims(json!({})))), BUILDER_TOOL).await), "the control case");
+    refused(&call(addr, Some(&key.sign(&claims(json!({"exp": now() - 3600})))), BUILDER_TOOL).await, "expired");
+    refused(&call(addr, Some(&key.sign(&claims(json!({"nbf": now() + 3600})))), BUILDER_TOOL).await, "not valid yet");
+    let other_issuer = key.sign(&claims(json!({"iss": "https://evil.example"})));
+    refused(&call(addr, Some(&other_issuer), BUILDER_TOOL).await, "another authorization server");
+    let no_expiry = key.sign(
+        &claims(json!({}))
+            .as_object()
+            .map(|c| {
+                let mut c = c.clone();
+                c.remove("exp");
+                Value::Object(c)
+            })
+            .unwrap(),
+    );
+    refused(&call(addr, Some(&no_expiry), BUILDER_TOOL).await, "no `exp`");
+    // Signed by a key the provider does not publish (under an id it does not know, and under its id).
+    let stranger = Key::new("k-unknown");
+    refused(&call(addr, Some(&stranger.sign(&claims(json!({})))), BUILDER_TOOL).await, "does not publish");
+    let impostor = Key { kid: "k1".into(), pem: stranger.pem.clone() };
+    refused(&call(addr, Some(&impostor.sign(&claims(json!({})))), BUILDER_TOOL).await, "signature");
+    // `alg: none`, and HMAC keyed with anything: never accepted.
+    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let none = format!("{}.{}.", b64(json!({"alg": "none", "typ": "at+jwt", "kid": "k1"})), b64(claims(json!({}))));
+    refused(&call(addr, Some(&none), BUILDER_TOOL).await, "algorithm this server does not accept");
+    let mut hmac = Header::new(Algorithm::HS256);
+    hmac.kid = Some("k1".into());
+    let hmac = jsonwebtoken::encode(&hmac, &claims(json!({})), &EncodingKey::from_secret(key.pem.as_bytes())).unwrap();
+    refused(&call(addr, Some(&hmac), BUILDER_TOOL).await, "algorithm this server does not accept");
+    // The provider's own token with its payload changed (a wider scope): the signature breaks.
+    let parts: Vec<&str> = builder.split('.').collect();
+    let tampered = format!("{}.{}.{}", parts[0], b64(claims(json!({"scope": "mcp:builder mcp:dev"}))), parts[2]);
+    refused(&call(addr, Some(&tampered), BUILDER_TOOL).await, "signature");
+
+    // Opaque tokens, asked about at the provider's introspection endpoint.
+    let opaque = provider.access_token("opaque", "mcp:runtime mcp:builder", &resource).await;
+    assert_eq!(opaque.matches('.').count(), 0, "an opaque token: {opaque}");
+    assert!(accepted(&call(addr, Some(&opaque), BUILDER_TOOL).await));
+    let opaque_elsewhere = provider.access_token("opaque", "mcp:builder", "https://other.example/mcp").await;
+    refused(&call(addr, Some(&opaque_elsewhere), BUILDER_TOOL).await, "another resource");
+    refused(&call(addr, Some("made-up-opaque-token"), BUILDER_TOOL).await, "not active");
+
+    // `/invoke` answers the same challenge.
+    let invoke = reqwest::Client::new()
+        .post(format!("http://{addr}/invoke/trails.meta.tools.enable"))
+        .json(&json!({"tool": "research_search", "enabled": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invoke.status(), 401);
+    assert!(invoke.headers()["www-authenticate"].to_str().unwrap().contains(&metadata_url));
+
+    // No token reached the log.
+    let log = served.stderr();
+    for token in [&builder, &reader, &elsewhere, &opaque, &tampered] {
+        assert!(!log.contains(token.as_str()), "a token in the log:\n{log}");
+    }
+    drop(provider);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotated_keys_are_fetched_and_held_keys_outlive_an_issuer_outage() {
+    let (old, new) = (Key::new("old"), Key::new("new"));
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let provider = Provider::start(port, &[&old]);
+    let served = app(&issuer, "");
+    let resource = format!("http://{}/mcp", served.addr);
+    let addr = served.addr;
+    let before = provider.access_token("builder", "mcp:builder", &resource).await;
+    assert!(accepted(&call(addr, Some(&before), BUILDER_TOOL).await));
+
+    // The provider rotates: it signs with the new key and no longer publishes the old one. The
+    // app learns the new key from the first token signed by it, without a restart.
+    drop(provider);
+    let provider = Provider::start(port, &[&new]);
+    tokio::time::sleep(Duration::from_millis(1100)).await; // past key_refetch_secs
+    let after = provider.access_token("builder", "mcp:builder", &resource).await;
+    assert!(accepted(&call(addr, Some(&after), BUILDER_TOOL).await), "a token of the new key");
+    refused(&call(addr, Some(&before), BUILDER_TOOL).await, "does not publish");
+
+    // The provider goes away: the key held keeps working; a token that needs another key is
+    // answered 503 (retry later), not 401: it may be good.
+    drop(provider);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert!(accepted(&call(addr, Some(&after), BUILDER_TOOL).await), "held keys outlive the outage");
+    let unknown = Key::new("newer").sign(&json!({"iss": issuer, "aud": resource, "sub": "s", "exp": now() + 60}));
+    let (status, _, body) = call(addr, Some(&unknown), BUILDER_TOOL).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("cannot be fetched"), "{body}");
+}
