@@ -326,3 +326,35 @@ async fn rotated_keys_are_fetched_and_held_keys_outlive_an_issuer_outage() {
     assert_eq!(status, 503, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("cannot be fetched"), "{body}");
 }
+
+/// End to end with an official client: the MCP Python SDK's OAuth support finds everything from
+/// the 401 alone (the metadata, then the provider) and comes back with a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdks_oauth_client_finds_the_provider_from_the_401_and_calls() {
+    let venv = trails_tests::servers::python().expect("the Python test environment");
+    let key = Key::new("k1");
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let provider = Provider::start(port, &[&key]);
+    let served = app(&issuer, "");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/oauth_client.py");
+    let arguments = json!({ "tool": "research_search", "enabled": true }).to_string();
+    let output = tokio::process::Command::new(venv.join("bin/python"))
+        .arg(script)
+        .args([&served.url("/mcp"), &issuer, BUILDER_TOOL, &arguments])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the Python client failed:\n{stderr}\nprovider: {}", provider.log());
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_ne!(report["result"]["isError"], true, "{report}");
+    let requests = report["requests"].as_array().unwrap();
+    let path = |step: &Value| step[1].as_str().unwrap().to_owned();
+    // The call refused, the metadata read, a token obtained from the provider, the call again.
+    let first_401 = requests.iter().position(|r| r[2] == 401 && path(r) == "/mcp").expect("a 401 from /mcp");
+    let metadata = requests.iter().position(|r| path(r).starts_with("/.well-known/oauth-protected-resource"));
+    let token = requests.iter().position(|r| path(r) == "/token" && r[2] == 200);
+    let accepted = requests.iter().rposition(|r| path(r) == "/mcp" && r[2] == 200);
+    assert!(metadata.is_some_and(|m| m > first_401) && token > metadata && accepted > token, "the flow: {requests:?}");
+}
