@@ -57,7 +57,7 @@ const NODE_PACKAGES: [(&str, &str); 3] =
     [("@modelcontextprotocol/sdk", "1.32.2"), ("@modelcontextprotocol/client", "2.4.0"), ("oidc-provider", "9.13.3")];
 
 /// The directory holding `node_modules` (`TRAILS_NODE_DIR`, default `~/.cache/trails-node`,
-/// outside the clone so it is reused), with [`NODE_PACKAGES`] installed by the machine's npm on
+/// outside the clone so it is reused), with the pinned packages installed by the machine's npm on
 /// first use, and `scripts` (paths under `tests/interop/`) copied next to them: ES modules
 /// resolve packages from the script's own directory. Once per process for the install.
 pub fn node_packages(scripts: &[&str]) -> PathBuf {
