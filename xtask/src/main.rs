@@ -135,6 +135,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-serve", "rdf-formats"),
     ("trails-serve", "testing"),
     ("trails-serve", "oauth"),
+    ("trails-serve", "otel"),
     // The facade forwards: it builds with none, with one transport, and for tests.
     ("trails-mcp", ""),
     ("trails-mcp", "stdio"),

@@ -9,6 +9,16 @@ use crate::error::Error;
 /// Shared application state, handed to every handler (like axum's `State`).
 pub type AppState = Arc<dyn Any + Send + Sync>;
 
+/// The distributed trace a call belongs to (W3C trace context): the trace the client's
+/// `traceparent` named, or the one OpenTelemetry started. Attached to a call's [`Ctx`] by the
+/// server when there is one; provenance records it beside the call's own [`Ctx::trace_id`],
+/// which stays unique per call (one trace spans many calls).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistributedTrace {
+    /// 32 lowercase hex digits.
+    pub trace_id: String,
+}
+
 /// Per-call context handed to every handler.
 #[derive(Clone)]
 pub struct Ctx {
@@ -66,6 +76,11 @@ impl Ctx {
     /// The id under which this call is logged; internal errors carry it to the client.
     pub fn trace_id(&self) -> &str {
         &self.trace_id
+    }
+    /// The W3C trace id of the distributed trace this call belongs to, when there is one (see
+    /// [`DistributedTrace`]): what to log to find the call in a tracing backend.
+    pub fn distributed_trace_id(&self) -> Option<&str> {
+        self.extension::<DistributedTrace>().map(|trace| trace.trace_id.as_str())
     }
     /// The configured name of the caller's token, or `None` when anonymous.
     pub fn caller(&self) -> Option<&str> {

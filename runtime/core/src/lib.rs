@@ -23,7 +23,7 @@ pub mod registry;
 pub mod validate;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
-pub use ctx::{AppState, Ctx};
+pub use ctx::{AppState, Ctx, DistributedTrace};
 pub use declare::{
     Blob, BlobError, Datatype, DateTime, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output,
     PredicateInfo, Ref, Schema, Shape, ToolOutput,

@@ -363,15 +363,25 @@ impl Kg {
         self.retrying(write).await.map_err(write_failed)
     }
 
+    /// One write to the store, in a span of its own (a child of the call's: the time a call
+    /// spends committing shows in its trace).
+    fn write_traced(
+        &self,
+        write: Write,
+    ) -> impl std::future::Future<Output = std::result::Result<(), WriteError>> + '_ {
+        let span = tracing::info_span!("kg.write", graph = write.graph.as_str(), triples = write.triples.len());
+        tracing::Instrument::instrument(self.store.write(write), span)
+    }
+
     /// [`Kg::apply`] with the store's own error.
     async fn retrying(&self, write: Write) -> std::result::Result<(), WriteError> {
         for attempt in 1..UPDATE_ATTEMPTS {
-            match self.store.write(write.clone()).await {
+            match self.write_traced(write.clone()).await {
                 Err(WriteError::Conflict) => backoff(attempt).await,
                 done => return done,
             }
         }
-        self.store.write(write).await
+        self.write_traced(write).await
     }
 
     /// Refuse an instance heavier than the bound, naming the heaviest field. The weight is what
@@ -464,7 +474,7 @@ impl Kg {
             checks.push(Check::Unchanged { before });
             let stored = self.stored_form::<T>(info, &triples, iri, &blobs).await?;
             let write = Write { graph: self.graph(info), subject: subject.clone(), triples, checks, blobs };
-            match self.store.write(write).await {
+            match self.write_traced(write).await {
                 Ok(()) => {
                     self.touch(Role::Used, iri);
                     self.touch(Role::Generated, iri);

@@ -88,6 +88,8 @@ pub struct Call<'a> {
     pub error_code: Option<i32>,
     /// A handler's domain error: its kind (`not_found`, `conflict`, …).
     pub error_kind: Option<&'static str>,
+    /// The W3C trace id of the distributed trace the call belongs to.
+    pub distributed_trace: Option<&'a str>,
 }
 
 fn prov(local: &str) -> NamedNode {
@@ -139,6 +141,9 @@ pub fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write,
     }
     if let Some(kind) = call.error_kind {
         triples.push((trails("errorKind"), Term::Literal(Literal::new_simple_literal(kind))));
+    }
+    if let Some(trace) = call.distributed_trace {
+        triples.push((trails("traceId"), Term::Literal(Literal::new_simple_literal(trace))));
     }
     let (touched, omitted) = touched.take();
     for (role, instance) in touched {
@@ -404,6 +409,7 @@ impl Guard for ProvenanceGuard {
             call.insert_extension(kg);
             let (tool, trace_id, caller) =
                 (call.tool(), call.ctx().trace_id().to_owned(), call.ctx().caller().map(str::to_owned));
+            let distributed_trace = call.ctx().distributed_trace_id().map(str::to_owned);
             let started = Utc::now();
             let answer = next.run(call).await;
             let (error_code, error_kind) = match &answer {
@@ -425,6 +431,7 @@ impl Guard for ProvenanceGuard {
                 ended: Utc::now(),
                 error_code,
                 error_kind,
+                distributed_trace: distributed_trace.as_deref(),
             };
             if let Err(error) = self.0.record_activity(&call, &touched).await {
                 tracing::error!(%error, trace_id, "could not record provenance");

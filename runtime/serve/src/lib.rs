@@ -18,6 +18,8 @@ mod mcp;
 mod memory;
 #[cfg(feature = "oauth")]
 mod oauth;
+#[cfg(feature = "otel")]
+mod otel;
 mod projection;
 mod resources;
 mod server;

@@ -85,8 +85,15 @@ impl Client {
                 })
             }
         };
-        match crate::mcp::call_tool(&self.shared, name, arguments, self.caller.clone(), Via::Mcp { links: true }, None)
-            .await
+        match crate::mcp::call_tool(
+            &self.shared,
+            name,
+            arguments,
+            self.caller.clone(),
+            Via::Mcp { links: true },
+            Default::default(),
+        )
+        .await
         {
             Ok(result) => {
                 // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.

@@ -66,6 +66,7 @@ const RUNTIME: &[Unit] = &[
     unit("projection::snapshot", Group::Serve, 1),
     unit("wire", Group::Serve, 1),
     unit("oauth", Group::Serve, 1),
+    unit("otel", Group::Serve, 2),
     unit("resources", Group::Serve, 3),
     unit("state", Group::Serve, 4),
     unit("builtin", Group::Serve, 5),

@@ -30,6 +30,7 @@ mod policy;
 mod registry;
 mod shacl;
 mod stdio_lines;
+mod telemetry;
 mod ui;
 mod validation;
 mod validator_agreement;

@@ -216,8 +216,10 @@ impl Pipeline {
         let tool = self.admit(name, &caller)?;
         tool.note_call(caller.name.as_deref());
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        let span = tracing::info_span!("tools/call", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"));
         let mut ctx = prepare(Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes));
+        // Inside the transport's span of the request (its attributes, the distributed trace):
+        // the call's own id, caller and the guards, then the handler.
+        let span = tracing::info_span!("pipeline", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"), distributed_trace = ctx.distributed_trace_id());
         if let Some(state) = &self.state {
             ctx = ctx.with_state(state.clone());
         }

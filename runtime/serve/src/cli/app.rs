@@ -69,6 +69,10 @@ pub enum BuildError {
     #[cfg(feature = "cedar")]
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// The OTLP exporters cannot be set up (an invalid `OTEL_EXPORTER_OTLP_*` value).
+    #[cfg(feature = "otel")]
+    #[error("telemetry: {0}")]
+    Telemetry(String),
     /// `[auth.oauth]` cannot be set up (its `ca_file` cannot be read).
     #[cfg(feature = "oauth")]
     #[error("{0}")]
@@ -84,6 +88,8 @@ impl BuildError {
             BuildError::Policy(_) => ExitCode::from(2),
             #[cfg(feature = "oauth")]
             BuildError::OAuth(_) => ExitCode::from(2),
+            #[cfg(feature = "otel")]
+            BuildError::Telemetry(_) => ExitCode::from(2),
             BuildError::NotBuiltIn { .. } | BuildError::NothingDeclared => ExitCode::from(2),
             _ => ExitCode::FAILURE,
         }
@@ -161,7 +167,8 @@ impl App {
         };
         #[cfg(not(feature = "oauth"))]
         if settings.oauth.is_some() {
-            return Err(not_built_in("[auth.oauth] (an OAuth resource server)", "oauth"));
+            let what = "[auth.oauth] (an OAuth resource server)".to_owned();
+            return Err(BuildError::NotBuiltIn { what, feature: "oauth" });
         }
         let parts = Parts {
             state: self.state,
@@ -198,23 +205,27 @@ impl App {
             println!("{}", sha256_hex(token));
             return ExitCode::SUCCESS;
         }
-        init_logging();
         // `--config` / `TRAILS_CONFIG`, else `./trails.toml` when there is one: a newcomer's file
         // beside the binary is not silently ignored. The log says which was read.
         let config = cli.config.clone().or_else(|| {
             let here = std::path::PathBuf::from(DEFAULT_CONFIG);
             here.is_file().then_some(here)
         });
+        // Read before logging starts: `[telemetry]` decides where spans go. Its errors are printed.
+        let settings = match Settings::load(config.as_deref()) {
+            Ok(settings) => settings,
+            Err(error) => return fail(&error, ExitCode::from(2)),
+        };
+        let _exporting = match init_logging(&settings, &self.name, matches!(cli.command, Command::Serve { .. })) {
+            Ok(exporting) => exporting,
+            Err(error) => return fail(&error, ExitCode::from(2)),
+        };
         match &config {
             Some(path) => {
                 tracing::info!(config = %path.display(), "configuration read from this file and TRAILS_* variables")
             }
             None => tracing::info!("no trails.toml here and no --config: defaults and TRAILS_* variables"),
         }
-        let settings = match Settings::load(config.as_deref()) {
-            Ok(settings) => settings,
-            Err(error) => return fail(&error, ExitCode::from(2)),
-        };
         // An app with nothing of its own may still scaffold its first declarations: `meta`, and a
         // process that serves the dev scope (the `gen.*` tools), only warn.
         if !declares_anything(TOOLS.iter(), SHAPES.iter()) {
@@ -382,12 +393,53 @@ pub(crate) const DEFAULT_CONFIG: &str = "trails.toml";
 /// The log filter when `TRAILS_LOG` is unset.
 pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=error";
 
-fn init_logging() {
+/// What keeps telemetry exporting while the app runs (flushed when dropped).
+#[cfg(feature = "otel")]
+type Exporting = Option<crate::otel::Exporting>;
+#[cfg(not(feature = "otel"))]
+type Exporting = ();
+
+/// Logs to stderr; with `otel` and an export configured (`serve` only), spans to OTLP as well.
+fn init_logging(settings: &Settings, app_name: &str, serving: bool) -> Result<Exporting, BuildError> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     // rmcp logs every request at info and every error answer in full at warn: per-request noise
     // a client controls (a 4 MB tool name became an 8 MB log line), so only its errors by default.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TRAILS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false).with_filter(filter);
+    #[cfg(feature = "otel")]
+    {
+        let wanted = serving && settings.telemetry.wanted();
+        let telemetry = if wanted { crate::otel::layer(&settings.telemetry, app_name) } else { Ok(None) };
+        let (spans, exporting) = match telemetry.map_err(BuildError::Telemetry)? {
+            // Trails' own spans, whatever `TRAILS_LOG` keeps in the log.
+            Some((layer, exporting)) => (Some(layer.with_filter(otel_targets())), Some(exporting)),
+            None => (None, None),
+        };
+        let _ = tracing_subscriber::registry().with(log).with(spans).try_init();
+        Ok(exporting)
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = (app_name, serving);
+        let _ = tracing_subscriber::registry().with(log).try_init();
+        if settings.telemetry.wanted() {
+            tracing::warn!("an OTLP endpoint is configured ([telemetry] or OTEL_EXPORTER_OTLP_*), but this binary was built without trails-mcp's `otel` feature: nothing is exported");
+        }
+        Ok(())
+    }
+}
+
+/// The spans OpenTelemetry exports: Trails' own, at info and above.
+#[cfg(feature = "otel")]
+fn otel_targets() -> tracing_subscriber::filter::Targets {
+    tracing_subscriber::filter::Targets::new()
+        .with_target("trails_serve", tracing::Level::INFO)
+        .with_target("trails_core", tracing::Level::INFO)
+        .with_target("trails_kg", tracing::Level::INFO)
+        .with_target("trails_governance", tracing::Level::INFO)
 }
 
 /// The guard that enforces `policy_required` with Cedar, when a capability declares one (read

@@ -35,6 +35,22 @@ pub struct Config {
     /// `[auth]`
     #[serde(default)]
     pub auth: AuthConfig,
+    /// `[telemetry]`
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+}
+
+/// `[telemetry]`: OpenTelemetry export (the `otel` feature). The standard `OTEL_*` variables
+/// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, …) work
+/// too; what is set here wins.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// The collector's OTLP/HTTP base URL (`http://collector:4318`); traces go to `/v1/traces`
+    /// and metrics to `/v1/metrics` under it.
+    pub otlp_endpoint: Option<String>,
+    /// The `service.name` of what is exported (default: `OTEL_SERVICE_NAME`, else the app's name).
+    pub service_name: Option<String>,
 }
 
 /// `[auth]`: who callers are, besides `[[http.tokens]]`.

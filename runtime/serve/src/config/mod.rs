@@ -11,7 +11,8 @@ use std::time::Duration;
 
 pub use file::{
     AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig,
-    ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TokenBudget, TokenConfig, ValidationErrors,
+    ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TelemetryConfig, TokenBudget, TokenConfig,
+    ValidationErrors,
 };
 #[cfg(feature = "oauth")]
 pub(crate) use oauth::OAuthSettings;
@@ -188,6 +189,27 @@ pub struct Settings {
     pub public_url: Option<String>,
     /// `[auth.oauth]`: the OAuth resource server.
     pub(crate) oauth: Option<oauth::OAuthSettings>,
+    /// `[telemetry]` and the `OTEL_*` variables.
+    pub(crate) telemetry: Telemetry,
+}
+
+/// Where OpenTelemetry exports to, if anywhere.
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) struct Telemetry {
+    /// `[telemetry] otlp_endpoint`, the base URL.
+    pub(crate) endpoint: Option<String>,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (the exporter
+    /// reads it itself).
+    pub(crate) from_env: bool,
+    pub(crate) service_name: Option<String>,
+}
+
+impl Telemetry {
+    /// Export is asked for (and `OTEL_SDK_DISABLED` does not turn it off).
+    pub(crate) fn wanted(&self) -> bool {
+        self.endpoint.is_some() || self.from_env
+    }
 }
 
 /// A budget window when `[budget] window_secs` is unset.
@@ -465,9 +487,33 @@ impl Settings {
         };
         let public_url = oauth::public_url(env("TRAILS_HTTP_PUBLIC_URL").or(config.http.public_url))?;
         let oauth = oauth::resolve(config.auth.oauth, public_url.as_deref(), env)?;
+        let telemetry = {
+            let disabled = env("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+            let set = |name| env(name).is_some_and(|v| !v.trim().is_empty());
+            let endpoint = config.telemetry.otlp_endpoint.map(|e| e.trim().trim_end_matches('/').to_owned());
+            if let Some(endpoint) = &endpoint {
+                if !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+                    || endpoint.parse::<http::Uri>().is_err()
+                {
+                    let expected = "the collector's OTLP/HTTP base URL, e.g. http://collector:4318";
+                    return Err(ConfigError::Value {
+                        key: "[telemetry] otlp_endpoint",
+                        value: endpoint.clone(),
+                        expected,
+                    });
+                }
+            }
+            Telemetry {
+                endpoint: endpoint.filter(|_| !disabled),
+                from_env: !disabled
+                    && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+                service_name: config.telemetry.service_name,
+            }
+        };
         Ok(Settings {
             public_url,
             oauth,
+            telemetry,
             production,
             process_scopes,
             stdio_token,
@@ -605,5 +651,20 @@ mod tests {
         let err =
             Settings::resolve(Config::default(), &|n| (n == "TRAILS_MCP_SCOPES").then(|| "root".into())).unwrap_err();
         assert_eq!(err.to_string(), "TRAILS_MCP_SCOPES: unknown scope `root`; scopes are runtime, builder and dev");
+    }
+
+    #[test]
+    fn telemetry_is_wanted_from_the_file_or_the_standard_variables() {
+        let parse = |toml: &str| Config::parse(toml).unwrap();
+        let none = Settings::resolve(Config::default(), &|_| None).unwrap();
+        assert!(!none.telemetry.wanted());
+        let file = Settings::resolve(parse("[telemetry]\notlp_endpoint = \"http://c:4318/\""), &|_| None).unwrap();
+        assert_eq!(file.telemetry.endpoint.as_deref(), Some("http://c:4318"));
+        let env = |name: &str| (name == "OTEL_EXPORTER_OTLP_ENDPOINT").then(|| "http://c:4318".to_owned());
+        assert!(Settings::resolve(Config::default(), &env).unwrap().telemetry.wanted());
+        let off = |name: &str| env(name).or_else(|| (name == "OTEL_SDK_DISABLED").then(|| "true".to_owned()));
+        assert!(!Settings::resolve(Config::default(), &off).unwrap().telemetry.wanted());
+        let bad = Settings::resolve(parse("[telemetry]\notlp_endpoint = \"collector:4318\""), &|_| None).unwrap_err();
+        assert!(bad.to_string().starts_with("[telemetry] otlp_endpoint"), "{bad}");
     }
 }

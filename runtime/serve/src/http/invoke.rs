@@ -51,6 +51,7 @@ pub(crate) async fn invoke(
     if let Err(refused) = shared.pipeline.admit(name, &caller) {
         return refusal_for(&shared, &id, &refused);
     }
+    let trace = crate::wire::trace::TraceParent::from_headers(request.headers());
     let key = request.headers().get("idempotency-key").map(|value| SentKey {
         // A value that is not visible ASCII is no key: refused as "must be a string".
         value: value.to_str().map_or(Value::Null, |text| Value::String(text.to_owned())),
@@ -60,7 +61,8 @@ pub(crate) async fn invoke(
         Ok(arguments) => arguments,
         Err(response) => return response,
     };
-    match call(&shared, name, Some(arguments), caller, Via::Invoke, key).await {
+    let info = crate::mcp::CallInfo { key, trace, ..Default::default() };
+    match call(&shared, name, Some(arguments), caller, Via::Invoke, info).await {
         Ok(answer) => {
             if let Some(Failure::Domain(domain)) = answer.failure() {
                 return domain_error(domain);

@@ -9,13 +9,17 @@ use rmcp::model::CallToolResult;
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
 
+use tracing::field::Empty;
+use tracing::Instrument;
+
 use crate::config::ValidationErrors;
 use crate::idempotency::SentKey;
 use crate::pipeline::{Answer, Refusal, READ_TOOL};
 use crate::state::{Control, Shared};
 use crate::wire;
+use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
-use trails_core::ctx::Ctx;
+use trails_core::ctx::{Ctx, DistributedTrace};
 
 /// Which encoding the call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +31,19 @@ pub(crate) enum Via {
     Invoke,
 }
 
+/// What the transport knows of a call besides its tool, arguments and caller.
+#[derive(Debug, Default)]
+pub(crate) struct CallInfo {
+    /// The idempotency key the request carried.
+    pub(crate) key: Option<SentKey>,
+    /// The W3C trace context it carried (`_meta`, else the HTTP headers).
+    pub(crate) trace: Option<TraceParent>,
+    /// The JSON-RPC request id, as text.
+    pub(crate) request_id: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) protocol_version: Option<String>,
+}
+
 /// [`call`] in MCP's types.
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
@@ -34,34 +51,77 @@ pub(crate) async fn call_tool(
     arguments: Option<Map<String, Value>>,
     caller: Caller,
     via: Via,
-    key: Option<SentKey>,
+    info: CallInfo,
 ) -> Result<CallToolResult, ErrorData> {
-    match call(shared, name, arguments, caller, via, key).await {
+    match call(shared, name, arguments, caller, via, info).await {
         Ok(answer) => Ok(wire::call::answer(answer)),
         Err(refusal) => Err(wire::call::refusal(&refusal)),
     }
 }
 
-/// Call tool `name` with `arguments` as `caller`, with the idempotency key the request carried.
+/// Call tool `name` with `arguments` as `caller`, with what the request carried besides, in the
+/// span of an MCP server operation (the MCP semantic conventions of OpenTelemetry: its fields
+/// are the attributes; exported with the `otel` feature, and in the log's span context anyway).
 pub(crate) async fn call(
     shared: &Arc<Shared>,
     name: &str,
     arguments: Option<Map<String, Value>>,
     caller: Caller,
     via: Via,
-    key: Option<SentKey>,
+    info: CallInfo,
 ) -> Result<Answer, Refusal> {
+    let started = std::time::Instant::now();
+    let span = tracing::info_span!(
+        "mcp",
+        otel.name = %format_args!("tools/call {name}"),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = name,
+        jsonrpc.request.id = info.request_id.as_deref(),
+        mcp.session.id = info.session_id.as_deref(),
+        mcp.protocol.version = info.protocol_version.as_deref(),
+        error.type = Empty,
+    );
+    #[cfg(feature = "otel")]
+    crate::otel::continue_trace(&span, info.trace.as_ref());
+    // The trace this call is part of: OpenTelemetry's (which continues the client's), else the
+    // client's own `traceparent`.
+    #[cfg(feature = "otel")]
+    let distributed = crate::otel::trace_id(&span).or_else(|| info.trace.as_ref().map(|t| t.trace_id.clone()));
+    #[cfg(not(feature = "otel"))]
+    let distributed = info.trace.as_ref().map(|t| t.trace_id.clone());
     let as_result = matches!(via, Via::Mcp { .. }) && shared.settings.validation_errors == ValidationErrors::ToolResult;
     let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
     let control = Control(shared.clone());
+    let key = info.key;
     let prepare = |ctx: Ctx| {
-        let ctx = ctx.with_extension(control);
+        let mut ctx = ctx.with_extension(control);
+        if let Some(trace_id) = distributed {
+            ctx = ctx.with_extension(DistributedTrace { trace_id });
+        }
         match key {
             Some(key) => ctx.with_extension(key),
             None => ctx,
         }
     };
-    let mut answer = shared.pipeline.call(name, arguments, caller, as_result, prepare).await?;
+    let outcome = shared.pipeline.call(name, arguments, caller, as_result, prepare).instrument(span.clone()).await;
+    // `error.type`: the JSON-RPC code of a refusal, `tool_error` for an `isError` result.
+    let error_type = match &outcome {
+        Ok(answer) if answer.result().is_error => Some("tool_error".to_owned()),
+        Ok(_) => None,
+        Err(refused) => Some(wire::call::refusal(refused).code.0.to_string()),
+    };
+    if let Some(error_type) = &error_type {
+        span.record("error.type", error_type.as_str());
+        span.record("otel.status_code", "ERROR");
+    }
+    #[cfg(feature = "otel")]
+    crate::otel::operation_done("tools/call", Some(name), error_type.as_deref(), started.elapsed());
+    #[cfg(not(feature = "otel"))]
+    let _ = started;
+    let mut answer = outcome?;
     // `/invoke` answers JSON to HTTP clients, which read the links as data whatever MCP version.
     if matches!(via, Via::Mcp { links: true } | Via::Invoke) {
         // A page of a cut result links as the tool whose result it is.
@@ -98,7 +158,8 @@ mod tests {
         let key = SentKey { value: json!("k-1"), source: Source::Meta };
         let caller = Caller::anonymous(ScopeSet::up_to(Scope::Runtime));
         let ping = || {
-            call(server.shared(), "trails_meta_ping", None, caller.clone(), Via::Mcp { links: true }, Some(key.clone()))
+            let info = CallInfo { key: Some(key.clone()), ..CallInfo::default() };
+            call(server.shared(), "trails_meta_ping", None, caller.clone(), Via::Mcp { links: true }, info)
         };
         let first = ping().await;
         if cfg!(feature = "ledger") {

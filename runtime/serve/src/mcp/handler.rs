@@ -19,6 +19,7 @@ use crate::idempotency::SentKey;
 use crate::pipeline::Lookup;
 use crate::state::Shared;
 use crate::wire::errors;
+use crate::wire::trace::TraceParent;
 use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
 
 /// The protocol revisions this server implements.
@@ -42,6 +43,19 @@ struct Session {
     subscriptions: SessionSubscriptions,
     /// When the client last sent a request.
     activity: Arc<Activity>,
+    /// When `initialize` opened it, and the version it asked for (`mcp.server.session.duration`).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    opened: OnceLock<(std::time::Instant, String)>,
+}
+
+#[cfg(feature = "otel")]
+impl Drop for Session {
+    fn drop(&mut self) {
+        // rmcp drops a session's handler when the session ends, however it ends.
+        if let Some((opened, version)) = self.opened.get() {
+            crate::otel::session_done(opened.elapsed(), Some(version));
+        }
+    }
 }
 
 /// The rmcp handler: one per session (a new one per stateless HTTP request).
@@ -129,6 +143,7 @@ impl ServerHandler for TrailsServer {
             tracing::info!(caller = caller.name.as_deref().unwrap_or("anonymous"), scopes = ?caller.scopes, "stdio client initialized");
             let _ = self.session.caller.set(caller);
         }
+        let _ = self.session.opened.set((std::time::Instant::now(), request.protocol_version.to_string()));
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -188,7 +203,20 @@ impl ServerHandler for TrailsServer {
             .or(header)
             .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()));
         let via = dispatch::Via::Mcp { links: dispatch::reads_links(version.as_deref()) };
-        dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, via, key)
+        let parts = context.extensions.get::<http::request::Parts>();
+        let meta =
+            Some(&context.meta.0 .0).filter(|meta| !meta.is_empty()).or(request.meta.as_ref().map(|meta| &meta.0 .0));
+        let info = dispatch::CallInfo {
+            key,
+            trace: TraceParent::of_request(meta, parts.map(|parts| &parts.headers)),
+            request_id: Some(context.id.to_string()),
+            session_id: parts
+                .and_then(|parts| parts.headers.get("mcp-session-id"))
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned),
+            protocol_version: version,
+        };
+        dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, via, info)
             .await
             .map(CallToolResponse::Complete)
     }

@@ -15,7 +15,7 @@ mod subscribe;
 pub(crate) use dispatch::call_tool;
 #[cfg(feature = "http")]
 pub(crate) use dispatch::reads_links;
-pub(crate) use dispatch::{call, Via};
+pub(crate) use dispatch::{call, CallInfo, Via};
 #[cfg(feature = "http")]
 pub(crate) use handler::PROTOCOL_VERSIONS;
 pub(crate) use handler::{TrailsServer, Transport};

@@ -152,17 +152,18 @@ pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: Option<&K
 /// The latest activities, newest first.
 pub(crate) async fn prov_latest(kg: &Kg) -> trails_core::Result<Value> {
     let query = format!(
-        "SELECT ?a ?capability ?version ?outcome ?started ?ended ?agent WHERE {{ GRAPH ?a {{
+        "SELECT ?a ?capability ?version ?outcome ?started ?ended ?agent ?trace WHERE {{ GRAPH ?a {{
            ?a a <{PROV}Activity> ; <{TRAILS}capability> ?capability ; <{TRAILS}capabilityVersion> ?version ;
               <{TRAILS}outcome> ?outcome ; <{PROV}startedAtTime> ?started ; <{PROV}endedAtTime> ?ended ;
-              <{PROV}wasAssociatedWith> ?agent }} }}
+              <{PROV}wasAssociatedWith> ?agent .
+           OPTIONAL {{ ?a <{TRAILS}traceId> ?trace }} }} }}
          ORDER BY DESC(?started) DESC(?a) LIMIT {LATEST_ACTIVITIES}"
     );
     let rows = kg.store().select(query, Vec::new()).await.map_err(kg::store_failed)?;
     let activities: Vec<Value> = rows
         .iter()
         .filter_map(|row| {
-            Some(json!({
+            let mut activity = json!({
                 "iri": store::bound_iri(row, "a")?.as_str(),
                 "capability": store::bound_text(row, "capability")?,
                 "version": store::bound_text(row, "version")?,
@@ -170,7 +171,12 @@ pub(crate) async fn prov_latest(kg: &Kg) -> trails_core::Result<Value> {
                 "started": store::bound_text(row, "started")?,
                 "ended": store::bound_text(row, "ended")?,
                 "agent": store::bound_iri(row, "agent")?.as_str(),
-            }))
+            });
+            // The distributed trace the call was part of (W3C trace context), when it had one.
+            if let Some(trace) = store::bound_text(row, "trace") {
+                activity["trace_id"] = json!(trace);
+            }
+            Some(activity)
         })
         .collect();
     Ok(json!({ "activities": activities }))

@@ -86,7 +86,9 @@ impl Server {
             name: Some("cli".to_owned()),
             scopes: ScopeSet::up_to(trails_core::auth::Scope::Dev),
         };
-        match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, None).await {
+        match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, Default::default())
+            .await
+        {
             Ok(answer) => {
                 let text = answer.result().text().unwrap_or_default().to_owned();
                 if answer.result().is_error {

@@ -34,6 +34,7 @@ use crate::mcp::PROTOCOL_VERSIONS;
 use crate::state::Shared;
 use crate::wire::jsonrpc::RpcMethod;
 use crate::wire::shape_result;
+use crate::wire::trace::TraceParent;
 use pieces::Pieces;
 use trails_core::auth::Caller;
 
@@ -55,7 +56,7 @@ impl HotPath {
 /// The requests the hot path owns.
 enum Owned {
     ListTools,
-    CallTool(Box<CallToolRequestParams>, Option<crate::idempotency::SentKey>),
+    CallTool(Box<CallToolRequestParams>, Box<crate::mcp::CallInfo>),
     ListResources,
     ListResourceTemplates,
     ReadResource(String),
@@ -197,9 +198,19 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
     let (current, negotiated) = (version >= V2026, requested.is_some());
     // rmcp moves a request's `_meta` out of its params; the idempotency key lives there.
     let key = crate::idempotency::SentKey::from_meta(Some(&meta.0 .0));
+    let trace = TraceParent::of_request(Some(&meta.0 .0), Some(headers));
     let request = match request {
         ClientRequest::ListToolsRequest(_) => Owned::ListTools,
-        ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), key),
+        ClientRequest::CallToolRequest(call) => {
+            let info = crate::mcp::CallInfo {
+                key,
+                trace,
+                request_id: Some(id.to_string()),
+                session_id: None,
+                protocol_version: Some(version.to_owned()),
+            };
+            Owned::CallTool(Box::new(call.params), Box::new(info))
+        }
         ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
         ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
         ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri),
@@ -242,9 +253,9 @@ impl HotPath {
                 let result = shared.tools_json(shared.view(&caller), planned.current);
                 return self.send(StatusCode::OK, response_pieces(&planned.id, result));
             }
-            Owned::CallTool(params, key) => {
+            Owned::CallTool(params, info) => {
                 let via = crate::mcp::Via::Mcp { links: planned.links };
-                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, via, key)
+                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, via, *info)
                     .await
                     .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
             }
