@@ -397,7 +397,7 @@ pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=error";
 #[cfg(feature = "otel")]
 type Exporting = Option<crate::otel::Exporting>;
 #[cfg(not(feature = "otel"))]
-type Exporting = ();
+type Exporting = Option<std::convert::Infallible>;
 
 /// Logs to stderr; with `otel` and an export configured (`serve` only), spans to OTLP as well.
 fn init_logging(settings: &Settings, app_name: &str, serving: bool) -> Result<Exporting, BuildError> {
@@ -428,7 +428,7 @@ fn init_logging(settings: &Settings, app_name: &str, serving: bool) -> Result<Ex
         if settings.telemetry.wanted() {
             tracing::warn!("an OTLP endpoint is configured ([telemetry] or OTEL_EXPORTER_OTLP_*), but this binary was built without trails-mcp's `otel` feature: nothing is exported");
         }
-        Ok(())
+        Ok(None)
     }
 }
 

@@ -13,9 +13,9 @@ mod subscribe;
 
 #[cfg(any(feature = "http", feature = "testing"))]
 pub(crate) use dispatch::call_tool;
+pub(crate) use dispatch::{call, Via};
 #[cfg(feature = "http")]
-pub(crate) use dispatch::reads_links;
-pub(crate) use dispatch::{call, CallInfo, Via};
+pub(crate) use dispatch::{reads_links, CallInfo};
 #[cfg(feature = "http")]
 pub(crate) use handler::PROTOCOL_VERSIONS;
 pub(crate) use handler::{TrailsServer, Transport};
