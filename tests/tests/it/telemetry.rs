@@ -221,9 +221,10 @@ async fn a_traced_tools_call_arrives_as_one_trace_under_the_clients_traceparent(
     );
 
     // Provenance carries the trace the call was part of.
+    let reader = "5b8aa5a2d2c872e8321cf37308d69df2";
     let read = post(
         addr,
-        &[],
+        &[("traceparent", &format!("00-{reader}-{CLIENT_SPAN}-01"))],
         json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "trails://prov/latest"}}),
     )
     .await;
@@ -235,4 +236,11 @@ async fn a_traced_tools_call_arrives_as_one_trace_under_the_clients_traceparent(
         .find(|a| a["capability"] == "requirements.create" && a["outcome"] == "success")
         .cloned();
     assert_eq!(activity.unwrap()["trace_id"], TRACE, "{latest}");
+
+    // A resource read is an operation of its own: `resources/read {uri}`, with the URI.
+    let (read_span, _) = receiver
+        .wait_for("the resources/read span", |r| r.spans().into_iter().find(|(span, _)| span["trace_id"] == reader));
+    assert_eq!(read_span["name"], "resources/read trails://prov/latest", "{read_span}");
+    assert_eq!(attribute(&read_span, "mcp.resource.uri").as_deref(), Some("trails://prov/latest"));
+    assert_eq!(attribute(&read_span, "mcp.method.name").as_deref(), Some("resources/read"));
 }

@@ -71,21 +71,9 @@ pub(crate) async fn call(
     info: CallInfo,
 ) -> Result<Answer, Refusal> {
     let started = std::time::Instant::now();
-    let span = tracing::info_span!(
-        "mcp",
-        otel.name = %format_args!("tools/call {name}"),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = "tools/call",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = name,
-        jsonrpc.request.id = info.request_id.as_deref(),
-        mcp.session.id = info.session_id.as_deref(),
-        mcp.protocol.version = info.protocol_version.as_deref(),
-        error.type = Empty,
-    );
-    #[cfg(feature = "otel")]
-    crate::otel::continue_trace(&span, info.trace.as_ref());
+    let span = request_span("tools/call", name, &info);
+    span.record("gen_ai.operation.name", "execute_tool");
+    span.record("gen_ai.tool.name", name);
     // The trace this call is part of: OpenTelemetry's (which continues the client's), else the
     // client's own `traceparent`.
     #[cfg(feature = "otel")]
@@ -113,14 +101,7 @@ pub(crate) async fn call(
         Ok(_) => None,
         Err(refused) => Some(wire::call::refusal(refused).code.0.to_string()),
     };
-    if let Some(error_type) = &error_type {
-        span.record("error.type", error_type.as_str());
-        span.record("otel.status_code", "ERROR");
-    }
-    #[cfg(feature = "otel")]
-    crate::otel::operation_done("tools/call", Some(name), error_type.as_deref(), started.elapsed());
-    #[cfg(not(feature = "otel"))]
-    let _ = started;
+    request_done(&span, "tools/call", Some(name), error_type.as_deref(), started);
     let mut answer = outcome?;
     // `/invoke` answers JSON to HTTP clients, which read the links as data whatever MCP version.
     if matches!(via, Via::Mcp { links: true } | Via::Invoke) {
@@ -132,6 +113,48 @@ pub(crate) async fn call(
         }
     }
     Ok(answer)
+}
+
+/// The span of one MCP server operation, `{method} {target}`, with the MCP semantic conventions'
+/// attributes as its fields (the operation-specific ones — `gen_ai.*`, `mcp.resource.uri` —
+/// recorded by the caller), continuing the client's trace with the `otel` feature.
+pub(crate) fn request_span(method: &'static str, target: &str, info: &CallInfo) -> tracing::Span {
+    let span = tracing::info_span!(
+        "mcp",
+        otel.name = %format_args!("{method} {target}"),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        mcp.resource.uri = Empty,
+        jsonrpc.request.id = info.request_id.as_deref(),
+        mcp.session.id = info.session_id.as_deref(),
+        mcp.protocol.version = info.protocol_version.as_deref(),
+        error.type = Empty,
+    );
+    #[cfg(feature = "otel")]
+    crate::otel::continue_trace(&span, info.trace.as_ref());
+    span
+}
+
+/// How the operation of [`request_span`] ended: `error.type` and an error status when it failed,
+/// and (with `otel`) its duration in `mcp.server.operation.duration`.
+pub(crate) fn request_done(
+    span: &tracing::Span,
+    method: &'static str,
+    tool: Option<&str>,
+    error_type: Option<&str>,
+    started: std::time::Instant,
+) {
+    if let Some(error_type) = error_type {
+        span.record("error.type", error_type);
+        span.record("otel.status_code", "ERROR");
+    }
+    #[cfg(feature = "otel")]
+    crate::otel::operation_done(method, tool, error_type, started.elapsed());
+    #[cfg(not(feature = "otel"))]
+    let _ = (method, tool, started);
 }
 
 /// Whether a peer that speaks `version` reads `resource_link` blocks (MCP 2025-06-18 and later).

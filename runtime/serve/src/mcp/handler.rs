@@ -22,6 +22,11 @@ use crate::wire::errors;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
 
+/// The MCP session a request came in (its `Mcp-Session-Id` header).
+fn session_id(parts: Option<&http::request::Parts>) -> Option<String> {
+    parts?.headers.get("mcp-session-id")?.to_str().ok().map(str::to_owned)
+}
+
 /// The protocol revisions this server implements.
 pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
@@ -210,10 +215,7 @@ impl ServerHandler for TrailsServer {
             key,
             trace: TraceParent::of_request(meta, parts.map(|parts| &parts.headers)),
             request_id: Some(context.id.to_string()),
-            session_id: parts
-                .and_then(|parts| parts.headers.get("mcp-session-id"))
-                .and_then(|value| value.to_str().ok())
-                .map(str::to_owned),
+            session_id: session_id(parts),
             protocol_version: version,
         };
         dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, via, info)
@@ -261,16 +263,32 @@ impl ServerHandler for TrailsServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&context)?;
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        crate::resources::read(
+        let parts = context.extensions.get::<http::request::Parts>();
+        let meta = Some(&context.meta.0 .0).filter(|meta| !meta.is_empty()).or(request.meta.as_ref().map(|m| &m.0 .0));
+        let info = dispatch::CallInfo {
+            trace: TraceParent::of_request(meta, parts.map(|parts| &parts.headers)),
+            request_id: Some(context.id.to_string()),
+            session_id: session_id(parts),
+            protocol_version: context.peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()),
+            ..Default::default()
+        };
+        let (span, started) =
+            (dispatch::request_span("resources/read", &request.uri, &info), std::time::Instant::now());
+        span.record("mcp.resource.uri", request.uri.as_str());
+        let read = crate::resources::read(
             &self.shared.resources,
             &*self.shared,
             &request.uri,
             &trace_id,
             self.shared.view(&caller),
-        )
-        .await
-        .map(ReadResourceResponse::Complete)
-        .map_err(|error| error.into_mcp(&request.uri))
+        );
+        let outcome = tracing::Instrument::instrument(read, span.clone())
+            .await
+            .map(ReadResourceResponse::Complete)
+            .map_err(|error| error.into_mcp(&request.uri));
+        let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
+        dispatch::request_done(&span, "resources/read", None, error_type.as_deref(), started);
+        outcome
     }
 
     // Subscriptions (see `subscribe`): 2025-* sessions subscribe per URI; 2026-07-28 clients

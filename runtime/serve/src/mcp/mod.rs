@@ -15,7 +15,7 @@ mod subscribe;
 pub(crate) use dispatch::call_tool;
 pub(crate) use dispatch::{call, Via};
 #[cfg(feature = "http")]
-pub(crate) use dispatch::{reads_links, CallInfo};
+pub(crate) use dispatch::{reads_links, request_done, request_span, CallInfo};
 #[cfg(feature = "http")]
 pub(crate) use handler::PROTOCOL_VERSIONS;
 pub(crate) use handler::{TrailsServer, Transport};

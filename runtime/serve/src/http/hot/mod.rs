@@ -59,7 +59,7 @@ enum Owned {
     CallTool(Box<CallToolRequestParams>, Box<crate::mcp::CallInfo>),
     ListResources,
     ListResourceTemplates,
-    ReadResource(String),
+    ReadResource(String, Box<crate::mcp::CallInfo>),
 }
 
 /// A request the hot path answers, with what decides the answer's shape.
@@ -198,22 +198,19 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
     let (current, negotiated) = (version >= V2026, requested.is_some());
     // rmcp moves a request's `_meta` out of its params; the idempotency key lives there.
     let key = crate::idempotency::SentKey::from_meta(Some(&meta.0 .0));
-    let trace = TraceParent::of_request(Some(&meta.0 .0), Some(headers));
+    let info = crate::mcp::CallInfo {
+        key,
+        trace: TraceParent::of_request(Some(&meta.0 .0), Some(headers)),
+        request_id: Some(id.to_string()),
+        session_id: None,
+        protocol_version: Some(version.to_owned()),
+    };
     let request = match request {
         ClientRequest::ListToolsRequest(_) => Owned::ListTools,
-        ClientRequest::CallToolRequest(call) => {
-            let info = crate::mcp::CallInfo {
-                key,
-                trace,
-                request_id: Some(id.to_string()),
-                session_id: None,
-                protocol_version: Some(version.to_owned()),
-            };
-            Owned::CallTool(Box::new(call.params), Box::new(info))
-        }
+        ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), Box::new(info)),
         ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
         ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
-        ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri),
+        ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri, Box::new(info)),
         _ => return None,
     };
     let links = crate::mcp::reads_links(Some(version));
@@ -265,9 +262,13 @@ impl HotPath {
             Owned::ListResourceTemplates => Ok(ServerResult::ListResourceTemplatesResult(
                 ListResourceTemplatesResult::with_all_items(crate::resources::templates(&shared.resources)),
             )),
-            Owned::ReadResource(uri) => {
+            Owned::ReadResource(uri, info) => {
                 let trace_id = uuid::Uuid::new_v4().simple().to_string();
-                crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, shared.view(&caller))
+                let (span, started) =
+                    (crate::mcp::request_span("resources/read", &uri, &info), std::time::Instant::now());
+                span.record("mcp.resource.uri", uri.as_str());
+                let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, shared.view(&caller));
+                let outcome = tracing::Instrument::instrument(read, span.clone())
                     .await
                     .map(|result| ServerResult::from(ReadResourceResponse::Complete(result)))
                     .map_err(|error| error.into_mcp(&uri))
@@ -278,7 +279,10 @@ impl HotPath {
                             error.code = ErrorCode::INVALID_PARAMS;
                         }
                         error
-                    })
+                    });
+                let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
+                crate::mcp::request_done(&span, "resources/read", None, error_type.as_deref(), started);
+                outcome
             }
         };
         let (status, message) = match outcome {
@@ -386,7 +390,7 @@ pub(crate) fn fuzz(data: &[u8]) {
             Owned::CallTool(..) => "tools/call",
             Owned::ListResources => "resources/list",
             Owned::ListResourceTemplates => "resources/templates/list",
-            Owned::ReadResource(_) => "resources/read",
+            Owned::ReadResource(..) => "resources/read",
         };
         let sent: serde_json::Value = serde_json::from_slice(body).expect("the check parsed it");
         assert_eq!(sent["method"].as_str(), Some(method), "the hot path took {sent} as `{method}`");
