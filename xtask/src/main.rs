@@ -142,6 +142,23 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-mcp", "testing"),
 ];
 
+/// Crates only an optional part brings: stores, Cedar, the ledger, TLS and HTTP clients, OAuth,
+/// OpenTelemetry, the scaffolders.
+const OPTIONAL_CRATES: &[&str] = &[
+    "oxigraph",
+    "rusqlite",
+    "cedar-policy",
+    "reqwest",
+    "rustls",
+    "jsonwebtoken",
+    "opentelemetry",
+    "opentelemetry_sdk",
+    "opentelemetry-otlp",
+    "tracing-opentelemetry",
+    "prettyplease",
+    "similar",
+];
+
 fn features() -> ExitCode {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let run = |args: &[&str]| {
@@ -152,6 +169,24 @@ fn features() -> ExitCode {
         let lint =
             ["clippy", "--locked", "-p", package, "--all-targets", "--no-default-features", "--features", features];
         if !run(&[&lint[..], &["--", "-D", "warnings"]].concat()) {
+            return ExitCode::FAILURE;
+        }
+    }
+    // A part left out costs nothing: a tools-only build compiles none of the optional parts'
+    // crates.
+    for features in ["http", "stdio"] {
+        let tree = Command::new(&cargo)
+            .args(["tree", "--locked", "-p", "trails-mcp", "--no-default-features", "--features", features])
+            .args(["-e", "normal", "--prefix", "none"])
+            .output();
+        let Ok(tree) = tree.map(|out| String::from_utf8_lossy(&out.stdout).into_owned()) else {
+            return ExitCode::FAILURE;
+        };
+        let names: std::collections::BTreeSet<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+        let leaked: Vec<&&str> = OPTIONAL_CRATES.iter().filter(|name| names.contains(**name)).collect();
+        println!("xtask: trails-mcp with `{features}` alone: {} crates", names.len());
+        if names.is_empty() || !leaked.is_empty() {
+            eprintln!("error: trails-mcp with only `{features}` compiles optional parts' crates: {leaked:?}");
             return ExitCode::FAILURE;
         }
     }

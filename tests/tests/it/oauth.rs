@@ -14,6 +14,9 @@ use serde_json::{json, Value};
 
 use crate::fixture;
 
+/// A `[[http.tokens]]` token configured beside the provider.
+const STATIC_TOKEN: &str = "static-ci-token";
+
 /// A builder-scope tool of the fixture app (enabling an enabled tool changes nothing).
 const BUILDER_TOOL: &str = "trails_meta_tools_enable";
 
@@ -183,7 +186,13 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
     let port = free_port();
     let issuer = format!("http://127.0.0.1:{port}");
     let provider = Provider::start(port, &[&key]);
-    let served = app(&issuer, "[auth.oauth.introspection]\nclient_id = \"trails\"\nclient_secret = \"trails-secret\"");
+    // A static token beside the provider's (the simple set-up keeps working).
+    let extra = format!(
+        "[auth.oauth.introspection]\nclient_id = \"trails\"\nclient_secret = \"trails-secret\"\n\
+         [[http.tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
+        trails::auth::sha256_hex(STATIC_TOKEN)
+    );
+    let served = app(&issuer, &extra);
     let resource = format!("http://{}/mcp", served.addr);
     let addr = served.addr;
 
@@ -286,6 +295,19 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
         .unwrap();
     assert_eq!(invoke.status(), 401);
     assert!(invoke.headers()["www-authenticate"].to_str().unwrap().contains(&metadata_url));
+
+    // A static token still works, and every caller is its own: provenance names the token's
+    // subject (the provider's client, the signed `sub`) and the static token's name.
+    assert!(accepted(&call(addr, Some(STATIC_TOKEN), BUILDER_TOOL).await));
+    let read =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": "trails://prov/latest"}});
+    let (_, _, latest) = post(addr, Some(&builder), &read).await;
+    let latest: Value = serde_json::from_str(latest["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let agents: Vec<&str> =
+        latest["activities"].as_array().unwrap().iter().map(|a| a["agent"].as_str().unwrap()).collect();
+    for agent in ["/agent/builder", "/agent/mallory", "/agent/ci", "/agent/opaque"] {
+        assert!(agents.iter().any(|a| a.ends_with(agent)), "{agent} in {agents:?}");
+    }
 
     // No token reached the log.
     let log = served.stderr();
