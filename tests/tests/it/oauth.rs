@@ -135,6 +135,8 @@ fn app(issuer: &str, extra: &str) -> trails_tests::Served {
             {extra}
             "#
         ))
+        // Debug lines too: where a token would leak if any line quoted one.
+        .log(Some("trails_serve=debug,warn"))
         .http()
 }
 
@@ -278,6 +280,43 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
     let tampered = format!("{}.{}.{}", parts[0], b64(claims(json!({"scope": "mcp:builder mcp:dev"}))), parts[2]);
     refused(&call(addr, Some(&tampered), BUILDER_TOOL).await, "signature");
 
+    // The key-matching rules: an EdDSA token under the P-256 key's id, a token typed as something
+    // else than an access token, unknown critical extensions, a token bound to a client key.
+    let ed = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap().serialize_pem();
+    let mut ed_header = Header::new(Algorithm::EdDSA);
+    ed_header.kid = Some("k1".into());
+    let ed = jsonwebtoken::encode(&ed_header, &claims(json!({})), &EncodingKey::from_ed_pem(ed.as_bytes()).unwrap())
+        .unwrap();
+    refused(&call(addr, Some(&ed), BUILDER_TOOL).await, "not the one its key is published for");
+    let mut id_token = Header::new(Algorithm::ES256);
+    (id_token.kid, id_token.typ) = (Some("k1".into()), Some("id+jwt".into()));
+    let ec = EncodingKey::from_ec_pem(key.pem.as_bytes()).unwrap();
+    let id_token = jsonwebtoken::encode(&id_token, &claims(json!({})), &ec).unwrap();
+    refused(&call(addr, Some(&id_token), BUILDER_TOOL).await, "not an access token");
+    let message = format!(
+        "{}.{}",
+        b64(json!({"alg": "ES256", "kid": "k1", "crit": ["x-bind"], "x-bind": 1})),
+        b64(claims(json!({})))
+    );
+    let crit = format!("{message}.{}", jsonwebtoken::crypto::sign(message.as_bytes(), &ec, Algorithm::ES256).unwrap());
+    refused(&call(addr, Some(&crit), BUILDER_TOOL).await, "`crit`");
+    let bound = key.sign(&claims(json!({"cnf": {"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}})));
+    refused(&call(addr, Some(&bound), BUILDER_TOOL).await, "bound to a client key");
+    // Without a `kid`, the one key of the algorithm's family is the key.
+    let no_kid = jsonwebtoken::encode(&Header::new(Algorithm::ES256), &claims(json!({})), &ec).unwrap();
+    assert!(accepted(&call(addr, Some(&no_kid), BUILDER_TOOL).await), "a token without kid, one key published");
+    // Another scheme than Bearer: 401 with the metadata all the same.
+    let basic = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("authorization", "Basic dXNlcjpwYXNz")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(basic.status(), 401);
+    assert!(basic.headers()["www-authenticate"].to_str().unwrap().contains(&metadata_url));
+
     // Opaque tokens, asked about at the provider's introspection endpoint.
     let opaque = provider.access_token("opaque", "mcp:runtime mcp:builder", &resource).await;
     assert_eq!(opaque.matches('.').count(), 0, "an opaque token: {opaque}");
@@ -311,7 +350,22 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
 
     // No token reached the log.
     let log = served.stderr();
-    for token in [&builder, &reader, &elsewhere, &opaque, &tampered] {
+    let made_up = "made-up-opaque-token".to_owned();
+    for token in [
+        &builder,
+        &reader,
+        &elsewhere,
+        &opaque,
+        &opaque_elsewhere,
+        &tampered,
+        &none,
+        &hmac,
+        &ed,
+        &id_token,
+        &crit,
+        &bound,
+        &made_up,
+    ] {
         assert!(!log.contains(token.as_str()), "a token in the log:\n{log}");
     }
     drop(provider);
@@ -347,6 +401,9 @@ async fn rotated_keys_are_fetched_and_held_keys_outlive_an_issuer_outage() {
     let (status, _, body) = call(addr, Some(&unknown), BUILDER_TOOL).await;
     assert_eq!(status, 503, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("cannot be fetched"), "{body}");
+    // Again at once (within key_refetch_secs, no new fetch): still unavailable, not invalid.
+    let (status, _, body) = call(addr, Some(&unknown), BUILDER_TOOL).await;
+    assert_eq!(status, 503, "{body}");
 }
 
 /// End to end with an official client: the MCP Python SDK's OAuth support finds everything from

@@ -83,8 +83,15 @@ pub(crate) fn resolve(
         });
     };
     let issuer = config.issuer.trim().to_owned();
-    if !(issuer.starts_with("https://") || issuer.starts_with("http://")) || issuer.parse::<http::Uri>().is_err() {
-        let expected = "the authorization server's issuer identifier, an https:// URL";
+    // Keys fetched over plain HTTP could be anyone's: https, but for an issuer on this machine.
+    let loopback = issuer.parse::<http::Uri>().ok().and_then(|uri| uri.host().map(str::to_owned)).is_some_and(|host| {
+        host == "localhost"
+            || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    });
+    let scheme_ok = issuer.starts_with("https://") || (issuer.starts_with("http://") && loopback);
+    if !scheme_ok || issuer.parse::<http::Uri>().is_err() {
+        let expected =
+            "the authorization server's issuer identifier, an https:// URL (http:// only on a loopback address)";
         return Err(ConfigError::Value { key: "[auth.oauth] issuer", value: config.issuer, expected });
     }
     let resource = format!("{public_url}/mcp");
@@ -181,6 +188,9 @@ mod tests {
         assert!(resolve(&format!("{base}[auth.oauth.introspection]\nclient_id = \"rs\""))
             .unwrap_err()
             .contains("TRAILS_OAUTH_CLIENT_SECRET"));
+        let plain = "[http]\npublic_url = \"https://m.example\"\n[auth.oauth]\nissuer = \"http://id.example.com\"\n";
+        assert!(resolve(plain).unwrap_err().contains("http:// only on a loopback address"));
+        assert!(resolve(&plain.replace("id.example.com", "127.0.0.1:9000")).is_ok());
         let no_url = "[auth.oauth]\nissuer = \"https://id.example.com\"\n";
         assert!(resolve(no_url).unwrap_err().contains("[http] public_url"));
         assert!(resolve("[http]\npublic_url = \"mcp.example.com\"").unwrap_err().contains("[http] public_url"));

@@ -85,8 +85,17 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
         return Ok(caller);
     }
     #[cfg(feature = "oauth")]
-    if let (Some(oauth), Some(token)) = (&shared.oauth, token) {
+    if let Some(oauth) = &shared.oauth {
         use crate::oauth::Rejection;
+        let Some(token) = token else {
+            let why = "the Authorization header is not `Bearer <token>`";
+            return Err(Refused {
+                status: StatusCode::UNAUTHORIZED,
+                error: errors::token_refused(why),
+                challenge: Some(oauth.challenge(Some(("invalid_request", why)), None)),
+                reason: why.to_owned(),
+            });
+        };
         return oauth.caller(token, settings.process_scopes).await.map_err(|rejection| match rejection {
             Rejection::Invalid(why) => Refused {
                 status: StatusCode::UNAUTHORIZED,

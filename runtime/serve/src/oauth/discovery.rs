@@ -14,27 +14,48 @@ pub(super) struct Metadata {
     pub(super) introspection_endpoint: Option<String>,
 }
 
+/// How long a failed discovery is answered from memory: callers queued behind it do not each
+/// wait on the issuer again.
+const FAILURE_KEPT: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub(super) struct Discovery {
     client: reqwest::Client,
     issuer: String,
-    found: tokio::sync::Mutex<Option<Metadata>>,
+    found: tokio::sync::Mutex<Found>,
+}
+
+#[derive(Default)]
+enum Found {
+    #[default]
+    Nothing,
+    Metadata(Metadata),
+    Failed(std::time::Instant, String),
 }
 
 impl Discovery {
     pub(super) fn new(client: reqwest::Client, issuer: String) -> Discovery {
-        Discovery { client, issuer, found: tokio::sync::Mutex::new(None) }
+        Discovery { client, issuer, found: tokio::sync::Mutex::new(Found::Nothing) }
     }
 
     /// The metadata, discovered on first use (one request at a time asks the issuer).
     pub(super) async fn metadata(&self) -> Result<Metadata, String> {
         let mut found = self.found.lock().await;
-        if let Some(metadata) = &*found {
-            return Ok(metadata.clone());
+        match &*found {
+            Found::Metadata(metadata) => return Ok(metadata.clone()),
+            Found::Failed(at, error) if at.elapsed() < FAILURE_KEPT => return Err(error.clone()),
+            _ => {}
         }
-        let metadata = self.discover().await?;
-        tracing::info!(issuer = %self.issuer, jwks_uri = metadata.jwks_uri.as_deref().unwrap_or("-"), "OAuth: discovered the issuer's metadata");
-        *found = Some(metadata.clone());
-        Ok(metadata)
+        match self.discover().await {
+            Ok(metadata) => {
+                tracing::info!(issuer = %self.issuer, jwks_uri = metadata.jwks_uri.as_deref().unwrap_or("-"), "OAuth: discovered the issuer's metadata");
+                *found = Found::Metadata(metadata.clone());
+                Ok(metadata)
+            }
+            Err(error) => {
+                *found = Found::Failed(std::time::Instant::now(), error.clone());
+                Err(error)
+            }
+        }
     }
 
     async fn discover(&self) -> Result<Metadata, String> {

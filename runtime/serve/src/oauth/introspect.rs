@@ -1,7 +1,10 @@
-//! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662). An active
-//! answer is kept for up to [`KEEP`] (never past the token's `exp`), by the token's SHA-256, so a
-//! busy client costs the issuer a request a minute; at most [`IN_FLIGHT`] questions are open at
-//! once, so a flood of made-up tokens cannot turn this server against the issuer.
+//! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662). An
+//! answer is kept by the token's SHA-256 — an active one for up to [`KEEP`] (never past the
+//! token's `exp`), a refusal for [`KEEP_REFUSED`] — so a busy client costs the issuer a request a
+//! minute and a token retried after a refusal costs nothing; at most [`IN_FLIGHT`] questions are
+//! open at once (a caller waits [`WAIT`] for a turn), so a flood of made-up tokens cannot turn
+//! this server against the issuer. (Such a flood can still crowd out genuine opaque tokens for
+//! a while: a per-client rate limit in front of the server is the remedy.)
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,13 +23,20 @@ const KEEP: Duration = Duration::from_secs(60);
 const MAX_KEPT: usize = 10_000;
 /// Most questions open at the issuer at once.
 const IN_FLIGHT: usize = 16;
+/// Longest a refusal is reused.
+const KEEP_REFUSED: Duration = Duration::from_secs(30);
+/// Longest a caller waits for a turn to ask.
+const WAIT: Duration = Duration::from_secs(2);
+
+/// Answers by the token's SHA-256, each until when it is reused.
+type Kept = HashMap<[u8; 32], (Result<Identity, Rejection>, Instant)>;
 
 pub(super) struct Introspector {
     client: reqwest::Client,
     discovery: Arc<Discovery>,
     client_id: String,
     secret: String,
-    kept: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+    kept: Mutex<Kept>,
     open: tokio::sync::Semaphore,
 }
 
@@ -44,14 +54,17 @@ impl Introspector {
 
     pub(super) async fn verify(&self, token: &str, settings: &OAuthSettings) -> Result<Identity, Rejection> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((identity, until)) = self.kept().get(&digest) {
+        if let Some((answer, until)) = self.kept().get(&digest) {
             if Instant::now() < *until {
-                return Ok(identity.clone());
+                return answer.clone();
             }
         }
         let busy =
             || Rejection::Unavailable("too many tokens are being checked at the authorization server; retry".into());
-        let _permit = self.open.try_acquire().map_err(|_| busy())?;
+        let _permit = match tokio::time::timeout(WAIT, self.open.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            _ => return Err(busy()),
+        };
         let unreachable = |error: String| {
             tracing::warn!(%error, "OAuth: token introspection failed");
             Rejection::Unavailable("the authorization server cannot be asked about the token now; retry later".into())
@@ -69,8 +82,10 @@ impl Introspector {
             .await
             .map_err(|e| unreachable(format!("{endpoint}: {}", chain(&e))))?;
         let answer = read_json(&endpoint, response).await.map_err(unreachable)?;
-        let (identity, expires) = check(&answer, settings)?;
-        let until = Instant::now() + expires.map_or(KEEP, |left| left.min(KEEP));
+        let (kept_answer, until) = match check(&answer, settings) {
+            Ok((identity, expires)) => (Ok(identity), Instant::now() + expires.map_or(KEEP, |left| left.min(KEEP))),
+            Err(refused) => (Err(refused), Instant::now() + KEEP_REFUSED),
+        };
         let mut kept = self.kept();
         if kept.len() >= MAX_KEPT {
             let now = Instant::now();
@@ -79,11 +94,11 @@ impl Introspector {
                 kept.clear();
             }
         }
-        kept.insert(digest, (identity.clone(), until));
-        Ok(identity)
+        kept.insert(digest, (kept_answer.clone(), until));
+        kept_answer
     }
 
-    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Identity, Instant)>> {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -95,6 +110,14 @@ fn check(answer: &Value, settings: &OAuthSettings) -> Result<(Identity, Option<D
         return Err(Rejection::invalid(
             "the token is not active (expired, revoked or unknown to the authorization server)",
         ));
+    }
+    // An access token, to be used as a bearer token: not a refresh token, not one bound to a
+    // client key (DPoP or mTLS: this server cannot check the binding, so it does not accept it).
+    if answer.get("token_type").and_then(Value::as_str).is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
+        return Err(Rejection::invalid("the token is not a bearer access token (`token_type`)"));
+    }
+    if answer.get("cnf").is_some() {
+        return Err(Rejection::invalid("the token is bound to a client key (`cnf`), which this server cannot check"));
     }
     if let Some(issuer) = answer.get("iss") {
         if issuer.as_str() != Some(settings.issuer.as_str()) {

@@ -29,6 +29,10 @@ pub(super) async fn verify(
     if !matches!(typ.as_deref(), None | Some("jwt" | "at+jwt" | "application/at+jwt")) {
         return Err(Rejection::invalid("the token's `typ` is not an access token's"));
     }
+    // Extensions this server does not understand (RFC 7515 `crit`) make the token unusable here.
+    if super::jwt_header(token).is_some_and(|header| header.get("crit").is_some()) {
+        return Err(Rejection::invalid("the token's header has `crit` extensions this server does not implement"));
+    }
     let key = keys.key(header.kid.as_deref(), alg).await?;
     let mut validation = Validation::new(alg);
     validation.set_issuer(&[&settings.issuer]);
@@ -37,6 +41,10 @@ pub(super) async fn verify(
     validation.leeway = settings.leeway.as_secs();
     validation.validate_nbf = true;
     let data = jsonwebtoken::decode::<Value>(token, &key.key, &validation).map_err(|e| rejection(e.kind()))?;
+    // Bound to a client key (DPoP, mTLS: RFC 9449, RFC 8705): this server cannot check the binding.
+    if data.claims.get("cnf").is_some() {
+        return Err(Rejection::invalid("the token is bound to a client key (`cnf`), which this server cannot check"));
+    }
     identity(&data.claims)
 }
 

@@ -36,8 +36,8 @@ pub(super) struct Keys {
     discovery: Arc<Discovery>,
     refetch: Duration,
     set: RwLock<Option<Arc<Set>>>,
-    /// Held while fetching; the time of the last attempt.
-    fetching: tokio::sync::Mutex<Option<Instant>>,
+    /// Held while fetching; the time of the last attempt, and whether it failed.
+    fetching: tokio::sync::Mutex<Option<(Instant, bool)>>,
 }
 
 impl Keys {
@@ -67,26 +67,29 @@ impl Keys {
                 return Ok(key);
             }
         }
-        if last.is_some_and(|at| at.elapsed() < self.refetch) {
-            return Err(match self.held() {
-                Some(_) => unknown(kid),
-                None => Rejection::Unavailable(
-                    "the authorization server's signing keys cannot be fetched; retry later".into(),
-                ),
-            });
+        let unavailable = || {
+            Rejection::Unavailable(
+                "the token is signed by a key this server does not hold, and the authorization server's keys cannot be fetched now; retry later".into(),
+            )
+        };
+        if let Some((at, failed)) = *last {
+            if at.elapsed() < self.refetch {
+                // The last fetch worked and the key was not in it: unknown. It failed: the key
+                // may exist, nothing can tell yet.
+                return Err(if failed || self.held().is_none() { unavailable() } else { unknown(kid) });
+            }
         }
-        *last = Some(Instant::now());
         match self.fetch().await {
             Ok(set) => {
+                *last = Some((Instant::now(), false));
                 let found = find(&set, kid, alg)?;
                 self.store(set);
                 found.ok_or_else(|| unknown(kid))
             }
             Err(error) => {
+                *last = Some((Instant::now(), true));
                 tracing::warn!(%error, "OAuth: cannot fetch the issuer's signing keys");
-                Err(Rejection::Unavailable(
-                    "the token is signed by a key this server does not hold, and the authorization server's keys cannot be fetched now; retry later".into(),
-                ))
+                Err(unavailable())
             }
         }
     }
@@ -94,8 +97,9 @@ impl Keys {
     /// Fetch the set now (at start); how many usable keys it holds.
     pub(super) async fn refresh(&self) -> Result<usize, String> {
         let mut last = self.fetching.lock().await;
-        *last = Some(Instant::now());
-        let set = self.fetch().await?;
+        let fetched = self.fetch().await;
+        *last = Some((Instant::now(), fetched.is_err()));
+        let set = fetched?;
         let count = set.keys.len();
         self.store(set);
         Ok(count)
@@ -103,15 +107,17 @@ impl Keys {
 
     fn refresh_in_background(self: &Arc<Self>) {
         let Ok(mut last) = self.fetching.try_lock() else { return };
-        if last.is_some_and(|at| at.elapsed() < self.refetch) {
+        if last.is_some_and(|(at, _)| at.elapsed() < self.refetch) {
             return;
         }
-        *last = Some(Instant::now());
+        *last = Some((Instant::now(), false));
         drop(last);
         let keys = self.clone();
         tokio::spawn(async move {
-            let _held = keys.fetching.lock().await;
-            match keys.fetch().await {
+            let mut last = keys.fetching.lock().await;
+            let fetched = keys.fetch().await;
+            *last = Some((Instant::now(), fetched.is_err()));
+            match fetched {
                 Ok(set) => keys.store(set),
                 // The keys held keep working; the next refresh tries again.
                 Err(error) => {
