@@ -437,3 +437,29 @@ async fn the_python_sdks_oauth_client_finds_the_provider_from_the_401_and_calls(
     let accepted = requests.iter().rposition(|r| path(r) == "/mcp" && r[2] == 200);
     assert!(metadata.is_some_and(|m| m > first_401) && token > metadata && accepted > token, "the flow: {requests:?}");
 }
+
+/// `[auth] anonymous = false`: nothing but the health check and the metadata without a token, so
+/// a host meets the challenge as it connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_anonymous_callers_off_every_request_meets_the_challenge() {
+    let key = Key::new("k1");
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let provider = Provider::start(port, &[&key]);
+    let served = app(&issuer, "[auth]\nanonymous = false");
+    let (addr, resource) = (served.addr, format!("http://{}/mcp", served.addr));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, challenge, body) = post(addr, None, &initialize).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(challenge.contains("resource_metadata=") && !challenge.contains("error="), "{challenge}");
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    let openapi = reqwest::get(format!("http://{addr}/openapi.json")).await.unwrap();
+    assert_eq!(openapi.status(), 401);
+    for open in ["/healthz", "/.well-known/oauth-protected-resource/mcp"] {
+        assert_eq!(reqwest::get(format!("http://{addr}{open}")).await.unwrap().status(), 200, "{open}");
+    }
+    let token = provider.access_token("reader", "mcp:runtime", &resource).await;
+    let (status, _, body) = post(addr, Some(&token), &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    assert_eq!(status, 200, "{body}");
+}

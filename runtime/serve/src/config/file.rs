@@ -57,6 +57,10 @@ pub struct TelemetryConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
+    /// Serve HTTP requests that carry no token, as the anonymous caller (`runtime` tools only;
+    /// default true). False: every route but `/healthz` and the OAuth metadata answers 401, so a
+    /// host asks its user to sign in as it connects.
+    pub anonymous: Option<bool>,
     /// `[auth.oauth]`: accept access tokens an OAuth 2.1 authorization server issues for this
     /// server (the `oauth` feature).
     pub oauth: Option<OAuthConfig>,

@@ -191,6 +191,8 @@ pub struct Settings {
     pub(crate) oauth: Option<oauth::OAuthSettings>,
     /// `[telemetry]` and the `OTEL_*` variables.
     pub(crate) telemetry: Telemetry,
+    /// `[auth] anonymous`: HTTP requests without a token are served (as the anonymous caller).
+    pub anonymous_http: bool,
 }
 
 /// Where OpenTelemetry exports to, if anywhere.
@@ -511,6 +513,7 @@ impl Settings {
             }
         };
         Ok(Settings {
+            anonymous_http: config.auth.anonymous.unwrap_or(true),
             public_url,
             oauth,
             telemetry,

@@ -25,6 +25,11 @@ pub(crate) async fn authenticate(
 ) -> Response {
     let settings = &shared.settings;
     let caller = match request.headers().get(header::AUTHORIZATION) {
+        // `[auth] anonymous = false`: a token on every request (but the health check).
+        None if !settings.anonymous_http && request.uri().path() != "/healthz" => {
+            let mcp = request.uri().path() == super::MCP_PATH;
+            return token_required(&shared).response(mcp);
+        }
         None => Caller::anonymous(settings.process_scopes),
         Some(value) => {
             let token = value.to_str().ok().and_then(bearer);
@@ -74,6 +79,27 @@ impl Refused {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         }
         response
+    }
+}
+
+/// A request without a token where one is required: 401 with the challenge that says where to
+/// get one (with `[auth.oauth]`, the metadata).
+fn token_required(shared: &Shared) -> Refused {
+    #[cfg(feature = "oauth")]
+    let challenge = match &shared.oauth {
+        Some(oauth) => oauth.challenge(None, None),
+        None => r#"Bearer realm="trails""#.to_owned(),
+    };
+    #[cfg(not(feature = "oauth"))]
+    let challenge = {
+        let _ = shared;
+        r#"Bearer realm="trails""#.to_owned()
+    };
+    Refused {
+        status: StatusCode::UNAUTHORIZED,
+        error: errors::token_required(),
+        challenge: Some(challenge),
+        reason: "no token, and [auth] anonymous = false".to_owned(),
     }
 }
 

@@ -31,6 +31,16 @@ pub(crate) fn no_tokens_configured(setting: &str) -> ErrorData {
     ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), message, None)
 }
 
+/// A request without a token to a server that serves none without (`[auth] anonymous = false`).
+#[cfg(feature = "http")]
+pub(crate) fn token_required() -> ErrorData {
+    ErrorData::new(
+        ErrorCode(AUTHENTICATION_FAILED),
+        "authentication required: this server answers only requests with a token",
+        None,
+    )
+}
+
 /// An OAuth access token this server does not accept, and why (the reason quotes nothing of it).
 #[cfg(feature = "oauth")]
 pub(crate) fn token_refused(why: &str) -> ErrorData {
