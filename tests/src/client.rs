@@ -15,6 +15,21 @@ use serde_json::{json, Value};
 /// `body` POSTed to `/mcp` as a 2025-06-18 client without a session sends it (with `token` as its
 /// bearer token); the JSON answer.
 pub async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> Value {
+    post_with(addr, token, &[], body).await.answer
+}
+
+/// What the server answered a [`post_with`]: the status, `WWW-Authenticate` and the JSON body.
+#[derive(Debug)]
+pub struct Answered {
+    pub status: u16,
+    /// The `WWW-Authenticate` value; empty when there is none.
+    pub challenge: String,
+    pub answer: Value,
+}
+
+/// [`post`] with more request headers (`traceparent`, …), and what the HTTP layer said besides
+/// the body.
+pub async fn post_with(addr: SocketAddr, token: Option<&str>, headers: &[(&str, &str)], body: &Value) -> Answered {
     let mut request = reqwest::Client::new()
         .post(format!("http://{addr}/mcp"))
         .header("accept", "application/json, text/event-stream")
@@ -23,9 +38,19 @@ pub async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> Value 
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
     let response = request.send().await.expect("the server answers");
+    let status = response.status().as_u16();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
     let text = response.text().await.expect("a body");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    let answer = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    Answered { status, challenge, answer }
 }
 
 /// `tools/call` of `tool` with `arguments`, POSTed as [`post`] does; the whole JSON-RPC answer.

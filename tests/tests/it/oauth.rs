@@ -147,20 +147,8 @@ async fn call(addr: SocketAddr, token: Option<&str>, tool: &str) -> (u16, String
 }
 
 async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> (u16, String, Value) {
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let challenge =
-        response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
-    let text = response.text().await.unwrap();
-    (status, challenge, serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")))
+    let answered = trails_tests::client::post_with(addr, token, &[], body).await;
+    (answered.status, answered.challenge, answered.answer)
 }
 
 /// Accepted: a tool result, not an error.

@@ -104,16 +104,7 @@ fn attribute(span: &Value, key: &str) -> Option<String> {
 }
 
 async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: Value) -> Value {
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .bearer_auth(TOKEN)
-        .json(&body);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    request.send().await.unwrap().json().await.unwrap()
+    trails_tests::client::post_with(addr, Some(TOKEN), headers, &body).await.answer
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
