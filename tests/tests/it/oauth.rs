@@ -194,6 +194,7 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
         assert_eq!(metadata["authorization_servers"], json!([issuer]));
         assert_eq!(metadata["scopes_supported"], json!(["mcp:builder", "mcp:runtime"]));
         assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+        assert_eq!(metadata["resource_name"], "trails-fixture-server", "the app's serverInfo name");
     }
 
     // No token for a builder tool: 401 naming the metadata and the scope to ask for; the body is

@@ -88,12 +88,12 @@ fn token_required(shared: &Shared) -> Refused {
     #[cfg(feature = "oauth")]
     let challenge = match &shared.oauth {
         Some(oauth) => oauth.challenge(None, None),
-        None => r#"Bearer realm="trails""#.to_owned(),
+        None => super::challenge::PLAIN.to_owned(),
     };
     #[cfg(not(feature = "oauth"))]
     let challenge = {
         let _ = shared;
-        r#"Bearer realm="trails""#.to_owned()
+        super::challenge::PLAIN.to_owned()
     };
     Refused {
         status: StatusCode::UNAUTHORIZED,

@@ -4,6 +4,9 @@
 use crate::pipeline::Refusal;
 use crate::state::Shared;
 
+/// The challenge without OAuth: a bearer token is what it takes.
+pub(crate) const PLAIN: &str = r#"Bearer realm="trails""#;
+
 /// The `WWW-Authenticate` value for a refusal answered 401 or 403, if it is one of those.
 pub(crate) fn for_refusal(shared: &Shared, refused: &Refusal) -> Option<String> {
     #[cfg(feature = "oauth")]
@@ -19,7 +22,7 @@ pub(crate) fn for_refusal(shared: &Shared, refused: &Refusal) -> Option<String> 
     }
     let _ = shared;
     match refused {
-        Refusal::AuthenticationRequired { .. } => Some(r#"Bearer realm="trails""#.to_owned()),
+        Refusal::AuthenticationRequired { .. } => Some(PLAIN.to_owned()),
         _ => None,
     }
 }

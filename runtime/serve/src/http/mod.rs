@@ -170,7 +170,7 @@ async fn to_rmcp(
 #[cfg(feature = "oauth")]
 async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
     match &shared.oauth {
-        Some(oauth) => axum::Json(oauth.metadata(shared.settings.process_scopes)).into_response(),
+        Some(oauth) => axum::Json(oauth.metadata(shared.settings.process_scopes, &shared.name)).into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -141,8 +141,9 @@ impl ResourceServer {
         format!("{}/.well-known/oauth-protected-resource/mcp", self.settings.public_url)
     }
 
-    /// The Protected Resource Metadata document (RFC 9728 §2).
-    pub(crate) fn metadata(&self, process_scopes: ScopeSet) -> Value {
+    /// The Protected Resource Metadata document (RFC 9728 §2); `name` is the server's, shown to
+    /// the user by clients that ask for consent.
+    pub(crate) fn metadata(&self, process_scopes: ScopeSet, name: &str) -> Value {
         let scopes: Vec<&str> = self
             .settings
             .scopes
@@ -155,7 +156,7 @@ impl ResourceServer {
             "authorization_servers": [self.settings.issuer],
             "scopes_supported": scopes,
             "bearer_methods_supported": ["header"],
-            "resource_name": "MCP server",
+            "resource_name": name,
         })
     }
 
