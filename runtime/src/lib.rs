@@ -226,6 +226,8 @@ pub mod _guide {
     pub mod _07_wire_contract {}
     #[doc = include_str!("../guide/08-benchmarks.md")]
     pub mod _08_benchmarks {}
+    #[doc = include_str!("../guide/09-replicas.md")]
+    pub mod _09_replicas {}
 }
 
 /// The fuzz targets' entry points (`fuzz/`, built with `--cfg fuzzing`).

@@ -417,3 +417,159 @@ impl Drop for TlsProxy {
         }
     }
 }
+
+/// `TRAILS_REDIS`, or Debian's `redis-server` (which `cargo xtask test` installs with apt).
+pub fn redis_binary() -> PathBuf {
+    std::env::var_os("TRAILS_REDIS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/redis-server"))
+}
+
+/// A Redis server on a free loopback port, keeping nothing on disk (a restart starts it empty),
+/// stopped on drop.
+pub struct RedisServer {
+    child: Option<Child>,
+    addr: SocketAddr,
+    dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Start one and wait until it answers `PING`.
+    pub fn start() -> RedisServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = RedisServer { child: None, addr: free_addr(), dir };
+        with_retries("Redis", || {
+            server.addr = free_addr();
+            server.spawn()
+        });
+        server
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let binary = redis_binary();
+        let port = self.addr.port().to_string();
+        let mut child = Command::new(&binary)
+            .args(["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
+            });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!("redis-server exited before answering on {}: {status}", self.addr));
+            }
+            if redis_answers(self.addr) {
+                self.child = Some(child);
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                return Err(format!("redis-server did not answer on {} within 10 s", self.addr));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
+    /// Kill it (as a crash would: nothing is saved).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Start it again on the same port, empty.
+    pub fn restart(&mut self) {
+        self.stop();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Err(failure) = self.spawn() {
+            assert!(Instant::now() < deadline, "Redis did not restart on {}: {failure}", self.addr);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Whether Redis at `addr` answers `PING` with `+PONG`.
+fn redis_answers(addr: SocketAddr) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut answer = [0u8; 7];
+    stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut answer).is_ok() && &answer == b"+PONG\r\n"
+}
+
+/// `TRAILS_HAPROXY`, or Debian's `haproxy` (which `cargo xtask test` installs with apt).
+pub fn haproxy_binary() -> PathBuf {
+    std::env::var_os("TRAILS_HAPROXY").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/sbin/haproxy"))
+}
+
+/// HAProxy on a free loopback port, balancing HTTP round robin over `backends` (sticky on
+/// `Mcp-Session-Id` for 2025-* sessions, as the guide's set-up is), stopped on drop.
+pub struct Balancer {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Balancer {
+    pub fn start(backends: &[SocketAddr]) -> Balancer {
+        let binary = haproxy_binary();
+        with_retries("HAProxy", || {
+            let (addr, dir) = (free_addr(), tempfile::tempdir().unwrap());
+            let servers: String =
+                backends.iter().enumerate().map(|(n, backend)| format!("  server replica{n} {backend}\n")).collect();
+            let config = format!(
+                "global\n  maxconn 1024\n\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  \
+                 timeout server 60s\n\nfrontend mcp\n  bind {addr}\n  default_backend replicas\n\n\
+                 backend replicas\n  balance roundrobin\n  stick-table type string len 64 size 100k expire 30m\n  \
+                 stick on req.hdr(Mcp-Session-Id)\n  stick store-response res.hdr(Mcp-Session-Id)\n{servers}"
+            );
+            let file = dir.path().join("haproxy.cfg");
+            std::fs::write(&file, config).unwrap();
+            let mut child = Command::new(&binary)
+                .arg("-db")
+                .arg("-f")
+                .arg(&file)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
+                });
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !crate::launch::listens(addr) {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(format!("haproxy exited before listening on {addr}: {status}"));
+                }
+                if Instant::now() >= deadline {
+                    let _ = child.kill();
+                    return Err(format!("haproxy did not listen on {addr} within 10 s"));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(Balancer { child, addr, _dir: dir })
+        })
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

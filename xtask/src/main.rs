@@ -5,7 +5,7 @@
 //!   by the test always passes, and a second snapshot changes nothing.
 //! - `cargo xtask test`: the README's test command. Provisions what the tests need that cargo does
 //!   not (Oxigraph server from PyPI, into the cached virtualenv the interop test also uses;
-//!   Virtuoso 7 from Debian's packages, with apt, when `virtuoso-t` is missing), then runs every
+//!   Virtuoso 7, Redis and HAProxy from Debian's packages, with apt, when missing), then runs every
 //!   test, including those plain `cargo test` reports as ignored for lack of them.
 //! - `cargo xtask bench [ARGS]`: installs `wrk` (Debian's package) when missing, builds the
 //!   benchmark servers in release mode, and runs `mcp-bench ARGS` (see `bench/src/bin/mcp-bench.rs`).
@@ -45,13 +45,12 @@ fn main() -> ExitCode {
 /// Debian's Virtuoso 7 server package (`virtuoso-t`, `isql-vt`).
 const VIRTUOSO_PACKAGE: &str = "virtuoso-opensource-7-bin";
 
-/// `TRAILS_VIRTUOSO`, or `virtuoso-t` installed by apt when missing.
-fn virtuoso() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("TRAILS_VIRTUOSO") {
+/// `TRAILS_{env}`, or `binary` installed from Debian's `package` by apt when missing.
+fn provided(env: &str, package: &str, binary: &str) -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(format!("TRAILS_{env}")) {
         return Ok(PathBuf::from(path));
     }
-    apt_install(VIRTUOSO_PACKAGE, "/usr/bin/virtuoso-t")
-        .map_err(|e| format!("{e}; or point TRAILS_VIRTUOSO at virtuoso-t"))
+    apt_install(package, binary).map_err(|e| format!("{e}; or point TRAILS_{env} at {binary}"))
 }
 
 /// `binary`, installed from Debian's `package` with apt (as root, or through `sudo -n`) when missing.
@@ -90,9 +89,20 @@ fn test() -> ExitCode {
         }
     };
     let oxigraph = venv.join("bin/oxigraph");
-    let virtuoso = match virtuoso() {
+    let virtuoso = match provided("VIRTUOSO", VIRTUOSO_PACKAGE, "/usr/bin/virtuoso-t") {
         Ok(path) => path,
         Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The replicas' topology: Redis between them, HAProxy in front.
+    let (redis, haproxy) = match (
+        provided("REDIS", "redis-server", "/usr/bin/redis-server"),
+        provided("HAPROXY", "haproxy", "/usr/sbin/haproxy"),
+    ) {
+        (Ok(redis), Ok(haproxy)) => (redis, haproxy),
+        (Err(error), _) | (_, Err(error)) => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
@@ -103,6 +113,8 @@ fn test() -> ExitCode {
         .env("TRAILS_PYENV", &venv)
         .env("TRAILS_OXIGRAPH", &oxigraph)
         .env("TRAILS_VIRTUOSO", &virtuoso)
+        .env("TRAILS_REDIS", &redis)
+        .env("TRAILS_HAPROXY", &haproxy)
         .status();
     match status {
         Ok(status) if status.success() => ExitCode::SUCCESS,
@@ -121,6 +133,8 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-governance", ""),
     ("trails-governance", "ledger"),
     ("trails-governance", "cedar"),
+    ("trails-governance", "redis"),
+    ("trails-coord", ""),
     ("trails-kg", ""),
     ("trails-kg", "embedded"),
     ("trails-kg", "remote"),
@@ -136,6 +150,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("trails-serve", "testing"),
     ("trails-serve", "oauth"),
     ("trails-serve", "otel"),
+    ("trails-serve", "redis"),
     // The facade forwards: it builds with none, with one transport, and for tests.
     ("trails-mcp", ""),
     ("trails-mcp", "stdio"),
@@ -155,6 +170,8 @@ const OPTIONAL_CRATES: &[&str] = &[
     "opentelemetry_sdk",
     "opentelemetry-otlp",
     "tracing-opentelemetry",
+    "redis",
+    "trails-coord",
     "prettyplease",
     "similar",
 ];

@@ -532,6 +532,13 @@ impl Kg {
         self
     }
 
+    /// Reconcile provenance (retire what other processes recorded) only while holding `lease`:
+    /// one replica at a time, for replicas sharing a store. Shared by every clone; set once.
+    #[doc(hidden)]
+    pub fn prune_under(&self, lease: Arc<dyn provenance::PruneLease>) {
+        let _ = self.provenance.lease.set(lease);
+    }
+
     /// Activities retired since start.
     #[doc(hidden)]
     pub fn provenance_pruned(&self) -> u64 {
@@ -633,6 +640,12 @@ impl Kg {
         tokio::spawn(async move {
             let retention = kg.provenance.retention();
             loop {
+                // Held (renewed) for every batch: a pass that outlasts it stops.
+                if let Some(lease) = kg.provenance.lease.get() {
+                    if !lease.hold().await {
+                        break;
+                    }
+                }
                 match kg.prune_provenance(retention.keep, retention.max_age).await {
                     Ok(dropped) => {
                         kg.provenance.pruned.fetch_add(dropped as u64, Ordering::Relaxed);

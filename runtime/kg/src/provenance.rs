@@ -238,6 +238,16 @@ pub struct Log {
     pub since_reconcile: AtomicUsize,
     /// A reconciling pass is running (at most one at a time).
     pub reconciling: std::sync::atomic::AtomicBool,
+    /// With several replicas on one store: the lease a reconciling pass must hold.
+    pub lease: std::sync::OnceLock<std::sync::Arc<dyn PruneLease>>,
+}
+
+/// Who may prune the whole log now. Replicas sharing a remote store each retire what they
+/// recorded themselves; the pass over everything (what other processes recorded) is one
+/// replica's at a time, whoever holds this lease.
+pub trait PruneLease: Send + Sync + std::fmt::Debug {
+    /// Take or renew the lease; whether this process holds it.
+    fn hold(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + '_>>;
 }
 
 #[derive(Debug, Default)]
@@ -272,6 +282,7 @@ impl Log {
             pruned: AtomicU64::new(0),
             since_reconcile: AtomicUsize::new(0),
             reconciling: Default::default(),
+            lease: std::sync::OnceLock::new(),
         }
     }
 

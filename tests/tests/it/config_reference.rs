@@ -10,8 +10,9 @@ use std::path::Path;
 
 use serde::de::{self, Deserialize, Visitor};
 use trails::config::{
-    AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig,
-    ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TelemetryConfig, TokenConfig,
+    AuthConfig, BudgetConfig, CapabilityConfig, Config, CoordinationConfig, HttpConfig, IdempotencyConfig,
+    IntrospectionConfig, KgConfig, ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig,
+    TelemetryConfig, TokenConfig,
 };
 
 /// The field names serde's derive gives `T`'s `deserialize_struct`: the keys its table accepts.
@@ -82,7 +83,7 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
     let shown = shown(&toml);
     // Tables as sections (`[http]`) are keys of their parent too: those are covered by the
     // section's own keys.
-    let sections: [(&str, &[&str]); 15] = [
+    let sections: [(&str, &[&str]); 16] = [
         ("", keys::<Config>()),
         ("project", keys::<ProjectConfig>()),
         ("mcp", keys::<McpConfig>()),
@@ -98,6 +99,7 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
         ("auth.oauth", keys::<OAuthConfig>()),
         ("auth.oauth.introspection", keys::<IntrospectionConfig>()),
         ("telemetry", keys::<TelemetryConfig>()),
+        ("coordination", keys::<CoordinationConfig>()),
     ];
     let tables: BTreeSet<&str> = sections.iter().map(|(table, _)| *table).collect();
     let mut missing = Vec::new();

@@ -57,6 +57,7 @@ const RUNTIME: &[Unit] = &[
     unit("pipeline", Group::Core, 6),
     unit("kg", Group::Kg, 0),
     unit("ledger", Group::Govern, 0),
+    unit("coordination", Group::Govern, 0),
     unit("policy", Group::Govern, 1),
     unit("budget", Group::Govern, 1),
     unit("idempotency", Group::Govern, 1),

@@ -8,6 +8,7 @@
 
 mod budget;
 mod config_reference;
+mod coordination;
 mod deprecation;
 mod domain_errors;
 mod gen;
@@ -28,6 +29,7 @@ mod oauth;
 mod openapi;
 mod policy;
 mod registry;
+mod replicas;
 mod shacl;
 mod stdio_lines;
 mod telemetry;

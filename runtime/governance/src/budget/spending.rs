@@ -48,6 +48,10 @@ pub struct Budgets {
     /// The ledger's connection, opened (and its spending read into `spent`) before the first
     /// charge; tried again by the next charge when it could not be.
     conn: OnceCell<Arc<Mutex<Connection>>>,
+    /// Several replicas: spending is decided in Redis instead (`spent` then only mirrors what
+    /// this replica last saw, for `trails://stats`).
+    #[cfg(feature = "redis")]
+    shared: Option<crate::coordination::Coordination>,
 }
 
 impl std::fmt::Debug for Budgets {
@@ -65,7 +69,16 @@ impl Budgets {
             refused: AtomicU64::new(0),
             ledger,
             conn: OnceCell::new(),
+            #[cfg(feature = "redis")]
+            shared: None,
         }
+    }
+
+    /// Decide spending in Redis, shared with the other replicas, rather than in this process.
+    #[cfg(feature = "redis")]
+    pub fn shared(mut self, coordination: crate::coordination::Coordination) -> Budgets {
+        self.shared = Some(coordination);
+        self
     }
 
     fn limit(&self, caller: Option<&str>) -> BudgetLimit {
@@ -86,6 +99,10 @@ impl Budgets {
         let bounded = (cost.tokens > 0 && limit.tokens.is_some()) || (cost.usd > 0.0 && limit.usd.is_some());
         if !bounded {
             return Ok(());
+        }
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            return self.charge_shared(shared, caller, id, cost, limit).await;
         }
         let conn = match self.conn.get_or_try_init(|| self.load()).await {
             Ok(conn) => Some(conn.clone()),
@@ -151,36 +168,73 @@ impl Budgets {
         let usd_over = limit.usd.is_some_and(|max| entry.usd + cost.usd > max + USD_SLACK);
         if tokens_over || usd_over {
             self.refused.fetch_add(1, Ordering::Relaxed);
-            let renews_in_secs = renews_in_ms(entry.since_ms, window_ms, now).div_ceil(1000).max(1);
-            // A cost over the whole limit never fits: no window will help.
-            let never =
-                limit.tokens.is_some_and(|max| cost.tokens > max) || limit.usd.is_some_and(|max| cost.usd > max);
-            let retry_after_secs = (!never).then_some(renews_in_secs);
-            // Only the sides the caller's limit bounds (one at least, or nothing was refused).
-            let mut costs = Vec::new();
-            let mut left = Vec::new();
-            if let Some(max) = limit.tokens {
-                costs.push(format!("{} tokens", cost.tokens));
-                left.push(format!("{} tokens", max.saturating_sub(entry.tokens)));
-            }
-            if let Some(max) = limit.usd {
-                costs.push(format!("${}", cost.usd));
-                left.push(format!("${}", (max - entry.usd).max(0.0)));
-            }
-            let reason = format!(
-                "{id} costs {}; {} has {} left in this {}s window, renewed in {}s",
-                costs.join(" and "),
-                caller.unwrap_or("the anonymous caller"),
-                left.join(" and "),
-                self.settings.window.as_secs(),
-                renews_in_secs,
-            );
-            return Err(Error::BudgetExceeded { reason, retry_after_secs });
+            return Err(self.refusal(caller, id, cost, limit, *entry, now));
         }
         entry.tokens = entry.tokens.saturating_add(cost.tokens);
         entry.usd += cost.usd;
         self.charged.fetch_add(1, Ordering::Relaxed);
         Ok(entry.since_ms)
+    }
+
+    /// Charge in Redis, atomically across replicas, by Redis' clock.
+    #[cfg(feature = "redis")]
+    async fn charge_shared(
+        &self,
+        shared: &crate::coordination::Coordination,
+        caller: Option<&str>,
+        id: &str,
+        cost: Cost,
+        limit: BudgetLimit,
+    ) -> Result<(), Error> {
+        let column = caller_column(caller);
+        let charge = trails_coord::budget::Charge {
+            caller: &column,
+            window_ms: self.window_ms(),
+            tokens: cost.tokens,
+            usd: cost.usd,
+            max_tokens: limit.tokens,
+            max_usd: limit.usd,
+        };
+        let spending = match shared.coordinator.charge(charge).await {
+            Ok(spending) => spending,
+            Err(error) => return shared.failed("the budget", &error),
+        };
+        let seen = Spent { since_ms: spending.since_ms, tokens: spending.tokens, usd: spending.usd };
+        self.spent.lock().unwrap_or_else(PoisonError::into_inner).insert(caller.map(str::to_owned), seen);
+        if spending.admitted {
+            self.charged.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        Err(self.refusal(caller, id, cost, limit, seen, spending.now_ms))
+    }
+
+    /// The `-32003` for a charge of `cost` that does not fit in what `spent` leaves.
+    fn refusal(&self, caller: Option<&str>, id: &str, cost: Cost, limit: BudgetLimit, spent: Spent, now: i64) -> Error {
+        let renews_in_secs = renews_in_ms(spent.since_ms, self.window_ms(), now).div_ceil(1000).max(1);
+        // A cost over the whole limit never fits: no window will help.
+        let never = limit.tokens.is_some_and(|max| cost.tokens > max) || limit.usd.is_some_and(|max| cost.usd > max);
+        let retry_after_secs = (!never).then_some(renews_in_secs);
+        // Only the sides the caller's limit bounds (one at least, or nothing was refused).
+        let mut costs = Vec::new();
+        let mut left = Vec::new();
+        if let Some(max) = limit.tokens {
+            costs.push(format!("{} tokens", cost.tokens));
+            left.push(format!("{} tokens", max.saturating_sub(spent.tokens)));
+        }
+        if let Some(max) = limit.usd {
+            costs.push(format!("${}", cost.usd));
+            left.push(format!("${}", (max - spent.usd).max(0.0)));
+        }
+        let reason = format!(
+            "{id} costs {}; {} has {} left in this {}s window, renewed in {}s",
+            costs.join(" and "),
+            caller.unwrap_or("the anonymous caller"),
+            left.join(" and "),
+            self.settings.window.as_secs(),
+            renews_in_secs,
+        );
+        Error::BudgetExceeded { reason, retry_after_secs }
     }
 
     /// `trails://stats`' `budgets`: the window, calls charged and refused, and (`per_caller`)

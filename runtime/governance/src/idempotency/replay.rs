@@ -40,12 +40,55 @@ pub struct Ticket {
     /// This claim's own id: a key presumed abandoned may be claimed again, and the first
     /// call, should it finish after all, must neither free nor fill the second one's row.
     claim: i64,
-    conn: Option<Arc<Mutex<Connection>>>,
+    /// Where the claim is held; taken when it is settled or freed.
+    held: Option<Held>,
+}
+
+/// Where a claim is held.
+enum Held {
+    Ledger(Arc<Mutex<Connection>>),
+    #[cfg(feature = "redis")]
+    Shared(trails_coord::Coordinator),
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Held::Ledger(_) => "Ledger",
+            #[cfg(feature = "redis")]
+            Held::Shared(_) => "Shared",
+        })
+    }
+}
+
+impl Ticket {
+    #[cfg(feature = "redis")]
+    fn key_of(&self) -> trails_coord::claims::KeyOf<'_> {
+        trails_coord::claims::KeyOf { caller: &self.caller, tool: &self.tool, key: &self.key }
+    }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
+        let conn = match self.held.take() {
+            None => return,
+            Some(Held::Ledger(conn)) => conn,
+            #[cfg(feature = "redis")]
+            Some(Held::Shared(coordinator)) => {
+                let (caller, tool, key, claim) =
+                    (self.caller.clone(), self.tool.clone(), self.key.clone(), self.claim.to_string());
+                let free = async move {
+                    let of = trails_coord::claims::KeyOf { caller: &caller, tool: &tool, key: &key };
+                    if let Err(error) = coordinator.free(of, &claim).await {
+                        tracing::error!(%error, "could not free an abandoned idempotency key");
+                    }
+                };
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    drop(runtime.spawn(free));
+                }
+                return;
+            }
+        };
         let (caller, tool, key, claim) = (self.caller.clone(), self.tool.clone(), self.key.clone(), self.claim);
         let free = move || {
             let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
@@ -82,6 +125,9 @@ pub struct Ledger {
     /// Claims per caller column, to prune each caller's keys every [`PRUNE_EVERY`] of its own
     /// claims (callers are the configured tokens and the anonymous one: a bounded map).
     claims: Mutex<HashMap<String, usize>>,
+    /// Several replicas: keys are claimed in Redis instead.
+    #[cfg(feature = "redis")]
+    shared: Option<crate::coordination::Coordination>,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -105,7 +151,30 @@ fn digest(arguments: &Value) -> String {
 
 impl Ledger {
     pub fn new(path: PathBuf, retention: Retention) -> Ledger {
-        Ledger { path, retention, conn: OnceLock::new(), claims: Mutex::new(HashMap::new()) }
+        Ledger {
+            path,
+            retention,
+            conn: OnceLock::new(),
+            claims: Mutex::new(HashMap::new()),
+            #[cfg(feature = "redis")]
+            shared: None,
+        }
+    }
+
+    /// Claim keys in Redis, shared with the other replicas, rather than in this process's ledger.
+    #[cfg(feature = "redis")]
+    pub fn shared(mut self, coordination: crate::coordination::Coordination) -> Ledger {
+        self.shared = Some(coordination);
+        self
+    }
+
+    #[cfg(feature = "redis")]
+    fn keeping(&self) -> trails_coord::claims::Keeping {
+        trails_coord::claims::Keeping {
+            keep: self.retention.keep,
+            max_keys: self.retention.max_keys,
+            abandoned_after: ABANDONED_AFTER,
+        }
     }
 
     fn connection(&self) -> Result<Arc<Mutex<Connection>>, Error> {
@@ -123,10 +192,14 @@ impl Ledger {
         arguments: &Value,
     ) -> Result<Claim, Error> {
         let text = key.checked()?.to_owned();
-        let conn = self.connection()?;
         let claim = i64::from_ne_bytes(uuid::Uuid::new_v4().as_bytes()[..8].try_into().expect("8 bytes"));
-        let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, claim, conn: None };
+        let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, claim, held: None };
         let args = digest(arguments);
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            return self.claim_shared(shared, key, ticket, &args).await;
+        }
+        let conn = self.connection()?;
         let prune = {
             let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
             let count = claims.entry(ticket.caller.clone()).or_insert(0);
@@ -134,7 +207,7 @@ impl Ledger {
             *count % PRUNE_EVERY == 1
         };
         let retention = self.retention;
-        let found = tokio::task::spawn_blocking(move || {
+        let mut found = tokio::task::spawn_blocking(move || {
             let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let now = now_secs();
@@ -172,36 +245,50 @@ impl Ledger {
         .await
         .map_err(Error::internal)?
         .map_err(|e| Error::internal(format!("idempotency keys: {e}")))?;
-        let conflict = |message: &str| {
-            FieldError::refuse(
-                key.source.field(),
-                FieldCode::Unique,
-                message,
-                &key.value,
-                json!("a key not used before, or the same arguments as its first call"),
-            )
-        };
-        match found {
-            Found::New(mut ticket) => {
-                ticket.conn = Some(self.connection()?);
-                Ok(Claim::Run(ticket))
-            }
-            Found::OtherArguments => {
-                Err(conflict("this idempotency key was first used with other arguments; use a new key for a new call"))
-            }
-            Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
-            Found::Result(text) => {
-                let result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
-                Ok(Claim::Replay(Box::new(result)))
-            }
+        if let Found::New(ticket) = &mut found {
+            ticket.held = Some(Held::Ledger(self.connection()?));
         }
+        found.answer(key)
+    }
+
+    /// Claim in Redis. Redis unreachable: refused as `unavailable` (retryable), or, failing open,
+    /// run without a key (nothing is kept, so no retry replays it).
+    #[cfg(feature = "redis")]
+    async fn claim_shared(
+        &self,
+        shared: &crate::coordination::Coordination,
+        key: &SentKey,
+        mut ticket: Ticket,
+        args: &str,
+    ) -> Result<Claim, Error> {
+        use trails_coord::claims::Claimed;
+        let claim = ticket.claim.to_string();
+        let found = match shared.coordinator.claim(ticket.key_of(), args, &claim, self.keeping()).await {
+            Ok(Claimed::New) => {
+                ticket.held = Some(Held::Shared(shared.coordinator.clone()));
+                Found::New(ticket)
+            }
+            Ok(Claimed::OtherArguments) => Found::OtherArguments,
+            Ok(Claimed::Running) => Found::Running,
+            Ok(Claimed::Result(text)) => Found::Result(text),
+            Err(error) => {
+                shared.failed("the idempotency key", &error)?;
+                Found::New(ticket)
+            }
+        };
+        found.answer(key)
     }
 
     /// Keep the result of the call `ticket` let run (committed before it answers), or free the
     /// key when the call failed so a retry runs. A result that cannot be kept is logged, and the
     /// key freed: the retry then runs again rather than waiting on a key that never settles.
     pub async fn settle(&self, mut ticket: Ticket, result: Option<&ToolResult>) {
-        let Some(conn) = ticket.conn.take() else { return };
+        let conn = match ticket.held.take() {
+            None => return,
+            Some(Held::Ledger(conn)) => conn,
+            #[cfg(feature = "redis")]
+            Some(Held::Shared(coordinator)) => return self.settle_shared(&coordinator, &ticket, result).await,
+        };
         let text = result.map(|r| serde_json::to_string(r).expect("a tool result serialises"));
         let (caller, tool, key, claim) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone(), ticket.claim);
         let done = tokio::task::spawn_blocking(move || {
@@ -233,12 +320,71 @@ impl Ledger {
     }
 }
 
+impl Ledger {
+    #[cfg(feature = "redis")]
+    async fn settle_shared(
+        &self,
+        coordinator: &trails_coord::Coordinator,
+        ticket: &Ticket,
+        result: Option<&ToolResult>,
+    ) {
+        let claim = ticket.claim.to_string();
+        let done = match result {
+            Some(result) => {
+                let text = serde_json::to_string(result).expect("a tool result serialises");
+                match coordinator.settle(ticket.key_of(), &claim, &text, self.keeping()).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => {
+                        tracing::warn!("an idempotency key expired, or was claimed again, while its call ran; its result is not kept");
+                        Ok(())
+                    }
+                    // Not kept: free the key, so the retry runs rather than wait on it.
+                    Err(error) => Err(error),
+                }
+            }
+            None => coordinator.free(ticket.key_of(), &claim).await,
+        };
+        if let Err(error) = done {
+            tracing::error!(%error, "could not keep an idempotent call's result");
+            if let Err(error) = coordinator.free(ticket.key_of(), &claim).await {
+                tracing::error!(%error, "could not free an idempotency key; a retry waits for it to be presumed abandoned");
+            }
+        }
+    }
+}
+
 /// What the table held for a claimed key.
 enum Found {
     New(Ticket),
     OtherArguments,
     Running,
     Result(String),
+}
+
+impl Found {
+    /// The claim for a key found so.
+    fn answer(self, key: &SentKey) -> Result<Claim, Error> {
+        let conflict = |message: &str| {
+            FieldError::refuse(
+                key.source.field(),
+                FieldCode::Unique,
+                message,
+                &key.value,
+                json!("a key not used before, or the same arguments as its first call"),
+            )
+        };
+        match self {
+            Found::New(ticket) => Ok(Claim::Run(ticket)),
+            Found::OtherArguments => {
+                Err(conflict("this idempotency key was first used with other arguments; use a new key for a new call"))
+            }
+            Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
+            Found::Result(text) => {
+                let result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
+                Ok(Claim::Replay(Box::new(result)))
+            }
+        }
+    }
 }
 
 fn open(path: &Path) -> rusqlite::Result<Connection> {

@@ -77,6 +77,11 @@ pub enum BuildError {
     #[cfg(feature = "oauth")]
     #[error("{0}")]
     OAuth(String),
+    /// `[coordination]`: Redis did not answer. Replicas that cannot share their budgets, keys
+    /// and notifications do not serve as though they did.
+    #[cfg(feature = "redis")]
+    #[error("{0}")]
+    Coordination(String),
 }
 
 impl BuildError {
@@ -170,6 +175,18 @@ impl App {
             let what = "[auth.oauth] (an OAuth resource server)".to_owned();
             return Err(BuildError::NotBuiltIn { what, feature: "oauth" });
         }
+        #[cfg(feature = "redis")]
+        let replicas = match &settings.coordination {
+            Some(coordination) => {
+                Some(crate::state::Replicas::connect(coordination, &self.name).map_err(BuildError::Coordination)?)
+            }
+            None => None,
+        };
+        #[cfg(not(feature = "redis"))]
+        if settings.coordination.is_some() {
+            let what = "[coordination] (state shared by replicas, in Redis)".to_owned();
+            return Err(BuildError::NotBuiltIn { what, feature: "redis" });
+        }
         let parts = Parts {
             state: self.state,
             name: self.name,
@@ -179,6 +196,8 @@ impl App {
             guards: self.guards,
             #[cfg(feature = "oauth")]
             oauth,
+            #[cfg(feature = "redis")]
+            replicas,
         };
         let shared = Shared::new(&registry, settings, parts);
         Ok(Server::new(Arc::new(shared)))

@@ -38,6 +38,29 @@ pub struct Config {
     /// `[telemetry]`
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// `[coordination]`
+    #[serde(default)]
+    pub coordination: CoordinationConfig,
+}
+
+/// `[coordination]`: what several replicas of this server share, in Redis (the `redis` feature):
+/// budgets, idempotency keys, the change feed behind notifications, the provenance-pruning lease.
+/// Unset, each process keeps its own.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoordinationConfig {
+    /// `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS (`TRAILS_REDIS_URL` is
+    /// preferred when the URL holds a password: keep it out of files).
+    pub url: Option<String>,
+    /// Put before every key this server writes (default `trails:<app name>:`), so apps can share
+    /// one Redis; replicas of one app must use the same.
+    pub prefix: Option<String>,
+    /// Milliseconds one Redis command may take before Redis counts as unavailable (default 1000,
+    /// 10 to 60000).
+    pub timeout_ms: Option<u64>,
+    /// Redis unavailable mid-run: let calls through without charging budgets or keeping keys
+    /// (`true`), or refuse them with a retryable `unavailable` error (`false`, the default).
+    pub fail_open: Option<bool>,
 }
 
 /// `[telemetry]`: OpenTelemetry export (the `otel` feature). The standard `OTEL_*` variables

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use file::{
-    AuthConfig, BudgetConfig, CapabilityConfig, Config, HttpConfig, IdempotencyConfig, IntrospectionConfig, KgConfig,
-    ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TelemetryConfig, TokenBudget, TokenConfig,
-    ValidationErrors,
+    AuthConfig, BudgetConfig, CapabilityConfig, Config, CoordinationConfig, HttpConfig, IdempotencyConfig,
+    IntrospectionConfig, KgConfig, ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig,
+    TelemetryConfig, TokenBudget, TokenConfig, ValidationErrors,
 };
 #[cfg(feature = "oauth")]
 pub(crate) use oauth::OAuthSettings;
@@ -193,6 +193,44 @@ pub struct Settings {
     pub(crate) telemetry: Telemetry,
     /// `[auth] anonymous`: HTTP requests without a token are served (as the anonymous caller).
     pub anonymous_http: bool,
+    /// `[coordination]`: Redis, shared by the replicas.
+    pub(crate) coordination: Option<Coordination>,
+}
+
+/// `[coordination]`, resolved.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) struct Coordination {
+    pub(crate) url: String,
+    /// `None`: `trails:<app name>:`.
+    pub(crate) prefix: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) fail_open: bool,
+}
+
+impl std::fmt::Debug for Coordination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The password never reaches a log.
+        f.debug_struct("Coordination")
+            .field("url", &redacted_url(&self.url))
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .field("fail_open", &self.fail_open)
+            .finish()
+    }
+}
+
+/// `url` with its password replaced by `***`.
+fn redacted_url(url: &str) -> String {
+    match url.parse::<http::Uri>() {
+        Ok(uri) if uri.authority().is_some_and(|a| a.as_str().contains('@')) => {
+            let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+            let (user, host) = authority.rsplit_once('@').unwrap_or_default();
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{}://{user}:***@{host}{}", uri.scheme_str().unwrap_or("redis"), uri.path())
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// Where OpenTelemetry exports to, if anywhere.
@@ -512,7 +550,44 @@ impl Settings {
                 service_name: config.telemetry.service_name,
             }
         };
+        let coordination = match env("TRAILS_REDIS_URL")
+            .filter(|url| !url.trim().is_empty())
+            .or(config.coordination.url)
+        {
+            None => None,
+            Some(url) => {
+                let url = url.trim().to_owned();
+                if !(url.starts_with("redis://") || url.starts_with("rediss://")) || url.parse::<http::Uri>().is_err() {
+                    return Err(ConfigError::Value {
+                        key: "[coordination] url",
+                        value: redacted_url(&url),
+                        expected: "a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379",
+                    });
+                }
+                let timeout_ms = within(
+                    "[coordination] timeout_ms",
+                    config.coordination.timeout_ms,
+                    1000,
+                    10..=60_000,
+                    "10 to 60000",
+                )?;
+                if config.coordination.prefix.as_deref().is_some_and(|p| p.is_empty() || p.len() > 200) {
+                    return Err(ConfigError::Value {
+                        key: "[coordination] prefix",
+                        value: config.coordination.prefix.unwrap_or_default(),
+                        expected: "1 to 200 bytes",
+                    });
+                }
+                Some(Coordination {
+                    url,
+                    prefix: config.coordination.prefix,
+                    timeout: Duration::from_millis(timeout_ms),
+                    fail_open: config.coordination.fail_open.unwrap_or(false),
+                })
+            }
+        };
         Ok(Settings {
+            coordination,
             anonymous_http: config.auth.anonymous.unwrap_or(true),
             public_url,
             oauth,

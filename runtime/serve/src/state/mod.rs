@@ -1,15 +1,19 @@
 //! The serving layer's state, built once per process and read by every transport: `Shared`
 //! (the pipeline, the resources, the settings, the rendered manifest), the catalog's listings as
 //! the transports send them, the notifier that tells sessions about changes, and the [`Control`]
-//! handle a handler holds. Below the built-ins and the transports; the `Server` that runs them
+//! handle a handler holds, and (`replicas`) what several replicas share. Below the built-ins and the transports; the `Server` that runs them
 //! sits above.
 
 mod control;
 mod listings;
 mod notifier;
+#[cfg(feature = "redis")]
+mod replicas;
 mod shared;
 
 pub use control::Control;
 pub(crate) use listings::Listings;
 pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Update};
+#[cfg(feature = "redis")]
+pub(crate) use replicas::Replicas;
 pub(crate) use shared::{Parts, Shared};

@@ -36,6 +36,9 @@ pub(crate) struct Shared {
     /// `[auth.oauth]`: the OAuth resource server HTTP requests are checked by.
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
+    /// `[coordination]`: what the replicas share (kept here: its runtime drives the Redis I/O).
+    #[cfg(feature = "redis")]
+    _replicas: Option<super::Replicas>,
 }
 
 /// What an app brings besides the linked tables and the settings.
@@ -51,6 +54,9 @@ pub(crate) struct Parts {
     pub(crate) guards: Vec<Arc<dyn Guard>>,
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
+    /// `[coordination]`, connected.
+    #[cfg(feature = "redis")]
+    pub(crate) replicas: Option<super::Replicas>,
 }
 
 impl Shared {
@@ -64,6 +70,8 @@ impl Shared {
             guards: own_guards,
             #[cfg(feature = "oauth")]
             oauth,
+            #[cfg(feature = "redis")]
+            replicas,
         } = parts;
         let catalog = Catalog::new(registry, settings.production);
         let node_types: Vec<_> = registry.node_types().collect();
@@ -83,17 +91,27 @@ impl Shared {
         if let Some(kg) = &kg {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
+            #[cfg(feature = "redis")]
+            if let Some(replicas) = &replicas {
+                replicas.relay(kg, &subscriptions, &node_types);
+            }
         }
         #[cfg(feature = "ledger")]
         let (budgets, idempotency) = {
             let ledger_path =
                 crate::ledger::prepare(&settings.kg_path, kg.as_ref().and_then(|kg| kg.store().sqlite_path()));
-            let budgets = Arc::new(crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone()));
+            let budgets = crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone());
             let retention = crate::idempotency::Retention {
                 keep: settings.idempotency_retention,
                 max_keys: settings.idempotency_max_keys,
             };
-            (budgets, Arc::new(crate::idempotency::Ledger::new(ledger_path, retention)))
+            let keys = crate::idempotency::Ledger::new(ledger_path, retention);
+            #[cfg(feature = "redis")]
+            let (budgets, keys) = match &replicas {
+                Some(replicas) => (budgets.shared(replicas.governance()), keys.shared(replicas.governance())),
+                None => (budgets, keys),
+            };
+            (Arc::new(budgets), Arc::new(keys))
         };
         // The documented order (`pipeline::Guard`).
         let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
@@ -140,6 +158,8 @@ impl Shared {
             ),
             #[cfg(feature = "oauth")]
             oauth,
+            #[cfg(feature = "redis")]
+            _replicas: replicas,
         }
     }
 

@@ -99,6 +99,15 @@ impl UpdateQueue {
         }
     }
 
+    /// Updates were missed that this queue never saw (another replica's, through a feed that
+    /// lagged): the next resource update delivered counts one more.
+    pub(crate) fn mark_lagged(&self) {
+        let mut state = self.state();
+        if !state.closed {
+            state.lagged += 1;
+        }
+    }
+
     /// Stop: waiting updates are discarded, `next` answers `None`, pushes are ignored.
     pub(crate) fn close(&self) {
         let mut state = self.state();

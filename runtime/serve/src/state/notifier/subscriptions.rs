@@ -109,6 +109,15 @@ impl Subscriber {
         uris.into_iter().map(|uri| u64::from(self.queue.push(Update::Resource(uri)))).sum()
     }
 
+    /// Changes were missed: queue every URI watched, marked lagged, so the client re-reads them.
+    fn missed(&self) {
+        self.queue.mark_lagged();
+        let uris: Vec<Arc<str>> = self.watching().values().flatten().cloned().collect();
+        for uri in uris {
+            self.queue.push(Update::Resource(uri));
+        }
+    }
+
     fn count(&self) -> usize {
         self.watching().values().map(Vec::len).sum()
     }
@@ -203,6 +212,16 @@ impl Subscriptions {
                 self.lagged.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Changes were missed (the replicas' feed lagged): every subscriber re-reads what it watches.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn missed(&self) {
+        let live = self.live();
+        for subscriber in &live {
+            subscriber.missed();
+        }
+        self.lagged.fetch_add(live.len() as u64, Ordering::Relaxed);
     }
 
     pub(crate) fn stats(&self) -> SubscriptionStats {
@@ -307,5 +326,22 @@ mod tests {
         assert_eq!((stats.subscribers, stats.resources, stats.queued, stats.lagged), (1, 2, 1, 1));
         one.close();
         assert_eq!(hub.stats().queued, 0);
+    }
+
+    #[tokio::test]
+    async fn missed_changes_requeue_every_watched_uri_marked_lagged() {
+        let hub = Subscriptions::new(10, 10, 10, 16);
+        let one = hub.subscriber(SubscriberKind::Session).unwrap();
+        one.watch(Topic::Types, "trails://kg/types").unwrap();
+        one.watch(Topic::Stats, "trails://stats").unwrap();
+        let idle = hub.subscriber(SubscriberKind::Session).unwrap();
+        hub.missed();
+        let (first, second) = (one.next().await.unwrap(), one.next().await.unwrap());
+        assert_eq!((first.lagged, second.lagged), (1, 0), "the first delivery says changes were missed");
+        let mut uris = [first.update, second.update];
+        uris.sort_by_key(|u| format!("{u:?}"));
+        let expected = [Update::Resource("trails://kg/types".into()), Update::Resource("trails://stats".into())];
+        assert_eq!(uris, expected);
+        assert_eq!(idle.queue.len(), 0, "a subscriber watching nothing has nothing to re-read");
     }
 }

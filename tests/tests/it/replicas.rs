@@ -1,0 +1,184 @@
+//! Three replicas of the fixture app on one Oxigraph server, sharing `[coordination]` in Redis,
+//! behind HAProxy (round robin): a budget of N is N across them, an idempotent retry that lands on
+//! another replica replays, a listener on one replica hears writes made through the others, and
+//! what happens when Redis goes away and comes back (`runtime/guide/05-replicas.md`).
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::RoleClient;
+use serde_json::{json, Value};
+use trails_tests::servers::{Balancer, OxigraphServer, RedisServer};
+use trails_tests::Served;
+
+const AGENT_TOKEN: &str = "replicas-agent-token";
+
+struct Topology {
+    replicas: Vec<Served>,
+    balancer: Balancer,
+    redis: RedisServer,
+    _store: OxigraphServer,
+}
+
+fn replica_config(store: &OxigraphServer, redis: &RedisServer, extra: &str) -> String {
+    format!(
+        "[http]\nsessions = false\n\n[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"\n\n[budget]\ntokens = 600\n\n\
+         [coordination]\nurl = \"{}\"\n{extra}\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
+        store.query_url(),
+        store.update_url(),
+        redis.url(),
+        trails::auth::sha256_hex(AGENT_TOKEN),
+    )
+}
+
+fn topology(extra: &str) -> Topology {
+    let (store, redis) = (OxigraphServer::start(), RedisServer::start());
+    let config = replica_config(&store, &redis, extra);
+    let replicas: Vec<Served> = (0..3).map(|_| crate::fixture().config(config.clone()).http()).collect();
+    let balancer = Balancer::start(&replicas.iter().map(|r| r.addr).collect::<Vec<_>>());
+    Topology { replicas, balancer, redis, _store: store }
+}
+
+async fn call(addr: SocketAddr, tool: &str, arguments: Value, key: Option<&str>) -> Value {
+    let mut params = json!({ "name": tool, "arguments": arguments });
+    if let Some(key) = key {
+        params["_meta"] = json!({ "trails": { "idempotency_key": key } });
+    }
+    let request = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    trails_tests::client::post(addr, Some(AGENT_TOKEN), &request).await
+}
+
+fn requirement(id: &str) -> Value {
+    json!({ "req_id": id, "title": "Audit log", "status": "proposed", "priority": 2, "tags": [] })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Redis, HAProxy and Oxigraph server: `cargo xtask test` installs them and runs this"]
+async fn a_budget_of_n_is_n_across_replicas_and_a_retry_through_another_replica_replays() {
+    let topology = topology("");
+    // `requirements.create` costs 120 tokens; the budget is 600: five creates, wherever they land.
+    let mut admitted = 0;
+    let mut refused = 0;
+    for n in 0..15 {
+        let answer = call(topology.balancer.addr, "requirements_create", requirement(&format!("REQ-{n}")), None).await;
+        match answer["error"]["code"].as_i64() {
+            None if answer["result"]["isError"] != true => admitted += 1,
+            Some(-32003) => refused += 1,
+            _ => panic!("{answer}"),
+        }
+    }
+    assert_eq!((admitted, refused), (5, 10), "one budget across three replicas");
+    let refusal = call(topology.replicas[2].addr, "requirements_create", requirement("REQ-99"), None).await;
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(message.contains("0 tokens left"), "{refusal}");
+
+    // `requirements.update` is idempotent (and free): three tries of one key, one per replica.
+    let retitle = json!({ "req_id": "REQ-0", "title": "Passkeys" });
+    let first = call(topology.replicas[0].addr, "requirements_update", retitle.clone(), Some("k-1")).await;
+    assert_eq!(first["result"]["structuredContent"]["title"], "Passkeys", "{first}");
+    // Someone retitles it without a key in between: a replay must not write it back.
+    let other = json!({ "req_id": "REQ-0", "title": "Hardware keys" });
+    call(topology.replicas[1].addr, "requirements_update", other, None).await;
+    for replica in &topology.replicas[1..] {
+        let retry = call(replica.addr, "requirements_update", retitle.clone(), Some("k-1")).await;
+        assert_eq!(retry["result"]["_meta"]["trails"]["replayed"], true, "{retry}");
+        assert_eq!(retry["result"]["structuredContent"], first["result"]["structuredContent"]);
+    }
+    let get = call(topology.balancer.addr, "trails_kg_get", json!({ "node_type": "Requirement", "id": "REQ-0" }), None);
+    assert_eq!(get.await["result"]["structuredContent"]["fields"]["title"], "Hardware keys", "the retries ran nothing");
+    // Other arguments under the key are refused on any replica.
+    let reused =
+        call(topology.replicas[2].addr, "requirements_update", json!({ "req_id": "REQ-0", "title": "x" }), Some("k-1"));
+    assert_eq!(reused.await["error"]["code"], -32602);
+}
+
+/// A 2026-07-28 client of one replica.
+async fn listener(replica: &Served) -> RunningService<RoleClient, ()> {
+    let transport = StreamableHttpClientTransport::from_uri(replica.url("/mcp"));
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    ().serve_with_lifecycle(transport, lifecycle).await.expect("discover handshake")
+}
+
+/// The URIs of the next updates on `subscription` until every one of `expected` came, and
+/// whether any said it lagged.
+async fn heard(subscription: &mut rmcp::service::Subscription, expected: &[&str]) -> (BTreeSet<String>, bool) {
+    let (mut seen, mut lagged) = (BTreeSet::new(), false);
+    while !expected.iter().all(|uri| seen.contains(*uri)) {
+        let next = tokio::time::timeout(Duration::from_secs(15), subscription.next()).await;
+        let notification = next.unwrap_or_else(|_| panic!("{expected:?} within 15 s; heard {seen:?}")).unwrap();
+        let notification = notification.expect("open");
+        // rmcp keeps a notification's `_meta` beside its params.
+        let meta = serde_json::to_value(rmcp::model::GetMeta::get_meta(&notification)).unwrap();
+        match notification {
+            ServerNotification::ResourceUpdatedNotification(update) => {
+                lagged |= meta["trails"]["lagged"].as_u64().is_some_and(|n| n > 0);
+                seen.insert(update.params.uri);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    (seen, lagged)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Redis, HAProxy and Oxigraph server: `cargo xtask test` installs them and runs this"]
+async fn a_listener_on_one_replica_hears_writes_through_the_others_and_redis_going_away_fails_closed() {
+    let mut topology = topology("");
+    let client = listener(&topology.replicas[0]).await;
+    let umbrella = "trails://kg/Requirement";
+    let filter = SubscriptionFilter::builder().resource_subscriptions([umbrella.to_owned()]).build();
+    let mut subscription = client.peer().listen(filter).await.expect("acknowledged");
+
+    // A write through replica 1, then one through replica 2: replica 0's listener hears both.
+    for (n, replica) in topology.replicas[1..].iter().enumerate() {
+        let created = call(replica.addr, "requirements_create", requirement(&format!("REQ-{n}")), None).await;
+        assert!(created["result"].is_object(), "{created}");
+        let (seen, lagged) = heard(&mut subscription, &[umbrella]).await;
+        assert!(!lagged && seen.len() == 1, "{seen:?}");
+    }
+
+    // Redis stops: a call that needs it (a budgeted create) is refused, retryable, and runs
+    // nothing; a call that does not (a read) still works.
+    topology.redis.stop();
+    let refused = call(topology.replicas[1].addr, "requirements_create", requirement("REQ-9"), None).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let error: Value = serde_json::from_str(refused["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((&error["kind"], &error["retryable"]), (&json!("unavailable"), &json!(true)), "{refused}");
+    let read =
+        call(topology.replicas[1].addr, "trails_kg_get", json!({ "node_type": "Requirement", "id": "REQ-9" }), None);
+    assert!(read.await["result"]["structuredContent"]["found"] != true, "the refused create wrote nothing");
+
+    // Redis comes back empty: calls go on, and the listener is told it may have missed changes.
+    topology.redis.restart();
+    let mut created = Value::Null;
+    for _ in 0..50 {
+        created = call(topology.replicas[2].addr, "requirements_create", requirement("REQ-10"), None).await;
+        if created["result"]["isError"] != true {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(created["result"].is_object() && created["result"]["isError"] != true, "{created}");
+    let (_, lagged) = heard(&mut subscription, &[umbrella]).await;
+    let (_, lagged_later) = heard(&mut subscription, &[umbrella]).await;
+    assert!(lagged || lagged_later, "the updates after Redis came back say changes may have been missed");
+    drop(subscription);
+    let _ = client.cancel().await;
+}
+
+#[test]
+#[ignore = "needs Redis: `cargo xtask test` installs it and runs this"]
+fn a_replica_that_cannot_reach_redis_refuses_to_start() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let config = format!("[coordination]\nurl = \"redis://:secret@{closed}\"\ntimeout_ms = 300\n");
+    let dir = tempfile::tempdir().unwrap();
+    let output = crate::fixture().config(config).cli(dir.path(), &["serve", "--http", "127.0.0.1:0"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("[coordination]") && stderr.contains("unreachable"), "{stderr}");
+    assert!(!stderr.contains("secret"), "{stderr}");
+}
