@@ -65,6 +65,83 @@ pub mod process {
     }
 }
 
+pub mod load {
+    //! `wrk` as the load generator, in a process of its own, and what its runs say.
+
+    use std::net::SocketAddr;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// One `wrk` run.
+    pub struct Run {
+        pub rps: f64,
+        pub p50_us: f64,
+        pub p99_us: f64,
+    }
+
+    pub fn wrk(addr: SocketAddr, script: &Path, secs: usize, connections: usize, threads: usize) -> Run {
+        wrk_with(addr, script, secs, connections, threads, &[])
+    }
+
+    /// [`wrk`], passing `args` to the script (`init(args)`).
+    pub fn wrk_with(
+        addr: SocketAddr,
+        script: &Path,
+        secs: usize,
+        connections: usize,
+        threads: usize,
+        args: &[&str],
+    ) -> Run {
+        let output = Command::new("wrk")
+            .args([
+                "-t",
+                &threads.to_string(),
+                "-c",
+                &connections.to_string(),
+                "-d",
+                &format!("{secs}s"),
+                "--latency",
+                "-s",
+            ])
+            .arg(script)
+            .arg(format!("http://{addr}/mcp"))
+            .arg("--")
+            .args(args)
+            .output()
+            .expect("run wrk (`cargo xtask bench` installs it; or apt-get install wrk)");
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "wrk failed: {text}{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            !text.contains("Non-2xx") && !text.contains("Socket errors"),
+            "not every request got a 200 on a healthy connection:\n{text}"
+        );
+        let field = |prefix: &str| text.lines().find_map(|l| l.trim().strip_prefix(prefix).map(str::trim));
+        let duration_us = |value: &str| {
+            let split = value.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(value.len());
+            let number: f64 = value[..split].parse().unwrap_or(f64::NAN);
+            number
+                * match &value[split..] {
+                    "us" => 1.0,
+                    "ms" => 1e3,
+                    "s" => 1e6,
+                    unit => panic!("wrk latency unit {unit:?}"),
+                }
+        };
+        Run {
+            rps: field("Requests/sec:").and_then(|v| v.parse().ok()).expect("wrk's Requests/sec"),
+            p50_us: duration_us(field("50%").expect("wrk's 50% latency")),
+            p99_us: duration_us(field("99%").expect("wrk's 99% latency")),
+        }
+    }
+
+    /// (median, min, max).
+    pub fn spread(values: impl IntoIterator<Item = f64>) -> (f64, f64, f64) {
+        let mut values: Vec<f64> = values.into_iter().collect();
+        values.sort_by(f64::total_cmp);
+        (values[values.len() / 2], values[0], values[values.len() - 1])
+    }
+}
+
 /// A listener whose connections send without Nagle's delay, as Trails' own listener does: a
 /// 100 kB listing spans several segments, and the comparison must not hinge on that setting.
 pub async fn listener(addr: std::net::SocketAddr) -> impl axum::serve::Listener<Addr = std::net::SocketAddr> {

@@ -535,7 +535,7 @@ impl Balancer {
                 backends.iter().enumerate().map(|(n, backend)| format!("  server replica{n} {backend}\n")).collect();
             let config = format!(
                 "global\n  maxconn 1024\n\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  \
-                 timeout server 60s\n\nfrontend mcp\n  bind {addr}\n  default_backend replicas\n\n\
+                 timeout server 60s\n  retries 3\n  option redispatch\n\nfrontend mcp\n  bind {addr}\n  default_backend replicas\n\n\
                  backend replicas\n  balance roundrobin\n  stick-table type string len 64 size 100k expire 30m\n  \
                  stick on req.hdr(Mcp-Session-Id)\n  stick store-response res.hdr(Mcp-Session-Id)\n{servers}"
             );

@@ -11,6 +11,8 @@
 //!   benchmark servers in release mode, and runs `mcp-bench ARGS` (see `bench/src/bin/mcp-bench.rs`).
 //! - `cargo xtask soak [ARGS]`: builds the example app and the soak in release mode and runs
 //!   `soak ARGS` (see `bench/src/bin/soak.rs`); CI runs a short one.
+//! - `cargo xtask replicas [ARGS]`: installs `wrk`, Redis and HAProxy when missing, builds the
+//!   example app in release mode, and runs `replicas-bench ARGS` (see `bench/replicas/src/main.rs`).
 //! - `cargo xtask features`: lints every documented feature combination of the runtime's crates
 //!   (the workspace build only ever sees the defaults), and runs `trails`' unit tests without
 //!   its optional parts.
@@ -28,6 +30,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench(),
         Some("soak") => soak(),
+        Some("replicas") => replicas(),
         Some("features") => features(),
         _ => {
             eprintln!("usage: cargo xtask snapshot       rewrite schemas/ (tool goldens and the manifest)");
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "       cargo xtask soak [ARGS]    run the example app under sustained load (memory, throughput)"
             );
+            eprintln!("       cargo xtask replicas [ARGS] the example app as replicas sharing Redis, behind HAProxy");
             eprintln!("       cargo xtask features       lint each documented feature combination");
             ExitCode::from(2)
         }
@@ -217,24 +221,45 @@ fn features() -> ExitCode {
 }
 
 fn soak() -> ExitCode {
-    release_run(&["-p", "requirements", "-p", "trails-bench", "--bin", "requirements", "--bin", "soak"], "soak")
+    release_run(
+        &["-p", "requirements", "-p", "trails-bench", "--bin", "requirements", "--bin", "soak"],
+        "trails-bench",
+        "soak",
+    )
 }
 
 fn bench() -> ExitCode {
+    if let Err(error) = wrk() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    release_run(&["-p", "trails-bench", "--bins"], "trails-bench", "mcp-bench")
+}
+
+/// `wrk` on the `PATH`, or installed from Debian's package.
+fn wrk() -> Result<(), String> {
     let on_path =
         std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("wrk").is_file()));
-    if !on_path {
-        if let Err(error) = apt_install("wrk", "/usr/bin/wrk") {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
+    if on_path {
+        return Ok(());
     }
-    release_run(&["-p", "trails-bench", "--bins"], "mcp-bench")
+    apt_install("wrk", "/usr/bin/wrk").map(drop)
+}
+
+fn replicas() -> ExitCode {
+    let provided = wrk()
+        .and_then(|()| provided("REDIS", "redis-server", "/usr/bin/redis-server"))
+        .and_then(|_| provided("HAPROXY", "haproxy", "/usr/sbin/haproxy"));
+    if let Err(error) = provided {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    release_run(&["-p", "requirements", "--bin", "requirements"], "trails-replicas-bench", "replicas-bench")
 }
 
 /// `cargo build --release` of `build` (what the driver starts as processes of their own), then
-/// `trails-bench`'s `driver` with this command's remaining arguments.
-fn release_run(build: &[&str], driver: &str) -> ExitCode {
+/// `package`'s `driver` with this command's remaining arguments.
+fn release_run(build: &[&str], package: &str, driver: &str) -> ExitCode {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let built = Command::new(&cargo).args(["build", "--release", "--locked"]).args(build).status();
     if !built.is_ok_and(|s| s.success()) {
@@ -242,7 +267,7 @@ fn release_run(build: &[&str], driver: &str) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let status = Command::new(cargo)
-        .args(["run", "--quiet", "--release", "--locked", "-p", "trails-bench", "--bin", driver, "--"])
+        .args(["run", "--quiet", "--release", "--locked", "-p", package, "--bin", driver, "--"])
         .args(std::env::args().skip(2))
         .status();
     if status.is_ok_and(|s| s.success()) {

@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use trails_bench::load::{spread, wrk, Run};
 use trails_bench::process::{arg, free_addr, peak_rss, rss_anon, sample, Killed};
 
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
@@ -182,61 +183,6 @@ fn start(kind: Kind, scratch: &Scratch) -> (Killed, SocketAddr, Duration) {
         assert!(started.elapsed() < Duration::from_secs(30), "{} did not answer in 30 s", kind.label());
         std::thread::sleep(Duration::from_micros(200));
     }
-}
-
-/// One `wrk` run.
-struct Run {
-    rps: f64,
-    p50_us: f64,
-    p99_us: f64,
-}
-
-fn wrk(addr: SocketAddr, script: &Path, secs: usize, connections: usize, threads: usize) -> Run {
-    let output = Command::new("wrk")
-        .args([
-            "-t",
-            &threads.to_string(),
-            "-c",
-            &connections.to_string(),
-            "-d",
-            &format!("{secs}s"),
-            "--latency",
-            "-s",
-        ])
-        .arg(script)
-        .arg(format!("http://{addr}/mcp"))
-        .output()
-        .expect("run wrk (`cargo xtask bench` installs it; or apt-get install wrk)");
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "wrk failed: {text}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        !text.contains("Non-2xx") && !text.contains("Socket errors"),
-        "not every request got a 200 on a healthy connection:\n{text}"
-    );
-    let field = |prefix: &str| text.lines().find_map(|l| l.trim().strip_prefix(prefix).map(str::trim));
-    let duration_us = |value: &str| {
-        let split = value.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(value.len());
-        let number: f64 = value[..split].parse().unwrap_or(f64::NAN);
-        number
-            * match &value[split..] {
-                "us" => 1.0,
-                "ms" => 1e3,
-                "s" => 1e6,
-                unit => panic!("wrk latency unit {unit:?}"),
-            }
-    };
-    Run {
-        rps: field("Requests/sec:").and_then(|v| v.parse().ok()).expect("wrk's Requests/sec"),
-        p50_us: duration_us(field("50%").expect("wrk's 50% latency")),
-        p99_us: duration_us(field("99%").expect("wrk's 99% latency")),
-    }
-}
-
-/// (median, min, max).
-fn spread(values: impl IntoIterator<Item = f64>) -> (f64, f64, f64) {
-    let mut values: Vec<f64> = values.into_iter().collect();
-    values.sort_by(f64::total_cmp);
-    (values[values.len() / 2], values[0], values[values.len() - 1])
 }
 
 /// (RSS, anonymous RSS) in MiB.

@@ -24,9 +24,9 @@ struct Topology {
     _store: OxigraphServer,
 }
 
-fn replica_config(store: &OxigraphServer, redis: &RedisServer, extra: &str) -> String {
+fn replica_config(store: &OxigraphServer, redis: &RedisServer, sessions: bool, extra: &str) -> String {
     format!(
-        "[http]\nsessions = false\n\n[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"\n\n[budget]\ntokens = 600\n\n\
+        "[http]\nsessions = {sessions}\n\n[kg]\nquery_url = \"{}\"\nupdate_url = \"{}\"\n\n[budget]\ntokens = 600\n\n\
          [coordination]\nurl = \"{}\"\n{extra}\n\n[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
         store.query_url(),
         store.update_url(),
@@ -35,9 +35,14 @@ fn replica_config(store: &OxigraphServer, redis: &RedisServer, extra: &str) -> S
     )
 }
 
+/// The topology, the replicas' `[coordination]` ending with `extra`.
 fn topology(extra: &str) -> Topology {
+    topology_with(false, extra)
+}
+
+fn topology_with(sessions: bool, extra: &str) -> Topology {
     let (store, redis) = (OxigraphServer::start(), RedisServer::start());
-    let config = replica_config(&store, &redis, extra);
+    let config = replica_config(&store, &redis, sessions, extra);
     let replicas: Vec<Served> = (0..3).map(|_| crate::fixture().config(config.clone()).http()).collect();
     let balancer = Balancer::start(&replicas.iter().map(|r| r.addr).collect::<Vec<_>>());
     Topology { replicas, balancer, redis, _store: store }
@@ -181,4 +186,145 @@ fn a_replica_that_cannot_reach_redis_refuses_to_start() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("[coordination]") && stderr.contains("unreachable"), "{stderr}");
     assert!(!stderr.contains("secret"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Redis, HAProxy and Oxigraph server: `cargo xtask test` installs them and runs this"]
+async fn a_2025_session_through_the_balancer_stays_on_its_replica() {
+    // Sessions on: each lives in one replica, and the balancer is sticky on `Mcp-Session-Id`.
+    let topology = topology_with(true, "");
+    let client = trails_tests::client::connect(topology.balancer.addr, Some(AGENT_TOKEN)).await;
+    // Round robin would send every other request to a replica that does not know the session.
+    for n in 0..6 {
+        let pinged = trails_tests::client::call(client.peer(), "trails_meta_ping", json!({})).await;
+        assert!(pinged.is_ok(), "request {n}: {pinged:?}");
+    }
+    let _ = client.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Redis, HAProxy and Oxigraph server: `cargo xtask test` installs them and runs this"]
+async fn failing_open_runs_budgeted_and_keyed_calls_while_redis_is_away() {
+    let mut topology = topology("fail_open = true");
+    let created = call(topology.balancer.addr, "requirements_create", requirement("REQ-1"), None).await;
+    assert!(created["result"].is_object() && created["result"]["isError"] != true, "{created}");
+    topology.redis.stop();
+    // Unmetered: more creates than the budget holds.
+    for n in 2..8 {
+        let created = call(topology.balancer.addr, "requirements_create", requirement(&format!("REQ-{n}")), None).await;
+        assert!(created["result"]["isError"] != true && created["error"].is_null(), "{created}");
+    }
+    // Unkeyed: a retry runs again rather than replay (nothing could be kept).
+    let retitle = json!({ "req_id": "REQ-1", "title": "Passkeys" });
+    for _ in 0..2 {
+        let updated = call(topology.balancer.addr, "requirements_update", retitle.clone(), Some("k-1")).await;
+        assert_eq!(updated["result"]["structuredContent"]["title"], "Passkeys", "{updated}");
+        assert!(updated["result"]["_meta"].is_null(), "not a replay: {updated}");
+    }
+}
+
+/// POST a keyed `requirements_update` to the balancer: `None` when no JSON-RPC answer came back
+/// (the replica died with the request: HAProxy says 502).
+async fn try_update(addr: SocketAddr, req: &str, title: &str, key: &str) -> Option<Value> {
+    let params = json!({ "name": "requirements_update", "arguments": { "req_id": req, "title": title },
+                         "_meta": { "trails": { "idempotency_key": key } } });
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .bearer_auth(AGENT_TOKEN)
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }))
+        .timeout(Duration::from_secs(20))
+        .send()
+        .await
+        .ok()?;
+    response.json::<Value>().await.ok()
+}
+
+/// How one keyed update ended, after retries with its key.
+#[derive(Debug, PartialEq)]
+enum Ended {
+    /// Answered with its result (first run or replay).
+    Acknowledged,
+    /// Its key is held by a claim of the killed replica ("still running" until it is presumed
+    /// abandoned): never acknowledged.
+    Stuck,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Redis, HAProxy and Oxigraph server: `cargo xtask test` installs them and runs this"]
+async fn killing_a_replica_under_load_loses_no_acknowledged_write_and_runs_no_key_twice() {
+    let mut topology = topology("");
+    const WORKERS: usize = 4;
+    const UPDATES: usize = 30;
+    for w in 0..WORKERS {
+        let created = call(topology.balancer.addr, "requirements_create", requirement(&format!("REQ-{w}")), None).await;
+        assert!(created["result"]["isError"] != true && created["error"].is_null(), "{created}");
+    }
+    let balancer = topology.balancer.addr;
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            tokio::spawn(async move {
+                let mut ended = Vec::new();
+                for i in 0..UPDATES {
+                    let (req, title, key) = (format!("REQ-{w}"), format!("T-{w}-{i}"), format!("k-{w}-{i}"));
+                    let mut outcome = None;
+                    for _ in 0..100 {
+                        let Some(answer) = try_update(balancer, &req, &title, &key).await else {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        };
+                        let message = answer["error"]["message"].as_str().unwrap_or_default().to_owned();
+                        if answer["result"]["structuredContent"]["title"] == title.as_str() {
+                            outcome = Some(Ended::Acknowledged);
+                        } else if message.contains("still running") {
+                            outcome = Some(Ended::Stuck);
+                        } else {
+                            panic!("{key}: {answer}");
+                        }
+                        break;
+                    }
+                    ended.push((title, outcome.expect("an answer within 100 tries")));
+                }
+                ended
+            })
+        })
+        .collect();
+    // A third of the way in, one replica dies without a chance to finish anything.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    topology.replicas[1].kill();
+    let mut results = Vec::new();
+    for worker in workers {
+        results.push(worker.await.unwrap());
+    }
+
+    let store = topology._store.kg();
+    for (w, ended) in results.iter().enumerate() {
+        let acknowledged = ended.iter().filter(|(_, e)| *e == Ended::Acknowledged).count();
+        let stuck = ended.len() - acknowledged;
+        assert!(acknowledged >= UPDATES - 2, "worker {w}: {ended:?}");
+        // Nothing acknowledged is lost: the stored title is the last acknowledged one, or a later
+        // update's that ran on the killed replica without an answer.
+        let get =
+            call(balancer, "trails_kg_get", json!({ "node_type": "Requirement", "id": format!("REQ-{w}") }), None);
+        let stored = get.await["result"]["structuredContent"]["fields"]["title"].as_str().unwrap().to_owned();
+        let last = ended.iter().rposition(|(_, e)| *e == Ended::Acknowledged).unwrap();
+        assert!(ended[last..].iter().any(|(title, _)| *title == stored), "worker {w}: stored {stored}, {ended:?}");
+        // No key ran twice: one successful run per acknowledged key, at most one per stuck key.
+        let runs = successful_updates(&store, &format!("urn:trails:kg/Requirement/REQ-{w}")).await;
+        assert!((acknowledged..=acknowledged + stuck).contains(&runs), "worker {w}: {runs} runs for {ended:?}");
+    }
+}
+
+/// `requirements.update` activities that succeeded and touched `iri`.
+async fn successful_updates(kg: &trails::kg::Kg, iri: &str) -> usize {
+    let query = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { GRAPH ?a { ?a ?touched ?entity ;
+           <https://w3id.org/trails/capability#capability> \"requirements.update\" ;
+           <https://w3id.org/trails/capability#outcome> \"success\" } }";
+    let entity = trails::kg::Term::NamedNode(trails::kg::NamedNode::new(iri).unwrap());
+    let rows = kg.sparql(query, &[("entity", entity)]).await.unwrap();
+    match rows[0].iter().find(|(name, _)| name == "n") {
+        Some((_, trails::kg::Term::Literal(count))) => count.value().parse().unwrap(),
+        other => panic!("{other:?}"),
+    }
 }
