@@ -1,4 +1,4 @@
-//! `cargo xtask replicas [--secs S] [--rounds R] [--writes W]`: the example app (release build)
+//! `cargo xtask replicas [--secs S] [--rounds R] [--writes W] [--parts calls,notifications]`: the example app (release build)
 //! as one process and as replicas sharing Redis (`runtime/guide/09-replicas.md`), each in a process
 //! of its own, loaded by `wrk` in another.
 //!
@@ -9,8 +9,8 @@
 //!   per request (claim, then keep the result: two round trips). Requests/s and p50/p99 latency,
 //!   medians over `--rounds` with the range, each as a ratio to the one process of the same round.
 //! - **Notifications**: a `subscriptions/listen` client on replica A; `--writes` creates, one at a
-//!   time, through replica B, and for comparison through A itself: the time from a create's answer
-//!   to the client's notification, p50/p99.
+//!   time, through replica B, and for comparison through A itself: from sending a create to its
+//!   answer, and to the client's notification, p50/p99.
 //!
 //! Each replica keeps its own embedded store here (the feed carries changes whatever the store),
 //! so store traffic does not blur what coordination costs. Everything shares this machine's cores
@@ -195,30 +195,36 @@ fn calls(secs: usize, rounds: usize) {
     }
 }
 
-/// Milliseconds from each create's answer (through `writer`) to the notification on `listener`.
-async fn notification_latencies(listener: &Served, writer: &Served, writes: usize, first: usize) -> Vec<f64> {
+/// For each create through `writer`, one at a time: (its round trip, the time from sending it
+/// to the notification arriving at `listener`'s client), in milliseconds.
+async fn notification_latencies(listener: &Served, writer: &Served, writes: usize, first: usize) -> Vec<(f64, f64)> {
     let transport = StreamableHttpClientTransport::from_uri(listener.url("/mcp"));
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     let client = ().serve_with_lifecycle(transport, lifecycle).await.expect("discover handshake");
     let filter = SubscriptionFilter::builder().resource_subscriptions(["trails://kg/Requirement".to_owned()]).build();
     let mut subscription = client.peer().listen(filter).await.expect("listen");
+    // Arrivals are stamped as they come (a notification may arrive before the create's answer).
+    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let stamping = tokio::spawn(async move {
+        while let Ok(Some(notification)) = subscription.next().await {
+            if matches!(notification, ServerNotification::ResourceUpdatedNotification(_)) {
+                let _ = arrived.send(Instant::now());
+            }
+        }
+    });
     let mut latencies = Vec::with_capacity(writes);
     for n in first..first + writes {
         let requirement = json!({ "req_id": format!("REQ-{n}"), "title": "Audit log", "status": "proposed",
                                   "priority": 2, "tags": [] });
+        let sent = Instant::now();
         let created = trails_tests::client::call_tool(writer.addr, None, "requirements_create", requirement).await;
-        let answered = Instant::now();
+        let answered = sent.elapsed();
         assert!(created["result"]["isError"] != true && created["error"].is_null(), "{created}");
-        loop {
-            let next = tokio::time::timeout(Duration::from_secs(10), subscription.next()).await;
-            match next.expect("a notification within 10 s").expect("open").expect("open") {
-                ServerNotification::ResourceUpdatedNotification(_) => break,
-                _ => continue,
-            }
-        }
-        latencies.push(answered.elapsed().as_secs_f64() * 1e3);
+        let at = tokio::time::timeout(Duration::from_secs(10), arrivals.recv()).await;
+        let at = at.expect("a notification within 10 s").expect("the listener is open");
+        latencies.push((answered.as_secs_f64() * 1e3, (at - sent).as_secs_f64() * 1e3));
     }
-    drop(subscription);
+    stamping.abort();
     let _ = client.cancel().await;
     latencies
 }
@@ -233,24 +239,29 @@ async fn notifications(writes: usize) {
     let (a, b) = (app().config(toml.clone()).http(), app().config(toml).http());
     // Warm both paths, then measure.
     notification_latencies(&a, &b, 20, 0).await;
-    let mut across = notification_latencies(&a, &b, writes, 100).await;
-    let mut local = notification_latencies(&a, &a, writes, 100 + writes).await;
-    println!(
-        "\n## Notifications: {writes} creates, one at a time; from a create's answer to the listener's notification\n"
-    );
-    println!("| write through | p50 ms | p99 ms |");
+    let across = notification_latencies(&a, &b, writes, 100).await;
+    let local = notification_latencies(&a, &a, writes, 100 + writes).await;
+    println!("\n## Notifications: {writes} creates, one at a time, each timed from when it was sent\n");
+    println!("| create through | its answer p50 / p99 ms | the listener's notification p50 / p99 ms |");
     println!("|---|---:|---:|");
-    for (label, latencies) in
-        [("the listener's own replica", &mut local), ("another replica (Redis feed)", &mut across)]
-    {
-        latencies.sort_by(f64::total_cmp);
-        println!("| {label} | {:.2} | {:.2} |", percentile(latencies, 0.5), percentile(latencies, 0.99));
+    for (label, latencies) in [("the listener's own replica", local), ("another replica (Redis feed)", across)] {
+        let sorted = |pick: fn(&(f64, f64)) -> f64| {
+            let mut values: Vec<f64> = latencies.iter().map(pick).collect();
+            values.sort_by(f64::total_cmp);
+            (percentile(&values, 0.5), percentile(&values, 0.99))
+        };
+        let ((answer50, answer99), (notified50, notified99)) = (sorted(|l| l.0), sorted(|l| l.1));
+        println!("| {label} | {answer50:.2} / {answer99:.2} | {notified50:.2} / {notified99:.2} |");
     }
 }
 
 fn main() {
     let (secs, rounds, writes) = (number("--secs", 5), number("--rounds", 3), number("--writes", 200));
-    calls(secs, rounds);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(notifications(writes));
+    let parts = arg("--parts").unwrap_or_else(|| "calls,notifications".into());
+    if parts.split(',').any(|p| p == "calls") {
+        calls(secs, rounds);
+    }
+    if parts.split(',').any(|p| p == "notifications") {
+        tokio::runtime::Runtime::new().unwrap().block_on(notifications(writes));
+    }
 }
