@@ -446,31 +446,12 @@ impl RedisServer {
     fn spawn(&mut self) -> Result<(), String> {
         let binary = redis_binary();
         let port = self.addr.port().to_string();
-        let mut child = Command::new(&binary)
-            .args(["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(self.dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
-            });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                return Err(format!("redis-server exited before answering on {}: {status}", self.addr));
-            }
-            if redis_answers(self.addr) {
-                self.child = Some(child);
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                return Err(format!("redis-server did not answer on {} within 10 s", self.addr));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let mut command = Command::new(&binary);
+        command.args(["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
+        let what = format!("{} on {}", binary.display(), self.addr);
+        let addr = self.addr;
+        self.child = Some(spawn_until(command.arg("--dir").arg(self.dir.path()), &what, || redis_answers(addr))?);
+        Ok(())
     }
 
     /// `redis://127.0.0.1:PORT`.
@@ -500,6 +481,31 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Spawn `command` (a test server), its output discarded, and wait up to 10 s until `ready`: the
+/// child, or why not (it exited, or was never ready: then it is killed).
+fn spawn_until(command: &mut Command, what: &str, ready: impl Fn() -> bool) -> Result<Child, String> {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what} ({e}); run `cargo xtask test`, which installs it"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("{what} exited before it was ready: {status}"));
+        }
+        if ready() {
+            return Ok(child);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what} was not ready within 10 s"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -541,27 +547,10 @@ impl Balancer {
             );
             let file = dir.path().join("haproxy.cfg");
             std::fs::write(&file, config).unwrap();
-            let mut child = Command::new(&binary)
-                .arg("-db")
-                .arg("-f")
-                .arg(&file)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!("cannot start {} ({e}); run `cargo xtask test`, which installs it", binary.display())
-                });
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while !crate::launch::listens(addr) {
-                if let Ok(Some(status)) = child.try_wait() {
-                    return Err(format!("haproxy exited before listening on {addr}: {status}"));
-                }
-                if Instant::now() >= deadline {
-                    let _ = child.kill();
-                    return Err(format!("haproxy did not listen on {addr} within 10 s"));
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            let what = format!("{} on {addr}", binary.display());
+            let child = spawn_until(Command::new(&binary).arg("-db").arg("-f").arg(&file), &what, || {
+                crate::launch::listens(addr)
+            })?;
             Ok(Balancer { child, addr, _dir: dir })
         })
     }
