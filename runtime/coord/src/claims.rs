@@ -35,19 +35,24 @@ return {'new'}
 });
 
 /// Keep the result of this claim (not another's that took the key over); then drop the caller's
-/// keys past retention and the oldest beyond `max_keys`. 1 when kept.
+/// keys past retention and the oldest settled beyond `max_keys` (ordered by when they settled, in
+/// milliseconds). 1 when kept.
 static SETTLE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
 if redis.call('HGET', KEYS[1], 'claim') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'result', ARGV[2])
-local now = tonumber(redis.call('TIME')[1])
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local keep, max = tonumber(ARGV[3]), tonumber(ARGV[4])
-redis.call('ZADD', KEYS[2], tonumber(redis.call('HGET', KEYS[1], 'created')), KEYS[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - keep - 1)
+redis.call('ZADD', KEYS[2], now_ms, KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now_ms - keep * 1000 - 1)
 local over = redis.call('ZCARD', KEYS[2]) - max
 if over > 0 then
-  for _, key in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do redis.call('DEL', key) end
+  for _, key in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do
+    -- A key expired and claimed again since is running, not settled: it is not this set's to drop.
+    if redis.call('HEXISTS', key, 'result') == 1 then redis.call('DEL', key) end
+  end
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
 end
 redis.call('EXPIRE', KEYS[2], keep)

@@ -7,7 +7,6 @@
 //! bounded queue to one task, and what cannot be published (queue full, Redis away) is replaced
 //! by one `lagged` entry once Redis takes writes again. Entries are opaque text to this crate.
 
-use std::cmp::Ordering as Order;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,7 +91,6 @@ impl Coordinator {
         let (key, origin, mut conn, flag) =
             (self.feed_key(), self.inner.replica.clone(), self.connection(), lost.clone());
         tokio::spawn(async move {
-            let mut down = false;
             while let Some(first) = waiting.recv().await {
                 let mut batch = vec![first];
                 while batch.len() < BATCH {
@@ -106,21 +104,19 @@ impl Coordinator {
                 for entry in &batch {
                     pipe.add_command(append(&key, &origin, Some(entry))).ignore();
                 }
-                match pipe.query_async::<()>(&mut conn).await {
-                    Ok(()) if down => {
-                        down = false;
-                        tracing::info!("the change feed takes entries again");
-                    }
-                    Ok(()) => {}
-                    Err(error) => {
-                        if !down {
-                            tracing::warn!(%error, "could not publish to the change feed; other replicas will be told they lagged");
-                        }
-                        down = true;
-                        flag.store(true, Ordering::Relaxed);
-                        // Wait for Redis before taking more: what queues meanwhile beyond the
-                        // queue's room is counted as lost too.
+                if let Err(error) = pipe.query_async::<()>(&mut conn).await {
+                    tracing::warn!(%error, "could not publish to the change feed; other replicas will be told they lagged");
+                    flag.store(true, Ordering::Relaxed);
+                    // Until Redis takes the marker, take nothing more (what queues meanwhile
+                    // beyond the queue's room is counted as lost too): the others learn of the
+                    // loss as soon as Redis is back, not at this replica's next write.
+                    loop {
                         tokio::time::sleep(Duration::from_millis(250)).await;
+                        if redis::Cmd::query_async::<()>(&append(&key, &origin, None), &mut conn).await.is_ok() {
+                            flag.store(false, Ordering::Relaxed);
+                            tracing::info!("the change feed takes entries again");
+                            break;
+                        }
                     }
                 }
             }
@@ -146,10 +142,14 @@ impl Coordinator {
                     if lagged {
                         on(Received::Lagged);
                     }
+                    if failures > 0 {
+                        tracing::info!("following the change feed again");
+                    }
                     last = Some(from);
                     failures = 0;
                     loop {
-                        let read = read(&mut conn, &key, last.unwrap_or(Position::START)).await?;
+                        let before = last.unwrap_or(Position::START);
+                        let read = read(&mut conn, &key, before).await?;
                         let full = read.len() >= BATCH;
                         for entry in read {
                             if let Some(at) = Position::parse(&entry.id) {
@@ -163,9 +163,11 @@ impl Coordinator {
                                 None => on(Received::Lagged),
                             }
                         }
-                        // A full batch may mean the stream runs ahead of this replica: check
-                        // the cap did not pass it.
-                        if full && position(&mut conn, &key, last).await?.1 {
+                        // A full batch may mean the stream runs ahead of this replica: check the
+                        // cap had not passed where this read began (`XREAD` then starts, silently,
+                        // at the oldest entry left). Further behind than the cap means full
+                        // batches all the way, so a short batch needs no check.
+                        if full && before != Position::START && !contains(&mut conn, &key, before).await? {
                             on(Received::Lagged);
                         }
                     }
@@ -195,32 +197,38 @@ fn append(key: &str, origin: &str, entry: Option<&str>) -> redis::Cmd {
     cmd
 }
 
-/// Where to read from, and whether entries were missed since `last`: the stream's newest entry
-/// is older than `last` or gone (Redis restarted empty), or its oldest is newer (the cap passed
-/// this replica). A first position is the newest entry: a replica hears what happens from now.
+/// Where to read from, and whether entries were missed since `last`. A first position is the
+/// newest entry: a replica hears what happens from now. After that, entries were missed when the
+/// entry read last is no longer in the stream: the cap passed it, or Redis restarted (empty, or
+/// from older persisted data). Reading resumes after `last` — or, when the stream's newest entry
+/// is older than `last` (a Redis restored from older data), after that newest entry, so nothing
+/// already heard is heard again.
 async fn position(
     conn: &mut MultiplexedConnection,
     key: &str,
     last: Option<Position>,
 ) -> Result<(Position, bool), CoordError> {
-    let end = |order: &str, from: &str, to: &str| {
-        let mut cmd = redis::cmd(order);
-        cmd.arg(key).arg(from).arg(to).arg("COUNT").arg(1);
-        cmd
-    };
-    let newest: StreamRangeReply = end("XREVRANGE", "+", "-").query_async(conn).await?;
-    let oldest: StreamRangeReply = end("XRANGE", "-", "+").query_async(conn).await?;
-    let first = |reply: StreamRangeReply| reply.ids.first().and_then(|entry| Position::parse(&entry.id));
-    let (newest, oldest) = (first(newest), first(oldest));
+    let mut newest = redis::cmd("XREVRANGE");
+    newest.arg(key).arg("+").arg("-").arg("COUNT").arg(1);
+    let newest: StreamRangeReply = newest.query_async(conn).await?;
+    let newest = newest.ids.first().and_then(|entry| Position::parse(&entry.id));
     Ok(match last {
         None => (newest.unwrap_or(Position::START), false),
         Some(Position::START) => (Position::START, false),
-        Some(last) => match (newest.map(|n| n.cmp(&last)), oldest) {
-            (None | Some(Order::Less), _) => (Position::START, true),
-            (_, Some(oldest)) if oldest > last => (last, true),
-            _ => (last, false),
+        Some(last) => match newest {
+            None => (Position::START, true),
+            Some(newest) if newest < last => (newest, true),
+            Some(_) => (last, !contains(conn, key, last).await?),
         },
     })
+}
+
+/// Whether the entry `at` is still in the stream.
+async fn contains(conn: &mut MultiplexedConnection, key: &str, at: Position) -> Result<bool, CoordError> {
+    let mut range = redis::cmd("XRANGE");
+    range.arg(key).arg(at.id()).arg(at.id());
+    let found: StreamRangeReply = range.query_async(conn).await?;
+    Ok(!found.ids.is_empty())
 }
 
 /// The entries after `after`, waiting up to [`BLOCK`] for some.

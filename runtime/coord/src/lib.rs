@@ -63,6 +63,9 @@ impl CoordError {
     }
 }
 
+/// How often an idle connection is checked.
+const KEEPALIVE: Duration = Duration::from_secs(1);
+
 /// How to reach Redis.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -106,8 +109,9 @@ impl Coordinator {
         }
         let client = redis::Client::open(options.url.as_str())
             .map_err(|error| CoordError::Url { url: url.clone(), detail: error.to_string() })?;
-        // Reconnects in the background after a failure; a command meanwhile fails at once
-        // (one retry), so a call waits at most `timeout` on a Redis that went away.
+        // Reconnects after a failure (on the runtime of the call that met it); a command meanwhile
+        // waits for that reconnection, so a call waits a few `timeout`s at most on a Redis that
+        // went away.
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.timeout))
             .set_response_timeout(Some(options.timeout))
@@ -117,6 +121,16 @@ impl Coordinator {
             |error: redis::RedisError| CoordError::Unreachable { url: url.clone(), detail: error.to_string() };
         let mut manager = client.get_connection_manager_with_config(config).await.map_err(unreachable)?;
         let _: String = redis::cmd("PING").query_async(&mut manager).await.map_err(unreachable)?;
+        // The manager notices a lost connection only when a command fails on it, and reconnects
+        // then: ping now and then, so that after Redis comes back the first call that needs it
+        // finds a live connection instead of failing on the dead one.
+        let mut pinging = manager.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(KEEPALIVE).await;
+                let _ = redis::cmd("PING").query_async::<String>(&mut pinging).await;
+            }
+        });
         let inner = Inner {
             client,
             manager,

@@ -1,7 +1,7 @@
 //! Three replicas of the fixture app on one Oxigraph server, sharing `[coordination]` in Redis,
 //! behind HAProxy (round robin): a budget of N is N across them, an idempotent retry that lands on
 //! another replica replays, a listener on one replica hears writes made through the others, and
-//! what happens when Redis goes away and comes back (`runtime/guide/05-replicas.md`).
+//! what happens when Redis goes away and comes back (`runtime/guide/09-replicas.md`).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -96,9 +96,14 @@ async fn a_budget_of_n_is_n_across_replicas_and_a_retry_through_another_replica_
     let get = call(topology.balancer.addr, "trails_kg_get", json!({ "node_type": "Requirement", "id": "REQ-0" }), None);
     assert_eq!(get.await["result"]["structuredContent"]["fields"]["title"], "Hardware keys", "the retries ran nothing");
     // Other arguments under the key are refused on any replica.
-    let reused =
-        call(topology.replicas[2].addr, "requirements_update", json!({ "req_id": "REQ-0", "title": "x" }), Some("k-1"));
-    assert_eq!(reused.await["error"]["code"], -32602);
+    let other = json!({ "req_id": "REQ-0", "title": "Magic links" });
+    let reused = call(topology.replicas[2].addr, "requirements_update", other, Some("k-1")).await;
+    let refusal = &reused["error"]["data"]["fields"][0];
+    assert_eq!(
+        (&refusal["field"], &refusal["code"]),
+        (&json!("_meta/trails/idempotency_key"), &json!("unique")),
+        "{reused}"
+    );
 }
 
 /// A 2026-07-28 client of one replica.
@@ -153,6 +158,13 @@ async fn a_listener_on_one_replica_hears_writes_through_the_others_and_redis_goi
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     let error: Value = serde_json::from_str(refused["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!((&error["kind"], &error["retryable"]), (&json!("unavailable"), &json!(true)), "{refused}");
+    // A keyed call too: its key cannot be claimed, so it does not run.
+    let retitle = json!({ "req_id": "REQ-0", "title": "Magic links" });
+    let keyed = call(topology.replicas[2].addr, "requirements_update", retitle, Some("k-9")).await;
+    let error: Value =
+        serde_json::from_str(keyed["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{keyed}")))
+            .unwrap();
+    assert_eq!((&error["kind"], &error["retryable"]), (&json!("unavailable"), &json!(true)), "{keyed}");
     let read =
         call(topology.replicas[1].addr, "trails_kg_get", json!({ "node_type": "Requirement", "id": "REQ-9" }), None);
     assert!(read.await["result"]["structuredContent"]["found"] != true, "the refused create wrote nothing");
@@ -262,8 +274,10 @@ async fn killing_a_replica_under_load_loses_no_acknowledged_write_and_runs_no_ke
         assert!(created["result"]["isError"] != true && created["error"].is_null(), "{created}");
     }
     let balancer = topology.balancer.addr;
+    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let workers: Vec<_> = (0..WORKERS)
         .map(|w| {
+            let acknowledged = acknowledged.clone();
             tokio::spawn(async move {
                 let mut ended = Vec::new();
                 for i in 0..UPDATES {
@@ -274,10 +288,11 @@ async fn killing_a_replica_under_load_loses_no_acknowledged_write_and_runs_no_ke
                             tokio::time::sleep(Duration::from_millis(50)).await;
                             continue;
                         };
-                        let message = answer["error"]["message"].as_str().unwrap_or_default().to_owned();
+                        let refusal = answer["error"]["data"]["fields"][0]["message"].as_str().unwrap_or_default();
                         if answer["result"]["structuredContent"]["title"] == title.as_str() {
+                            acknowledged.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             outcome = Some(Ended::Acknowledged);
-                        } else if message.contains("still running") {
+                        } else if refusal.contains("still running") {
                             outcome = Some(Ended::Stuck);
                         } else {
                             panic!("{key}: {answer}");
@@ -291,13 +306,17 @@ async fn killing_a_replica_under_load_loses_no_acknowledged_write_and_runs_no_ke
         })
         .collect();
     // A third of the way in, one replica dies without a chance to finish anything.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    while acknowledged.load(std::sync::atomic::Ordering::Relaxed) < WORKERS * UPDATES / 3 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     topology.replicas[1].kill();
+    let at_kill = acknowledged.load(std::sync::atomic::Ordering::Relaxed);
     let mut results = Vec::new();
     for worker in workers {
         results.push(worker.await.unwrap());
     }
 
+    assert!(at_kill < WORKERS * UPDATES * 2 / 3, "the kill came while the load ran ({at_kill} acknowledged)");
     let store = topology._store.kg();
     for (w, ended) in results.iter().enumerate() {
         let acknowledged = ended.iter().filter(|(_, e)| *e == Ended::Acknowledged).count();

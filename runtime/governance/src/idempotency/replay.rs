@@ -66,6 +66,12 @@ impl Ticket {
     fn key_of(&self) -> trails_coord::claims::KeyOf<'_> {
         trails_coord::claims::KeyOf { caller: &self.caller, tool: &self.tool, key: &self.key }
     }
+
+    /// (caller, tool, key), for a task that outlives the ticket.
+    #[cfg(feature = "redis")]
+    fn key_of_owned(&self) -> (String, String, String) {
+        (self.caller.clone(), self.tool.clone(), self.key.clone())
+    }
 }
 
 impl Drop for Ticket {
@@ -83,8 +89,11 @@ impl Drop for Ticket {
                         tracing::error!(%error, "could not free an abandoned idempotency key");
                     }
                 };
-                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    drop(runtime.spawn(free));
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => drop(runtime.spawn(free)),
+                    Err(_) => tracing::warn!(
+                        "an unsettled idempotency key was dropped outside a runtime; a retry waits until it is presumed abandoned"
+                    ),
                 }
                 return;
             }
@@ -272,6 +281,13 @@ impl Ledger {
             Ok(Claimed::Running) => Found::Running,
             Ok(Claimed::Result(text)) => Found::Result(text),
             Err(error) => {
+                // The claim may have been made even so (a reply lost to a timeout): free it, or a
+                // retry would find it "still running" until it is presumed abandoned.
+                let (coordinator, of, claim) = (shared.coordinator.clone(), ticket.key_of_owned(), claim.clone());
+                tokio::spawn(async move {
+                    let of = trails_coord::claims::KeyOf { caller: &of.0, tool: &of.1, key: &of.2 };
+                    let _ = coordinator.free(of, &claim).await;
+                });
                 shared.failed("the idempotency key", &error)?;
                 Found::New(ticket)
             }
@@ -457,6 +473,9 @@ impl Guard for IdempotencyGuard {
             let ticket = match self.0.claim(&key, call.ctx().caller(), tool.id(), call.arguments()).await {
                 Ok(Claim::Replay(result)) => return Ok(Answer::replay(*result)),
                 Ok(Claim::Run(ticket)) => ticket,
+                // Keys that cannot be checked now (Redis away): the retryable `unavailable`
+                // result a budget that cannot be checked gives too. Nothing ran.
+                Err(error @ Error::Domain(_)) => return call.failed(error),
                 // Also when the key could not be looked up (logged with the detail): nothing ran.
                 Err(error) => return Err(call.refuse(error)),
             };

@@ -3,8 +3,10 @@
 //! this replica's knowledge-graph changes go out on the feed and the others' come in to this
 //! replica's subscribers ([`Replicas::relay`]); provenance is reconciled under a lease.
 //!
-//! Redis I/O runs on a small runtime of its own, so the connection is made (and a Redis that does
-//! not answer refuses the start) while the app is built, before any serving runtime exists.
+//! The connection is made on a small runtime of its own, so that it exists (and a Redis that does
+//! not answer refuses the start) while the app is built, before any serving runtime does; the
+//! feed's tasks and the keepalive run there too. A reconnection after a failure runs on the
+//! runtime of the call that met it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
