@@ -121,16 +121,6 @@ impl Coordinator {
             |error: redis::RedisError| CoordError::Unreachable { url: url.clone(), detail: error.to_string() };
         let mut manager = client.get_connection_manager_with_config(config).await.map_err(unreachable)?;
         let _: String = redis::cmd("PING").query_async(&mut manager).await.map_err(unreachable)?;
-        // The manager notices a lost connection only when a command fails on it, and reconnects
-        // then: ping now and then, so that after Redis comes back the first call that needs it
-        // finds a live connection instead of failing on the dead one.
-        let mut pinging = manager.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(KEEPALIVE).await;
-                let _ = redis::cmd("PING").query_async::<String>(&mut pinging).await;
-            }
-        });
         let inner = Inner {
             client,
             manager,
@@ -139,7 +129,21 @@ impl Coordinator {
             url,
             timeout: options.timeout,
         };
-        Ok(Coordinator { inner: std::sync::Arc::new(inner) })
+        let inner = std::sync::Arc::new(inner);
+        // The manager notices a lost connection only when a command fails on it, and reconnects
+        // then: ping now and then, so that after Redis comes back the first call that needs it
+        // finds a live connection instead of failing on the dead one. Until the last clone goes.
+        let held = std::sync::Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(KEEPALIVE).await;
+                let Some(inner) = held.upgrade() else { break };
+                let mut conn = inner.manager.clone();
+                drop(inner);
+                let _ = redis::cmd("PING").query_async::<String>(&mut conn).await;
+            }
+        });
+        Ok(Coordinator { inner })
     }
 
     /// This replica's id (random per process): the origin of its feed entries, the holder of

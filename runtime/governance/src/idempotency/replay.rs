@@ -448,7 +448,8 @@ fn prune_keys(tx: &rusqlite::Transaction<'_>, now: i64, retention: Retention, ca
 /// and settled before the answer goes out, however the call ended (a panic inside it is a
 /// failure the guards see like any other): a retry sent the moment a failure arrives finds the
 /// key free. A refused key is an error answer, never an `isError`
-/// result: nothing ran.
+/// result: nothing ran. A key that cannot be checked now (the replicas' Redis away) is the
+/// retryable `unavailable` result a budget that cannot be checked gives: nothing ran either.
 pub struct IdempotencyGuard(pub Arc<Ledger>);
 
 impl Guard for IdempotencyGuard {
