@@ -5,8 +5,9 @@
 //! `Retry-After`) and the handler does not run. The charge is the declared cost, whatever the
 //! handler then does.
 //!
-//! Spending is decided in memory — one entry per caller name, and names come only from
-//! configured tokens, so it cannot grow with what clients send — and each charge is committed to
+//! Spending is decided in memory — one entry per caller whose window is open (callers are
+//! configured tokens or, with OAuth, the identity provider's subjects; ended windows are
+//! forgotten once a thousand are held) — and each charge is committed to
 //! the ledger ([`crate::ledger`]) before the handler runs, so a restart (or `kill -9`) does not
 //! hand a caller a fresh budget. The ledger is read once, before the first charge; should it be
 //! unusable, budgets still hold in memory and the failure is logged. Enforcing budgets is the

@@ -1,5 +1,6 @@
 //! Spending: decided in memory, committed to the ledger before the handler runs.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,10 +29,40 @@ impl Spent {
     fn starting(now_ms: i64) -> Spent {
         Spent { since_ms: now_ms, tokens: 0, usd: 0.0 }
     }
+
+    /// A window ends when it has lasted its length — or when the clock was set back before it
+    /// began (else a caller would wait out the step back as well).
+    fn ended(&self, now: i64, window_ms: i64) -> bool {
+        now.saturating_sub(self.since_ms) >= window_ms || now < self.since_ms
+    }
 }
 
 /// Dollars are summed as floats: a charge that lands within this of the limit still fits.
 const USD_SLACK: f64 = 1e-9;
+
+/// Callers come from tokens, and with OAuth from the identity provider's subjects: no list bounds
+/// them. Once this many are held, those whose window ended (the same as no entry) are forgotten.
+const FORGET_ENDED_FROM: usize = 1024;
+
+/// Every caller's spending in memory, keyed by caller name (`None`: anonymous callers, who share
+/// one budget); bounded by the callers whose window is open.
+#[derive(Debug, Default)]
+struct Spending {
+    callers: HashMap<Option<String>, Spent>,
+    /// Forget ended windows when `callers` reaches this (doubling, so forgetting stays amortized).
+    forget_at: usize,
+}
+
+impl Spending {
+    /// `caller`'s entry, made room for first.
+    fn entry(&mut self, caller: Option<String>, now: i64, window_ms: i64) -> Entry<'_, Option<String>, Spent> {
+        if self.callers.len() >= self.forget_at.max(FORGET_ENDED_FROM) && !self.callers.contains_key(&caller) {
+            self.callers.retain(|_, spent| !spent.ended(now, window_ms));
+            self.forget_at = self.callers.len().saturating_mul(2);
+        }
+        self.callers.entry(caller)
+    }
+}
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -40,8 +71,7 @@ fn now_ms() -> i64 {
 /// Every caller's spending, and what was refused.
 pub struct Budgets {
     settings: BudgetSettings,
-    /// Keyed by caller name (`None`: anonymous callers, who share one budget).
-    spent: Mutex<HashMap<Option<String>, Spent>>,
+    spent: Mutex<Spending>,
     charged: AtomicU64,
     refused: AtomicU64,
     ledger: PathBuf,
@@ -64,7 +94,7 @@ impl Budgets {
     pub fn new(settings: BudgetSettings, ledger: PathBuf) -> Budgets {
         Budgets {
             settings,
-            spent: Mutex::new(HashMap::new()),
+            spent: Mutex::new(Spending::default()),
             charged: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             ledger,
@@ -143,7 +173,7 @@ impl Budgets {
         for (caller, kept) in rows {
             // Charges made while the ledger could not be opened are in memory only: keep the
             // newer window, and add up what both hold of the same one.
-            let entry = spent.entry(caller).or_insert(Spent::starting(kept.since_ms));
+            let entry = spent.entry(caller, now, window_ms).or_insert(Spent::starting(kept.since_ms));
             if kept.since_ms > entry.since_ms {
                 *entry = kept;
             } else if kept.since_ms == entry.since_ms {
@@ -158,10 +188,8 @@ impl Budgets {
     fn decide(&self, caller: Option<&str>, id: &str, cost: Cost, limit: BudgetLimit, now: i64) -> Result<i64, Error> {
         let window_ms = self.window_ms();
         let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
-        let entry = spent.entry(caller.map(str::to_owned)).or_insert_with(|| Spent::starting(now));
-        // A window ends when it has lasted its length — or when the clock was set back before it
-        // began (else a caller would wait out the step back as well).
-        if now.saturating_sub(entry.since_ms) >= window_ms || now < entry.since_ms {
+        let entry = spent.entry(caller.map(str::to_owned), now, window_ms).or_insert_with(|| Spent::starting(now));
+        if entry.ended(now, window_ms) {
             *entry = Spent::starting(now);
         }
         let tokens_over = limit.tokens.is_some_and(|max| entry.tokens.saturating_add(cost.tokens) > max);
@@ -200,7 +228,9 @@ impl Budgets {
             Err(error) => return shared.failed("the budget", &error),
         };
         let seen = Spent { since_ms: spending.since_ms, tokens: spending.tokens, usd: spending.usd };
-        self.spent.lock().unwrap_or_else(PoisonError::into_inner).insert(caller.map(str::to_owned), seen);
+        let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
+        spent.entry(caller.map(str::to_owned), spending.now_ms, self.window_ms()).insert_entry(seen);
+        drop(spent);
         if spending.admitted {
             self.charged.fetch_add(1, Ordering::Relaxed);
             return Ok(());
@@ -243,9 +273,10 @@ impl Budgets {
         let (now, window_ms) = (now_ms(), self.window_ms());
         let spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         let mut callers: Vec<Value> = spent
+            .callers
             .iter()
             .filter(|_| per_caller)
-            .filter(|(_, spent)| now.saturating_sub(spent.since_ms) < window_ms)
+            .filter(|(_, spent)| !spent.ended(now, window_ms))
             .map(|(caller, spent)| {
                 let limit = self.limit(caller.as_deref());
                 json!({
@@ -407,6 +438,27 @@ mod tests {
         assert_eq!((stats["charged_calls"].clone(), stats["refused_calls"].clone()), (json!(5), json!(2)));
         let agent = stats["callers"].as_array().unwrap().iter().find(|c| c["caller"] == "agent").unwrap().clone();
         assert_eq!(agent["tokens_spent"], 80);
+    }
+
+    #[test]
+    fn callers_whose_window_ended_are_forgotten_and_open_windows_are_kept() {
+        // With OAuth, every subject of the identity provider is a caller of its own.
+        let ledger = Ledger::new();
+        let limit = BudgetLimit { tokens: Some(100), usd: None };
+        let limits = budgets(&ledger, Duration::from_secs(60), limit, &[]);
+        let held = || limits.spent.lock().unwrap().callers.len();
+        for n in 0..FORGET_ENDED_FROM - 1 {
+            limits.decide(Some(&format!("subject-{n}")), "search", SEARCH, limit, 0).unwrap();
+        }
+        assert_eq!(held(), FORGET_ENDED_FROM - 1, "windows still open are all held");
+        let spend = |caller: &str, at: i64| limits.decide(Some(caller), "search", SEARCH, limit, at);
+        spend("recent", 50_000).unwrap();
+        spend("recent", 50_000).unwrap();
+        // A minute on, a new subject: the ended windows go, the open one stays.
+        spend("late", 70_000).unwrap();
+        assert_eq!(held(), 2);
+        assert!(spend("recent", 70_000).is_err(), "80 of 100 tokens spent in a window still open");
+        assert!(spend("subject-0", 70_000).is_ok(), "a forgotten caller starts a new window");
     }
 
     #[tokio::test]

@@ -21,6 +21,8 @@ use trails_core::validate::{FieldCode, FieldError};
 const ABANDONED_AFTER: Duration = Duration::from_secs(600);
 /// A caller's old keys are pruned every this many of its claims.
 const PRUNE_EVERY: usize = 64;
+/// Callers whose claims are counted before the counts start over.
+const MAX_COUNTED_CALLERS: usize = 4096;
 
 /// How long keys are kept, and how many.
 #[derive(Debug, Clone, Copy)]
@@ -132,7 +134,7 @@ pub struct Ledger {
     retention: Retention,
     conn: OnceLock<Result<Arc<Mutex<Connection>>, String>>,
     /// Claims per caller column, to prune each caller's keys every [`PRUNE_EVERY`] of its own
-    /// claims (callers are the configured tokens and the anonymous one: a bounded map).
+    /// claims (at most [`MAX_COUNTED_CALLERS`] callers).
     claims: Mutex<HashMap<String, usize>>,
     /// Several replicas: keys are claimed in Redis instead.
     #[cfg(feature = "redis")]
@@ -211,6 +213,11 @@ impl Ledger {
         let conn = self.connection()?;
         let prune = {
             let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
+            // Callers are not a configured list (OAuth subjects): the counts only pace pruning,
+            // so starting them over costs one early prune each.
+            if claims.len() >= MAX_COUNTED_CALLERS && !claims.contains_key(&ticket.caller) {
+                claims.clear();
+            }
             let count = claims.entry(ticket.caller.clone()).or_insert(0);
             *count += 1;
             *count % PRUNE_EVERY == 1
