@@ -559,7 +559,8 @@ impl Kg {
         // A task of its own: a caller that goes away mid-call (a client hanging up on `/invoke`)
         // must not leave an activity stored but unknown to the log, nor retirements taken from
         // the log but never deleted.
-        tokio::spawn(async move { kg.record_and_retire(write, started).await })
+        // In the call's span: its store write belongs to the call's trace.
+        tokio::spawn(tracing::Instrument::in_current_span(async move { kg.record_and_retire(write, started).await }))
             .await
             .map_err(|error| StoreError::Engine(format!("recording provenance: {error}")))?
     }

@@ -50,12 +50,12 @@ where
     if let Some(url) = endpoint("/v1/traces") {
         spans = spans.with_endpoint(url);
     }
-    let spans = spans.build().map_err(|e| format!("the OTLP trace exporter: {e}"))?;
+    let spans = Reported::new(spans.build().map_err(|e| format!("the OTLP trace exporter: {e}"))?, "spans");
     let mut metrics = opentelemetry_otlp::MetricExporter::builder().with_http().with_protocol(Protocol::HttpBinary);
     if let Some(url) = endpoint("/v1/metrics") {
         metrics = metrics.with_endpoint(url);
     }
-    let metrics = metrics.build().map_err(|e| format!("the OTLP metric exporter: {e}"))?;
+    let metrics = Reported::new(metrics.build().map_err(|e| format!("the OTLP metric exporter: {e}"))?, "metrics");
     // `OTEL_SERVICE_NAME` (read by the default resource) unless the file names one; else the app.
     let service = match (&telemetry.service_name, std::env::var("OTEL_SERVICE_NAME")) {
         (Some(name), _) => name.clone(),
@@ -71,6 +71,92 @@ where
     opentelemetry::global::set_meter_provider(metrics.clone());
     let layer = tracing_opentelemetry::layer().with_tracer(traces.tracer("trails"));
     Ok(Some((layer, Exporting { traces, metrics })))
+}
+
+/// An exporter whose failures reach the log: the SDK's own reports are compiled out
+/// (`internal-logs` off), and an operator must learn that the collector is unreachable. The
+/// first failure is a warning, then at most one a minute (with how many were held back), and the
+/// recovery one line.
+#[derive(Debug)]
+struct Reported<E> {
+    exporter: E,
+    what: &'static str,
+    /// When the last warning was logged, and the failures since; `None` while exports succeed.
+    failing: std::sync::Mutex<Option<(std::time::Instant, u64)>>,
+}
+
+/// How often a collector that keeps failing is warned about.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+impl<E> Reported<E> {
+    fn new(exporter: E, what: &'static str) -> Reported<E> {
+        Reported { exporter, what, failing: std::sync::Mutex::new(None) }
+    }
+
+    fn report(&self, result: &opentelemetry_sdk::error::OTelSdkResult) {
+        let mut failing = self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (result, failing.as_mut()) {
+            (Ok(()), None) => {}
+            (Ok(()), Some(_)) => {
+                *failing = None;
+                tracing::info!(what = self.what, "OTLP export works again");
+            }
+            (Err(error), Some((warned, held_back))) if warned.elapsed() < WARN_EVERY => {
+                let _ = error;
+                *held_back += 1;
+            }
+            (Err(error), previous) => {
+                let held_back = previous.map_or(0, |(_, held_back)| *held_back);
+                tracing::warn!(what = self.what, %error, held_back, "OTLP export failed; what it carried is lost");
+                *failing = Some((std::time::Instant::now(), 0));
+            }
+        }
+    }
+}
+
+impl<E: opentelemetry_sdk::trace::SpanExporter> opentelemetry_sdk::trace::SpanExporter for Reported<E> {
+    async fn export(&self, batch: Vec<opentelemetry_sdk::trace::SpanData>) -> opentelemetry_sdk::error::OTelSdkResult {
+        let result = self.exporter.export(batch).await;
+        self.report(&result);
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.exporter.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.exporter.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.exporter.set_resource(resource);
+    }
+}
+
+impl<E: opentelemetry_sdk::metrics::exporter::PushMetricExporter>
+    opentelemetry_sdk::metrics::exporter::PushMetricExporter for Reported<E>
+{
+    async fn export(
+        &self,
+        metrics: &opentelemetry_sdk::metrics::data::ResourceMetrics,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        let result = self.exporter.export(metrics).await;
+        self.report(&result);
+        result
+    }
+
+    fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.exporter.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.exporter.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> opentelemetry_sdk::metrics::Temporality {
+        self.exporter.temporality()
+    }
 }
 
 /// Make `span` a child of the client's span, when the request carried a `traceparent`.

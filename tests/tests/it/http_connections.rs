@@ -393,3 +393,17 @@ async fn a_token_sent_to_a_server_without_tokens_is_told_there_are_none() {
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("no tokens configured") && message.contains("[[http.tokens]]"), "{message}");
 }
+
+/// A refused token is answered before the body is read; the connection then cannot carry another
+/// request, and the answer says so (a keep-alive client would otherwise send its next request
+/// into a closed connection and see a transport error instead of the 401).
+#[test]
+fn a_request_refused_before_its_body_is_read_says_the_connection_closes() {
+    let server = crate::fixture().http();
+    let mut stream = connect(server.addr);
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 64\r\n\r\n";
+    stream.write_all(head.as_bytes()).unwrap();
+    let (answer, _) = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert_eq!(header(&answer, "connection"), Some("close"), "{answer}");
+}

@@ -121,6 +121,8 @@ async fn a_traced_tools_call_arrives_as_one_trace_under_the_clients_traceparent(
         // Export at once rather than every few seconds.
         .env("OTEL_BSP_SCHEDULE_DELAY", "100")
         .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
+        // The default filter: what an operator sees.
+        .log(None)
         .http();
     let addr = served.addr;
 
@@ -171,11 +173,15 @@ async fn a_traced_tools_call_arrives_as_one_trace_under_the_clients_traceparent(
 
     // One trace: the pipeline, validation, the handler and the store's write are its
     // descendants (each span's parent is in the trace, up to the server span).
+    // Two store writes: the instance, and the call's provenance activity.
     let wanted = ["pipeline", "validate", "handler requirements_create", "kg.write"];
     let trace = receiver.wait_for("the call's child spans", |r| {
         let trace: Vec<Value> = r.spans().into_iter().map(|(s, _)| s).filter(|s| s["trace_id"] == TRACE).collect();
-        wanted.iter().all(|name| trace.iter().any(|s| s["name"] == *name)).then_some(trace)
+        let writes = trace.iter().filter(|s| s["name"] == "kg.write").count();
+        (wanted.iter().all(|name| trace.iter().any(|s| s["name"] == *name)) && writes >= 2).then_some(trace)
     });
+    let provenance = |span: &Value| attribute(span, "graph").is_some_and(|graph| graph.contains("/prov"));
+    assert!(trace.iter().any(provenance), "the provenance write is in the call's trace");
     let ids: Vec<&Value> = trace.iter().map(|s| &s["span_id"]).collect();
     for span in &trace {
         if span["span_id"] != server["span_id"] {
@@ -234,4 +240,22 @@ async fn a_traced_tools_call_arrives_as_one_trace_under_the_clients_traceparent(
     assert_eq!(read_span["name"], "resources/read trails://prov/latest", "{read_span}");
     assert_eq!(attribute(&read_span, "mcp.resource.uri").as_deref(), Some("trails://prov/latest"));
     assert_eq!(attribute(&read_span, "mcp.method.name").as_deref(), Some("resources/read"));
+    // No store write is a trace of its own.
+    let roots: Vec<Value> = receiver
+        .spans()
+        .into_iter()
+        .map(|(span, _)| span)
+        .filter(|span| span["name"] == "kg.write" && span["parent_span_id"].as_str().unwrap_or_default().is_empty())
+        .collect();
+    assert!(roots.is_empty(), "store writes outside any call's trace: {roots:?}");
+
+    // The log says where export goes, and when the collector goes away.
+    assert!(served.stderr().contains("exporting spans and metrics over OTLP/HTTP"), "{}", served.stderr());
+    drop(receiver);
+    let _ = post(addr, &[], json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !served.stderr().contains("OTLP export failed") {
+        assert!(Instant::now() < deadline, "an unreachable collector went unreported:\n{}", served.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

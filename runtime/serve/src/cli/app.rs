@@ -438,6 +438,10 @@ fn init_logging(settings: &Settings, app_name: &str, serving: bool) -> Result<Ex
             None => (None, None),
         };
         let _ = tracing_subscriber::registry().with(log).with(spans).try_init();
+        if exporting.is_some() {
+            let to = settings.telemetry.endpoint.as_deref().unwrap_or("the OTEL_EXPORTER_OTLP_* endpoint");
+            tracing::info!(to, "exporting spans and metrics over OTLP/HTTP");
+        }
         Ok(exporting)
     }
     #[cfg(not(feature = "otel"))]

@@ -24,11 +24,13 @@ pub(crate) async fn authenticate(
     next: Next,
 ) -> Response {
     let settings = &shared.settings;
+    // Refused here, the body is never read: the connection cannot carry another request.
+    let close = has_body(&request);
     let caller = match request.headers().get(header::AUTHORIZATION) {
         // `[auth] anonymous = false`: a token on every request (but the health check).
         None if !settings.anonymous_http && request.uri().path() != "/healthz" => {
             let mcp = request.uri().path() == super::MCP_PATH;
-            return token_required(&shared).response(mcp);
+            return token_required(&shared).response(mcp, close);
         }
         None => Caller::anonymous(settings.process_scopes),
         Some(value) => {
@@ -40,7 +42,7 @@ pub(crate) async fn authenticate(
                         tracing::warn!(held_back, reason = %refused.reason, "rejected a request with an invalid bearer token");
                     }
                     let mcp = request.uri().path() == super::MCP_PATH;
-                    return refused.response(mcp);
+                    return refused.response(mcp, close);
                 }
             }
         }
@@ -61,8 +63,10 @@ struct Refused {
 
 impl Refused {
     /// A JSON-RPC error on the MCP endpoint, and the plain `{"error": …}` every other route
-    /// answers with (`/invoke`, `/openapi.json`, …) elsewhere.
-    fn response(self, mcp: bool) -> Response {
+    /// answers with (`/invoke`, `/openapi.json`, …) elsewhere. `close`: the request's body is
+    /// left unread, so the answer says the connection closes (else a keep-alive client sends its
+    /// next request into a closed connection).
+    fn response(self, mcp: bool, close: bool) -> Response {
         let body = if mcp {
             errors::response_body(&self.error)
         } else {
@@ -78,8 +82,18 @@ impl Refused {
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         }
+        if close {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         response
     }
+}
+
+/// Whether the request carries a body (one hyper would have to read before the next request).
+fn has_body(request: &Request) -> bool {
+    let headers = request.headers();
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers.get(header::CONTENT_LENGTH).is_some_and(|length| length.as_bytes() != b"0")
 }
 
 /// A request without a token where one is required: 401 with the challenge that says where to
