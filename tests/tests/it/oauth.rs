@@ -304,7 +304,13 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
         .await
         .unwrap();
     assert_eq!(basic.status(), 401);
-    assert!(basic.headers()["www-authenticate"].to_str().unwrap().contains(&metadata_url));
+    let challenge = basic.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    // No Bearer credential at all: where to get one, and no error code (RFC 6750 §3).
+    assert!(challenge.contains(&metadata_url) && !challenge.contains("error="), "{challenge}");
+    // A subject that is a static token's name would act as that token (its sessions, budget,
+    // keys and Cedar permits): refused.
+    let as_ci = key.sign(&claims(json!({"sub": "ci"})));
+    refused(&call(addr, Some(&as_ci), BUILDER_TOOL).await, "name of an [[http.tokens]] entry");
 
     // Opaque tokens, asked about at the provider's introspection endpoint.
     let opaque = provider.access_token("opaque", "mcp:runtime mcp:builder", &resource).await;
@@ -354,6 +360,11 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
         &crit,
         &bound,
         &made_up,
+        &as_ci,
+        &other_issuer,
+        &no_expiry,
+        &no_kid,
+        &STATIC_TOKEN.to_owned(),
     ] {
         assert!(!log.contains(token.as_str()), "a token in the log:\n{log}");
     }

@@ -259,3 +259,46 @@ async fn a_traced_tools_call_arrives_as_one_trace_under_the_clients_traceparent(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Configured by the standard variables alone, a session client's calls carry the session id;
+/// a call whose handler fails is `error.type = tool_error`; a session that ends records its
+/// duration; `tracestate` goes on with the trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_otel_variables_alone_export_a_sessions_calls_and_its_duration() {
+    let receiver = Receiver::start();
+    let served = fixture()
+        .config("[http]\nsessions = true\n")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{}", receiver.port))
+        .env("OTEL_SERVICE_NAME", "named-by-the-environment")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
+        .http();
+    let client = trails_tests::client::connect(served.addr, None).await;
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("how".into(), json!("conflict"));
+    let meta = json!({"traceparent": format!("00-{TRACE}-{CLIENT_SPAN}-01"), "tracestate": "vendor=7"});
+    let mut params = rmcp::model::CallToolRequestParams::new("fixtures_fail").with_arguments(arguments);
+    let meta = rmcp::model::MetaObject(meta.as_object().unwrap().clone());
+    params.meta = Some(rmcp::model::RequestMetaObject(meta));
+    let failed = client.call_tool(params).await.unwrap();
+    assert_eq!(failed.is_error, Some(true), "{failed:?}");
+    client.cancel().await.unwrap();
+
+    let (span, resource) = receiver.wait_for("the session's tools/call span", |r| {
+        r.spans().into_iter().find(|(span, _)| span["name"] == "tools/call fixtures_fail")
+    });
+    assert_eq!((span["trace_id"].as_str(), span["parent_span_id"].as_str()), (Some(TRACE), Some(CLIENT_SPAN)));
+    assert_eq!(span["trace_state"], "vendor=7", "{span}");
+    assert_eq!(attribute(&span, "error.type").as_deref(), Some("tool_error"), "{span}");
+    assert!(attribute(&span, "mcp.session.id").is_some_and(|id| !id.is_empty()), "{span}");
+    let service = resource["attributes"].as_array().unwrap().iter().find(|a| a["key"] == "service.name").cloned();
+    assert_eq!(service.unwrap()["value"]["string_value"], "named-by-the-environment");
+    receiver.wait_for("mcp.server.session.duration", |r| {
+        r.received("metrics").into_iter().find_map(|request| {
+            let scopes = request["resource_metrics"][0]["scope_metrics"].as_array()?.clone();
+            let metrics: Vec<Value> =
+                scopes.iter().flat_map(|s| s["metrics"].as_array().cloned().unwrap_or_default()).collect();
+            metrics.into_iter().find(|m| m["name"] == "mcp.server.session.duration")
+        })
+    });
+}

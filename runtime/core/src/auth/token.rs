@@ -85,6 +85,11 @@ impl TokenTable {
         self.entries.is_empty()
     }
 
+    /// Whether a configured token is named `name`.
+    pub fn names(&self, name: &str) -> bool {
+        self.entries.iter().any(|entry| entry.name == name)
+    }
+
     /// The caller `presented` authenticates, with its scopes as the process allows them: what
     /// every transport (and the in-process test client) attaches to a request with a token.
     pub fn caller(&self, presented: &str, process_scopes: ScopeSet) -> Option<Caller> {

@@ -128,15 +128,28 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
     if let Some(oauth) = &shared.oauth {
         use crate::oauth::Rejection;
         let Some(token) = token else {
+            // Another scheme is no Bearer credential at all: the challenge names no error
+            // (RFC 6750 §3), only where to get a token.
             let why = "the Authorization header is not `Bearer <token>`";
             return Err(Refused {
                 status: StatusCode::UNAUTHORIZED,
                 error: errors::token_refused(why),
-                challenge: Some(oauth.challenge(Some(("invalid_request", why)), None)),
+                challenge: Some(oauth.challenge(None, None)),
                 reason: why.to_owned(),
             });
         };
-        return oauth.caller(token, settings.process_scopes).await.map_err(|rejection| match rejection {
+        let caller = oauth.caller(token, settings.process_scopes).await;
+        // Subjects and static token names share one namespace (sessions, budgets, idempotency
+        // keys and Cedar's principal are keyed by it): a subject that is a static token's name
+        // would act as that token.
+        let caller = caller.and_then(|caller| match caller.name.as_deref() {
+            Some(name) if settings.http_tokens.names(name) => Err(crate::oauth::Rejection::Invalid(
+                "the token's subject is the name of an [[http.tokens]] entry; the operator must rename that entry"
+                    .to_owned(),
+            )),
+            _ => Ok(caller),
+        });
+        return caller.map_err(|rejection| match rejection {
             Rejection::Invalid(why) => Refused {
                 status: StatusCode::UNAUTHORIZED,
                 error: errors::token_refused(&why),
