@@ -24,6 +24,7 @@ pub struct DistributedTrace {
 pub struct Ctx {
     trace_id: String,
     caller: Option<String>,
+    client: Option<String>,
     scopes: ScopeSet,
     state: Option<AppState>,
     extensions: Vec<(TypeId, Arc<dyn Any + Send + Sync>)>,
@@ -42,11 +43,16 @@ impl std::fmt::Debug for Ctx {
 impl Ctx {
     /// A context for a call with this trace id, caller name (`None`: anonymous) and scopes.
     pub fn new(trace_id: impl Into<String>, caller: Option<String>, scopes: ScopeSet) -> Self {
-        Ctx { trace_id: trace_id.into(), caller, scopes, state: None, extensions: Vec::new() }
+        Ctx { trace_id: trace_id.into(), caller, client: None, scopes, state: None, extensions: Vec::new() }
     }
     /// A context for tests and the CLI: anonymous caller, runtime scope only.
     pub fn local() -> Self {
         Ctx::new("local", None, ScopeSet::up_to(Scope::Runtime))
+    }
+    /// The same context for a caller whose OAuth access token was issued to `client`.
+    pub fn with_client(mut self, client: Option<String>) -> Self {
+        self.client = client;
+        self
     }
     /// The same context carrying the application's shared state.
     pub fn with_state(mut self, state: AppState) -> Self {
@@ -85,6 +91,11 @@ impl Ctx {
     /// The configured name of the caller's token, or `None` when anonymous.
     pub fn caller(&self) -> Option<&str> {
         self.caller.as_deref()
+    }
+    /// The OAuth client (`client_id`) the caller's access token was issued to: which application
+    /// acts for the caller. `None` for static tokens and anonymous callers.
+    pub fn client(&self) -> Option<&str> {
+        self.client.as_deref()
     }
     /// The scopes the caller holds for this call.
     pub fn scopes(&self) -> ScopeSet {

@@ -82,6 +82,8 @@ pub struct Call<'a> {
     pub version: &'a str,
     pub meta: bool,
     pub caller: Option<&'a str>,
+    /// The OAuth client acting for the caller.
+    pub client: Option<&'a str>,
     pub started: DateTime<Utc>,
     pub ended: DateTime<Utc>,
     /// `None` on success, the JSON-RPC code otherwise.
@@ -144,6 +146,9 @@ pub fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write,
     }
     if let Some(trace) = call.distributed_trace {
         triples.push((trails("traceId"), Term::Literal(Literal::new_simple_literal(trace))));
+    }
+    if let Some(client) = call.client {
+        triples.push((trails("client"), Term::Literal(Literal::new_simple_literal(client))));
     }
     let (touched, omitted) = touched.take();
     for (role, instance) in touched {
@@ -418,8 +423,12 @@ impl Guard for ProvenanceGuard {
             // The call's own handle records what it touches.
             let (kg, touched) = self.0.recording();
             call.insert_extension(kg);
-            let (tool, trace_id, caller) =
-                (call.tool(), call.ctx().trace_id().to_owned(), call.ctx().caller().map(str::to_owned));
+            let (tool, trace_id, caller, client) = (
+                call.tool(),
+                call.ctx().trace_id().to_owned(),
+                call.ctx().caller().map(str::to_owned),
+                call.ctx().client().map(str::to_owned),
+            );
             let distributed_trace = call.ctx().distributed_trace_id().map(str::to_owned);
             let started = Utc::now();
             let answer = next.run(call).await;
@@ -438,6 +447,7 @@ impl Guard for ProvenanceGuard {
                 version: tool.version(),
                 meta: tool.kind() == ToolKind::Meta,
                 caller: caller.as_deref(),
+                client: client.as_deref(),
                 started,
                 ended: Utc::now(),
                 error_code,

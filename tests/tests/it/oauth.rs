@@ -342,6 +342,14 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
     for agent in ["/agent/builder", "/agent/mallory", "/agent/ci", "/agent/opaque"] {
         assert!(agents.iter().any(|a| a.ends_with(agent)), "{agent} in {agents:?}");
     }
+    // Which OAuth client acted for the subject; a static token has none.
+    let client_of = |agent: &str| {
+        let activities = latest["activities"].as_array().unwrap();
+        let activity = activities.iter().find(|a| a["agent"].as_str().unwrap().ends_with(agent)).unwrap();
+        activity["client"].as_str().map(str::to_owned)
+    };
+    assert_eq!(client_of("/agent/mallory").as_deref(), Some("builder"));
+    assert_eq!(client_of("/agent/ci"), None);
 
     // No token reached the log.
     let log = served.stderr();

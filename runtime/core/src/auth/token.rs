@@ -11,15 +11,18 @@ use super::scope::{Scope, ScopeSet};
 /// The identity a request runs as.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller {
-    /// The configured name of the token that authenticated, or `None` when anonymous.
+    /// The configured name of the token that authenticated (an OAuth token: its subject), or
+    /// `None` when anonymous.
     pub name: Option<String>,
+    /// The OAuth client an access token was issued to (`client_id`), when it names one.
+    pub client: Option<String>,
     pub scopes: ScopeSet,
 }
 
 impl Caller {
     /// Unauthenticated callers may use `runtime` tools, if the process serves them.
     pub fn anonymous(process_scopes: ScopeSet) -> Caller {
-        Caller { name: None, scopes: process_scopes.intersect(ScopeSet::up_to(Scope::Runtime)) }
+        Caller { name: None, client: None, scopes: process_scopes.intersect(ScopeSet::up_to(Scope::Runtime)) }
     }
     pub fn is_authenticated(&self) -> bool {
         self.name.is_some()
@@ -94,7 +97,7 @@ impl TokenTable {
     /// every transport (and the in-process test client) attaches to a request with a token.
     pub fn caller(&self, presented: &str, process_scopes: ScopeSet) -> Option<Caller> {
         let entry = self.verify(presented)?;
-        Some(Caller { name: Some(entry.name.clone()), scopes: entry.scopes.intersect(process_scopes) })
+        Some(Caller { name: Some(entry.name.clone()), client: None, scopes: entry.scopes.intersect(process_scopes) })
     }
 
     /// The entry whose hash matches `presented`. Every entry is compared, in constant time, so

@@ -216,7 +216,8 @@ impl Pipeline {
         let tool = self.admit(name, &caller)?;
         tool.note_call(caller.name.as_deref());
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        let mut ctx = prepare(Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes));
+        let mut ctx =
+            prepare(Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_client(caller.client.clone()));
         // Inside the transport's span of the request (its attributes, the distributed trace):
         // the call's own id, caller and the guards, then the handler.
         let span = tracing::info_span!("pipeline", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"), distributed_trace = ctx.distributed_trace_id());

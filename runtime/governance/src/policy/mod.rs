@@ -341,7 +341,7 @@ mod tests {
         let tool = entry(&["reports"]);
         let runtime = ScopeSet::up_to(trails_core::auth::Scope::Runtime);
         let anonymous = Caller::anonymous(runtime);
-        let alice = Caller { name: Some("alice".into()), scopes: runtime };
+        let alice = Caller { name: Some("alice".into()), client: None, scopes: runtime };
         let cases = [
             // Names the principal: decided without the arguments.
             (r#"permit (principal == Trails::Caller::"alice", action, resource);"#, true, false),

@@ -39,7 +39,8 @@ async fn read(
     uri: String,
 ) -> Result<ResourceRead> {
     let shared = shared(ctx)?;
-    let caller = Caller { name: ctx.caller().map(str::to_owned), scopes: ctx.scopes() };
+    let caller =
+        Caller { name: ctx.caller().map(str::to_owned), client: ctx.client().map(str::to_owned), scopes: ctx.scopes() };
     let view = shared.view(&caller);
     let read = crate::resources::read(&shared.resources, shared, &uri, ctx.trace_id(), view).await;
     let result = read.map_err(|error| match error {

@@ -83,7 +83,7 @@ impl TrailsServer {
         match &settings.stdio_token {
             None => Ok(Caller::anonymous(settings.process_scopes)),
             Some(table) => match presented.and_then(bearer).and_then(|token| table.verify(token)) {
-                Some(entry) => Ok(Caller { name: Some(entry.name.clone()), scopes: entry.scopes }),
+                Some(entry) => Ok(Caller { name: Some(entry.name.clone()), client: None, scopes: entry.scopes }),
                 None => Err(errors::authentication_failed()),
             },
         }

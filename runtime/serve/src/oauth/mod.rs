@@ -94,7 +94,7 @@ impl ResourceServer {
         let identity = self.verify(token).await?;
         let scopes = self.scope_set(&identity.scopes).intersect(process_scopes);
         tracing::debug!(subject = %identity.subject, client_id = identity.client_id.as_deref().unwrap_or("-"), scopes = ?scopes, "OAuth token accepted");
-        Ok(Caller { name: Some(identity.subject), scopes })
+        Ok(Caller { name: Some(identity.subject), client: identity.client_id, scopes })
     }
 
     async fn verify(&self, token: &str) -> Result<Identity, Rejection> {

@@ -152,11 +152,11 @@ pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: Option<&K
 /// The latest activities, newest first.
 pub(crate) async fn prov_latest(kg: &Kg) -> trails_core::Result<Value> {
     let query = format!(
-        "SELECT ?a ?capability ?version ?outcome ?started ?ended ?agent ?trace WHERE {{ GRAPH ?a {{
+        "SELECT ?a ?capability ?version ?outcome ?started ?ended ?agent ?trace ?client WHERE {{ GRAPH ?a {{
            ?a a <{PROV}Activity> ; <{TRAILS}capability> ?capability ; <{TRAILS}capabilityVersion> ?version ;
               <{TRAILS}outcome> ?outcome ; <{PROV}startedAtTime> ?started ; <{PROV}endedAtTime> ?ended ;
               <{PROV}wasAssociatedWith> ?agent .
-           OPTIONAL {{ ?a <{TRAILS}traceId> ?trace }} }} }}
+           OPTIONAL {{ ?a <{TRAILS}traceId> ?trace }} OPTIONAL {{ ?a <{TRAILS}client> ?client }} }} }}
          ORDER BY DESC(?started) DESC(?a) LIMIT {LATEST_ACTIVITIES}"
     );
     let rows = kg.store().select(query, Vec::new()).await.map_err(kg::store_failed)?;
@@ -175,6 +175,10 @@ pub(crate) async fn prov_latest(kg: &Kg) -> trails_core::Result<Value> {
             // The distributed trace the call was part of (W3C trace context), when it had one.
             if let Some(trace) = store::bound_text(row, "trace") {
                 activity["trace_id"] = json!(trace);
+            }
+            // The OAuth client that acted for the agent.
+            if let Some(client) = store::bound_text(row, "client") {
+                activity["client"] = json!(client);
             }
             Some(activity)
         })

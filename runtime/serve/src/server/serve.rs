@@ -84,6 +84,7 @@ impl Server {
         };
         let caller = trails_core::auth::Caller {
             name: Some("cli".to_owned()),
+            client: None,
             scopes: ScopeSet::up_to(trails_core::auth::Scope::Dev),
         };
         match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, Default::default())
