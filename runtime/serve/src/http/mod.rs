@@ -163,7 +163,15 @@ async fn to_rmcp(
     State(rmcp): State<Arc<StreamableHttpService<TrailsServer, BoundedSessions>>>,
     request: Request,
 ) -> Response {
-    rmcp.handle(request).await.into_response()
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = rmcp.handle(request).await.into_response();
+    // A session ended: rmcp says 202 Accepted, the official SDKs expect 200 or 204 (the Python
+    // SDK logs a warning for every other status).
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.
