@@ -59,5 +59,16 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
   },
 });
 provider.proxy = false;
+// How often the key set was fetched (GET /jwks-fetches), so a test can tell that a flood of
+// made-up key ids does not make the resource server hammer the issuer.
+let jwksFetches = 0;
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/jwks') jwksFetches += 1;
+  if (ctx.path === '/jwks-fetches') {
+    ctx.body = { count: jwksFetches };
+    return;
+  }
+  await next();
+});
 provider.on('server_error', (_ctx, error) => console.error('server_error', error));
 provider.listen(Number(port), '127.0.0.1', () => console.log('listening'));

@@ -98,6 +98,13 @@ impl Provider {
         answer
     }
 
+    /// How many times the key set was fetched.
+    async fn jwks_fetches(&self) -> u64 {
+        let answer: Value =
+            reqwest::get(format!("{}/jwks-fetches", self.issuer())).await.unwrap().json().await.unwrap();
+        answer["count"].as_u64().unwrap()
+    }
+
     async fn access_token(&self, client: &str, scope: &str, resource: &str) -> String {
         self.token(client, scope, resource).await["access_token"].as_str().unwrap().to_owned()
     }
@@ -385,20 +392,45 @@ async fn rotated_keys_are_fetched_and_held_keys_outlive_an_issuer_outage() {
     let port = free_port();
     let issuer = format!("http://127.0.0.1:{port}");
     let provider = Provider::start(port, &[&old]);
-    let served = app(&issuer, "");
+    let served = app(&issuer, "leeway_secs = 0");
     let resource = format!("http://{}/mcp", served.addr);
     let addr = served.addr;
     let before = provider.access_token("builder", "mcp:builder", &resource).await;
     assert!(accepted(&call(addr, Some(&before), BUILDER_TOOL).await));
 
-    // The provider rotates: it signs with the new key and no longer publishes the old one. The
-    // app learns the new key from the first token signed by it, without a restart.
+    // The provider rotates: it signs with the new key and still publishes the old one. The app
+    // learns the new key from the first token signed by it, without a restart; the old key's
+    // tokens keep working until they expire.
     drop(provider);
-    let provider = Provider::start(port, &[&new]);
+    let provider = Provider::start(port, &[&new, &old]);
     tokio::time::sleep(Duration::from_millis(1100)).await; // past key_refetch_secs
     let after = provider.access_token("builder", "mcp:builder", &resource).await;
     assert!(accepted(&call(addr, Some(&after), BUILDER_TOOL).await), "a token of the new key");
+    assert!(accepted(&call(addr, Some(&before), BUILDER_TOOL).await), "the old key is still published");
+    let claims = json!({"iss": issuer, "aud": resource, "sub": "s", "scope": "mcp:builder", "exp": now() + 2});
+    let short = old.sign(&claims);
+    assert!(accepted(&call(addr, Some(&short), BUILDER_TOOL).await), "an old-key token before it expires");
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    refused(&call(addr, Some(&short), BUILDER_TOOL).await, "expired");
+
+    // The provider retires the old key: once the app fetches the keys again (here, for a token
+    // under a key id nobody publishes), the old key's tokens are refused.
+    drop(provider);
+    let provider = Provider::start(port, &[&new]);
+    let probe = Key::new("probe").sign(&claims);
+    refused(&call(addr, Some(&probe), BUILDER_TOOL).await, "does not publish");
     refused(&call(addr, Some(&before), BUILDER_TOOL).await, "does not publish");
+    assert!(accepted(&call(addr, Some(&after), BUILDER_TOOL).await), "the new key's token");
+
+    // A flood of made-up key ids: at most one fetch per key_refetch_secs (1 s here).
+    let fetched = provider.jwks_fetches().await;
+    let started = std::time::Instant::now();
+    for n in 0..200 {
+        let bogus = Key::new(&format!("bogus-{n}")).sign(&claims);
+        refused(&call(addr, Some(&bogus), BUILDER_TOOL).await, "does not publish");
+    }
+    let (fetches, secs) = (provider.jwks_fetches().await - fetched, started.elapsed().as_secs());
+    assert!(fetches <= secs + 1, "{fetches} key-set fetches for 200 made-up key ids in {secs} s");
 
     // The provider goes away: the key held keeps working; a token that needs another key is
     // answered 503 (retry later), not 401: it may be good.

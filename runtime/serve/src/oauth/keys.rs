@@ -38,11 +38,20 @@ pub(super) struct Keys {
     set: RwLock<Option<Arc<Set>>>,
     /// Held while fetching; the time of the last attempt, and whether it failed.
     fetching: tokio::sync::Mutex<Option<(Instant, bool)>>,
+    /// A background refresh is under way (one at a time).
+    refreshing: std::sync::atomic::AtomicBool,
 }
 
 impl Keys {
     pub(super) fn new(client: reqwest::Client, discovery: Arc<Discovery>, refetch: Duration) -> Keys {
-        Keys { client, discovery, refetch, set: RwLock::new(None), fetching: tokio::sync::Mutex::new(None) }
+        Keys {
+            client,
+            discovery,
+            refetch,
+            set: RwLock::new(None),
+            fetching: tokio::sync::Mutex::new(None),
+            refreshing: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     fn held(&self) -> Option<Arc<Set>> {
@@ -106,16 +115,21 @@ impl Keys {
     }
 
     fn refresh_in_background(self: &Arc<Self>) {
-        let Ok(mut last) = self.fetching.try_lock() else { return };
-        if last.is_some_and(|(at, _)| at.elapsed() < self.refetch) {
+        use std::sync::atomic::Ordering;
+        if self.refreshing.swap(true, Ordering::AcqRel) {
             return;
         }
-        *last = Some((Instant::now(), false));
-        drop(last);
         let keys = self.clone();
         tokio::spawn(async move {
+            // The last attempt is recorded only once it is made: a token under a key not held
+            // meanwhile waits for this fetch rather than being told the key is unknown.
             let mut last = keys.fetching.lock().await;
+            if last.is_some_and(|(at, _)| at.elapsed() < keys.refetch) {
+                keys.refreshing.store(false, Ordering::Release);
+                return;
+            }
             let fetched = keys.fetch().await;
+            keys.refreshing.store(false, Ordering::Release);
             *last = Some((Instant::now(), fetched.is_err()));
             match fetched {
                 Ok(set) => keys.store(set),
