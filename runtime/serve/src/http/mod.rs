@@ -145,10 +145,16 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     // Outside authentication: a client reads where to get a token before it has one (RFC 9728;
     // the path-suffixed form names the resource `/mcp`).
     #[cfg(feature = "oauth")]
-    if shared.oauth.is_some() {
+    if let Some(oauth) = &shared.oauth {
         routes = routes
             .route("/.well-known/oauth-protected-resource", get(resource_metadata))
             .route("/.well-known/oauth-protected-resource/mcp", get(resource_metadata));
+        // Behind a proxy that serves this app under a path prefix (`public_url`'s path), where
+        // RFC 9728 puts the metadata, in case the proxy forwards that path unchanged.
+        let prefixed = oauth.metadata_path();
+        if prefixed != "/.well-known/oauth-protected-resource/mcp" {
+            routes = routes.route(&prefixed, get(resource_metadata));
+        }
     }
     routes
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.

@@ -135,10 +135,18 @@ impl ResourceServer {
         candidates.first().map(|(name, _)| name.as_str())
     }
 
-    /// Where the Protected Resource Metadata is (RFC 9728 §3.1: the well-known path, then the
-    /// resource's path).
+    /// Where the Protected Resource Metadata is (RFC 9728 §3.1: the well-known path inserted
+    /// between the host and the resource's path, `https://host/.well-known/oauth-protected-resource/prefix/mcp`
+    /// for a `public_url` of `https://host/prefix`).
     pub(crate) fn metadata_url(&self) -> String {
-        format!("{}/.well-known/oauth-protected-resource/mcp", self.settings.public_url)
+        let url = &self.settings.public_url;
+        let (origin, path) = split_origin(url);
+        format!("{origin}{}", metadata_path(path))
+    }
+
+    /// The path of [`OAuth::metadata_url`] (served as it is, for a proxy that forwards it so).
+    pub(crate) fn metadata_path(&self) -> String {
+        metadata_path(split_origin(&self.settings.public_url).1)
     }
 
     /// The Protected Resource Metadata document (RFC 9728 §2); `name` is the server's, shown to
@@ -175,6 +183,19 @@ impl ResourceServer {
         }
         value
     }
+}
+
+/// `https://host:port/prefix` → (`https://host:port`, `/prefix`); the path without a trailing `/`.
+fn split_origin(url: &str) -> (&str, &str) {
+    let after_scheme = url.find("://").map_or(0, |at| at + 3);
+    match url[after_scheme..].find('/') {
+        Some(at) => (&url[..after_scheme + at], url[after_scheme + at..].trim_end_matches('/')),
+        None => (url, ""),
+    }
+}
+
+fn metadata_path(prefix: &str) -> String {
+    format!("/.well-known/oauth-protected-resource{prefix}/mcp")
 }
 
 /// The client that talks to the issuer: the platform's trust roots plus `ca_file`, bounded
@@ -255,5 +276,18 @@ mod tests {
         assert_eq!(identity(&json!({"client_id": "app"})).unwrap().subject, "app");
         assert!(identity(&json!({"sub": ""})).is_err());
         assert_eq!(audiences(Some(&json!(["a", 1, "b"]))), ["a", "b"]);
+    }
+
+    #[test]
+    fn the_metadata_url_puts_the_well_known_path_before_the_resources_path() {
+        let url = |public: &str| {
+            let (origin, path) = split_origin(public);
+            format!("{origin}{}", metadata_path(path))
+        };
+        assert_eq!(url("https://mcp.example.com"), "https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
+        assert_eq!(
+            url("https://example.com:8443/tools/"),
+            "https://example.com:8443/.well-known/oauth-protected-resource/tools/mcp"
+        );
     }
 }
