@@ -369,7 +369,7 @@ impl Kg {
         &self,
         write: Write,
     ) -> impl std::future::Future<Output = std::result::Result<(), WriteError>> + '_ {
-        let span = tracing::info_span!("kg.write", graph = write.graph.as_str(), triples = write.triples.len());
+        let span = tracing::debug_span!(target: trails_core::SPANS, "kg.write", graph = write.graph.as_str(), triples = write.triples.len());
         tracing::Instrument::instrument(self.store.write(write), span)
     }
 

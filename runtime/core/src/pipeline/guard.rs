@@ -240,7 +240,8 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
     let trace_id = ctx.trace_id().to_owned();
     // The handler's own future, and its start: a panic in either fails this call only.
     let ran = AssertUnwindSafe(async move { (tool.call)(ctx, arguments).await });
-    let span = tracing::info_span!("handler", otel.name = %format_args!("handler {}", tool.name));
+    let span =
+        tracing::debug_span!(target: crate::SPANS, "handler", otel.name = %format_args!("handler {}", tool.name));
     match tracing::Instrument::instrument(ran.catch_unwind(), span).await {
         Ok(Ok(output)) => {
             let owner = bound::Owner { caller: caller.name.as_deref(), tool: tool.name };
@@ -263,8 +264,8 @@ impl Guard for Validation {
     fn call<'a>(&'a self, mut call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let arguments = std::mem::take(&mut call.arguments);
-            let validated =
-                tracing::info_span!("validate").in_scope(|| crate::registry::validated(call.tool, arguments));
+            let validated = tracing::debug_span!(target: crate::SPANS, "validate")
+                .in_scope(|| crate::registry::validated(call.tool, arguments));
             match validated {
                 Ok(arguments) => {
                     call.arguments = arguments;

@@ -455,10 +455,11 @@ fn init_logging(settings: &Settings, app_name: &str, serving: bool) -> Result<Ex
     }
 }
 
-/// The spans OpenTelemetry exports: Trails' own, at info and above.
+/// The spans OpenTelemetry exports: Trails' own, at info and above, and its telemetry spans.
 #[cfg(feature = "otel")]
 fn otel_targets() -> tracing_subscriber::filter::Targets {
     tracing_subscriber::filter::Targets::new()
+        .with_target(trails_core::SPANS, tracing::Level::DEBUG)
         .with_target("trails_serve", tracing::Level::INFO)
         .with_target("trails_core", tracing::Level::INFO)
         .with_target("trails_kg", tracing::Level::INFO)

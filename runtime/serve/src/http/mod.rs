@@ -5,6 +5,7 @@
 mod bearer;
 mod body;
 mod challenge;
+mod endpoint;
 mod hot;
 mod invoke;
 mod jsonrpc;
@@ -20,7 +21,7 @@ mod throttle;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -102,26 +103,19 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         });
     }
     let for_sessions = shared.clone();
-    let mcp = StreamableHttpService::new(
+    let rmcp = StreamableHttpService::new(
         move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),
         sessions,
         config,
     );
-    let mut routes = Router::new().route(MCP_PATH, any(to_rmcp).with_state(Arc::new(mcp)));
-    if settings.hot_path {
-        // Innermost: it answers only what passed every check below and rmcp would serve
-        // statelessly; the rest goes on to rmcp.
-        routes =
-            routes.route_layer(middleware::from_fn_with_state(Arc::new(HotPath::new(shared.clone())), hot::answer));
-    }
-    // Innermost first: the guard sees only well-formed messages.
-    routes = routes.route_layer(middleware::from_fn_with_state(guard, session_guard::guard));
-    #[cfg(feature = "oauth")]
-    if shared.oauth.is_some() {
-        routes = routes.route_layer(middleware::from_fn_with_state(shared.clone(), step_up::step_up));
-    }
-    routes = routes
-        .route_layer(middleware::from_fn(jsonrpc::check))
+    let endpoint = endpoint::Endpoint {
+        shared: shared.clone(),
+        rmcp,
+        sessions: guard,
+        hot: settings.hot_path.then(|| Arc::new(HotPath::new(shared.clone()))),
+    };
+    let mut routes = Router::new()
+        .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)))
         .route("/.well-known/capabilities", get(manifest))
         .route("/healthz", get(|| async { "ok" }));
     // The projections beside MCP, each behind its own switch: a route switched off is not there
@@ -160,24 +154,6 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
         .layer(middleware::from_fn_with_state(Arc::new(HostPolicy::new(settings, bind)), origin::check))
         .with_state(shared)
-}
-
-/// rmcp's service, behind one `Arc`. Each middleware in front of a route clones the route's
-/// service per request, and rmcp's `call` clones itself again (its config, host and origin lists
-/// included); here a request reaches rmcp's `handle` without either copy.
-async fn to_rmcp(
-    State(rmcp): State<Arc<StreamableHttpService<TrailsServer, BoundedSessions>>>,
-    request: Request,
-) -> Response {
-    let delete = request.method() == axum::http::Method::DELETE;
-    let mut response = rmcp.handle(request).await.into_response();
-    // A session ended: rmcp says 202 Accepted, the official SDKs expect 200 or 204 (the Python
-    // SDK logs a warning for every other status).
-    if delete && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
-        *response.body_mut() = axum::body::Body::empty();
-    }
-    response
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.

@@ -14,18 +14,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 
 use super::body::refusal;
 use super::sessions::BoundedSessions;
-use crate::wire::jsonrpc::RpcMethod;
-use trails_core::auth::Caller;
 
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// A session as the guard knows it.
 #[derive(Debug)]
@@ -83,7 +79,7 @@ impl SessionGuard {
 }
 
 /// A slot held for an `initialize` in flight.
-struct Reservation {
+pub(crate) struct Reservation {
     guard: Arc<SessionGuard>,
     /// `None` once committed.
     id: Option<String>,
@@ -126,59 +122,86 @@ fn full(anonymous: bool, max: usize) -> Response {
     response
 }
 
-pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
-    let owner = request.extensions().get::<Caller>().and_then(|caller| caller.name.clone());
-    // Left by `jsonrpc::check` on every well-formed POST.
-    let method = request.extensions().get::<RpcMethod>().and_then(|m| m.method.clone());
-    let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let Some(session) = session else {
-        if method.as_deref() != Some("initialize") {
-            return next.run(request).await;
-        }
-        guard.sweep().await;
-        // Counted and reserved under one lock: concurrent `initialize`s cannot overshoot a pool.
-        let reserved = format!("pending-{}", uuid::Uuid::new_v4());
-        {
-            let mut opened = guard.opened();
-            let anonymous = opened.values().filter(|o| o.owner.is_none()).count();
-            if opened.len() >= guard.max {
-                return full(false, guard.max);
+/// What the guard must do once the request is answered.
+pub(crate) enum Ticket {
+    /// Nothing.
+    Pass,
+    /// An `initialize`: swap the reserved slot for the session it opened (or free it).
+    Initialize(Reservation, Option<String>),
+    /// A `DELETE` of this session: forget it once rmcp ended it.
+    Delete(Arc<SessionGuard>, String),
+}
+
+impl Ticket {
+    /// The request was answered with `response`.
+    pub(crate) fn answered(self, response: &Response) {
+        match self {
+            Ticket::Pass => {}
+            Ticket::Initialize(reservation, owner) => {
+                let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+                let opened = Opened { owner, at: Instant::now(), initialized: false };
+                reservation.commit(opened_id.map(|id| (id.to_owned(), opened)));
             }
-            if owner.is_none() && anonymous >= guard.max_anonymous {
-                return full(true, guard.max_anonymous);
+            Ticket::Delete(guard, session) => {
+                if response.status().is_success() {
+                    guard.opened().remove(&session);
+                }
             }
-            opened.insert(reserved.clone(), Opened { owner: owner.clone(), at: Instant::now(), initialized: true });
-        }
-        // Released however the request ends (a client hanging up mid-`initialize` included).
-        let reservation = Reservation { guard: guard.clone(), id: Some(reserved) };
-        let response = next.run(request).await;
-        let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-        reservation
-            .commit(opened_id.map(|id| (id.to_owned(), Opened { owner, at: Instant::now(), initialized: false })));
-        return response;
-    };
-    let initialized = match guard.opened().get(&session) {
-        Some(opened) if opened.owner == owner => opened.initialized,
-        // Another caller's session is, to this caller, no session at all.
-        Some(_) => return unknown_session(),
-        None => true,
-    };
-    // rmcp's word on whether it still lives (it expires idle sessions on its own).
-    if !guard.sessions.has_session(&session.clone().into()).await.unwrap_or(false) {
-        guard.opened().remove(&session);
-        return unknown_session();
-    }
-    if request.method() == Method::DELETE {
-        let response = next.run(request).await;
-        if response.status().is_success() {
-            guard.opened().remove(&session);
-        }
-        return response;
-    }
-    if !initialized && method.as_deref() == Some("notifications/initialized") {
-        if let Some(opened) = guard.opened().get_mut(&session) {
-            opened.initialized = true;
         }
     }
-    next.run(request).await
+}
+
+impl SessionGuard {
+    /// Admit a request of `owner` (the caller's token name) with JSON-RPC `method` (`None`: not a
+    /// POST, or a response) and the session header: what to do once it is answered, or the
+    /// refusal. A [`Ticket::Initialize`] dropped unanswered frees its slot.
+    pub(crate) async fn enter(
+        self: &Arc<Self>,
+        owner: Option<String>,
+        http_method: &Method,
+        method: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<Ticket, Response> {
+        let Some(session) = session else {
+            if method != Some("initialize") {
+                return Ok(Ticket::Pass);
+            }
+            self.sweep().await;
+            // Counted and reserved under one lock: concurrent `initialize`s cannot overshoot a pool.
+            let reserved = format!("pending-{}", uuid::Uuid::new_v4());
+            {
+                let mut opened = self.opened();
+                let anonymous = opened.values().filter(|o| o.owner.is_none()).count();
+                if opened.len() >= self.max {
+                    return Err(full(false, self.max));
+                }
+                if owner.is_none() && anonymous >= self.max_anonymous {
+                    return Err(full(true, self.max_anonymous));
+                }
+                opened.insert(reserved.clone(), Opened { owner: owner.clone(), at: Instant::now(), initialized: true });
+            }
+            // Released however the request ends (a client hanging up mid-`initialize` included).
+            return Ok(Ticket::Initialize(Reservation { guard: self.clone(), id: Some(reserved) }, owner));
+        };
+        let initialized = match self.opened().get(session) {
+            Some(opened) if opened.owner == owner => opened.initialized,
+            // Another caller's session is, to this caller, no session at all.
+            Some(_) => return Err(unknown_session()),
+            None => true,
+        };
+        // rmcp's word on whether it still lives (it expires idle sessions on its own).
+        if !self.sessions.has_session(&session.to_owned().into()).await.unwrap_or(false) {
+            self.opened().remove(session);
+            return Err(unknown_session());
+        }
+        if http_method == Method::DELETE {
+            return Ok(Ticket::Delete(self.clone(), session.to_owned()));
+        }
+        if !initialized && method == Some("notifications/initialized") {
+            if let Some(opened) = self.opened().get_mut(session) {
+                opened.initialized = true;
+            }
+        }
+        Ok(Ticket::Pass)
+    }
 }

@@ -119,7 +119,8 @@ pub(crate) async fn call(
 /// attributes as its fields (the operation-specific ones — `gen_ai.*`, `mcp.resource.uri` —
 /// recorded by the caller), continuing the client's trace with the `otel` feature.
 pub(crate) fn request_span(method: &'static str, target: &str, info: &CallInfo) -> tracing::Span {
-    let span = tracing::info_span!(
+    let span = tracing::debug_span!(
+        target: trails_core::SPANS,
         "mcp",
         otel.name = %format_args!("{method} {target}"),
         otel.kind = "server",

@@ -31,6 +31,11 @@ pub(crate) struct RpcMethod {
 
 /// Check one message; its method when it is well-formed.
 pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
+    read(bytes).map(|(rpc, _)| rpc)
+}
+
+/// [`inspect`], and the message as read: the one parse of it that what comes after reads from.
+pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
     let invalid = |message: &str| Err((-32600, message.to_owned(), Value::Null));
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Err((-32700, "Parse error: the body is not UTF-8".into(), Value::Null));
@@ -66,7 +71,7 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
                 "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
             ),
             Some(Value::String(method)) => method.as_str(),
-            None if is_response => return Ok(RpcMethod { method: None, request: false, id, tool: None }),
+            None if is_response => return Ok((RpcMethod { method: None, request: false, id, tool: None }, message)),
             _ => return invalid("Invalid Request: `method` must be a string"),
         };
     let mut tool = None;
@@ -81,7 +86,8 @@ pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
         }
     }
     let request = object.contains_key("id");
-    Ok(RpcMethod { method: Some(method.to_owned()), request, id, tool })
+    let method = Some(method.to_owned());
+    Ok((RpcMethod { method, request, id, tool }, message))
 }
 
 #[cfg(test)]

@@ -16,11 +16,8 @@ mod pieces;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use http_body_util::BodyExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, ErrorCode, ErrorData, GetMeta,
     JsonRpcRequest, ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
@@ -28,6 +25,7 @@ use rmcp::model::{
     ServerJsonRpcMessage, ServerResult,
 };
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::body::refusal;
 use crate::mcp::PROTOCOL_VERSIONS;
@@ -63,7 +61,7 @@ enum Owned {
 }
 
 /// A request the hot path answers, with what decides the answer's shape.
-struct Planned {
+pub(crate) struct Planned {
     id: RequestId,
     request: Owned,
     /// The version came in `_meta` (rmcp's "negotiated" path: error codes map to HTTP statuses).
@@ -79,44 +77,31 @@ struct Planned {
 
 const V2026: &str = "2026-07-28";
 
-/// The middleware (innermost on `/mcp`: it sees only requests every Trails check let through).
-pub(crate) async fn answer(State(hot): State<Arc<HotPath>>, request: Request, next: Next) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
+impl HotPath {
+    /// Whether this request is one the hot path answers (`rpc`: what the JSON-RPC check found
+    /// in `bytes`); `None` leaves it to rmcp.
+    pub(crate) fn plan(&self, headers: &HeaderMap, rpc: &RpcMethod, message: Value) -> Option<Planned> {
+        plan(self.sessions, self.shared.listings.declares_param_headers(), headers, rpc, message)
     }
-    let (parts, body) = request.into_parts();
-    // Already read whole (and bounded) by `body::read_whole`: this only takes the bytes.
-    let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
-        return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read");
-    };
-    let param_headers = hot.shared.listings.declares_param_headers();
-    // Left by `jsonrpc::check`, which let only well-formed messages through.
-    let planned = parts
-        .extensions
-        .get::<RpcMethod>()
-        .and_then(|rpc| plan(hot.sessions, param_headers, &parts.headers, rpc, &bytes));
-    let Some(planned) = planned else {
-        return next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    };
-    tracing::debug!(id = %planned.id, "answered on the hot path");
-    let caller = parts
-        .extensions
-        .get::<Caller>()
-        .cloned()
-        .unwrap_or_else(|| Caller::anonymous(hot.shared.settings.process_scopes));
-    // Listings are answered at once from tables: nothing in them can be cut off half-way, so
-    // they need no task of their own (only the same answer to a panic).
-    if matches!(planned.request, Owned::ListTools | Owned::ListResources | Owned::ListResourceTemplates) {
-        let listing = std::panic::AssertUnwindSafe(hot.serve(planned, caller));
-        return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
-    }
-    // In a task of its own, as rmcp runs handlers: a client that hangs up does not cut a call
-    // off half-way (its writes and its provenance record complete); dropping the handle detaches.
-    match tokio::spawn(async move { hot.serve(planned, caller).await }).await {
-        Ok(response) => response,
-        // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
-        // leave the request hanging; this answers.
-        Err(_) => internal_error(),
+
+    /// Answer a planned request for `caller`.
+    pub(crate) async fn answer(self: &Arc<Self>, planned: Planned, caller: Caller) -> Response {
+        tracing::debug!(id = %planned.id, "answered on the hot path");
+        // Listings are answered at once from tables: nothing in them can be cut off half-way, so
+        // they need no task of their own (only the same answer to a panic).
+        if matches!(planned.request, Owned::ListTools | Owned::ListResources | Owned::ListResourceTemplates) {
+            let listing = std::panic::AssertUnwindSafe(self.serve(planned, caller));
+            return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
+        }
+        // In a task of its own, as rmcp runs handlers: a client that hangs up does not cut a call
+        // off half-way (its writes and its provenance record complete); dropping the handle detaches.
+        let hot = self.clone();
+        match tokio::spawn(async move { hot.serve(planned, caller).await }).await {
+            Ok(response) => response,
+            // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
+            // leave the request hanging; this answers.
+            Err(_) => internal_error(),
+        }
     }
 }
 
@@ -126,8 +111,8 @@ fn internal_error() -> Response {
 
 /// Whether rmcp would serve this request statelessly, and every rule it applies first passes.
 /// `param_headers`: some tool declares SEP-2243 `x-mcp-header` parameters; `rpc`: what
-/// `jsonrpc::inspect` found in `bytes`.
-fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMethod, bytes: &[u8]) -> Option<Planned> {
+/// `jsonrpc::read` found in `message`.
+fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMethod, message: Value) -> Option<Planned> {
     // Trails' own Host/Origin check let it through; rmcp also needs the Host to parse as an
     // authority (an unbracketed IPv6 address does not). Browsers' requests (with an Origin) are
     // rmcp's.
@@ -139,7 +124,7 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
     {
         return None;
     }
-    let (id, request) = parse_request(rpc, bytes)?;
+    let (id, request) = parse_request(rpc, message)?;
     let (method, name) = match &request {
         ClientRequest::ListToolsRequest(_) => ("tools/list", None),
         ClientRequest::CallToolRequest(call) => ("tools/call", Some(call.params.name.as_ref())),
@@ -217,13 +202,16 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
     Some(Planned { id, request, negotiated, current, meta_malformed, links })
 }
 
-/// rmcp's own reading of a request whose method the hot path owns, straight into that request's
-/// type. `ClientJsonRpcMessage` reads the same (every request type checks its method first), but
-/// only after trying each request type listed before it: a fifth of a `tools/call`'s time here.
-/// The fuzz target holds the two readings equal.
-fn parse_request(rpc: &RpcMethod, bytes: &[u8]) -> Option<(RequestId, ClientRequest)> {
-    fn typed<R: DeserializeOwned>(bytes: &[u8], variant: fn(R) -> ClientRequest) -> Option<(RequestId, ClientRequest)> {
-        let JsonRpcRequest { id, request, .. } = serde_json::from_slice::<JsonRpcRequest<R>>(bytes).ok()?;
+/// rmcp's reading of a request whose method the hot path owns, from the message the JSON-RPC
+/// check already read (`ClientJsonRpcMessage` reads the same, but only after trying each request
+/// type listed before it, and its `#[serde(flatten)]`s buffer the message twice more). The fuzz
+/// target holds the readings equal.
+fn parse_request(rpc: &RpcMethod, message: Value) -> Option<(RequestId, ClientRequest)> {
+    fn typed<R: DeserializeOwned>(
+        message: Value,
+        variant: fn(R) -> ClientRequest,
+    ) -> Option<(RequestId, ClientRequest)> {
+        let JsonRpcRequest { id, request, .. } = serde_json::from_value::<JsonRpcRequest<R>>(message).ok()?;
         Some((id, variant(request)))
     }
     // rmcp reads a message with a `result` or an `error` as no request at all.
@@ -231,15 +219,45 @@ fn parse_request(rpc: &RpcMethod, bytes: &[u8]) -> Option<(RequestId, ClientRequ
         return None;
     }
     match rpc.method.as_deref()? {
-        "tools/list" => typed::<ListToolsRequest>(bytes, ClientRequest::ListToolsRequest),
-        "tools/call" => typed::<CallToolRequest>(bytes, ClientRequest::CallToolRequest),
-        "resources/list" => typed::<ListResourcesRequest>(bytes, ClientRequest::ListResourcesRequest),
+        "tools/list" => typed::<ListToolsRequest>(message, ClientRequest::ListToolsRequest),
+        "tools/call" => call_tool(message),
+        "resources/list" => typed::<ListResourcesRequest>(message, ClientRequest::ListResourcesRequest),
         "resources/templates/list" => {
-            typed::<ListResourceTemplatesRequest>(bytes, ClientRequest::ListResourceTemplatesRequest)
+            typed::<ListResourceTemplatesRequest>(message, ClientRequest::ListResourceTemplatesRequest)
         }
-        "resources/read" => typed::<ReadResourceRequest>(bytes, ClientRequest::ReadResourceRequest),
+        "resources/read" => typed::<ReadResourceRequest>(message, ClientRequest::ReadResourceRequest),
         _ => None,
     }
+}
+
+/// A `tools/call` as rmcp reads it, taken apart by hand: its parameters are the hot path's
+/// busiest input. Anything besides `_meta`, `name` and `arguments` in them (or of another type
+/// than rmcp reads) is left to rmcp's own reading.
+fn call_tool(message: Value) -> Option<(RequestId, ClientRequest)> {
+    let Value::Object(mut message) = message else { return None };
+    let id: RequestId = serde_json::from_value(message.remove("id")?).ok()?;
+    let Some(Value::Object(mut params)) = message.remove("params") else { return None };
+    let meta = match params.remove("_meta") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(meta)) => Some(meta),
+        Some(_) => return None,
+    };
+    let Some(Value::String(name)) = params.remove("name") else { return None };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(arguments)) => Some(arguments),
+        Some(_) => return None,
+    };
+    if !params.is_empty() {
+        return None;
+    }
+    let mut call = CallToolRequestParams::new(name);
+    call.arguments = arguments;
+    let mut request = CallToolRequest::new(call);
+    if let Some(meta) = meta {
+        request.extensions.insert(rmcp::model::RequestMetaObject::from(meta));
+    }
+    Some((id, ClientRequest::CallToolRequest(request)))
 }
 
 impl HotPath {
@@ -369,11 +387,11 @@ pub(crate) fn fuzz(data: &[u8]) {
         };
         headers.append(name, value);
     }
-    let Ok(rpc) = crate::wire::jsonrpc::inspect(body) else {
+    let Ok((rpc, message)) = crate::wire::jsonrpc::read(body) else {
         return;
     };
     // The hot path reads a request as rmcp does.
-    if let Some((id, request)) = parse_request(&rpc, body) {
+    if let Some((id, request)) = parse_request(&rpc, message.clone()) {
         let rmcp::model::ClientJsonRpcMessage::Request(JsonRpcRequest { id: rmcp_id, request: rmcp_request, .. }) =
             serde_json::from_slice(body).expect("rmcp reads what the hot path reads")
         else {
@@ -383,7 +401,7 @@ pub(crate) fn fuzz(data: &[u8]) {
         assert_eq!(serde_json::to_value(&request).ok(), serde_json::to_value(&rmcp_request).ok());
     }
     for (sessions, param_headers) in [(false, false), (true, false), (false, true), (true, true)] {
-        let Some(planned) = plan(sessions, param_headers, &headers, &rpc, body) else { continue };
+        let Some(planned) = plan(sessions, param_headers, &headers, &rpc, message.clone()) else { continue };
         assert!(headers::accepts_json_and_sse(&headers) && headers::content_type_is_json(&headers));
         let method = match planned.request {
             Owned::ListTools => "tools/list",
