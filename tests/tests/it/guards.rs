@@ -154,3 +154,43 @@ async fn the_in_process_test_client_answers_as_mcp_over_http_does() {
     let seen = guard.seen.lock().unwrap();
     assert_eq!(seen.iter().filter(|(id, args)| id == "research.search" && args["query"] == "forbidden").count(), 2);
 }
+
+/// Takes its time, then lets the call through, and notes that the call ended.
+#[derive(Default)]
+struct SlowGuard {
+    ended: std::sync::atomic::AtomicBool,
+}
+
+impl Guard for SlowGuard {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+            let answer = next.run(call).await;
+            self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+            answer
+        })
+    }
+}
+
+/// A client that hangs up mid-call does not cut the call off half-way: it runs to its end (its
+/// writes and provenance complete), its answer unsent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_whose_client_hangs_up_still_runs_to_its_end() {
+    use tokio::io::AsyncWriteExt;
+    let guard = Arc::new(SlowGuard::default());
+    let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap()).guard(guard.clone());
+    let served = in_process::serve(app, in_process::settings("[http]\nsessions = false\n")).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"research_search","arguments":{"query":"graph"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(served.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    drop(stream);
+    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+    assert!(guard.ended.load(std::sync::atomic::Ordering::SeqCst), "the call was cut off when its client left");
+}

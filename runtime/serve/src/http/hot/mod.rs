@@ -93,14 +93,46 @@ impl HotPath {
             let listing = std::panic::AssertUnwindSafe(self.serve(planned, caller));
             return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
         }
-        // In a task of its own, as rmcp runs handlers: a client that hangs up does not cut a call
-        // off half-way (its writes and its provenance record complete); dropping the handle detaches.
+        // A client that hangs up does not cut a call off half-way (its writes and its provenance
+        // record complete): what is left of it then runs on as a task of its own. Until then it
+        // runs here, without a task's hand-off per call.
         let hot = self.clone();
-        match tokio::spawn(async move { hot.serve(planned, caller).await }).await {
-            Ok(response) => response,
-            // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
-            // leave the request hanging; this answers.
-            Err(_) => internal_error(),
+        let call = std::panic::AssertUnwindSafe(Detached::new(async move { hot.serve(planned, caller).await }));
+        // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
+        // leave the request hanging; this answers.
+        futures_util::FutureExt::catch_unwind(call).await.unwrap_or_else(|_| internal_error())
+    }
+}
+
+/// A future that, dropped before it is done, finishes as a spawned task instead of being cut off.
+struct Detached<F: std::future::Future<Output = Response> + Send + 'static> {
+    future: Option<std::pin::Pin<Box<F>>>,
+}
+
+impl<F: std::future::Future<Output = Response> + Send + 'static> Detached<F> {
+    fn new(future: F) -> Self {
+        Detached { future: Some(Box::pin(future)) }
+    }
+}
+
+impl<F: std::future::Future<Output = Response> + Send + 'static> std::future::Future for Detached<F> {
+    type Output = Response;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Response> {
+        // Out while it is polled: one that panics is not spawned again when this is dropped.
+        let Some(mut future) = self.future.take() else { return std::task::Poll::Ready(internal_error()) };
+        let polled = future.as_mut().poll(cx);
+        if polled.is_pending() {
+            self.future = Some(future);
+        }
+        polled
+    }
+}
+
+impl<F: std::future::Future<Output = Response> + Send + 'static> Drop for Detached<F> {
+    fn drop(&mut self) {
+        if let (Some(future), Ok(runtime)) = (self.future.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(future);
         }
     }
 }
