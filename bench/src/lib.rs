@@ -184,14 +184,19 @@ pub mod rmcp_app {
     }
 
     /// Serve the tools `router` builds at `http://ADDR/mcp` (ADDR: the first argument) in rmcp's
-    /// stateless JSON mode, the mode Trails' bench server runs in.
+    /// stateless JSON mode, the mode Trails' bench server runs in; with a second argument
+    /// `sessions`, in its session mode (2025 sessions, answers as SSE), what most hosts use.
     pub fn serve(router: fn() -> ToolRouter<Baseline>) {
-        let addr: SocketAddr =
-            std::env::args().nth(1).and_then(|a| a.parse().ok()).expect("usage: rmcp-N ADDR (e.g. 127.0.0.1:8080)");
+        let addr: SocketAddr = std::env::args()
+            .nth(1)
+            .and_then(|a| a.parse().ok())
+            .expect("usage: rmcp-N ADDR [sessions] (e.g. 127.0.0.1:8080)");
+        let sessions = std::env::args().nth(2).as_deref() == Some("sessions");
         let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
         runtime.block_on(async move {
             let server = Baseline { tool_router: router() };
-            let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true);
+            let config =
+                StreamableHttpServerConfig::default().with_legacy_session_mode(sessions).with_json_response(!sessions);
             let service = StreamableHttpService::new(
                 move || Ok(server.clone()),
                 Arc::new(LocalSessionManager::default()),

@@ -9,6 +9,9 @@
 //!   whose three arguments Trails validates (rmcp checks none). Medians over `--rounds`, with the
 //!   range.
 //! - **RSS** of each server right after the last round and after 15 s without requests.
+//! - **Session mode**: `trails-100` with `[http] sessions = true` against `rmcp-100 ADDR sessions`
+//!   (rmcp's legacy sessions, answers as SSE): each `wrk` connection (`-t2 -c2`) opens a session
+//!   (`initialize`, `notifications/initialized`) and sends `tools/list` or `tools/call` in it.
 //! - **Start-up**: spawn → first `tools/list` answered, for 100 and 1000 tools, `--startup-samples`
 //!   times each, interleaved, and the peak RSS (`VmHWM`) at that moment. `--max-startup-ratio R`
 //!   and `--max-rss-ratio R` make the run fail (exit 1) when a Trails median exceeds R × rmcp's:
@@ -19,7 +22,7 @@
 //!   `cargo build` (dev profile, incremental, as a developer runs it) timed, `--rebuild-samples`
 //!   times each, alternating (its first build takes minutes).
 //!
-//! `--parts throughput,startup,rebuild` (the default: all three) chooses what runs.
+//! `--parts throughput,sessions,startup,rebuild` (the default: all four) chooses what runs.
 //!
 //! The load generator shares the machine's cores with the server under load: only ratios
 //! measured in the same run mean anything.
@@ -31,11 +34,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use trails_bench::load::{spread, wrk, Run};
-use trails_bench::process::{arg, free_addr, peak_rss, rss_anon, sample, Killed};
+use trails_bench::process::{arg, free_addr, listens, peak_rss, rss_anon, sample, Killed};
 
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
 const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bench_tool42","arguments":{"query":"hello world","limit":10,"order":"asc"}}}"#;
 const PROTOCOL: &str = "2025-11-25";
+/// What the session-mode clients ask for at `initialize` (a 2025 session, as most hosts open).
+const SESSION_PROTOCOL: &str = "2025-06-18";
 
 /// The standalone crates' sources (see `build.rs`).
 const STANDALONE_TRAILS: &str = include_str!(concat!(env!("OUT_DIR"), "/standalone_trails.rs"));
@@ -55,6 +60,9 @@ enum Kind {
     Rmcp100,
     Rmcp1000,
     Static,
+    /// The 100-tool servers in session mode.
+    TrailsSessions,
+    RmcpSessions,
 }
 
 impl Kind {
@@ -65,6 +73,8 @@ impl Kind {
             Kind::Static => "static bytes",
             Kind::Trails1000 => "Trails, 1000",
             Kind::Rmcp1000 => "rmcp, 1000",
+            Kind::TrailsSessions => "Trails, sessions",
+            Kind::RmcpSessions => "rmcp, sessions",
         }
     }
 }
@@ -76,6 +86,12 @@ impl Scratch {
     fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("trails.toml"), "[http]\nsessions = false\n").unwrap();
+        // Every wrk run opens sessions and leaves them: room for all of them.
+        let sessions = "[http]\nsessions = true\nmax_sessions = 100000\nmax_anonymous_sessions = 100000\n";
+        std::fs::write(dir.path().join("trails-sessions.toml"), sessions).unwrap();
+        for (name, body) in [("list", LIST), ("call", CALL)] {
+            std::fs::write(dir.path().join(format!("session-{name}.lua")), session_script(body)).unwrap();
+        }
         for (name, body) in [("list", LIST), ("call", CALL)] {
             let script = format!(
                 "wrk.method = \"POST\"\nwrk.body = [[{body}]]\n\
@@ -112,6 +128,19 @@ fn spawn(kind: Kind, addr: SocketAddr, scratch: &Scratch) -> Killed {
         Kind::Rmcp100 | Kind::Rmcp1000 => {
             let mut command = binary(if kind == Kind::Rmcp100 { "rmcp-100" } else { "rmcp-1000" });
             command.arg(addr.to_string());
+            command
+        }
+        Kind::TrailsSessions => {
+            let mut command = binary("trails-100");
+            command
+                .args(["serve", "--http", &addr.to_string(), "--config"])
+                .arg(scratch.path("trails-sessions.toml"))
+                .env("TRAILS_KG_PATH", scratch.path("data-sessions"));
+            command
+        }
+        Kind::RmcpSessions => {
+            let mut command = binary("rmcp-100");
+            command.arg(addr.to_string()).arg("sessions");
             command
         }
         Kind::Static => {
@@ -182,6 +211,89 @@ fn start(kind: Kind, scratch: &Scratch) -> (Killed, SocketAddr, Duration) {
         }
         assert!(started.elapsed() < Duration::from_secs(30), "{} did not answer in 30 s", kind.label());
         std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A wrk script for session mode: each connection (one per wrk thread) sends `initialize`, then
+/// `notifications/initialized`, then `body` again and again, all with the session id it was given.
+fn session_script(body: &str) -> String {
+    format!(
+        r#"local session, initialized = nil, false
+local base = {{ ["Content-Type"] = "application/json", ["Accept"] = "application/json, text/event-stream" }}
+request = function()
+  local headers = {{}}
+  for k, v in pairs(base) do headers[k] = v end
+  if session == nil then
+    return wrk.format("POST", "/mcp", headers, [[{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{SESSION_PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"wrk","version":"0"}}}}}}]])
+  end
+  headers["Mcp-Session-Id"] = session
+  headers["MCP-Protocol-Version"] = "{SESSION_PROTOCOL}"
+  if not initialized then
+    initialized = true
+    return wrk.format("POST", "/mcp", headers, [[{{"jsonrpc":"2.0","method":"notifications/initialized"}}]])
+  end
+  return wrk.format("POST", "/mcp", headers, [[{body}]])
+end
+response = function(status, headers, body)
+  if session == nil then session = headers["mcp-session-id"] or headers["Mcp-Session-Id"] end
+end
+"#
+    )
+}
+
+/// Spawn `kind` and wait until it accepts connections.
+fn start_listening(kind: Kind, scratch: &Scratch) -> (Killed, SocketAddr) {
+    let addr = free_addr();
+    let started = Instant::now();
+    let mut child = spawn(kind, addr, scratch);
+    while !listens(addr) {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!("{} exited ({status}) before listening", kind.label());
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{} did not listen in 30 s", kind.label());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    (child, addr)
+}
+
+/// Session mode: Trails against rmcp, each `wrk` connection in a session of its own.
+fn sessions(scratch: &Scratch) {
+    let secs = number("--secs", 5);
+    let rounds = number("--rounds", 5);
+    let connections = number("--connections", 2);
+    let (_trails, trails_addr) = start_listening(Kind::TrailsSessions, scratch);
+    let (_rmcp, rmcp_addr) = start_listening(Kind::RmcpSessions, scratch);
+    let servers = [(Kind::TrailsSessions, trails_addr), (Kind::RmcpSessions, rmcp_addr)];
+    println!("\n## Session mode: 100 tools, 2025 sessions (answers as SSE), loopback");
+    println!(
+        "wrk -t{connections} -c{connections} (a session per connection: `initialize`, then the operation with its session id), {secs} s per run, {rounds} rounds, rotating order; median (min–max)\n"
+    );
+    println!("| operation | server | req/s | p50 µs | p99 µs | Trails / rmcp (per-round range) |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for (op, script) in [("tools/list", "session-list.lua"), ("tools/call", "session-call.lua")] {
+        let script = scratch.path(script);
+        for (_, addr) in servers {
+            wrk(addr, &script, 1, connections, connections); // warm-up
+        }
+        let mut runs: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
+        for round in 0..rounds {
+            for offset in 0..servers.len() {
+                let index = (round + offset) % servers.len();
+                runs[index].push(wrk(servers[index].1, &script, secs, connections, connections));
+            }
+        }
+        for (index, (kind, _)) in servers.iter().enumerate() {
+            let (rps, lo, hi) = spread(runs[index].iter().map(|r| r.rps));
+            let (p50, _, _) = spread(runs[index].iter().map(|r| r.p50_us));
+            let (p99, _, _) = spread(runs[index].iter().map(|r| r.p99_us));
+            let ratio = if index == 0 {
+                String::new()
+            } else {
+                let (ratio, lo, hi) = spread(runs[0].iter().zip(&runs[index]).map(|(t, o)| t.rps / o.rps));
+                format!("**{ratio:.2}×** ({lo:.2}–{hi:.2})")
+            };
+            println!("| {op} | {} | {rps:.0} ({lo:.0}–{hi:.0}) | {p50:.0} | {p99:.0} | {ratio} |", kind.label());
+        }
     }
 }
 
@@ -400,14 +512,17 @@ fn rebuild() {
 }
 
 fn main() -> std::process::ExitCode {
-    let parts = arg("--parts").unwrap_or_else(|| "throughput,startup,rebuild".into());
+    let parts = arg("--parts").unwrap_or_else(|| "throughput,sessions,startup,rebuild".into());
     let parts: Vec<&str> = parts.split(',').collect();
-    if let Some(unknown) = parts.iter().find(|p| !["throughput", "startup", "rebuild"].contains(p)) {
-        panic!("--parts: unknown part {unknown:?} (throughput, startup, rebuild)");
+    if let Some(unknown) = parts.iter().find(|p| !["throughput", "sessions", "startup", "rebuild"].contains(p)) {
+        panic!("--parts: unknown part {unknown:?} (throughput, sessions, startup, rebuild)");
     }
     let scratch = Scratch::new();
     if parts.contains(&"throughput") {
         throughput(&scratch);
+    }
+    if parts.contains(&"sessions") {
+        sessions(&scratch);
     }
     let mut within = true;
     if parts.contains(&"startup") {

@@ -29,7 +29,8 @@ pub(crate) struct RpcMethod {
     pub(crate) tool: Option<String>,
 }
 
-/// Check one message; its method when it is well-formed.
+/// Check one message; its method when it is well-formed (stdio, which only asks whether a line is).
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
 pub(crate) fn inspect(bytes: &[u8]) -> Result<RpcMethod, Refused> {
     read(bytes).map(|(rpc, _)| rpc)
 }
