@@ -272,28 +272,47 @@ fn sessions(scratch: &Scratch) {
     println!("|---|---|---:|---:|---:|---:|");
     for (op, script) in [("tools/list", "session-list.lua"), ("tools/call", "session-call.lua")] {
         let script = scratch.path(script);
-        for (_, addr) in servers {
-            wrk(addr, &script, 1, connections, connections); // warm-up
+        let runs = rounds_of(&servers, &script, secs, rounds, connections, connections);
+        print_rows(op, &servers, &runs);
+    }
+}
+
+/// `rounds` runs of `script` against each server, the order rotating per round, after a warm-up.
+fn rounds_of(
+    servers: &[(Kind, SocketAddr)],
+    script: &Path,
+    secs: usize,
+    rounds: usize,
+    connections: usize,
+    threads: usize,
+) -> Vec<Vec<Run>> {
+    for (_, addr) in servers {
+        wrk(*addr, script, 1, connections, threads); // warm-up
+    }
+    let mut runs: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        for offset in 0..servers.len() {
+            let index = (round + offset) % servers.len();
+            runs[index].push(wrk(servers[index].1, script, secs, connections, threads));
         }
-        let mut runs: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
-        for round in 0..rounds {
-            for offset in 0..servers.len() {
-                let index = (round + offset) % servers.len();
-                runs[index].push(wrk(servers[index].1, &script, secs, connections, connections));
-            }
-        }
-        for (index, (kind, _)) in servers.iter().enumerate() {
-            let (rps, lo, hi) = spread(runs[index].iter().map(|r| r.rps));
-            let (p50, _, _) = spread(runs[index].iter().map(|r| r.p50_us));
-            let (p99, _, _) = spread(runs[index].iter().map(|r| r.p99_us));
-            let ratio = if index == 0 {
-                String::new()
-            } else {
-                let (ratio, lo, hi) = spread(runs[0].iter().zip(&runs[index]).map(|(t, o)| t.rps / o.rps));
-                format!("**{ratio:.2}×** ({lo:.2}–{hi:.2})")
-            };
-            println!("| {op} | {} | {rps:.0} ({lo:.0}–{hi:.0}) | {p50:.0} | {p99:.0} | {ratio} |", kind.label());
-        }
+    }
+    runs
+}
+
+/// A table row per server: medians with the range, p50/p99, and the first server's rate over
+/// this one's per round.
+fn print_rows(op: &str, servers: &[(Kind, SocketAddr)], runs: &[Vec<Run>]) {
+    for (index, (kind, _)) in servers.iter().enumerate() {
+        let (rps, lo, hi) = spread(runs[index].iter().map(|r| r.rps));
+        let (p50, _, _) = spread(runs[index].iter().map(|r| r.p50_us));
+        let (p99, _, _) = spread(runs[index].iter().map(|r| r.p99_us));
+        let ratio = if index == 0 {
+            String::new()
+        } else {
+            let (ratio, lo, hi) = spread(runs[0].iter().zip(&runs[index]).map(|(t, o)| t.rps / o.rps));
+            format!("**{ratio:.2}×** ({lo:.2}–{hi:.2})")
+        };
+        println!("| {op} | {} | {rps:.0} ({lo:.0}–{hi:.0}) | {p50:.0} | {p99:.0} | {ratio} |", kind.label());
     }
 }
 
@@ -328,34 +347,12 @@ fn throughput(scratch: &Scratch) {
     );
     let mut rows = Vec::new();
     for (op, script) in [("tools/list", "list.lua"), ("tools/call", "call.lua")] {
-        let script = scratch.path(script);
-        for (_, addr) in servers {
-            wrk(addr, &script, 1, connections, threads); // warm-up
-        }
-        let mut runs: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
-        for round in 0..rounds {
-            for offset in 0..servers.len() {
-                let index = (round + offset) % servers.len();
-                runs[index].push(wrk(servers[index].1, &script, secs, connections, threads));
-            }
-        }
-        rows.push((op, runs));
+        rows.push((op, rounds_of(&servers, &scratch.path(script), secs, rounds, connections, threads)));
     }
     println!("| operation | server | req/s | p50 µs | p99 µs | Trails / this (per-round range) |");
     println!("|---|---|---:|---:|---:|---:|");
     for (op, runs) in &rows {
-        for (index, (kind, _)) in servers.iter().enumerate() {
-            let (rps, lo, hi) = spread(runs[index].iter().map(|r| r.rps));
-            let (p50, _, _) = spread(runs[index].iter().map(|r| r.p50_us));
-            let (p99, _, _) = spread(runs[index].iter().map(|r| r.p99_us));
-            let ratio = if index == 0 {
-                String::new()
-            } else {
-                let (ratio, lo, hi) = spread(runs[0].iter().zip(&runs[index]).map(|(t, o)| t.rps / o.rps));
-                format!("**{ratio:.2}×** ({lo:.2}–{hi:.2})")
-            };
-            println!("| {op} | {} | {rps:.0} ({lo:.0}–{hi:.0}) | {p50:.0} | {p99:.0} | {ratio} |", kind.label());
-        }
+        print_rows(op, &servers, runs);
     }
     println!("\n| response bytes | Trails (= static) | rmcp |\n|---|---:|---:|");
     for (name, trails_bytes, rmcp_bytes) in sizes {

@@ -23,12 +23,6 @@ pub mod registry;
 pub mod validate;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
-
-/// The `tracing` target of the spans that exist for telemetry (the MCP operation, validation,
-/// the handler, store writes): at debug level, so a call pays for them only when OpenTelemetry
-/// exports them (or `TRAILS_LOG` asks, e.g. `trails::spans=debug`). The `pipeline` span, whose
-/// `trace_id` every handler log line carries, stays at info under the crate's own target.
-pub const SPANS: &str = "trails::spans";
 pub use ctx::{AppState, Ctx, DistributedTrace};
 pub use declare::{
     Blob, BlobError, Datatype, DateTime, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output,
@@ -36,6 +30,7 @@ pub use declare::{
 };
 pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
+pub use pipeline::SPANS;
 pub use registry::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 

@@ -241,7 +241,7 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
     // The handler's own future, and its start: a panic in either fails this call only.
     let ran = AssertUnwindSafe(async move { (tool.call)(ctx, arguments).await });
     let span =
-        tracing::debug_span!(target: crate::SPANS, "handler", otel.name = %format_args!("handler {}", tool.name));
+        tracing::debug_span!(target: super::SPANS, "handler", otel.name = %format_args!("handler {}", tool.name));
     match tracing::Instrument::instrument(ran.catch_unwind(), span).await {
         Ok(Ok(output)) => {
             let owner = bound::Owner { caller: caller.name.as_deref(), tool: tool.name };
@@ -264,7 +264,7 @@ impl Guard for Validation {
     fn call<'a>(&'a self, mut call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let arguments = std::mem::take(&mut call.arguments);
-            let validated = tracing::debug_span!(target: crate::SPANS, "validate")
+            let validated = tracing::debug_span!(target: super::SPANS, "validate")
                 .in_scope(|| crate::registry::validated(call.tool, arguments));
             match validated {
                 Ok(arguments) => {

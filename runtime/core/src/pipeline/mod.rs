@@ -31,6 +31,12 @@ pub use outcome::{
     POLICY_DENIED, SCOPE_DENIED,
 };
 
+/// The `tracing` target of the spans that exist for telemetry (the MCP operation, validation,
+/// the handler, store writes): at debug level, so a call pays for them only when OpenTelemetry
+/// exports them (or `TRAILS_LOG` asks, e.g. `trails::spans=debug`). The `pipeline` span, whose
+/// `trace_id` every handler log line carries, stays at info under the crate's own target.
+pub const SPANS: &str = "trails::spans";
+
 /// The failure an `isError` result stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
