@@ -123,6 +123,6 @@ mod tests {
     #[test]
     #[cfg(feature = "http")]
     fn the_hot_path_corpus_replays_without_a_panic() {
-        replay("hot_path", 8, super::hot_path);
+        replay("hot_path", 9, super::hot_path);
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct RpcMethod {
     /// The tool a `tools/call` request names.
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(crate) tool: Option<String>,
+    /// Some object in the message repeats a key (the last one counts here; rmcp refuses it).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) repeated_keys: bool,
 }
 
 /// Check one message; its method when it is well-formed (stdio, which only asks whether a line is).
@@ -44,11 +47,13 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
     if text.trim().is_empty() {
         return Err((-32700, "Parse error: the body is empty".into(), Value::Null));
     }
-    let message: Value = match serde_json::from_str(text) {
+    let repeated = std::cell::Cell::new(false);
+    let message: Value = match parse(text, &repeated) {
         Ok(message) => message,
         // serde_json's own limit (128 levels) makes too-deep nesting a parse error too.
         Err(e) => return Err((-32700, format!("Parse error: {e}"), Value::Null)),
     };
+    let repeated_keys = repeated.get();
     let object = match &message {
         Value::Object(object) => object,
         Value::Array(_) => {
@@ -72,7 +77,9 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
                 "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
             ),
             Some(Value::String(method)) => method.as_str(),
-            None if is_response => return Ok((RpcMethod { method: None, request: false, id, tool: None }, message)),
+            None if is_response => {
+                return Ok((RpcMethod { method: None, request: false, id, tool: None, repeated_keys }, message))
+            }
             _ => return invalid("Invalid Request: `method` must be a string"),
         };
     let mut tool = None;
@@ -88,7 +95,81 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
     }
     let request = object.contains_key("id");
     let method = Some(method.to_owned());
-    Ok((RpcMethod { method, request, id, tool }, message))
+    Ok((RpcMethod { method, request, id, tool, repeated_keys }, message))
+}
+
+/// `text` as a `Value`, as `serde_json::from_str` reads it (a repeated key keeps its last value),
+/// noting in `repeated` whether any object repeats a key: rmcp's typed reading refuses those, so
+/// what is read from the `Value` must leave them to rmcp.
+fn parse(text: &str, repeated: &std::cell::Cell<bool>) -> serde_json::Result<Value> {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Noting(repeated).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+/// Builds a `Value` as serde_json's own visitor does, noting repeated keys.
+struct Noting<'a>(&'a std::cell::Cell<bool>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Noting<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Noting<'_> {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(item) = seq.next_element_seed(Noting(self.0))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            // serde_json with `arbitrary_precision` (another crate may turn it on) hands numbers
+            // over as this one-entry map.
+            if object.is_empty() && key == "$serde_json::private::Number" {
+                let digits: String = map.next_value()?;
+                return serde_json::from_str(&digits).map(Value::Number).map_err(serde::de::Error::custom);
+            }
+            let value = map.next_value_seed(Noting(self.0))?;
+            if object.insert(key, value).is_some() {
+                self.0.set(true);
+            }
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +178,27 @@ mod tests {
 
     fn code(body: &[u8]) -> Option<i32> {
         inspect(body).err().map(|(code, _, _)| code)
+    }
+
+    #[test]
+    fn a_message_reads_as_serde_json_reads_it_and_repeated_keys_are_noted() {
+        let plain = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"n":-1,"f":1.5,"u":18446744073709551615,"l":[true,null,"s"]}}}"#;
+        let (rpc, value) = read(plain.as_bytes()).unwrap();
+        assert_eq!(value, serde_json::from_str::<Value>(plain).unwrap());
+        assert!(!rpc.repeated_keys);
+        for repeated in [
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"k":1,"k":2}}}"#,
+        ] {
+            let (rpc, value) = read(repeated.as_bytes()).unwrap();
+            assert!(rpc.repeated_keys, "{repeated}");
+            assert_eq!(
+                value,
+                serde_json::from_str::<Value>(repeated).unwrap(),
+                "the last value counts, as serde_json's"
+            );
+        }
     }
 
     #[test]

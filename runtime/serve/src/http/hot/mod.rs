@@ -119,13 +119,21 @@ impl<F: std::future::Future<Output = Response> + Send + 'static> std::future::Fu
     type Output = Response;
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Response> {
-        // Out while it is polled: one that panics is not spawned again when this is dropped.
+        // Out while it is polled: one that panics is not spawned again when this is dropped. A
+        // panic is caught first and the future dropped after, not while unwinding (a destructor
+        // that panicked then would abort the process), as a task's would be.
         let Some(mut future) = self.future.take() else { return std::task::Poll::Ready(internal_error()) };
-        let polled = future.as_mut().poll(cx);
-        if polled.is_pending() {
-            self.future = Some(future);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Pending) => {
+                self.future = Some(future);
+                std::task::Poll::Pending
+            }
+            Ok(ready) => ready,
+            Err(panic) => {
+                drop(future);
+                std::panic::resume_unwind(panic)
+            }
         }
-        polled
     }
 }
 
@@ -246,8 +254,9 @@ fn parse_request(rpc: &RpcMethod, message: Value) -> Option<(RequestId, ClientRe
         let JsonRpcRequest { id, request, .. } = serde_json::from_value::<JsonRpcRequest<R>>(message).ok()?;
         Some((id, variant(request)))
     }
-    // rmcp reads a message with a `result` or an `error` as no request at all.
-    if !rpc.request {
+    // rmcp reads a message with a `result` or an `error` as no request at all, and refuses one
+    // that repeats a key (the `Value` kept the last): both are rmcp's to answer.
+    if !rpc.request || rpc.repeated_keys {
         return None;
     }
     match rpc.method.as_deref()? {
