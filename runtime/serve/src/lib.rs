@@ -24,6 +24,8 @@ mod projection;
 mod resources;
 mod server;
 mod state;
+#[cfg(any(feature = "http", feature = "otel"))]
+mod throttle;
 mod wire;
 
 // The lower layers, under the paths this crate names them by.

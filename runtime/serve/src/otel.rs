@@ -74,41 +74,31 @@ where
 }
 
 /// An exporter whose failures reach the log: the SDK's own reports are compiled out
-/// (`internal-logs` off), and an operator must learn that the collector is unreachable. The
-/// first failure is a warning, then at most one a minute (with how many were held back), and the
-/// recovery one line.
+/// (`internal-logs` off), and an operator must learn that the collector is unreachable. Failures
+/// are warned about at most once a minute (with how many were held back); the recovery is one line.
 #[derive(Debug)]
 struct Reported<E> {
     exporter: E,
     what: &'static str,
-    /// When the last warning was logged, and the failures since; `None` while exports succeed.
-    failing: std::sync::Mutex<Option<(std::time::Instant, u64)>>,
+    log: crate::throttle::Throttle,
+    failing: std::sync::atomic::AtomicBool,
 }
-
-/// How often a collector that keeps failing is warned about.
-const WARN_EVERY: Duration = Duration::from_secs(60);
 
 impl<E> Reported<E> {
     fn new(exporter: E, what: &'static str) -> Reported<E> {
-        Reported { exporter, what, failing: std::sync::Mutex::new(None) }
+        let log = crate::throttle::Throttle::new(Duration::from_secs(60));
+        Reported { exporter, what, log, failing: std::sync::atomic::AtomicBool::new(false) }
     }
 
     fn report(&self, result: &opentelemetry_sdk::error::OTelSdkResult) {
-        let mut failing = self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match (result, failing.as_mut()) {
-            (Ok(()), None) => {}
-            (Ok(()), Some(_)) => {
-                *failing = None;
-                tracing::info!(what = self.what, "OTLP export works again");
-            }
-            (Err(error), Some((warned, held_back))) if warned.elapsed() < WARN_EVERY => {
-                let _ = error;
-                *held_back += 1;
-            }
-            (Err(error), previous) => {
-                let held_back = previous.map_or(0, |(_, held_back)| *held_back);
-                tracing::warn!(what = self.what, %error, held_back, "OTLP export failed; what it carried is lost");
-                *failing = Some((std::time::Instant::now(), 0));
+        let was_failing = self.failing.swap(result.is_err(), std::sync::atomic::Ordering::Relaxed);
+        match result {
+            Ok(()) if was_failing => tracing::info!(what = self.what, "OTLP export works again"),
+            Ok(()) => {}
+            Err(error) => {
+                if let Some(held_back) = self.log.allow() {
+                    tracing::warn!(what = self.what, %error, held_back, "OTLP export failed; what it carried is lost");
+                }
             }
         }
     }

@@ -63,6 +63,7 @@ const RUNTIME: &[Unit] = &[
     unit("idempotency", Group::Govern, 1),
     unit("config", Group::Serve, 0),
     unit("memory", Group::Serve, 0),
+    unit("throttle", Group::Serve, 0),
     unit("projection::served", Group::Serve, 0),
     unit("projection::snapshot", Group::Serve, 1),
     unit("wire", Group::Serve, 1),

@@ -9,8 +9,8 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::throttle::Throttle;
 use crate::state::Shared;
+use crate::throttle::Throttle;
 use crate::wire::errors;
 use rmcp::ErrorData;
 use trails_core::auth::{bearer, Caller};

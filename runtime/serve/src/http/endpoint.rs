@@ -35,40 +35,41 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(|| Caller::anonymous(endpoint.shared.settings.process_scopes));
-    let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-    if parts.method != Method::POST {
-        // GET (an event stream), DELETE (end a session): the session guard, then rmcp.
-        let ticket = match endpoint.sessions.enter(caller.name.clone(), &parts.method, None, session).await {
-            Ok(ticket) => ticket,
-            Err(refused) => return refused,
+    // A POST carries one JSON-RPC message; GET (an event stream) and DELETE (end a session) none.
+    let mut posted = None;
+    let body = if parts.method == Method::POST {
+        // Already read whole (and bounded) by `body::read_whole`: this only takes the bytes.
+        let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
+            return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read");
         };
-        let response = endpoint.to_rmcp(Request::from_parts(parts, body)).await;
-        ticket.answered(&response);
-        return response;
-    }
-    // Already read whole (and bounded) by `body::read_whole`: this only takes the bytes.
-    let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
-        return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read");
-    };
-    let (rpc, message) = match super::jsonrpc::check(&bytes) {
-        Ok(checked) => checked,
-        Err(refused) => return *refused,
-    };
-    #[cfg(feature = "oauth")]
-    if endpoint.shared.oauth.is_some() {
-        if let Some(challenge) = super::step_up::step_up(&endpoint.shared, &caller, &rpc) {
-            return challenge;
+        let (rpc, message) = match super::jsonrpc::check(&bytes) {
+            Ok(checked) => checked,
+            Err(refused) => return *refused,
+        };
+        #[cfg(feature = "oauth")]
+        if endpoint.shared.oauth.is_some() {
+            if let Some(challenge) = super::step_up::step_up(&endpoint.shared, &caller, &rpc) {
+                return challenge;
+            }
         }
-    }
-    let method = rpc.method.as_deref();
-    let ticket = match endpoint.sessions.enter(caller.name.clone(), &parts.method, method, session).await {
+        posted = Some((rpc, message));
+        Body::from(bytes)
+    } else {
+        body
+    };
+    let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+    let method = posted.as_ref().and_then(|(rpc, _)| rpc.method.as_deref());
+    let ticket = match endpoint.sessions.enter(caller.name.as_deref(), &parts.method, method, session).await {
         Ok(ticket) => ticket,
         Err(refused) => return refused,
     };
-    let planned = endpoint.hot.as_ref().and_then(|hot| Some((hot, hot.plan(&parts.headers, &rpc, message)?)));
+    let planned = match (&endpoint.hot, posted) {
+        (Some(hot), Some((rpc, message))) => hot.plan(&parts.headers, &rpc, message).map(|planned| (hot, planned)),
+        _ => None,
+    };
     let response = match planned {
         Some((hot, planned)) => hot.answer(planned, caller).await,
-        None => endpoint.to_rmcp(Request::from_parts(parts, Body::from(bytes))).await,
+        None => endpoint.to_rmcp(Request::from_parts(parts, body)).await,
     };
     ticket.answered(&response);
     response

@@ -16,7 +16,6 @@ mod sessions;
 mod shapes;
 #[cfg(feature = "oauth")]
 mod step_up;
-mod throttle;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -133,7 +132,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             body::read_whole,
         ))
         .layer(middleware::from_fn_with_state(
-            (shared.clone(), Arc::new(throttle::Throttle::new(LOG_EVERY))),
+            (shared.clone(), Arc::new(crate::throttle::Throttle::new(LOG_EVERY))),
             bearer::authenticate,
         ));
     // Outside authentication: a client reads where to get a token before it has one (RFC 9728;

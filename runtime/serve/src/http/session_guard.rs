@@ -157,7 +157,7 @@ impl SessionGuard {
     /// refusal. A [`Ticket::Initialize`] dropped unanswered frees its slot.
     pub(crate) async fn enter(
         self: &Arc<Self>,
-        owner: Option<String>,
+        owner: Option<&str>,
         http_method: &Method,
         method: Option<&str>,
         session: Option<&str>,
@@ -178,13 +178,15 @@ impl SessionGuard {
                 if owner.is_none() && anonymous >= self.max_anonymous {
                     return Err(full(true, self.max_anonymous));
                 }
-                opened.insert(reserved.clone(), Opened { owner: owner.clone(), at: Instant::now(), initialized: true });
+                let owner = owner.map(str::to_owned);
+                opened.insert(reserved.clone(), Opened { owner, at: Instant::now(), initialized: true });
             }
             // Released however the request ends (a client hanging up mid-`initialize` included).
-            return Ok(Ticket::Initialize(Reservation { guard: self.clone(), id: Some(reserved) }, owner));
+            let reservation = Reservation { guard: self.clone(), id: Some(reserved) };
+            return Ok(Ticket::Initialize(reservation, owner.map(str::to_owned)));
         };
         let initialized = match self.opened().get(session) {
-            Some(opened) if opened.owner == owner => opened.initialized,
+            Some(opened) if opened.owner.as_deref() == owner => opened.initialized,
             // Another caller's session is, to this caller, no session at all.
             Some(_) => return Err(unknown_session()),
             None => true,

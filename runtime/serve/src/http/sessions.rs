@@ -20,7 +20,7 @@ pub(crate) struct BoundedSessions {
     /// costs nothing measurable.
     creating: tokio::sync::Mutex<()>,
     /// Refusals are logged at most once per interval.
-    log: super::throttle::Throttle,
+    log: crate::throttle::Throttle,
 }
 
 impl BoundedSessions {
@@ -32,7 +32,7 @@ impl BoundedSessions {
             inner,
             max,
             creating: tokio::sync::Mutex::new(()),
-            log: super::throttle::Throttle::new(super::LOG_EVERY),
+            log: crate::throttle::Throttle::new(super::LOG_EVERY),
         }
     }
 }

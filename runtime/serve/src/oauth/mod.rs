@@ -139,9 +139,7 @@ impl ResourceServer {
     /// between the host and the resource's path, `https://host/.well-known/oauth-protected-resource/prefix/mcp`
     /// for a `public_url` of `https://host/prefix`).
     pub(crate) fn metadata_url(&self) -> String {
-        let url = &self.settings.public_url;
-        let (origin, path) = split_origin(url);
-        format!("{origin}{}", metadata_path(path))
+        metadata_url(&self.settings.public_url)
     }
 
     /// The path of [`OAuth::metadata_url`] (served as it is, for a proxy that forwards it so).
@@ -196,6 +194,11 @@ fn split_origin(url: &str) -> (&str, &str) {
 
 fn metadata_path(prefix: &str) -> String {
     format!("/.well-known/oauth-protected-resource{prefix}/mcp")
+}
+
+fn metadata_url(public_url: &str) -> String {
+    let (origin, path) = split_origin(public_url);
+    format!("{origin}{}", metadata_path(path))
 }
 
 /// The client that talks to the issuer: the platform's trust roots plus `ca_file`, bounded
@@ -280,10 +283,7 @@ mod tests {
 
     #[test]
     fn the_metadata_url_puts_the_well_known_path_before_the_resources_path() {
-        let url = |public: &str| {
-            let (origin, path) = split_origin(public);
-            format!("{origin}{}", metadata_path(path))
-        };
+        let url = metadata_url;
         assert_eq!(url("https://mcp.example.com"), "https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
         assert_eq!(
             url("https://example.com:8443/tools/"),

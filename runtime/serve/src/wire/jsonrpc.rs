@@ -27,9 +27,6 @@ pub(crate) struct RpcMethod {
     /// The tool a `tools/call` request names.
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(crate) tool: Option<String>,
-    /// Some object in the message repeats a key (the last one counts here; rmcp refuses it).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) repeated_keys: bool,
 }
 
 /// Check one message; its method when it is well-formed (stdio, which only asks whether a line is).
@@ -47,13 +44,17 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
     if text.trim().is_empty() {
         return Err((-32700, "Parse error: the body is empty".into(), Value::Null));
     }
-    let repeated = std::cell::Cell::new(false);
+    let repeated = std::cell::RefCell::new(None);
     let message: Value = match parse(text, &repeated) {
         Ok(message) => message,
         // serde_json's own limit (128 levels) makes too-deep nesting a parse error too.
         Err(e) => return Err((-32700, format!("Parse error: {e}"), Value::Null)),
     };
-    let repeated_keys = repeated.get();
+    // Which of the two would count is anyone's guess (rmcp refuses some, keeps the last of others).
+    if let Some(key) = repeated.into_inner() {
+        let key: String = key.chars().take(64).collect();
+        return invalid(&format!("Invalid Request: an object repeats the key {key:?}; send each key once"));
+    }
     let object = match &message {
         Value::Object(object) => object,
         Value::Array(_) => {
@@ -77,9 +78,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
                 "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
             ),
             Some(Value::String(method)) => method.as_str(),
-            None if is_response => {
-                return Ok((RpcMethod { method: None, request: false, id, tool: None, repeated_keys }, message))
-            }
+            None if is_response => return Ok((RpcMethod { method: None, request: false, id, tool: None }, message)),
             _ => return invalid("Invalid Request: `method` must be a string"),
         };
     let mut tool = None;
@@ -95,13 +94,12 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
     }
     let request = object.contains_key("id");
     let method = Some(method.to_owned());
-    Ok((RpcMethod { method, request, id, tool, repeated_keys }, message))
+    Ok((RpcMethod { method, request, id, tool }, message))
 }
 
-/// `text` as a `Value`, as `serde_json::from_str` reads it (a repeated key keeps its last value),
-/// noting in `repeated` whether any object repeats a key: rmcp's typed reading refuses those, so
-/// what is read from the `Value` must leave them to rmcp.
-fn parse(text: &str, repeated: &std::cell::Cell<bool>) -> serde_json::Result<Value> {
+/// `text` as a `Value`, as `serde_json::from_str` reads it, noting in `repeated` the first key an
+/// object repeats (`serde_json` would keep its last value silently).
+fn parse(text: &str, repeated: &std::cell::RefCell<Option<String>>) -> serde_json::Result<Value> {
     use serde::de::DeserializeSeed;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Noting(repeated).deserialize(&mut deserializer)?;
@@ -109,8 +107,8 @@ fn parse(text: &str, repeated: &std::cell::Cell<bool>) -> serde_json::Result<Val
     Ok(value)
 }
 
-/// Builds a `Value` as serde_json's own visitor does, noting repeated keys.
-struct Noting<'a>(&'a std::cell::Cell<bool>);
+/// Builds a `Value` as serde_json's own visitor does, noting a repeated key.
+struct Noting<'a>(&'a std::cell::RefCell<Option<String>>);
 
 impl<'de> serde::de::DeserializeSeed<'de> for Noting<'_> {
     type Value = Value;
@@ -164,8 +162,8 @@ impl<'de> serde::de::Visitor<'de> for Noting<'_> {
                 return serde_json::from_str(&digits).map(Value::Number).map_err(serde::de::Error::custom);
             }
             let value = map.next_value_seed(Noting(self.0))?;
-            if object.insert(key, value).is_some() {
-                self.0.set(true);
+            if let Some(key) = object.insert(key.clone(), value).map(|_| key) {
+                self.0.borrow_mut().get_or_insert(key);
             }
         }
         Ok(Value::Object(object))
@@ -181,23 +179,18 @@ mod tests {
     }
 
     #[test]
-    fn a_message_reads_as_serde_json_reads_it_and_repeated_keys_are_noted() {
+    fn a_message_reads_as_serde_json_reads_it_and_a_repeated_key_is_refused() {
         let plain = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"n":-1,"f":1.5,"u":18446744073709551615,"l":[true,null,"s"]}}}"#;
-        let (rpc, value) = read(plain.as_bytes()).unwrap();
+        let (_, value) = read(plain.as_bytes()).unwrap();
         assert_eq!(value, serde_json::from_str::<Value>(plain).unwrap());
-        assert!(!rpc.repeated_keys);
-        for repeated in [
-            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"k":1,"k":2}}}"#,
+        for (repeated, key) in [
+            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"x"}}"#, "id"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#, "name"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"k":1,"k":2}}}"#, "k"),
         ] {
-            let (rpc, value) = read(repeated.as_bytes()).unwrap();
-            assert!(rpc.repeated_keys, "{repeated}");
-            assert_eq!(
-                value,
-                serde_json::from_str::<Value>(repeated).unwrap(),
-                "the last value counts, as serde_json's"
-            );
+            let (code, message, _) = read(repeated.as_bytes()).unwrap_err();
+            assert_eq!(code, -32600, "{repeated}");
+            assert!(message.contains(&format!("repeats the key \"{key}\"")), "{message}");
         }
     }
 

@@ -254,9 +254,8 @@ fn parse_request(rpc: &RpcMethod, message: Value) -> Option<(RequestId, ClientRe
         let JsonRpcRequest { id, request, .. } = serde_json::from_value::<JsonRpcRequest<R>>(message).ok()?;
         Some((id, variant(request)))
     }
-    // rmcp reads a message with a `result` or an `error` as no request at all, and refuses one
-    // that repeats a key (the `Value` kept the last): both are rmcp's to answer.
-    if !rpc.request || rpc.repeated_keys {
+    // rmcp reads a message with a `result` or an `error` as no request at all.
+    if !rpc.request {
         return None;
     }
     match rpc.method.as_deref()? {

@@ -1,5 +1,6 @@
-//! Warnings a client can trigger at will (a bad token, a refused session) are logged at most
-//! once per interval, with how many were held back: a flood must not turn into a flood of logs.
+//! Warnings that can come in floods — a client's doing (a bad token, a refused session), or a
+//! collector that stays away — are logged at most once per interval, with how many were held
+//! back: a flood must not turn into a flood of logs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
