@@ -194,3 +194,59 @@ async fn a_call_whose_client_hangs_up_still_runs_to_its_end() {
     tokio::time::sleep(std::time::Duration::from_millis(900)).await;
     assert!(guard.ended.load(std::sync::atomic::Ordering::SeqCst), "the call was cut off when its client left");
 }
+
+/// In a 2025-* session, a call that is not done at once is primed for resumption: its client
+/// may lose the stream and take the answer up again with `Last-Event-ID`, as rmcp's own answers
+/// can be, and the call runs to its end meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_call_in_a_session_survives_a_dropped_stream_and_is_resumed() {
+    let guard = Arc::new(SlowGuard::default());
+    let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap()).guard(guard.clone());
+    let served = in_process::serve(app, in_process::settings("[http]\nsessions = true\n")).await;
+    let url = format!("http://{}/mcp", served.addr);
+    let client = reqwest::Client::new();
+    let post = |session: Option<&str>, body: &'static str| {
+        let request = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        match session {
+            Some(session) => request.header("mcp-session-id", session),
+            None => request,
+        }
+    };
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let opened = post(None, initialize).send().await.unwrap();
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    opened.text().await.unwrap();
+    let initialized = post(Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(initialized.send().await.unwrap().status(), 202);
+
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"research_search","arguments":{"query":"graph"}}}"#;
+    let mut stream = post(Some(&session), call).send().await.unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let priming = String::from_utf8(stream.chunk().await.unwrap().unwrap().to_vec()).unwrap();
+    assert_eq!(priming, "data: \nid: t0\nretry: 3000\n\n");
+    drop(stream);
+    assert!(!guard.ended.load(std::sync::atomic::Ordering::SeqCst), "the stream dropped before the call ended");
+
+    let resume = |last_event_id: &str| {
+        client
+            .get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("last-event-id", last_event_id)
+    };
+    let resumed = resume("t0").send().await.unwrap();
+    assert_eq!(resumed.status(), 200);
+    let answer = resumed.text().await.unwrap();
+    assert!(guard.ended.load(std::sync::atomic::Ordering::SeqCst), "the call ran to its end");
+    let data = answer.strip_prefix("data: ").and_then(|a| a.strip_suffix("\n\n")).unwrap_or_else(|| panic!("{answer}"));
+    let message: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(message["id"], 1, "{message}");
+    assert_eq!(message["result"]["isError"], false, "{message}");
+    // Again, while it is kept; an id this server never gave is an empty stream, as rmcp answers.
+    assert_eq!(resume("t0").send().await.unwrap().text().await.unwrap(), answer);
+    assert_eq!(resume("t99").send().await.unwrap().text().await.unwrap(), "");
+}

@@ -1,8 +1,10 @@
-//! The stateless hot path (`[http] hot_path`, on by default) against rmcp: one corpus of
-//! requests, sent to a fixture server with the hot path and to one without it (every request
-//! then goes through rmcp's `StreamableHttpService`), in both session modes. Every answer must be
-//! the same: HTTP status, content type, SSE framing and JSON body (trace ids and generated ids
-//! normalised, since each server makes its own).
+//! The hot path (`[http] hot_path`, on by default) against rmcp: one corpus of requests, sent to
+//! a fixture server with the hot path and to one without it (every request then goes through
+//! rmcp's `StreamableHttpService`), with sessions off, with sessions on, and inside open 2025-*
+//! sessions. Every answer must be the same: HTTP status, content type, SSE framing and JSON body
+//! (trace ids and generated ids normalised, since each server makes its own; in a session, also
+//! rmcp's priming events and event ids: the hot path's answers that are ready at once go out as
+//! one event with nothing to resume, `http/hot/answers.rs`).
 //!
 //! The reference is rmcp behind Trails' own checks, which answer some requests before rmcp sees
 //! them on both paths. Those are intended differences from *plain* rmcp (the hostile-client
@@ -56,10 +58,19 @@ struct Case {
     name: String,
     headers: Headers,
     body: Vec<u8>,
-    /// The case's unique id (from `FIRST_ID` on) and whether rmcp serves it statelessly with
-    /// every rule passing — so the hot path must answer it — with sessions (off, on); `None` for
-    /// the cases whose id is the point of the case.
-    tracked: Option<(u64, [bool; 2])>,
+    /// The case's unique id (from `FIRST_ID` on) and whether rmcp serves it with every rule
+    /// passing — so the hot path must answer it — in each [`Mode`]; `None` for the cases whose
+    /// id is the point of the case.
+    tracked: Option<(u64, [bool; 3])>,
+}
+
+/// How the two servers are run and asked: sessions off; sessions on, each request on its own;
+/// sessions on, each request in a session the test opened (anonymously).
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    SessionsOff = 0,
+    SessionsOn = 1,
+    InSession = 2,
 }
 
 /// Ids of tracked cases start here (the id cases use small ones and strings).
@@ -68,14 +79,13 @@ const FIRST_ID: u64 = 1_000;
 const OWNED: [&str; 5] = ["tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read"];
 
 /// An independent model of when rmcp serves a well-formed, well-headed request of `method`
-/// (`label` from [`calls`]) statelessly without refusing it: what the hot path must take, with
-/// sessions (off, on).
-fn served_statelessly(version: Version, label: &str, method: &str) -> [bool; 2] {
+/// (`label` from [`calls`]) without refusing it: what the hot path must take, in each [`Mode`].
+fn served_without_refusal(version: Version, label: &str, method: &str) -> [bool; 3] {
     // rmcp reads this as a custom request (no `uri`) and answers -32601. (A non-string cursor
     // still makes a typed `tools/list`.)
     let typed = label != "read without a uri";
     if !OWNED.contains(&method) || !typed {
-        return [false, false];
+        return [false, false, false];
     }
     let supported = |v: &str| ["2025-06-18", "2025-11-25", "2026-07-28"].contains(&v);
     let known = |v: &str| ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"].contains(&v);
@@ -90,7 +100,10 @@ fn served_statelessly(version: Version, label: &str, method: &str) -> [bool; 2] 
     // With sessions, only requests naming their version in `_meta` with capabilities go without one.
     let on = matches!((version.meta, version.header), (Some(meta), Some(header))
         if meta == header && supported(meta) && version.capabilities);
-    [off, on]
+    // The others go to their session: the hot path takes those that name no version in `_meta`
+    // (with a 2025-* header rmcp knows, if any).
+    let in_session = version.meta.is_none() && version.header.is_none_or(|h| known(h) && h < "2026-07-28");
+    [off, on, on || in_session]
 }
 
 /// How a request names its protocol version: the `MCP-Protocol-Version` header, `_meta`'s
@@ -194,22 +207,24 @@ fn corpus() -> Vec<Case> {
                 name: format!("{label} / {version:?}"),
                 headers: headers_for(*version, method, name.as_deref()),
                 body: message(json!(id), method, params, *version),
-                tracked: Some((id, served_statelessly(*version, label, method))),
+                tracked: Some((id, served_without_refusal(*version, label, method))),
             });
         }
     }
     let current = VERSIONS[10];
     let search = json!({ "name": "research_search", "arguments": { "query": "graph" } });
+    // In a session (opened anonymously), a token makes it another caller's: 404 either way.
     let with = |name: &str, change: &Edit, method: &str, params: Value, hot: bool| {
         let call_name = params.get("name").or(params.get("uri")).and_then(Value::as_str).map(str::to_owned);
         let mut headers = headers_for(current, method, call_name.as_deref());
         change(&mut headers);
         let id = id();
+        let in_session = hot && !headers.iter().any(|(k, _)| k == "authorization" || k == "mcp-session-id");
         Case {
             name: name.into(),
             headers,
             body: message(json!(id), method, params, current),
-            tracked: Some((id, [hot; 2])),
+            tracked: Some((id, [hot, hot, in_session])),
         }
     };
     let set = |key: &'static str, value: &'static str| {
@@ -267,7 +282,10 @@ fn corpus() -> Vec<Case> {
                 name: format!("{label} with {token}"),
                 headers,
                 body: message(json!(id), method, params, current),
-                tracked: Some((id, served_statelessly(current, label, method))),
+                tracked: Some((id, {
+                    let [off, on, _] = served_without_refusal(current, label, method);
+                    [off, on, false]
+                })),
             });
         }
     }
@@ -347,12 +365,17 @@ struct Answer {
     body: String,
 }
 
-async fn send(client: &reqwest::Client, addr: SocketAddr, case: &Case) -> Answer {
+/// Send `case` (in `session`, unless it names one itself).
+async fn send(client: &reqwest::Client, addr: SocketAddr, case: &Case, session: Option<&str>) -> Answer {
     let mut request = client.post(format!("http://{addr}/mcp")).body(case.body.clone());
     let mut host = false;
     for (name, value) in &case.headers {
         host |= name == "host";
         request = request.header(name.as_str(), value.as_str());
+    }
+    let in_session = session.is_some();
+    if let Some(session) = session.filter(|_| !case.headers.iter().any(|(name, _)| name == "mcp-session-id")) {
+        request = request.header("mcp-session-id", session);
     }
     if !host {
         request = request.header("host", addr.to_string());
@@ -363,29 +386,71 @@ async fn send(client: &reqwest::Client, addr: SocketAddr, case: &Case) -> Answer
         (response.status().as_u16(), header("content-type"), header("cache-control"));
     let session = response.headers().contains_key("mcp-session-id");
     let body = response.text().await.unwrap();
-    Answer { status, content_type, cache_control, session, body: normalise(&body) }
+    Answer { status, content_type, cache_control, session, body: normalise(&body, in_session) }
 }
 
-/// Trace ids, uuids and timestamps differ between two servers; nothing else may.
-fn normalise(body: &str) -> String {
+/// Open a session at protocol `version` on the server at `addr`, initialized; its id.
+async fn open_session(client: &reqwest::Client, addr: SocketAddr, version: &str) -> String {
+    let post = |body: String| {
+        client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+    };
+    let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "differential", "version": "0" } } });
+    let opened = post(initialize.to_string()).send().await.unwrap();
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    opened.text().await.unwrap();
+    let initialized = post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into());
+    let initialized = initialized.header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(initialized.status(), 202);
+    session
+}
+
+/// Trace ids, uuids and timestamps differ between two servers; nothing else may. In a session,
+/// rmcp primes every answer's stream and numbers its events for resumption; the hot path does
+/// so only for an answer not ready at once (with ids of its own): both are left out.
+fn normalise(body: &str, in_session: bool) -> String {
+    let mut body = body.to_owned();
+    if in_session {
+        let priming = regex::Regex::new(r"(?m)^data: \nid: [^\n]*\nretry: \d+\n\n").unwrap();
+        let event_id = regex::Regex::new(r"(?m)^id: [^\n]*\n").unwrap();
+        body = event_id.replace_all(&priming.replace_all(&body, ""), "").into_owned();
+    }
     let hex = regex::Regex::new(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
         .unwrap();
     let time = regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})").unwrap();
-    let body = hex.replace_all(body, "<id>");
+    let body = hex.replace_all(&body, "<id>");
     time.replace_all(&body, "<time>").into_owned()
 }
 
 /// (requests sent, how many the hot path answered).
-async fn compare(sessions: bool) -> (usize, usize) {
+async fn compare(mode: Mode) -> (usize, usize) {
+    let sessions = !matches!(mode, Mode::SessionsOff);
     let (hot, reference) = (start(sessions, true), start(sessions, false));
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    // In sessions at two versions: before and after `resource_link` (2025-06-18).
+    let mut in_sessions = Vec::new();
+    if let Mode::InSession = mode {
+        for version in ["2025-03-26", "2025-11-25"] {
+            let opened =
+                (open_session(&client, hot.addr, version).await, open_session(&client, reference.addr, version).await);
+            in_sessions.push(opened);
+        }
+    }
     let cases = corpus();
     let mut differences = Vec::new();
-    for case in &cases {
-        let (fast, slow) = (send(&client, hot.addr, case).await, send(&client, reference.addr, case).await);
+    for (n, case) in cases.iter().enumerate() {
+        let (hot_session, reference_session) = match in_sessions.get(n % 2) {
+            Some((hot, reference)) => (Some(hot.as_str()), Some(reference.as_str())),
+            None => (None, None),
+        };
+        let fast = send(&client, hot.addr, case, hot_session).await;
+        let slow = send(&client, reference.addr, case, reference_session).await;
         if fast != slow {
-            differences
-                .push(format!("{} (sessions = {sessions}):\n  hot path: {fast:?}\n  rmcp:     {slow:?}", case.name));
+            differences.push(format!("{} ({mode:?}):\n  hot path: {fast:?}\n  rmcp:     {slow:?}", case.name));
         }
     }
     assert!(
@@ -406,9 +471,9 @@ async fn compare(sessions: bool) -> (usize, usize) {
             .collect()
     };
     assert!(answered_by(&reference).is_empty(), "the reference server has the hot path off");
-    let mode = usize::from(sessions);
+    let index = mode as usize;
     let expected: std::collections::BTreeSet<u64> =
-        cases.iter().filter_map(|c| c.tracked.filter(|(_, hot)| hot[mode]).map(|(id, _)| id)).collect();
+        cases.iter().filter_map(|c| c.tracked.filter(|(_, hot)| hot[index]).map(|(id, _)| id)).collect();
     let answered = answered_by(&hot);
     let name = |id: &u64| {
         let case = cases.iter().find(|c| c.tracked.is_some_and(|(i, _)| i == *id));
@@ -418,21 +483,27 @@ async fn compare(sessions: bool) -> (usize, usize) {
     let taken: Vec<String> = answered.difference(&expected).map(name).collect();
     assert!(
         missed.is_empty() && taken.is_empty(),
-        "sessions = {sessions}: the hot path left to rmcp what it should answer: {missed:#?}\nand answered what rmcp should: {taken:#?}"
+        "{mode:?}: the hot path left to rmcp what it should answer: {missed:#?}\nand answered what rmcp should: {taken:#?}"
     );
     (cases.len(), answered.len())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hot_path_answers_exactly_as_rmcp_with_sessions_off() {
-    let (sent, answered) = compare(false).await;
+    let (sent, answered) = compare(Mode::SessionsOff).await;
     assert!(sent >= 150, "the corpus has {sent} requests");
     assert!(answered >= 150, "the hot path answered {answered} of {sent}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hot_path_answers_exactly_as_rmcp_with_sessions_on() {
-    let (sent, answered) = compare(true).await;
+    let (sent, answered) = compare(Mode::SessionsOn).await;
     // With sessions on, only requests that name their version in `_meta`.
     assert!(answered >= 80, "the hot path answered {answered} of {sent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hot_path_answers_exactly_as_rmcp_inside_sessions() {
+    let (sent, answered) = compare(Mode::InSession).await;
+    assert!(answered >= 120, "the hot path answered {answered} of {sent}");
 }

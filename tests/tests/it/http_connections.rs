@@ -354,6 +354,36 @@ fn sessions_belong_to_their_caller_and_anonymous_callers_cannot_take_every_slot(
     assert!(deleted.starts_with("HTTP/1.1 204"), "the owner can end it: {deleted}");
 }
 
+/// A session's requests answered on the hot path (which rmcp's session worker never sees) keep
+/// it open past `session_idle_secs`; once its client sends nothing for that long, it is closed.
+#[test]
+fn a_session_in_use_stays_open_and_an_idle_one_is_closed() {
+    let server =
+        start_with("session_idle_secs = 2\nsession_init_secs = 1", Some("error,trails_serve::http::hot=debug"));
+    let answer = exchange(server.addr, "POST", "/mcp", &JSON, INITIALIZE);
+    let session = header(&answer, "mcp-session-id").unwrap_or_else(|| panic!("{answer}")).to_owned();
+    let in_session = [JSON[0], JSON[1], ("Mcp-Session-Id", session.as_str())];
+    exchange(server.addr, "POST", "/mcp", &in_session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"research_search","arguments":{"query":"graph"}}}"#;
+    let started = Instant::now();
+    let mut calls = 0;
+    while started.elapsed() < Duration::from_millis(4_500) {
+        let answer = exchange(server.addr, "POST", "/mcp", &in_session, call);
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.contains(r#""isError":false"#),
+            "after {:?}: {answer}",
+            started.elapsed()
+        );
+        calls += 1;
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let hot = server.stderr().lines().filter(|line| line.contains("answered on the hot path")).count();
+    assert_eq!(hot, calls, "every call in the session was the hot path's");
+    std::thread::sleep(Duration::from_millis(3_500));
+    let gone = exchange(server.addr, "POST", "/mcp", &in_session, call);
+    assert!(gone.starts_with("HTTP/1.1 404") && gone.contains("Session not found"), "{gone}");
+}
+
 #[test]
 fn a_client_that_sends_one_byte_holds_no_slot_and_http2_prior_knowledge_is_refused() {
     let server = start("header_timeout_secs = 1");

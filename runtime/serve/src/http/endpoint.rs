@@ -1,6 +1,6 @@
 //! `/mcp`, one service: the checks in front of MCP are plain functions, run in order on the one
 //! reading of the message — the JSON-RPC check, the OAuth step-up, the session guard — then the
-//! hot path answers what it owns and rmcp the rest. (As a stack of middlewares each would clone
+//! hot path answers what it owns (and resumes its own answers) and rmcp the rest. (As a stack of middlewares each would clone
 //! the service below it per request, and take the body apart again.)
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 
 use super::body::refusal;
 use super::hot::HotPath;
-use super::session_guard::{SessionGuard, SESSION_HEADER};
+use super::session_guard::{SessionGuard, Ticket, SESSION_HEADER};
 use super::sessions::BoundedSessions;
 use crate::mcp::TrailsServer;
 use crate::state::Shared;
@@ -59,16 +59,33 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
     };
     let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     let method = posted.as_ref().and_then(|(rpc, _)| rpc.method.as_deref());
-    let ticket = match endpoint.sessions.enter(caller.name.as_deref(), &parts.method, method, session).await {
+    // What an `initialize` asks for (its session's version, for the hot path).
+    let asked = posted
+        .as_ref()
+        .filter(|_| method == Some("initialize"))
+        .and_then(|(_, message)| message.get("params")?.get("protocolVersion")?.as_str());
+    let entered = endpoint.sessions.enter(caller.name.as_deref(), &parts.method, (method, asked), session).await;
+    let ticket = match entered {
         Ok(ticket) => ticket,
         Err(refused) => return refused,
     };
-    let planned = match (&endpoint.hot, posted) {
-        (Some(hot), Some((rpc, message))) => hot.plan(&parts.headers, &rpc, message).map(|planned| (hot, planned)),
+    let mut parts = parts;
+    if let Ticket::Initialize(_, opening) = &ticket {
+        // The session's rmcp handler shares the guard's record of its client's activity.
+        parts.extensions.insert(opening.activity.clone());
+    }
+    let response = match (&endpoint.hot, posted) {
+        (Some(hot), Some((rpc, message))) => match hot.plan(&parts.headers, &rpc, message, ticket.session()) {
+            Some(planned) => Some(hot.answer(planned, caller).await),
+            None => None,
+        },
+        (Some(hot), None) if parts.method == Method::GET => {
+            ticket.session().and_then(|session| hot.resume(&parts.headers, session))
+        }
         _ => None,
     };
-    let response = match planned {
-        Some((hot, planned)) => hot.answer(planned, caller).await,
+    let response = match response {
+        Some(response) => response,
         None => endpoint.to_rmcp(Request::from_parts(parts, body)).await,
     };
     ticket.answered(&response);

@@ -51,9 +51,9 @@ const MCP_PATH: &str = "/mcp";
 const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The whole HTTP application for a server bound at `bind`. With `streams` (serving), half-opened
-/// sessions are swept on a timer and cancelling `streams` ends every MCP event stream and closes
-/// every session (shutdown); that needs a running Tokio runtime. Without it, half-opened sessions
-/// are swept when the next `initialize` comes.
+/// and idle sessions are swept on a timer and cancelling `streams` ends every MCP event stream and
+/// closes every session (shutdown); that needs a running Tokio runtime. Without it, they are
+/// swept when the next `initialize` comes.
 pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<CancellationToken>) -> Router {
     let settings = &shared.settings;
     let config = StreamableHttpServerConfig::default()
@@ -67,13 +67,14 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         .with_json_response(!settings.http_sessions);
     // The factory runs per session (or per stateless request): an `Arc` clone and an empty
     // session, nothing rebuilt.
-    let sessions = Arc::new(BoundedSessions::new(settings.max_sessions, settings.session_idle));
-    let guard = Arc::new(session_guard::SessionGuard::new(
-        sessions.clone(),
-        settings.max_sessions,
-        settings.max_anonymous_sessions,
-        settings.session_init,
-    ));
+    let sessions = Arc::new(BoundedSessions::new(settings.max_sessions));
+    let bounds = session_guard::Bounds {
+        max: settings.max_sessions,
+        max_anonymous: settings.max_anonymous_sessions,
+        init_within: settings.session_init,
+        idle: settings.session_idle,
+    };
+    let guard = Arc::new(session_guard::SessionGuard::new(sessions.clone(), bounds));
     if let Some(streams) = &streams {
         // Session event streams belong to the sessions, not to the service's token.
         let (sessions, closing) = (sessions.clone(), streams.clone());
@@ -82,8 +83,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             sessions.close_all().await;
         });
         // Half-opened sessions are closed at most 1.5 × `session_init_secs` after they opened
-        // even when no `initialize` comes to sweep them (without this, a flood's sessions would
-        // hold their memory until rmcp's idle timeout).
+        // (idle ones as late after their idle time) even when no `initialize` comes to sweep
+        // them: without this, a flood's sessions would hold their memory.
         let every = (settings.session_init / 2).max(std::time::Duration::from_millis(100));
         let (guard, closing) = (guard.clone(), streams.clone());
         tokio::spawn(async move {

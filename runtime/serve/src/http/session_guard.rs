@@ -1,5 +1,5 @@
-//! Who may open, use and end a 2025-* MCP session. rmcp's sessions belong to whoever knows the
-//! id and any client can fill every slot; in front of it this guard
+//! Who may open, use and end a 2025-* MCP session, and when it ends. rmcp's sessions belong to
+//! whoever knows the id and any client can fill every slot; in front of it this guard
 //! - binds a session to the caller that opened it: another caller (another token, or anonymous)
 //!   gets `404` as for a session that does not exist, also on `DELETE`;
 //! - answers `404` with a JSON-RPC error for an unknown session (rmcp: plain text, and `DELETE`
@@ -8,7 +8,10 @@
 //!   anonymous callers share at most `[http] max_anonymous_sessions`, so the rest of
 //!   `max_sessions` stays for callers with a token;
 //! - closes sessions that do not send `notifications/initialized` within
-//!   `[http] session_init_secs`, so half-opened sessions cannot hold slots.
+//!   `[http] session_init_secs`, so half-opened sessions cannot hold slots;
+//! - closes sessions whose client sent nothing for `[http] session_idle_secs`. (rmcp's own idle
+//!   timeout counts only what reaches its session worker, and the hot path answers requests
+//!   without it: the guard sees every request.)
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,51 +22,104 @@ use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 
 use super::body::refusal;
+use super::hot::Answers;
 use super::sessions::BoundedSessions;
+use crate::mcp::Activity;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// A session as the guard knows it.
-#[derive(Debug)]
 struct Opened {
     /// The token name that opened it (`None`: anonymous).
     owner: Option<String>,
     at: Instant,
     initialized: bool,
+    /// `None` for a slot reserved by an `initialize` in flight.
+    live: Option<Arc<Live>>,
+}
+
+/// What the hot path needs of an open session.
+pub(crate) struct Live {
+    pub(crate) id: String,
+    /// The protocol version its `initialize` asked for (what rmcp's handler reads as the
+    /// session's when a request names none).
+    pub(crate) version: Option<String>,
+    /// When its client last sent anything; shared with the session's rmcp handler.
+    pub(crate) activity: Arc<Activity>,
+    /// The hot path's answers a client may still resume.
+    pub(crate) answers: Answers,
 }
 
 pub(crate) struct SessionGuard {
     sessions: Arc<BoundedSessions>,
     opened: Mutex<HashMap<String, Opened>>,
+    /// Sessions rmcp has that the guard never recorded (an `initialize` whose client hung up
+    /// before its answer), with when a sweep first saw them.
+    strays: Mutex<HashMap<String, Instant>>,
     max: usize,
     max_anonymous: usize,
     init_within: Duration,
+    idle: Duration,
+}
+
+/// How a session is bounded in number and time (`[http]`).
+pub(crate) struct Bounds {
+    pub(crate) max: usize,
+    pub(crate) max_anonymous: usize,
+    pub(crate) init_within: Duration,
+    pub(crate) idle: Duration,
 }
 
 impl SessionGuard {
-    pub(crate) fn new(
-        sessions: Arc<BoundedSessions>,
-        max: usize,
-        max_anonymous: usize,
-        init_within: Duration,
-    ) -> SessionGuard {
-        SessionGuard { sessions, opened: Mutex::default(), max, max_anonymous, init_within }
+    pub(crate) fn new(sessions: Arc<BoundedSessions>, bounds: Bounds) -> SessionGuard {
+        let Bounds { max, max_anonymous, init_within, idle } = bounds;
+        SessionGuard {
+            sessions,
+            opened: Mutex::default(),
+            strays: Mutex::default(),
+            max,
+            max_anonymous,
+            init_within,
+            idle,
+        }
     }
 
     fn opened(&self) -> std::sync::MutexGuard<'_, HashMap<String, Opened>> {
         self.opened.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Forget sessions rmcp no longer has (expired, deleted) and close those that were never
-    /// initialized in time.
+    /// Forget sessions rmcp no longer has (deleted, failed), and close those that were never
+    /// initialized in time, whose client went idle, or that nobody claimed.
     pub(crate) async fn sweep(&self) {
         let now = Instant::now();
         let known: Vec<(String, bool)> = self
             .opened()
             .iter()
             .filter(|(id, _)| !id.starts_with("pending-"))
-            .map(|(id, o)| (id.clone(), !o.initialized && now.duration_since(o.at) > self.init_within))
+            .map(|(id, o)| {
+                let unfinished = !o.initialized && now.duration_since(o.at) > self.init_within;
+                (id.clone(), unfinished || o.live.as_ref().is_some_and(|live| live.activity.idle() > self.idle))
+            })
             .collect();
+        let strays: Vec<String> = {
+            let in_rmcp = self.sessions.ids().await;
+            let opened = self.opened();
+            let mut strays = self.strays.lock().unwrap_or_else(|p| p.into_inner());
+            strays.retain(|id, _| in_rmcp.contains(id) && !opened.contains_key(id));
+            for id in in_rmcp.into_iter().filter(|id| !opened.contains_key(id)) {
+                strays.entry(id).or_insert(now);
+            }
+            strays
+                .iter()
+                .filter(|(_, seen)| now.duration_since(**seen) > self.init_within)
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        for id in strays {
+            let session: SessionId = id.clone().into();
+            let _ = tokio::time::timeout(Duration::from_secs(1), self.sessions.close_session(&session)).await;
+            self.strays.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        }
         for (id, stale) in known {
             let session: SessionId = id.clone().into();
             // A session whose worker no longer reads its channel must not hold up the sweep.
@@ -126,21 +182,41 @@ fn full(anonymous: bool, max: usize) -> Response {
 pub(crate) enum Ticket {
     /// Nothing.
     Pass,
-    /// An `initialize`: swap the reserved slot for the session it opened (or free it).
-    Initialize(Reservation, Option<String>),
+    /// Nothing; the request belongs to this open, initialized session of its caller.
+    InSession(Arc<Live>),
+    /// An `initialize`: swap the reserved slot for the session it opens (or free it).
+    Initialize(Reservation, Opening),
     /// A `DELETE` of this session: forget it once rmcp ended it.
     Delete(Arc<SessionGuard>, String),
 }
 
+/// What an `initialize` in flight will record of its session.
+pub(crate) struct Opening {
+    owner: Option<String>,
+    version: Option<String>,
+    /// Handed to the session's rmcp handler in the request's extensions.
+    pub(crate) activity: Arc<Activity>,
+}
+
 impl Ticket {
+    /// The request's open session, if it is in one.
+    pub(crate) fn session(&self) -> Option<&Arc<Live>> {
+        match self {
+            Ticket::InSession(live) => Some(live),
+            _ => None,
+        }
+    }
+
     /// The request was answered with `response`.
     pub(crate) fn answered(self, response: &Response) {
         match self {
-            Ticket::Pass => {}
-            Ticket::Initialize(reservation, owner) => {
+            Ticket::Pass | Ticket::InSession(_) => {}
+            Ticket::Initialize(reservation, Opening { owner, version, activity }) => {
                 let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-                let opened = Opened { owner, at: Instant::now(), initialized: false };
-                reservation.commit(opened_id.map(|id| (id.to_owned(), opened)));
+                reservation.commit(opened_id.map(|id| {
+                    let live = Arc::new(Live { id: id.to_owned(), version, activity, answers: Answers::default() });
+                    (id.to_owned(), Opened { owner, at: Instant::now(), initialized: false, live: Some(live) })
+                }));
             }
             Ticket::Delete(guard, session) => {
                 if response.status().is_success() {
@@ -153,13 +229,14 @@ impl Ticket {
 
 impl SessionGuard {
     /// Admit a request of `owner` (the caller's token name) with JSON-RPC `method` (`None`: not a
-    /// POST, or a response) and the session header: what to do once it is answered, or the
-    /// refusal. A [`Ticket::Initialize`] dropped unanswered frees its slot.
+    /// POST, or a response) and the session header (`asked`: the protocol version an
+    /// `initialize` asks for): what to do once it is answered, or the refusal. A
+    /// [`Ticket::Initialize`] dropped unanswered frees its slot.
     pub(crate) async fn enter(
         self: &Arc<Self>,
         owner: Option<&str>,
         http_method: &Method,
-        method: Option<&str>,
+        (method, asked): (Option<&str>, Option<&str>),
         session: Option<&str>,
     ) -> Result<Ticket, Response> {
         let Some(session) = session else {
@@ -179,17 +256,27 @@ impl SessionGuard {
                     return Err(full(true, self.max_anonymous));
                 }
                 let owner = owner.map(str::to_owned);
-                opened.insert(reserved.clone(), Opened { owner, at: Instant::now(), initialized: true });
+                opened.insert(reserved.clone(), Opened { owner, at: Instant::now(), initialized: true, live: None });
             }
             // Released however the request ends (a client hanging up mid-`initialize` included).
             let reservation = Reservation { guard: self.clone(), id: Some(reserved) };
-            return Ok(Ticket::Initialize(reservation, owner.map(str::to_owned)));
+            let opening = Opening {
+                owner: owner.map(str::to_owned),
+                version: asked.map(str::to_owned),
+                activity: Arc::default(),
+            };
+            return Ok(Ticket::Initialize(reservation, opening));
         };
-        let initialized = match self.opened().get(session) {
-            Some(opened) if opened.owner.as_deref() == owner => opened.initialized,
+        let (initialized, live) = match self.opened().get(session) {
+            Some(opened) if opened.owner.as_deref() == owner => {
+                if let Some(live) = &opened.live {
+                    live.activity.touch();
+                }
+                (opened.initialized, opened.live.clone())
+            }
             // Another caller's session is, to this caller, no session at all.
             Some(_) => return Err(unknown_session()),
-            None => true,
+            None => (true, None),
         };
         // rmcp's word on whether it still lives (it expires idle sessions on its own).
         if !self.sessions.has_session(&session.to_owned().into()).await.unwrap_or(false) {
@@ -203,7 +290,33 @@ impl SessionGuard {
             if let Some(opened) = self.opened().get_mut(session) {
                 opened.initialized = true;
             }
+            return Ok(Ticket::Pass);
         }
-        Ok(Ticket::Pass)
+        Ok(match live {
+            Some(live) if initialized => Ticket::InSession(live),
+            _ => Ticket::Pass,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session rmcp opened for an `initialize` whose client left before the answer (so the
+    /// guard never recorded it) is closed once nobody claimed it for `session_init_secs`.
+    #[tokio::test]
+    async fn a_session_nobody_claimed_is_closed_after_the_init_window() {
+        let sessions = Arc::new(BoundedSessions::new(4));
+        let bounds =
+            Bounds { max: 4, max_anonymous: 4, init_within: Duration::from_millis(50), idle: Duration::from_secs(300) };
+        let guard = Arc::new(SessionGuard::new(sessions.clone(), bounds));
+        let (id, transport) = sessions.create_session().await.unwrap();
+        drop(transport);
+        guard.sweep().await;
+        assert!(sessions.has_session(&id).await.unwrap(), "closed before its window");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        guard.sweep().await;
+        assert!(!sessions.has_session(&id).await.unwrap(), "left open");
     }
 }

@@ -24,10 +24,11 @@ pub(crate) struct BoundedSessions {
 }
 
 impl BoundedSessions {
-    /// At most `max` sessions, each expiring after `idle` without any event.
-    pub(crate) fn new(max: usize, idle: std::time::Duration) -> BoundedSessions {
+    /// At most `max` sessions. They do not expire here: the session guard ends idle ones, since
+    /// rmcp's idle timer never sees the requests the hot path answers.
+    pub(crate) fn new(max: usize) -> BoundedSessions {
         let mut inner = LocalSessionManager::default();
-        inner.session_config.keep_alive = Some(idle);
+        inner.session_config.keep_alive = None;
         BoundedSessions {
             inner,
             max,
@@ -38,6 +39,11 @@ impl BoundedSessions {
 }
 
 impl BoundedSessions {
+    /// The ids of the sessions rmcp holds.
+    pub(crate) async fn ids(&self) -> Vec<String> {
+        self.inner.sessions.read().await.keys().map(|id| id.to_string()).collect()
+    }
+
     /// Close every session (shutdown): their event streams end, so clients see the server go.
     pub(crate) async fn close_all(&self) {
         let ids: Vec<SessionId> = self.inner.sessions.read().await.keys().cloned().collect();
@@ -145,7 +151,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         runtime.block_on(async {
             for round in 0..300 {
-                let sessions = Arc::new(BoundedSessions::new(1, std::time::Duration::from_secs(300)));
+                let sessions = Arc::new(BoundedSessions::new(1));
                 let start = Arc::new(tokio::sync::Barrier::new(8));
                 let racers: Vec<_> = (0..8)
                     .map(|_| {

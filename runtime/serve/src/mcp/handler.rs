@@ -46,8 +46,9 @@ struct Session {
     caller: OnceLock<Caller>,
     /// Its notifications (tool-list changes, `resources/subscribe` subscriptions).
     subscriptions: SessionSubscriptions,
-    /// When the client last sent a request.
-    activity: Arc<Activity>,
+    /// When the client last sent a request: over HTTP the session guard's, which also sees the
+    /// requests the hot path answers (set at `initialize`).
+    activity: OnceLock<Arc<Activity>>,
     /// When `initialize` opened it, and the version it asked for (`mcp.server.session.duration`).
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     opened: OnceLock<(std::time::Instant, String)>,
@@ -89,8 +90,12 @@ impl TrailsServer {
         }
     }
 
+    fn activity(&self) -> &Arc<Activity> {
+        self.session.activity.get_or_init(Arc::default)
+    }
+
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
-        self.session.activity.touch();
+        self.activity().touch();
         match self.transport {
             Transport::Stdio => match self.session.caller.get() {
                 Some(caller) => Ok(caller.clone()),
@@ -149,6 +154,10 @@ impl ServerHandler for TrailsServer {
             let _ = self.session.caller.set(caller);
         }
         let _ = self.session.opened.set((std::time::Instant::now(), request.protocol_version.to_string()));
+        let parts = context.extensions.get::<http::request::Parts>();
+        if let Some(activity) = parts.and_then(|parts| parts.extensions.get::<Arc<Activity>>()) {
+            let _ = self.session.activity.set(activity.clone());
+        }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -369,6 +378,6 @@ impl TrailsServer {
     /// abandoned session idles out instead of being kept alive by its own notifications);
     /// stdio sessions end with their connection instead.
     fn idle_limit(&self) -> Option<(Arc<Activity>, std::time::Duration)> {
-        (self.transport == Transport::Http).then(|| (self.session.activity.clone(), self.shared.settings.session_idle))
+        (self.transport == Transport::Http).then(|| (self.activity().clone(), self.shared.settings.session_idle))
     }
 }

@@ -19,3 +19,5 @@ pub(crate) use dispatch::{reads_links, request_done, request_span, CallInfo};
 #[cfg(feature = "http")]
 pub(crate) use handler::PROTOCOL_VERSIONS;
 pub(crate) use handler::{TrailsServer, Transport};
+#[cfg(feature = "http")]
+pub(crate) use subscribe::Activity;

@@ -31,7 +31,7 @@ impl Activity {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
 
-    fn idle(&self) -> Duration {
+    pub(crate) fn idle(&self) -> Duration {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).elapsed()
     }
 }

@@ -17,6 +17,11 @@ pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     json && sse
 }
 
+/// Whether `Accept` names `text/event-stream` (what rmcp requires of a `GET`).
+pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
+    accepted_media_types(headers).any(|essence| essence.eq_ignore_ascii_case("text/event-stream"))
+}
+
 fn accepted_media_types(headers: &HeaderMap) -> impl Iterator<Item = &str> {
     headers
         .get_all(header::ACCEPT)

@@ -1,15 +1,17 @@
-//! The stateless hot path (`runtime/guide/04-serving.md`): `POST /mcp` requests for `tools/list`, `tools/call`,
-//! `resources/list`, `resources/templates/list` and `resources/read` that rmcp would serve
-//! without a session are answered here, from the pre-computed tables, through the same dispatch
+//! The hot path (`runtime/guide/04-serving.md`): `POST /mcp` requests for `tools/list`, `tools/call`,
+//! `resources/list`, `resources/templates/list` and `resources/read` — stateless, or in an open
+//! 2025-* session — are answered here, from the pre-computed tables, through the same dispatch
 //! the rmcp handler uses. rmcp builds a service per stateless request, clones and re-serialises
-//! every descriptor; here `tools/list` is bytes serialised once per (scope set, protocol shape)
-//! with the request id spliced in.
+//! every descriptor, and passes a session's requests through the session's worker task and
+//! channels; here `tools/list` is bytes serialised once per (scope set, protocol shape) with the
+//! request id spliced in, and a session's answer is an SSE event (`answers`).
 //!
 //! It answers only what rmcp would answer the same way: a request any of rmcp's header rules
 //! refuses (or that needs a session, or that this module does not own) goes to rmcp unchanged, so
 //! every refusal is rmcp's own. The answers are rmcp's types serialised as rmcp serialises them;
 //! `tests/tests/it/hot_path_differential.rs` holds the two paths to the same bytes.
 
+mod answers;
 mod headers;
 mod pieces;
 
@@ -28,11 +30,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::body::refusal;
+use super::session_guard::Live;
 use crate::mcp::PROTOCOL_VERSIONS;
 use crate::state::Shared;
 use crate::wire::jsonrpc::RpcMethod;
 use crate::wire::shape_result;
 use crate::wire::trace::TraceParent;
+pub(crate) use answers::Answers;
 use pieces::Pieces;
 use trails_core::auth::Caller;
 
@@ -73,20 +77,49 @@ pub(crate) struct Planned {
     meta_malformed: bool,
     /// The effective version reads `resource_link` blocks (2025-06-18 or later).
     links: bool,
+    /// The open session it belongs to (answered as SSE events).
+    session: Option<Arc<Live>>,
 }
 
 const V2026: &str = "2026-07-28";
 
 impl HotPath {
     /// Whether this request is one the hot path answers (`rpc`: what the JSON-RPC check found
-    /// in `bytes`); `None` leaves it to rmcp.
-    pub(crate) fn plan(&self, headers: &HeaderMap, rpc: &RpcMethod, message: Value) -> Option<Planned> {
-        plan(self.sessions, self.shared.listings.declares_param_headers(), headers, rpc, message)
+    /// in `message`; `session`: the caller's open session it names); `None` leaves it to rmcp.
+    pub(crate) fn plan(
+        &self,
+        headers: &HeaderMap,
+        rpc: &RpcMethod,
+        message: Value,
+        session: Option<&Arc<Live>>,
+    ) -> Option<Planned> {
+        let session = session.filter(|_| self.sessions);
+        plan(self.sessions, self.shared.listings.declares_param_headers(), headers, rpc, message, session)
+    }
+
+    /// A `GET` resuming one of the hot path's answers in `session` (`Last-Event-ID`); `None`
+    /// leaves it to rmcp.
+    pub(crate) fn resume(&self, headers: &HeaderMap, session: &Live) -> Option<Response> {
+        let last_event_id = headers.get("last-event-id")?.to_str().ok()?;
+        // rmcp's rules for a GET come first: it accepts event streams, and a version it knows.
+        if !headers::accepts_sse(headers) {
+            return None;
+        }
+        if let Some(version) = headers.get("mcp-protocol-version") {
+            let version = version.to_str().ok()?;
+            if !ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| known.as_str() == version) {
+                return None;
+            }
+        }
+        session.answers.resume(last_event_id)
     }
 
     /// Answer a planned request for `caller`.
     pub(crate) async fn answer(self: &Arc<Self>, planned: Planned, caller: Caller) -> Response {
         tracing::debug!(id = %planned.id, "answered on the hot path");
+        if let Some(session) = planned.session.clone() {
+            return self.answer_in_session(planned, caller, &session).await;
+        }
         // Listings are answered at once from tables: nothing in them can be cut off half-way, so
         // they need no task of their own (only the same answer to a panic).
         if matches!(planned.request, Owned::ListTools | Owned::ListResources | Owned::ListResourceTemplates) {
@@ -152,7 +185,14 @@ fn internal_error() -> Response {
 /// Whether rmcp would serve this request statelessly, and every rule it applies first passes.
 /// `param_headers`: some tool declares SEP-2243 `x-mcp-header` parameters; `rpc`: what
 /// `jsonrpc::read` found in `message`.
-fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMethod, message: Value) -> Option<Planned> {
+fn plan(
+    sessions: bool,
+    param_headers: bool,
+    headers: &HeaderMap,
+    rpc: &RpcMethod,
+    message: Value,
+    session: Option<&Arc<Live>>,
+) -> Option<Planned> {
     // Trails' own Host/Origin check let it through; rmcp also needs the Host to parse as an
     // authority (an unbracketed IPv6 address does not). Browsers' requests (with an Origin) are
     // rmcp's.
@@ -182,6 +222,44 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
         None => None,
         Some(value) => Some(value.to_str().ok()?),
     };
+    // A request that names no version in `_meta` goes to its session (rmcp's legacy lifecycle):
+    // the hot path answers it there if the header, when there is one, names a 2025-* version
+    // rmcp knows (later ones need `_meta`; rmcp refuses those itself).
+    if let (Some(session), None) = (session, &requested) {
+        let known = |v: &str| ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| known.as_str() == v);
+        if header.is_some_and(|header| !known(header) || header >= V2026) {
+            return None;
+        }
+        // rmcp's handler reads the version from the header, else the one `initialize` asked for.
+        let version = header.or(session.version.as_deref())?;
+        // (For `resources/read` it names the session's version.)
+        let reads = matches!(request, ClientRequest::ReadResourceRequest(_));
+        let protocol_version = if reads { session.version.as_deref().unwrap_or(version) } else { version };
+        let info = Box::new(crate::mcp::CallInfo {
+            key: crate::idempotency::SentKey::from_meta(Some(&meta.0 .0)),
+            trace: TraceParent::of_request(Some(&meta.0 .0), Some(headers)),
+            request_id: Some(id.to_string()),
+            session_id: Some(session.id.clone()),
+            protocol_version: Some(protocol_version.to_owned()),
+        });
+        let owned = match request {
+            ClientRequest::ListToolsRequest(_) => Owned::ListTools,
+            ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), info),
+            ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
+            ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
+            ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri, info),
+            _ => return None,
+        };
+        return Some(Planned {
+            id,
+            request: owned,
+            negotiated: false,
+            current: false,
+            meta_malformed: false,
+            links: crate::mcp::reads_links(Some(version)),
+            session: Some(session.clone()),
+        });
+    }
     if let Some(header) = header {
         if requested.is_none() && !ProtocolVersion::KNOWN_VERSIONS.iter().any(|v| v.as_str() == header) {
             return None;
@@ -239,7 +317,7 @@ fn plan(sessions: bool, param_headers: bool, headers: &HeaderMap, rpc: &RpcMetho
         _ => return None,
     };
     let links = crate::mcp::reads_links(Some(version));
-    Some(Planned { id, request, negotiated, current, meta_malformed, links })
+    Some(Planned { id, request, negotiated, current, meta_malformed, links, session: None })
 }
 
 /// rmcp's reading of a request whose method the hot path owns, from the message the JSON-RPC
@@ -302,11 +380,42 @@ fn call_tool(message: Value) -> Option<(RequestId, ClientRequest)> {
 
 impl HotPath {
     async fn serve(&self, planned: Planned, caller: Caller) -> Response {
+        let (status, json) = self.outcome(planned, caller).await;
+        self.send(status, json)
+    }
+
+    /// A request in a session: its answer as one event if it is ready at once, else primed for
+    /// resumption while it runs on as a task of its own (which a client hanging up does not cut
+    /// off either).
+    async fn answer_in_session(self: &Arc<Self>, planned: Planned, caller: Caller, session: &Live) -> Response {
+        let id = planned.id.clone();
+        let hot = self.clone();
+        let outcome = std::panic::AssertUnwindSafe(async move { hot.outcome(planned, caller).await.1 });
+        let mut outcome = Box::pin(futures_util::FutureExt::catch_unwind(outcome));
+        let event = |outcome: std::thread::Result<Pieces>| {
+            outcome
+                .unwrap_or_else(|_| {
+                    let error = ErrorData::internal_error("Internal error: the request failed", None);
+                    let message = ServerJsonRpcMessage::error(error, Some(id));
+                    Pieces::new([Bytes::from(serde_json::to_vec(&message).expect("rmcp messages serialise"))])
+                })
+                .into_event()
+        };
+        if let std::task::Poll::Ready(outcome) = futures_util::poll!(outcome.as_mut()) {
+            return answers::sse(Body::new(event(outcome)));
+        }
+        let (pending, response) = session.answers.expect();
+        tokio::spawn(async move { pending.done(Bytes::from(event(outcome.await).concat())) });
+        response
+    }
+
+    /// The JSON answer and its HTTP status.
+    async fn outcome(&self, planned: Planned, caller: Caller) -> (StatusCode, Pieces) {
         let shared = &self.shared;
         let outcome = match planned.request {
             Owned::ListTools => {
                 let result = shared.tools_json(shared.view(&caller), planned.current);
-                return self.send(StatusCode::OK, response_pieces(&planned.id, result));
+                return (StatusCode::OK, response_pieces(&planned.id, result));
             }
             Owned::CallTool(params, info) => {
                 let via = crate::mcp::Via::Mcp { links: planned.links };
@@ -355,26 +464,13 @@ impl HotPath {
             }
         };
         let body = serde_json::to_vec(&message).expect("rmcp messages serialise");
-        self.send(status, Pieces::new([Bytes::from(body)]))
+        (status, Pieces::new([Bytes::from(body)]))
     }
 
     /// JSON, or with sessions on a 200 as one SSE event (what rmcp sends in each case).
     fn send(&self, status: StatusCode, json: Pieces) -> Response {
         let mut response = if self.sessions && status == StatusCode::OK {
-            let json = json.concat();
-            let mut event = Vec::with_capacity(json.len() + 8);
-            event.extend_from_slice(b"data: ");
-            event.extend_from_slice(&json);
-            event.extend_from_slice(b"\n\n");
-            // A stream of one event, sent chunked as rmcp's event streams are.
-            let event =
-                futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(Bytes::from(event)) });
-            let mut response = Response::new(Body::from_stream(event));
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-            response
+            answers::sse(Body::new(json.into_event()))
         } else {
             let mut response = Response::new(Body::new(json));
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -440,8 +536,21 @@ pub(crate) fn fuzz(data: &[u8]) {
         assert_eq!(id, rmcp_id);
         assert_eq!(serde_json::to_value(&request).ok(), serde_json::to_value(&rmcp_request).ok());
     }
-    for (sessions, param_headers) in [(false, false), (true, false), (false, true), (true, true)] {
-        let Some(planned) = plan(sessions, param_headers, &headers, &rpc, message.clone()) else { continue };
+    let live = Arc::new(Live {
+        id: "fuzz".into(),
+        version: Some("2025-06-18".into()),
+        activity: Arc::default(),
+        answers: Answers::default(),
+    });
+    let modes = [
+        (false, false, None),
+        (true, false, None),
+        (false, true, None),
+        (true, true, None),
+        (true, false, Some(&live)),
+    ];
+    for (sessions, param_headers, session) in modes {
+        let Some(planned) = plan(sessions, param_headers, &headers, &rpc, message.clone(), session) else { continue };
         assert!(headers::accepts_json_and_sse(&headers) && headers::content_type_is_json(&headers));
         let method = match planned.request {
             Owned::ListTools => "tools/list",
@@ -456,7 +565,14 @@ pub(crate) fn fuzz(data: &[u8]) {
         if version.is_some_and(|v| v >= V2026) {
             assert_eq!(headers.get("mcp-method").and_then(|v| v.to_str().ok()), Some(method));
         }
-        assert!(!sessions || planned.negotiated, "with sessions on, only `_meta`-versioned requests");
+        // With sessions on, a request goes without its session only if `_meta` names its version;
+        // in its session, only a 2025-* request that does not.
+        let in_session = planned.session.is_some();
+        assert!(!sessions || planned.negotiated != in_session, "with sessions on, only `_meta`-versioned requests");
+        if in_session {
+            assert!(sent["params"]["_meta"].get("io.modelcontextprotocol/protocolVersion").is_none());
+            assert!(version.is_none_or(|v| v < V2026));
+        }
     }
 }
 

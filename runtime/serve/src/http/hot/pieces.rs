@@ -24,7 +24,16 @@ impl Pieces {
         Pieces { pieces, remaining }
     }
 
-    /// The answer in one buffer (an SSE event is written around it).
+    /// The answer as one SSE event, as rmcp frames a message (`data: …` and a blank line; JSON
+    /// as serialised here has no line breaks).
+    pub(crate) fn into_event(mut self) -> Pieces {
+        self.pieces.push_front(Bytes::from_static(b"data: "));
+        self.pieces.push_back(Bytes::from_static(b"\n\n"));
+        self.remaining += 8;
+        self
+    }
+
+    /// The pieces in one buffer.
     pub(crate) fn concat(&self) -> Vec<u8> {
         let mut whole = Vec::with_capacity(self.remaining as usize);
         for piece in &self.pieces {
@@ -66,6 +75,9 @@ mod tests {
         let pieces = Pieces::new([Bytes::from_static(b"{\"a\":"), Bytes::new(), Bytes::from_static(b"[1,2]}")]);
         assert_eq!(http_body::Body::size_hint(&pieces).exact(), Some(11));
         assert_eq!(pieces.concat(), b"{\"a\":[1,2]}");
+        let event = Pieces::new([Bytes::from_static(b"{}")]).into_event();
+        assert_eq!(http_body::Body::size_hint(&event).exact(), Some(10));
+        assert_eq!(event.concat(), b"data: {}\n\n");
         let collected = futures_util::FutureExt::now_or_never(pieces.collect()).unwrap().unwrap().to_bytes();
         assert_eq!(&collected[..], b"{\"a\":[1,2]}");
     }
