@@ -12,6 +12,8 @@
 //! - **Session mode**: `trails-100` with `[http] sessions = true` against `rmcp-100 ADDR sessions`
 //!   (rmcp's legacy sessions, answers as SSE): each `wrk` connection (`-t2 -c2`) opens a session
 //!   (`initialize`, `notifications/initialized`) and sends `tools/list` or `tools/call` in it.
+//!   Then a new session's first `tools/list` with 1000 tools, timed from `initialize` on
+//!   (`--session-samples`, interleaved).
 //! - **Start-up**: spawn → first `tools/list` answered, for 100 and 1000 tools, `--startup-samples`
 //!   times each, interleaved, and the peak RSS (`VmHWM`) at that moment. `--max-startup-ratio R`
 //!   and `--max-rss-ratio R` make the run fail (exit 1) when a Trails median exceeds R × rmcp's:
@@ -63,6 +65,9 @@ enum Kind {
     /// The 100-tool servers in session mode.
     TrailsSessions,
     RmcpSessions,
+    /// The 1000-tool servers in session mode.
+    Trails1000Sessions,
+    Rmcp1000Sessions,
 }
 
 impl Kind {
@@ -75,6 +80,8 @@ impl Kind {
             Kind::Rmcp1000 => "rmcp, 1000",
             Kind::TrailsSessions => "Trails, sessions",
             Kind::RmcpSessions => "rmcp, sessions",
+            Kind::Trails1000Sessions => "Trails, 1000, sessions",
+            Kind::Rmcp1000Sessions => "rmcp, 1000, sessions",
         }
     }
 }
@@ -130,16 +137,16 @@ fn spawn(kind: Kind, addr: SocketAddr, scratch: &Scratch) -> Killed {
             command.arg(addr.to_string());
             command
         }
-        Kind::TrailsSessions => {
-            let mut command = binary("trails-100");
+        Kind::TrailsSessions | Kind::Trails1000Sessions => {
+            let mut command = binary(if kind == Kind::TrailsSessions { "trails-100" } else { "trails-1000" });
             command
                 .args(["serve", "--http", &addr.to_string(), "--config"])
                 .arg(scratch.path("trails-sessions.toml"))
                 .env("TRAILS_KG_PATH", scratch.path("data-sessions"));
             command
         }
-        Kind::RmcpSessions => {
-            let mut command = binary("rmcp-100");
+        Kind::RmcpSessions | Kind::Rmcp1000Sessions => {
+            let mut command = binary(if kind == Kind::RmcpSessions { "rmcp-100" } else { "rmcp-1000" });
             command.arg(addr.to_string()).arg("sessions");
             command
         }
@@ -154,23 +161,30 @@ fn spawn(kind: Kind, addr: SocketAddr, scratch: &Scratch) -> Killed {
 
 /// One POST over a fresh connection: (status, body).
 fn post(addr: SocketAddr, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    post_with(addr, &[("MCP-Protocol-Version", PROTOCOL)], body).map(|(status, _, body)| (status, body))
+}
+
+/// `body` posted with `headers` on a connection of its own: (status, the head, the body).
+fn post_with(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> std::io::Result<(u16, String, Vec<u8>)> {
     let mut stream = TcpStream::connect(addr)?;
-    write!(
-        stream,
+    let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {PROTOCOL}\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
-    )?;
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    write!(stream, "{request}\r\n{body}")?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
     let broken = || std::io::Error::other("malformed HTTP response");
     let head_end = response.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(broken)?;
-    let head = String::from_utf8_lossy(&response[..head_end]).to_ascii_lowercase();
+    let head = String::from_utf8_lossy(&response[..head_end]).into_owned();
     let status = head.get(9..12).and_then(|s| s.parse().ok()).ok_or_else(broken)?;
     let mut rest = &response[head_end + 4..];
-    if !head.contains("transfer-encoding: chunked") {
-        return Ok((status, rest.to_vec()));
+    if !head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        return Ok((status, head, rest.to_vec()));
     }
     let mut body = Vec::new();
     loop {
@@ -178,7 +192,7 @@ fn post(addr: SocketAddr, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
         let size = std::str::from_utf8(&rest[..line_end]).ok().and_then(|s| usize::from_str_radix(s.trim(), 16).ok());
         let size = size.ok_or_else(broken)?;
         if size == 0 {
-            return Ok((status, body));
+            return Ok((status, head, body));
         }
         let chunk = rest.get(line_end + 2..line_end + 2 + size).ok_or_else(broken)?;
         body.extend_from_slice(chunk);
@@ -275,6 +289,61 @@ fn sessions(scratch: &Scratch) {
         let runs = rounds_of(&servers, &script, secs, rounds, connections, connections);
         print_rows(op, &servers, &runs);
     }
+    first_listing(scratch);
+}
+
+/// A new session's first `tools/list` with 1000 tools: `initialize`, `notifications/initialized`
+/// and `tools/list`, each on a connection of its own, timed from the first request to the list.
+fn first_listing(scratch: &Scratch) {
+    let samples = number("--session-samples", 51);
+    let (_trails, trails_addr) = start_listening(Kind::Trails1000Sessions, scratch);
+    let (_rmcp, rmcp_addr) = start_listening(Kind::Rmcp1000Sessions, scratch);
+    let servers = [trails_addr, rmcp_addr];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(), Vec::new()];
+    for sample in 0..samples + 1 {
+        for offset in 0..servers.len() {
+            let index = (sample + offset) % servers.len();
+            let elapsed = new_session_listing(servers[index]).as_secs_f64() * 1e3;
+            // The first of each is a warm-up.
+            if sample > 0 {
+                times[index].push(elapsed);
+            }
+        }
+    }
+    let (t, t_lo, t_hi) = spread(times[0].iter().copied());
+    let (r, r_lo, r_hi) = spread(times[1].iter().copied());
+    let (ratio, ratio_lo, ratio_hi) = spread(times[0].iter().zip(&times[1]).map(|(t, r)| t / r));
+    println!(
+        "\n| a new session's first tools/list, 1000 tools ({samples} samples) | Trails ms | rmcp ms | Trails / rmcp |"
+    );
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| `initialize` → `initialized` → `tools/list` answered | {t:.2} ({t_lo:.2}–{t_hi:.2}) | \
+         {r:.2} ({r_lo:.2}–{r_hi:.2}) | **{ratio:.2}×** ({ratio_lo:.2}–{ratio_hi:.2}) |"
+    );
+}
+
+fn new_session_listing(addr: SocketAddr) -> Duration {
+    let initialize = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{SESSION_PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"bench","version":"0"}}}}}}"#
+    );
+    let started = Instant::now();
+    let (status, head, _) = post_with(addr, &[], &initialize).expect("initialize");
+    assert_eq!(status, 200, "initialize: {head}");
+    let session = head
+        .lines()
+        .find_map(|line| line.split_once(':').filter(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id")))
+        .map(|(_, id)| id.trim().to_owned())
+        .expect("a session id");
+    let in_session = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", SESSION_PROTOCOL)];
+    let (status, ..) =
+        post_with(addr, &in_session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).expect("initialized");
+    assert_eq!(status, 202, "notifications/initialized");
+    let (status, _, body) = post_with(addr, &in_session, LIST).expect("tools/list");
+    let elapsed = started.elapsed();
+    let body = String::from_utf8_lossy(&body);
+    assert!(status == 200 && body.contains("tool999\""), "tools/list: {status} {}", &body[..body.len().min(300)]);
+    elapsed
 }
 
 /// `rounds` runs of `script` against each server, the order rotating per round, after a warm-up.
