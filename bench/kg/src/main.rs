@@ -2,7 +2,8 @@
 //!
 //! Measures, in one run, on the embedded store (SQLite `synchronous = FULL` unless said):
 //! - durable writes/s, one writer and 8 concurrent writers (group commit), against the same
-//!   number of raw SQLite `INSERT` + `COMMIT`s (one fsync each) as the baseline;
+//!   number of raw SQLite `INSERT` + `COMMIT`s (one fsync each) as the baseline: 5 rounds, the
+//!   three interleaved in each, medians with the range of the per-round ratios;
 //! - equality-query latency (p50/p99) over 100,000 instances for result sizes 10, 100 and 1000,
 //!   showing that cost follows the result, not the store;
 //! - each typed-query operator family (count, and the first 100 full instances) against the
@@ -64,14 +65,20 @@ async fn write_items(kg: &Kg, from: i64, count: i64, writers: i64) -> Duration {
     started.elapsed()
 }
 
-fn raw_sqlite_commits(dir: &std::path::Path, count: usize) -> Duration {
+/// The raw SQLite baseline's database: one table shaped as the store's.
+fn raw_sqlite(dir: &std::path::Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(dir.join("raw.sqlite3")).unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
     conn.pragma_update(None, "synchronous", "FULL").unwrap();
     conn.execute_batch("CREATE TABLE t (s TEXT, p TEXT, o TEXT, g TEXT, PRIMARY KEY (s, p, o, g)) WITHOUT ROWID")
         .unwrap();
+    conn
+}
+
+/// `count` commits of `TRIPLES_PER_ITEM` rows each, subjects from `from` on.
+fn raw_sqlite_commits(conn: &rusqlite::Connection, from: usize, count: usize) -> Duration {
     let started = Instant::now();
-    for n in 0..count {
+    for n in from..from + count {
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         for t in 0..TRIPLES_PER_ITEM {
             conn.execute(
@@ -357,24 +364,46 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     println!("# Trails KG store benchmark (embedded: SQLite WAL + in-memory oxigraph)\n");
 
-    // Durable writes.
-    let writes = 1000;
-    let raw = raw_sqlite_commits(dir.path(), writes as usize);
-    let kg = open(&dir.path().join("durable"), Synchronous::Full);
-    let single = runtime.block_on(write_items(&kg, 0, writes, 1));
-    let concurrent = runtime.block_on(write_items(&kg, writes, writes * 4, 8));
+    // Durable writes: per round, the baseline and both Trails runs, in rotating order.
+    let (rounds, writes) = (5, 200);
     let rate = |n: i64, d: Duration| n as f64 / d.as_secs_f64();
-    println!("| durable writes (synchronous = FULL) | writes/s | ratio to raw SQLite |");
+    let raw = raw_sqlite(dir.path());
+    let kg = open(&dir.path().join("durable"), Synchronous::Full);
+    // [raw, one writer, 8 writers]: writes/s per round.
+    let mut rates: [Vec<f64>; 3] = Default::default();
+    let mut next = 0;
+    for round in 0..rounds {
+        for offset in 0..3 {
+            let which = (round + offset) % 3;
+            let count = if which == 2 { writes * 4 } else { writes };
+            let elapsed = match which {
+                0 => raw_sqlite_commits(&raw, next as usize, count as usize),
+                1 => runtime.block_on(write_items(&kg, next, count, 1)),
+                _ => runtime.block_on(write_items(&kg, next, count, 8)),
+            };
+            next += count;
+            rates[which].push(rate(count, elapsed));
+        }
+    }
+    let spread = |values: Vec<f64>| {
+        let mut values = values;
+        values.sort_by(f64::total_cmp);
+        (values[values.len() / 2], values[0], values[values.len() - 1])
+    };
+    println!("| durable writes (synchronous = FULL), {rounds} rounds | writes/s, median (range) | ratio to raw SQLite (range) |");
     println!("|---|---:|---:|");
-    let raw_rate = rate(writes, raw);
-    println!("| raw SQLite INSERT ×{TRIPLES_PER_ITEM} + COMMIT, one at a time (baseline) | {raw_rate:.0} | 1.00× |");
-    let single_rate = rate(writes, single);
-    println!("| Trails `create`, 1 writer | {single_rate:.0} | {:.2}× |", single_rate / raw_rate);
-    let concurrent_rate = rate(writes * 4, concurrent);
+    let (raw_rate, raw_lo, raw_hi) = spread(rates[0].clone());
     println!(
-        "| Trails `create`, 8 concurrent writers (group commit) | {concurrent_rate:.0} | {:.2}× |\n",
-        concurrent_rate / raw_rate
+        "| raw SQLite INSERT ×{TRIPLES_PER_ITEM} + COMMIT, one at a time (baseline) | {raw_rate:.0} ({raw_lo:.0}–{raw_hi:.0}) | 1.00× |"
     );
+    for (which, label) in
+        [(1, "Trails `create`, 1 writer"), (2, "Trails `create`, 8 concurrent writers (group commit)")]
+    {
+        let (median, lo, hi) = spread(rates[which].clone());
+        let (ratio, ratio_lo, ratio_hi) = spread(rates[which].iter().zip(&rates[0]).map(|(t, r)| t / r).collect());
+        println!("| {label} | {median:.0} ({lo:.0}–{hi:.0}) | **{ratio:.2}×** ({ratio_lo:.2}–{ratio_hi:.2}) |");
+    }
+    println!();
     drop(kg);
 
     // Load 100k instances (synchronous = NORMAL to load fast; reads do not depend on it).

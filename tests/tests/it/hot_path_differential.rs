@@ -152,6 +152,9 @@ fn calls() -> Vec<(&'static str, &'static str, Value, Option<String>)> {
         tool("call budget failure", "fixtures_fail", json!({ "how": "budget" })),
         tool("call internal failure", "fixtures_fail", json!({ "how": "internal" })),
         tool("call a panicking handler", "fixtures_fail", json!({ "how": "panic" })),
+        // A stored instance (`compare` stores it): linked (`resource_link`) for 2025-06-18 and
+        // later only.
+        tool("get an instance", "trails_kg_get", json!({ "node_type": "Note", "id": "differential" })),
         ("resources/list", "resources/list", json!({}), None),
         ("resources/templates/list", "resources/templates/list", json!({}), None),
         read("read stats", "trails://stats"),
@@ -440,17 +443,33 @@ async fn compare(mode: Mode) -> (usize, usize) {
             in_sessions.push(opened);
         }
     }
+    // The instance "get an instance" reads.
+    let note = json!({ "name": "fixtures_note_create", "arguments": { "slug": "differential", "body": "A note." } });
+    let store = Case {
+        name: "store a note".into(),
+        headers: headers_for(VERSIONS[10], "tools/call", Some("fixtures_note_create")),
+        body: message(json!(1), "tools/call", note, VERSIONS[10]),
+        tracked: None,
+    };
+    for server in [&hot, &reference] {
+        let stored = send(&client, server.addr, &store, None).await;
+        assert!(stored.status == 200 && stored.body.contains(r#""isError":false"#), "{stored:?}");
+    }
     let cases = corpus();
     let mut differences = Vec::new();
-    for (n, case) in cases.iter().enumerate() {
-        let (hot_session, reference_session) = match in_sessions.get(n % 2) {
-            Some((hot, reference)) => (Some(hot.as_str()), Some(reference.as_str())),
-            None => (None, None),
-        };
-        let fast = send(&client, hot.addr, case, hot_session).await;
-        let slow = send(&client, reference.addr, case, reference_session).await;
-        if fast != slow {
-            differences.push(format!("{} ({mode:?}):\n  hot path: {fast:?}\n  rmcp:     {slow:?}", case.name));
+    // Each case once per session (or once, without).
+    let sessions: Vec<(Option<&str>, Option<&str>)> = match in_sessions.is_empty() {
+        true => vec![(None, None)],
+        false => in_sessions.iter().map(|(hot, reference)| (Some(hot.as_str()), Some(reference.as_str()))).collect(),
+    };
+    for case in &cases {
+        for (n, (hot_session, reference_session)) in sessions.iter().enumerate() {
+            let fast = send(&client, hot.addr, case, *hot_session).await;
+            let slow = send(&client, reference.addr, case, *reference_session).await;
+            if fast != slow {
+                let name = &case.name;
+                differences.push(format!("{name} ({mode:?} {n}):\n  hot path: {fast:?}\n  rmcp:     {slow:?}"));
+            }
         }
     }
     assert!(

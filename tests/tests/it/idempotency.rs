@@ -191,11 +191,18 @@ async fn over_invoke_the_key_is_the_idempotency_key_header() {
     assert_eq!(replay["result"]["_meta"]["trails"]["replayed"], true, "{replay}");
 }
 
+/// On the hot path and through rmcp's handler (`[http] hot_path = false`), which read the key
+/// each their own way.
 #[tokio::test(flavor = "multi_thread")]
 async fn in_an_mcp_session_the_key_in_meta_replays_too() {
+    for hot_path in [true, false] {
+        the_key_in_meta_replays_in_a_session(hot_path).await;
+    }
+}
+
+async fn the_key_in_meta_replays_in_a_session(hot_path: bool) {
     use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
-    // Sessions on: rmcp's own handler serves the call, not the stateless hot path.
-    let server = crate::fixture().config("[http]\nsessions = true\n").http();
+    let server = crate::fixture().config(format!("[http]\nsessions = true\nhot_path = {hot_path}\n")).http();
     let client = trails_tests::client::connect(server.addr, None).await;
     let call = |arguments: Value, key: Option<&str>| {
         let mut params =

@@ -493,9 +493,8 @@ async fn a_subscriber_that_never_reads_grows_no_memory_and_slows_no_writer() {
 }
 
 /// An abandoned 2025-* HTTP session — subscribed to `trails://stats`, which every call fires —
-/// still expires: once its client has sent nothing for `[http] session_idle_secs`, its
-/// notifications are held back, so they no longer keep rmcp's session alive, while another
-/// client keeps writing.
+/// still expires once its client has sent nothing for `[http] session_idle_secs`, while another
+/// client keeps writing: the notifications it is sent do not keep it open.
 #[tokio::test]
 async fn an_abandoned_subscribed_session_expires_although_writes_keep_firing() {
     let addr = http_server("[http]\nsession_idle_secs = 2").await;

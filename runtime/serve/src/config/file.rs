@@ -267,8 +267,9 @@ pub struct HttpConfig {
     pub max_body_bytes: Option<usize>,
     /// Keep MCP sessions for 2025-* clients (default true). 2026-07-28 is always stateless.
     pub sessions: Option<bool>,
-    /// Answer stateless `tools/list`, `tools/call` and resource requests from the pre-computed
-    /// tables instead of through rmcp (default true; the answers are the same, see `runtime/guide/04-serving.md`).
+    /// Answer `tools/list`, `tools/call` and resource requests (stateless, or in a session) from
+    /// the pre-computed tables instead of through rmcp (default true; the answers are the same,
+    /// see `runtime/guide/04-serving.md`).
     pub hot_path: Option<bool>,
     /// Serve `POST /invoke/{id}` and the OpenAPI document describing it, `GET /openapi.json`
     /// (default true).

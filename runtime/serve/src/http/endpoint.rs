@@ -59,20 +59,15 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
     };
     let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     let method = posted.as_ref().and_then(|(rpc, _)| rpc.method.as_deref());
-    // What an `initialize` asks for (its session's version, for the hot path).
-    let asked = posted
-        .as_ref()
-        .filter(|_| method == Some("initialize"))
-        .and_then(|(_, message)| message.get("params")?.get("protocolVersion")?.as_str());
-    let entered = endpoint.sessions.enter(caller.name.as_deref(), &parts.method, (method, asked), session).await;
+    let entered = endpoint.sessions.enter(caller.name.as_deref(), &parts.method, method, session).await;
     let ticket = match entered {
         Ok(ticket) => ticket,
         Err(refused) => return refused,
     };
     let mut parts = parts;
     if let Ticket::Initialize(_, opening) = &ticket {
-        // The session's rmcp handler shares the guard's record of its client's activity.
-        parts.extensions.insert(opening.activity.clone());
+        // The session's rmcp handler shares its client's activity and agreed version with the guard.
+        parts.extensions.insert(opening.link.clone());
     }
     let response = match (&endpoint.hot, posted) {
         (Some(hot), Some((rpc, message))) => match hot.plan(&parts.headers, &rpc, message, ticket.session()) {

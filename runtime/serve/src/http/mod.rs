@@ -85,7 +85,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         // Half-opened sessions are closed at most 1.5 × `session_init_secs` after they opened
         // (idle ones as late after their idle time) even when no `initialize` comes to sweep
         // them: without this, a flood's sessions would hold their memory.
-        let every = (settings.session_init / 2).max(std::time::Duration::from_millis(100));
+        let every = guard.sweep_every();
         let (guard, closing) = (guard.clone(), streams.clone());
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(every);
@@ -112,7 +112,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         shared: shared.clone(),
         rmcp,
         sessions: guard,
-        hot: settings.hot_path.then(|| Arc::new(HotPath::new(shared.clone()))),
+        hot: settings.hot_path.then(|| Arc::new(HotPath::new(shared.clone(), streams.clone().unwrap_or_default()))),
     };
     let mut routes = Router::new()
         .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)))

@@ -13,7 +13,8 @@
 //!   timeout counts only what reaches its session worker, and the hot path answers requests
 //!   without it: the guard sees every request.)
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager
 use super::body::refusal;
 use super::hot::Answers;
 use super::sessions::BoundedSessions;
-use crate::mcp::Activity;
+use crate::mcp::SessionLink;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -41,11 +42,8 @@ struct Opened {
 /// What the hot path needs of an open session.
 pub(crate) struct Live {
     pub(crate) id: String,
-    /// The protocol version its `initialize` asked for (what rmcp's handler reads as the
-    /// session's when a request names none).
-    pub(crate) version: Option<String>,
-    /// When its client last sent anything; shared with the session's rmcp handler.
-    pub(crate) activity: Arc<Activity>,
+    /// Its client's activity and agreed protocol version, shared with its rmcp handler.
+    pub(crate) link: Arc<SessionLink>,
     /// The hot path's answers a client may still resume.
     pub(crate) answers: Answers,
 }
@@ -60,6 +58,9 @@ pub(crate) struct SessionGuard {
     max_anonymous: usize,
     init_within: Duration,
     idle: Duration,
+    /// When a request last started a sweep (milliseconds from `born`).
+    swept: AtomicU64,
+    born: Instant,
 }
 
 /// How a session is bounded in number and time (`[http]`).
@@ -81,7 +82,33 @@ impl SessionGuard {
             max_anonymous,
             init_within,
             idle,
+            swept: AtomicU64::new(0),
+            born: Instant::now(),
         }
+    }
+
+    /// How often sessions are swept: half-opened ones are closed at most 1.5 × `init_within`
+    /// after they opened, idle ones as late after their idle time.
+    pub(crate) fn sweep_every(&self) -> Duration {
+        (self.init_within / 2).max(Duration::from_millis(100))
+    }
+
+    /// Start a sweep if none started for [`Self::sweep_every`]: a router without a timer (built
+    /// without `streams`) still ends idle sessions while it is used.
+    fn sweep_now_and_then(self: &Arc<Self>) {
+        let now = self.born.elapsed().as_millis() as u64;
+        let last = self.swept.load(Ordering::Relaxed);
+        let due = now.saturating_sub(last) >= self.sweep_every().as_millis() as u64;
+        if due && self.swept.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            let guard = self.clone();
+            tokio::spawn(async move { guard.sweep().await });
+        }
+    }
+
+    /// Whether a session must be closed: never initialized in time, or its client idle too long.
+    fn stale(&self, opened: &Opened, now: Instant) -> bool {
+        let unfinished = !opened.initialized && now.duration_since(opened.at) > self.init_within;
+        unfinished || opened.live.as_ref().is_some_and(|live| live.link.activity.idle() > self.idle)
     }
 
     fn opened(&self) -> std::sync::MutexGuard<'_, HashMap<String, Opened>> {
@@ -92,17 +119,15 @@ impl SessionGuard {
     /// initialized in time, whose client went idle, or that nobody claimed.
     pub(crate) async fn sweep(&self) {
         let now = Instant::now();
-        let known: Vec<(String, bool)> = self
-            .opened()
-            .iter()
-            .filter(|(id, _)| !id.starts_with("pending-"))
-            .map(|(id, o)| {
-                let unfinished = !o.initialized && now.duration_since(o.at) > self.init_within;
-                (id.clone(), unfinished || o.live.as_ref().is_some_and(|live| live.activity.idle() > self.idle))
-            })
-            .collect();
+        let known: Vec<String> = {
+            let opened = self.opened();
+            for live in opened.values().filter_map(|o| o.live.as_ref()) {
+                live.answers.forget_old();
+            }
+            opened.keys().filter(|id| !id.starts_with("pending-")).cloned().collect()
+        };
         let strays: Vec<String> = {
-            let in_rmcp = self.sessions.ids().await;
+            let in_rmcp: HashSet<String> = self.sessions.ids().await.into_iter().collect();
             let opened = self.opened();
             let mut strays = self.strays.lock().unwrap_or_else(|p| p.into_inner());
             strays.retain(|id, _| in_rmcp.contains(id) && !opened.contains_key(id));
@@ -120,8 +145,10 @@ impl SessionGuard {
             let _ = tokio::time::timeout(Duration::from_secs(1), self.sessions.close_session(&session)).await;
             self.strays.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         }
-        for (id, stale) in known {
+        for id in known {
             let session: SessionId = id.clone().into();
+            // Judged as late as can be: a request that came meanwhile keeps it open.
+            let stale = self.opened().get(&id).is_some_and(|opened| self.stale(opened, Instant::now()));
             // A session whose worker no longer reads its channel must not hold up the sweep.
             if stale {
                 let closing = self.sessions.close_session(&session);
@@ -193,9 +220,8 @@ pub(crate) enum Ticket {
 /// What an `initialize` in flight will record of its session.
 pub(crate) struct Opening {
     owner: Option<String>,
-    version: Option<String>,
     /// Handed to the session's rmcp handler in the request's extensions.
-    pub(crate) activity: Arc<Activity>,
+    pub(crate) link: Arc<SessionLink>,
 }
 
 impl Ticket {
@@ -211,10 +237,10 @@ impl Ticket {
     pub(crate) fn answered(self, response: &Response) {
         match self {
             Ticket::Pass | Ticket::InSession(_) => {}
-            Ticket::Initialize(reservation, Opening { owner, version, activity }) => {
+            Ticket::Initialize(reservation, Opening { owner, link }) => {
                 let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
                 reservation.commit(opened_id.map(|id| {
-                    let live = Arc::new(Live { id: id.to_owned(), version, activity, answers: Answers::default() });
+                    let live = Arc::new(Live { id: id.to_owned(), link, answers: Answers::default() });
                     (id.to_owned(), Opened { owner, at: Instant::now(), initialized: false, live: Some(live) })
                 }));
             }
@@ -229,14 +255,13 @@ impl Ticket {
 
 impl SessionGuard {
     /// Admit a request of `owner` (the caller's token name) with JSON-RPC `method` (`None`: not a
-    /// POST, or a response) and the session header (`asked`: the protocol version an
-    /// `initialize` asks for): what to do once it is answered, or the refusal. A
-    /// [`Ticket::Initialize`] dropped unanswered frees its slot.
+    /// POST, or a response) and the session header: what to do once it is answered, or the
+    /// refusal. A [`Ticket::Initialize`] dropped unanswered frees its slot.
     pub(crate) async fn enter(
         self: &Arc<Self>,
         owner: Option<&str>,
         http_method: &Method,
-        (method, asked): (Option<&str>, Option<&str>),
+        method: Option<&str>,
         session: Option<&str>,
     ) -> Result<Ticket, Response> {
         let Some(session) = session else {
@@ -260,17 +285,14 @@ impl SessionGuard {
             }
             // Released however the request ends (a client hanging up mid-`initialize` included).
             let reservation = Reservation { guard: self.clone(), id: Some(reserved) };
-            let opening = Opening {
-                owner: owner.map(str::to_owned),
-                version: asked.map(str::to_owned),
-                activity: Arc::default(),
-            };
+            let opening = Opening { owner: owner.map(str::to_owned), link: Arc::default() };
             return Ok(Ticket::Initialize(reservation, opening));
         };
+        self.sweep_now_and_then();
         let (initialized, live) = match self.opened().get(session) {
             Some(opened) if opened.owner.as_deref() == owner => {
                 if let Some(live) = &opened.live {
-                    live.activity.touch();
+                    live.link.activity.touch();
                 }
                 (opened.initialized, opened.live.clone())
             }
@@ -278,7 +300,7 @@ impl SessionGuard {
             Some(_) => return Err(unknown_session()),
             None => (true, None),
         };
-        // rmcp's word on whether it still lives (it expires idle sessions on its own).
+        // rmcp's word on whether it still lives (a session whose worker failed is gone there).
         if !self.sessions.has_session(&session.to_owned().into()).await.unwrap_or(false) {
             self.opened().remove(session);
             return Err(unknown_session());

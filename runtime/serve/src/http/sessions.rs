@@ -1,6 +1,6 @@
-//! MCP sessions over HTTP, bounded. rmcp's in-memory session manager expires idle sessions, but a
-//! client opening sessions faster than they expire would still grow memory without limit; this
-//! wrapper refuses new sessions past a configured count. The count is checked and the session
+//! MCP sessions over HTTP, bounded. The session guard expires idle sessions, but a client opening
+//! sessions faster than they expire would still grow memory without limit; this wrapper around
+//! rmcp's in-memory session manager refuses new sessions past a configured count. The count is checked and the session
 //! created under one lock, so concurrent `initialize`s cannot both take the last slot.
 
 use std::fmt;

@@ -39,6 +39,17 @@ pub(crate) enum Transport {
     Http,
 }
 
+/// What a 2025-* HTTP session's handler shares with the session guard in front of it, which
+/// answers some of the session's requests without it (`http/hot/`).
+#[derive(Default)]
+pub(crate) struct SessionLink {
+    /// When the client last sent anything.
+    pub(crate) activity: Arc<Activity>,
+    /// The protocol version `initialize` agreed on: what the handler reads as the session's
+    /// when a request names none.
+    pub(crate) version: OnceLock<String>,
+}
+
 /// What one session (one stdio connection, one 2025-* HTTP session) keeps.
 #[derive(Default)]
 struct Session {
@@ -46,9 +57,8 @@ struct Session {
     caller: OnceLock<Caller>,
     /// Its notifications (tool-list changes, `resources/subscribe` subscriptions).
     subscriptions: SessionSubscriptions,
-    /// When the client last sent a request: over HTTP the session guard's, which also sees the
-    /// requests the hot path answers (set at `initialize`).
-    activity: OnceLock<Arc<Activity>>,
+    /// What it shares with the HTTP session guard in front of it (set at `initialize`).
+    link: OnceLock<Arc<SessionLink>>,
     /// When `initialize` opened it, and the version it asked for (`mcp.server.session.duration`).
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     opened: OnceLock<(std::time::Instant, String)>,
@@ -91,7 +101,7 @@ impl TrailsServer {
     }
 
     fn activity(&self) -> &Arc<Activity> {
-        self.session.activity.get_or_init(Arc::default)
+        &self.session.link.get_or_init(Arc::default).activity
     }
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
@@ -155,11 +165,15 @@ impl ServerHandler for TrailsServer {
         }
         let _ = self.session.opened.set((std::time::Instant::now(), request.protocol_version.to_string()));
         let parts = context.extensions.get::<http::request::Parts>();
-        if let Some(activity) = parts.and_then(|parts| parts.extensions.get::<Arc<Activity>>()) {
-            let _ = self.session.activity.set(activity.clone());
+        if let Some(link) = parts.and_then(|parts| parts.extensions.get::<Arc<SessionLink>>()) {
+            let _ = self.session.link.set(link.clone());
         }
         context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        let agreed = self.negotiate_initialize(&request)?;
+        // (rmcp negotiates again from this answer, to the same version.)
+        let link = self.session.link.get_or_init(Arc::default);
+        let _ = link.version.set(agreed.protocol_version.as_str().to_owned());
+        Ok(agreed)
     }
 
     /// Lets rmcp check SEP-2243 `Mcp-Param-*` headers against the declared input schema.
@@ -203,7 +217,7 @@ impl ServerHandler for TrailsServer {
         let key = SentKey::from_meta(Some(&context.meta.0 .0))
             .or_else(|| SentKey::from_meta(request.meta.as_ref().map(|meta| &meta.0 .0)));
         // The version the request names (in `_meta`, or the HTTP header), or the one the
-        // session's client asked for: as the stateless hot path reads it.
+        // session agreed on: as the hot path reads it.
         let header = context
             .extensions
             .get::<http::request::Parts>()

@@ -17,7 +17,7 @@ pub(crate) use dispatch::{call, Via};
 #[cfg(feature = "http")]
 pub(crate) use dispatch::{reads_links, request_done, request_span, CallInfo};
 #[cfg(feature = "http")]
+pub(crate) use handler::SessionLink;
+#[cfg(feature = "http")]
 pub(crate) use handler::PROTOCOL_VERSIONS;
 pub(crate) use handler::{TrailsServer, Transport};
-#[cfg(feature = "http")]
-pub(crate) use subscribe::Activity;

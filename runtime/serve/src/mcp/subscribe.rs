@@ -123,9 +123,9 @@ impl SessionSubscriptions {
 }
 
 /// Send a session its updates until it ends. Over HTTP, updates due while the client has sent
-/// nothing for `idle_limit` are held back (rmcp counts every notification as session activity,
-/// so an abandoned session that kept receiving them would never expire): the session then idles
-/// out, or — if the client comes back first — its next resource update says how many it missed.
+/// nothing for `idle_limit` are held back (an abandoned session's client would not read them;
+/// the session guard closes it once that idle time is up): if the client comes back first, its
+/// next resource update says how many it missed.
 async fn deliver_to_session(
     subscriber: Arc<Subscriber>,
     peer: Peer<RoleServer>,

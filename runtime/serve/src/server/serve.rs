@@ -104,17 +104,19 @@ impl Server {
 
     /// The axum application (`/mcp`, `/.well-known/capabilities`, `/healthz`) for `bind`, to
     /// embed in your own server, which then owns connection limits and shutdown. What
-    /// [`Server::serve_http`] adds is then not done: half-opened sessions are closed only when the
-    /// next `initialize` comes, and freed memory is not handed back to the system when quiet.
+    /// [`Server::serve_http`] adds is then not done: half-opened and idle sessions are closed only
+    /// when requests come (the next `initialize`, or any session's request after a sweep
+    /// interval), and freed memory is not handed back to the system when quiet.
     #[cfg(feature = "http")]
     pub fn router(&self, bind: SocketAddr) -> axum::Router {
         crate::http::router(self.shared.clone(), bind, None)
     }
 
     /// Serve HTTP on `listener` until SIGINT or SIGTERM, within the `[http]` connection limits;
-    /// then stop accepting, close sessions and their event streams (a call in flight inside a
-    /// session is cancelled with it) and give stateless requests in flight
-    /// `[http] shutdown_grace_secs` to finish (a second signal ends them at once).
+    /// then stop accepting, close sessions and their event streams, and give requests in flight
+    /// `[http] shutdown_grace_secs` to finish (a second signal ends them at once). A call
+    /// inside a session that rmcp serves is cancelled with the session; one the hot path serves
+    /// runs on within the grace period, as a stateless one does, its event stream closed.
     #[cfg(feature = "http")]
     pub async fn serve_http(&self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         self.serve_http_until(listener, shutdown_signal(), shutdown_signal()).await

@@ -3,24 +3,30 @@
 //! path has at once goes out as one event: there is no gap to resume across. One that is not
 //! ready at once (a call waiting on the store or a slow handler) runs on as a task, after a
 //! priming event `t{n}`; a resume naming that id gets its answer, for as long as rmcp keeps its
-//! own (a minute after it is done). Ids of that form never parse as rmcp's (`{request}/{index}`),
-//! so the two never answer for each other.
+//! own (a minute after it is done; the session sweep forgets older ones). Ids of that form never
+//! parse as rmcp's (`{request}/{index}`), so the two never answer for each other. At shutdown
+//! the streams end (the calls run on to their end), as rmcp's streams do.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderValue};
 use axum::response::Response;
 use tokio::sync::watch;
+// (Tokio's clock, which tests can advance.)
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// What this module's event ids start with.
 const PREFIX: &str = "t";
 /// Answers a session keeps for resumption: rmcp keeps 16 events per stream.
 const KEPT: usize = 16;
+/// And their bytes at most, the oldest finished ones going first.
+const KEPT_BYTES: usize = 4 << 20;
 /// How long a finished answer stays resumable (rmcp's `completed_cache_ttl`).
 const KEEP_DONE: Duration = Duration::from_secs(60);
 /// An SSE comment this often while an answer is awaited, so proxies do not close an idle stream
@@ -51,35 +57,59 @@ impl Pending {
 
 impl Answers {
     /// A resumable place for an answer still being made: its priming event, where to put the
-    /// answer, and the stream a client reads it from.
-    pub(super) fn expect(&self) -> (Pending, Response) {
+    /// answer, and the stream a client reads it from (ended by `shutdown`).
+    pub(super) fn expect(&self, shutdown: &CancellationToken) -> (Pending, Response) {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let (sender, slot) = watch::channel(None);
         {
             let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-            kept.retain(|(_, slot)| slot.borrow().as_ref().is_none_or(|(_, done)| done.elapsed() < KEEP_DONE));
+            forget_old(&mut kept);
             if kept.len() >= KEPT {
                 kept.pop_front();
             }
             kept.push_back((n, slot.clone()));
         }
         let priming = Bytes::from(format!("data: \nid: {PREFIX}{n}\nretry: {RETRY_MS}\n\n"));
-        (Pending(sender), stream(Some(priming), Some(slot)))
+        (Pending(sender), stream(Some(priming), Some(slot), shutdown.clone()))
     }
 
     /// The answer to a resume from `last_event_id`: `None` if the id is not this module's; an
     /// empty stream if it is no longer kept (as rmcp answers an unknown id, so that a client
     /// does not retry it forever).
-    pub(super) fn resume(&self, last_event_id: &str) -> Option<Response> {
+    pub(super) fn resume(&self, last_event_id: &str, shutdown: &CancellationToken) -> Option<Response> {
         let n: u64 = last_event_id.strip_prefix(PREFIX)?.parse().ok()?;
-        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        forget_old(&mut kept);
         let slot = kept.iter().find(|(kept, _)| *kept == n).map(|(_, slot)| slot.clone());
-        Some(stream(None, slot))
+        Some(stream(None, slot, shutdown.clone()))
+    }
+
+    /// Forget the finished answers past their time (the session sweep calls this: a session
+    /// whose later answers are all ready at once would otherwise keep them).
+    pub(crate) fn forget_old(&self) {
+        forget_old(&mut self.kept.lock().unwrap_or_else(|p| p.into_inner()));
     }
 }
 
-/// An SSE response: `priming`, then pings until the slot's answer, then the answer.
-fn stream(priming: Option<Bytes>, slot: Option<Slot>) -> Response {
+/// Drop finished answers done more than [`KEEP_DONE`] ago, then the oldest finished ones while
+/// the finished ones hold more than [`KEPT_BYTES`].
+fn forget_old(kept: &mut VecDeque<(u64, Slot)>) {
+    kept.retain(|(_, slot)| slot.borrow().as_ref().is_none_or(|(_, done)| done.elapsed() < KEEP_DONE));
+    let size = |slot: &Slot| slot.borrow().as_ref().map_or(0, |(event, _)| event.len());
+    let mut bytes: usize = kept.iter().map(|(_, slot)| size(slot)).sum();
+    kept.retain(|(_, slot)| {
+        let held = size(slot);
+        if bytes > KEPT_BYTES && held > 0 {
+            bytes -= held;
+            return false;
+        }
+        true
+    });
+}
+
+/// An SSE response: `priming`, then pings until the slot's answer, then the answer; it ends
+/// early when `shutdown` is cancelled.
+fn stream(priming: Option<Bytes>, slot: Option<Slot>, shutdown: CancellationToken) -> Response {
     let events = futures_util::stream::unfold((priming, slot), |(priming, slot)| async move {
         if let Some(priming) = priming {
             return Some((Ok::<_, Infallible>(priming), (None, slot)));
@@ -97,6 +127,7 @@ fn stream(priming: Option<Bytes>, slot: Option<Slot>) -> Response {
             }
         }
     });
+    let events = futures_util::StreamExt::take_until(events, shutdown.cancelled_owned());
     sse(Body::from_stream(events))
 }
 
@@ -121,29 +152,56 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_pending_answer_is_primed_and_resumable_until_it_is_dropped() {
-        let answers = Answers::default();
-        let (pending, first) = answers.expect();
-        let resumed = answers.resume("t0").expect("the module's id");
-        assert!(answers.resume("0/1").is_none(), "rmcp's ids are rmcp's");
+    async fn a_pending_answer_is_primed_and_resumable_until_it_is_pushed_out() {
+        let (answers, running) = (Answers::default(), CancellationToken::new());
+        let (pending, first) = answers.expect(&running);
+        let resumed = answers.resume("t0", &running).expect("the module's id");
+        assert!(answers.resume("0/1", &running).is_none(), "rmcp's ids are rmcp's");
         pending.done(Bytes::from_static(b"data: {}\n\n"));
         assert_eq!(text(first).await, "data: \nid: t0\nretry: 3000\n\ndata: {}\n\n");
         assert_eq!(text(resumed).await, "data: {}\n\n");
-        // Pushed out by later answers: an unknown id is an empty stream.
         for _ in 0..KEPT {
-            answers.expect();
+            answers.expect(&running);
         }
-        assert_eq!(text(answers.resume("t0").unwrap()).await, "");
+        assert_eq!(text(answers.resume("t0", &running).unwrap()).await, "", "an id no longer kept");
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_slow_answer_is_awaited_with_pings() {
         let answers = Answers::default();
-        let (pending, response) = answers.expect();
+        let (pending, response) = answers.expect(&CancellationToken::new());
         tokio::spawn(async move {
             tokio::time::sleep(PING_EVERY * 2 + Duration::from_secs(1)).await;
             pending.done(Bytes::from_static(b"data: 1\n\n"));
         });
         assert_eq!(text(response).await, "data: \nid: t0\nretry: 3000\n\n:\n\n:\n\ndata: 1\n\n");
+    }
+
+    /// Finished answers go after a minute (when the sweep asks), or past the byte bound.
+    #[tokio::test(start_paused = true)]
+    async fn finished_answers_are_forgotten_by_age_and_by_size() {
+        let (answers, running) = (Answers::default(), CancellationToken::new());
+        let (pending, _) = answers.expect(&running);
+        pending.done(Bytes::from_static(b"data: 1\n\n"));
+        tokio::time::advance(KEEP_DONE + Duration::from_secs(1)).await;
+        answers.forget_old();
+        assert_eq!(text(answers.resume("t0", &running).unwrap()).await, "", "kept past its minute");
+        for _ in 0..3 {
+            let (pending, _) = answers.expect(&running);
+            pending.done(Bytes::from(vec![b'x'; KEPT_BYTES / 2]));
+        }
+        let (_still_running, _) = answers.expect(&running);
+        answers.forget_old();
+        let kept = answers.kept.lock().unwrap();
+        let numbers: Vec<u64> = kept.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, [2, 3, 4], "the oldest finished answer goes first, an unfinished one stays");
+    }
+
+    #[tokio::test]
+    async fn shutdown_ends_an_awaited_answer_stream() {
+        let (answers, shutdown) = (Answers::default(), CancellationToken::new());
+        let (_pending, response) = answers.expect(&shutdown);
+        shutdown.cancel();
+        assert_eq!(text(response).await, "", "nothing is sent once the server is shutting down");
     }
 }

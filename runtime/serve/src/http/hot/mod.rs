@@ -46,12 +46,14 @@ pub(crate) struct HotPath {
     /// `[http] sessions`: rmcp then serves statelessly only requests that carry their protocol
     /// version in `_meta`, and streams 200 answers as SSE.
     sessions: bool,
+    /// Cancelled at shutdown: the event streams of answers still awaited end then, as rmcp's do.
+    streams: tokio_util::sync::CancellationToken,
 }
 
 impl HotPath {
-    pub(crate) fn new(shared: Arc<Shared>) -> HotPath {
+    pub(crate) fn new(shared: Arc<Shared>, streams: tokio_util::sync::CancellationToken) -> HotPath {
         let sessions = shared.settings.http_sessions;
-        HotPath { shared, sessions }
+        HotPath { shared, sessions, streams }
     }
 }
 
@@ -105,13 +107,14 @@ impl HotPath {
         if !headers::accepts_sse(headers) {
             return None;
         }
+        // (From 2026-07-28 on, rmcp reads a GET as stateless: its answer, not a session's.)
         if let Some(version) = headers.get("mcp-protocol-version") {
             let version = version.to_str().ok()?;
-            if !ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| known.as_str() == version) {
+            if !ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| known.as_str() == version) || version >= V2026 {
                 return None;
             }
         }
-        session.answers.resume(last_event_id)
+        session.answers.resume(last_event_id, &self.streams)
     }
 
     /// Answer a planned request for `caller`.
@@ -230,11 +233,12 @@ fn plan(
         if header.is_some_and(|header| !known(header) || header >= V2026) {
             return None;
         }
-        // rmcp's handler reads the version from the header, else the one `initialize` asked for.
-        let version = header.or(session.version.as_deref())?;
+        // rmcp's handler reads the version from the header, else the one `initialize` agreed on.
+        let agreed = session.link.version.get()?;
+        let version = header.unwrap_or(agreed);
         // (For `resources/read` it names the session's version.)
         let reads = matches!(request, ClientRequest::ReadResourceRequest(_));
-        let protocol_version = if reads { session.version.as_deref().unwrap_or(version) } else { version };
+        let protocol_version = if reads { agreed.as_str() } else { version };
         let info = Box::new(crate::mcp::CallInfo {
             key: crate::idempotency::SentKey::from_meta(Some(&meta.0 .0)),
             trace: TraceParent::of_request(Some(&meta.0 .0), Some(headers)),
@@ -404,7 +408,7 @@ impl HotPath {
         if let std::task::Poll::Ready(outcome) = futures_util::poll!(outcome.as_mut()) {
             return answers::sse(Body::new(event(outcome)));
         }
-        let (pending, response) = session.answers.expect();
+        let (pending, response) = session.answers.expect(&self.streams);
         tokio::spawn(async move { pending.done(Bytes::from(event(outcome.await).concat())) });
         response
     }
@@ -536,12 +540,9 @@ pub(crate) fn fuzz(data: &[u8]) {
         assert_eq!(id, rmcp_id);
         assert_eq!(serde_json::to_value(&request).ok(), serde_json::to_value(&rmcp_request).ok());
     }
-    let live = Arc::new(Live {
-        id: "fuzz".into(),
-        version: Some("2025-06-18".into()),
-        activity: Arc::default(),
-        answers: Answers::default(),
-    });
+    let link = crate::mcp::SessionLink::default();
+    let _ = link.version.set("2025-06-18".into());
+    let live = Arc::new(Live { id: "fuzz".into(), link: Arc::new(link), answers: Answers::default() });
     let modes = [
         (false, false, None),
         (true, false, None),
