@@ -1,4 +1,5 @@
-//! The knowledge-graph store benchmark: `cargo run --release -p trails-kg-bench`.
+//! The knowledge-graph store benchmark: `cargo run --release -p trails-kg-bench`
+//! (`-- --writes-only`: the durable writes alone).
 //!
 //! Measures, in one run, on the embedded store (SQLite `synchronous = FULL` unless said):
 //! - durable writes/s, one writer and 8 concurrent writers (group commit), against the same
@@ -405,6 +406,9 @@ fn main() {
     }
     println!();
     drop(kg);
+    if std::env::args().any(|arg| arg == "--writes-only") {
+        return;
+    }
 
     // Load 100k instances (synchronous = NORMAL to load fast; reads do not depend on it).
     let data = dir.path().join("query");

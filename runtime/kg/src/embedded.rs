@@ -117,12 +117,14 @@ impl EmbeddedStore {
         let conn = Connection::open(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", synchronous.pragma())?;
+        // Keyed graph first: a write replaces one subject of one graph, which is then one range
+        // of the one b-tree (a store made before this keeps its `(s, p, o, g)` key and the
+        // `(g, s)` index it had for that).
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS quad (
                 s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, g TEXT NOT NULL,
-                PRIMARY KEY (s, p, o, g)
+                PRIMARY KEY (g, s, p, o)
              ) WITHOUT ROWID;
-             CREATE INDEX IF NOT EXISTS quad_by_graph_subject ON quad (g, s);
              CREATE TABLE IF NOT EXISTS blob (
                 sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, bytes BLOB NOT NULL
              );",
@@ -399,21 +401,16 @@ fn apply(tx: &mut Transaction<'_>, sql: &mut rusqlite::Transaction<'_>, write: &
         .collect::<Result<_, _>>()
         .map_err(engine_error)?;
     {
+        let (graph_text, subject_text) = (write.graph.to_string(), write.subject.to_string());
         let savepoint = sql.savepoint()?;
-        savepoint.execute(
-            "DELETE FROM quad WHERE g = ?1 AND s = ?2",
-            params![write.graph.to_string(), write.subject.to_string()],
-        )?;
+        savepoint
+            .prepare_cached("DELETE FROM quad WHERE g = ?1 AND s = ?2")?
+            .execute(params![graph_text, subject_text])?;
         {
             let mut insert =
                 savepoint.prepare_cached("INSERT OR IGNORE INTO quad (s, p, o, g) VALUES (?1, ?2, ?3, ?4)")?;
             for (predicate, object) in &write.triples {
-                insert.execute(params![
-                    write.subject.to_string(),
-                    predicate.to_string(),
-                    object.to_string(),
-                    write.graph.to_string()
-                ])?;
+                insert.execute(params![subject_text, predicate.to_string(), object.to_string(), graph_text])?;
             }
             let mut insert_blob = savepoint
                 .prepare_cached("INSERT OR IGNORE INTO blob (sha256, media_type, bytes) VALUES (?1, ?2, ?3)")?;
@@ -807,6 +804,38 @@ mod tests {
         }
         assert_eq!(store.engine_rebuilds(), 1, "40 removals: as many as are live");
         assert_eq!(store.len().unwrap(), 40);
+    }
+
+    /// A data directory made before the quad table was keyed graph first still opens, and a
+    /// write still replaces its subject's triples there.
+    #[test]
+    fn a_store_with_the_earlier_quad_key_opens_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(dir.path().join("kg.sqlite3")).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE quad (
+                    s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, g TEXT NOT NULL,
+                    PRIMARY KEY (s, p, o, g)
+                 ) WITHOUT ROWID;
+                 CREATE INDEX quad_by_graph_subject ON quad (g, s);
+                 INSERT INTO quad VALUES ('<urn:s1>', '<urn:p>', '\"0\"^^<http://www.w3.org/2001/XMLSchema#integer>', '<urn:g>');
+                 INSERT INTO quad VALUES ('<urn:s2>', '<urn:p>', '\"0\"^^<http://www.w3.org/2001/XMLSchema#integer>', '<urn:g>');",
+            )
+            .unwrap();
+        }
+        let store = EmbeddedStore::open(dir.path(), Synchronous::Normal).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert_eq!(store.len().unwrap(), 2, "the earlier store's quads are read");
+        replace(&store, &runtime, "urn:s1", 7);
+        assert_eq!(store.len().unwrap(), 2, "replaced, not added");
+        let now = runtime.block_on(store.describe(node("urn:g"), node("urn:s1"))).unwrap();
+        assert_eq!(now.len(), 1);
+        assert!(now[0].1.to_string().starts_with("\"7\""), "{now:?}");
+        drop(store);
+        let reopened = EmbeddedStore::open(dir.path(), Synchronous::Normal).unwrap();
+        let again = runtime.block_on(reopened.describe(node("urn:g"), node("urn:s1"))).unwrap();
+        assert_eq!(again, now, "durable in the earlier schema");
     }
 
     fn replace(store: &EmbeddedStore, runtime: &tokio::runtime::Runtime, subject: &str, value: i64) {
