@@ -66,7 +66,7 @@ async fn write_items(kg: &Kg, from: i64, count: i64, writers: i64) -> Duration {
     started.elapsed()
 }
 
-/// The raw SQLite baseline's database: one table shaped as the store's.
+/// The raw SQLite baseline's database: one table of quad rows.
 fn raw_sqlite(dir: &std::path::Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(dir.join("raw.sqlite3")).unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();

@@ -9,12 +9,15 @@
 //!   `max_sessions` stays for callers with a token;
 //! - closes sessions that do not send `notifications/initialized` within
 //!   `[http] session_init_secs`, so half-opened sessions cannot hold slots;
+//! - refuses a second `initialize` inside a session (`400`, `-32600`): the session's version
+//!   was agreed once, and rmcp would let a second handshake change it under the requests the hot
+//!   path answers;
 //! - closes sessions whose client sent nothing for `[http] session_idle_secs`. (rmcp's own idle
 //!   timeout counts only what reaches its session worker, and the hot path answers requests
 //!   without it: the guard sees every request.)
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -60,6 +63,8 @@ pub(crate) struct SessionGuard {
     idle: Duration,
     /// When a request last started a sweep (milliseconds from `born`).
     swept: AtomicU64,
+    /// A sweep is running: another one (the timer's, a request's, an `initialize`'s) skips.
+    sweeping: AtomicBool,
     born: Instant,
 }
 
@@ -83,6 +88,7 @@ impl SessionGuard {
             init_within,
             idle,
             swept: AtomicU64::new(0),
+            sweeping: AtomicBool::new(false),
             born: Instant::now(),
         }
     }
@@ -118,6 +124,16 @@ impl SessionGuard {
     /// Forget sessions rmcp no longer has (deleted, failed), and close those that were never
     /// initialized in time, whose client went idle, or that nobody claimed.
     pub(crate) async fn sweep(&self) {
+        struct Sweeping<'a>(&'a AtomicBool);
+        impl Drop for Sweeping<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        if self.sweeping.swap(true, Ordering::Acquire) {
+            return;
+        }
+        let _sweeping = Sweeping(&self.sweeping);
         let now = Instant::now();
         let known: Vec<String> = {
             let opened = self.opened();
@@ -304,6 +320,13 @@ impl SessionGuard {
         if !self.sessions.has_session(&session.to_owned().into()).await.unwrap_or(false) {
             self.opened().remove(session);
             return Err(unknown_session());
+        }
+        if method == Some("initialize") {
+            return Err(refusal(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: this session is already initialized; to start over, send initialize without Mcp-Session-Id",
+            ));
         }
         if http_method == Method::DELETE {
             return Ok(Ticket::Delete(self.clone(), session.to_owned()));

@@ -45,8 +45,8 @@ pub(crate) enum Transport {
 pub(crate) struct SessionLink {
     /// When the client last sent anything.
     pub(crate) activity: Arc<Activity>,
-    /// The protocol version `initialize` agreed on: what the handler reads as the session's
-    /// when a request names none.
+    /// The protocol version `initialize` agreed on (rmcp puts the same in the peer info the
+    /// handler reads; the guard refuses a second `initialize` that would change it there).
     pub(crate) version: OnceLock<String>,
 }
 

@@ -92,18 +92,19 @@ impl Answers {
 }
 
 /// Drop finished answers done more than [`KEEP_DONE`] ago, then the oldest finished ones while
-/// the finished ones hold more than [`KEPT_BYTES`].
+/// the finished ones hold more than [`KEPT_BYTES`] — but never the last one finished, however
+/// large (a resume is most likely for the answer just sent).
 fn forget_old(kept: &mut VecDeque<(u64, Slot)>) {
     kept.retain(|(_, slot)| slot.borrow().as_ref().is_none_or(|(_, done)| done.elapsed() < KEEP_DONE));
-    let size = |slot: &Slot| slot.borrow().as_ref().map_or(0, |(event, _)| event.len());
-    let mut bytes: usize = kept.iter().map(|(_, slot)| size(slot)).sum();
-    kept.retain(|(_, slot)| {
-        let held = size(slot);
-        if bytes > KEPT_BYTES && held > 0 {
-            bytes -= held;
-            return false;
+    let done = |slot: &Slot| slot.borrow().as_ref().map(|(event, done)| (event.len(), *done));
+    let newest = kept.iter().filter_map(|(n, slot)| Some((done(slot)?.1, *n))).max().map(|(_, n)| n);
+    let mut bytes: usize = kept.iter().filter_map(|(_, slot)| done(slot)).map(|(size, _)| size).sum();
+    kept.retain(|(n, slot)| match done(slot) {
+        Some((size, _)) if bytes > KEPT_BYTES && Some(*n) != newest => {
+            bytes -= size;
+            false
         }
-        true
+        _ => true,
     });
 }
 
@@ -189,12 +190,17 @@ mod tests {
         for _ in 0..3 {
             let (pending, _) = answers.expect(&running);
             pending.done(Bytes::from(vec![b'x'; KEPT_BYTES / 2]));
+            tokio::time::advance(Duration::from_millis(1)).await;
         }
         let (_still_running, _) = answers.expect(&running);
         answers.forget_old();
-        let kept = answers.kept.lock().unwrap();
-        let numbers: Vec<u64> = kept.iter().map(|(n, _)| *n).collect();
+        let numbers: Vec<u64> = answers.kept.lock().unwrap().iter().map(|(n, _)| *n).collect();
         assert_eq!(numbers, [2, 3, 4], "the oldest finished answer goes first, an unfinished one stays");
+        let (pending, _) = answers.expect(&running);
+        pending.done(Bytes::from(vec![b'y'; KEPT_BYTES * 2]));
+        answers.forget_old();
+        let resumed = text(answers.resume("t5", &running).unwrap()).await;
+        assert_eq!(resumed.len(), KEPT_BYTES * 2, "the last answer is kept, however large");
     }
 
     #[tokio::test]
@@ -202,6 +208,7 @@ mod tests {
         let (answers, shutdown) = (Answers::default(), CancellationToken::new());
         let (_pending, response) = answers.expect(&shutdown);
         shutdown.cancel();
-        assert_eq!(text(response).await, "", "nothing is sent once the server is shutting down");
+        let sent = tokio::time::timeout(Duration::from_secs(10), text(response)).await;
+        assert_eq!(sent.expect("the stream ends"), "", "nothing is sent once the server is shutting down");
     }
 }
