@@ -239,24 +239,10 @@ fn plan(
         // (For `resources/read` it names the session's version.)
         let reads = matches!(request, ClientRequest::ReadResourceRequest(_));
         let protocol_version = if reads { agreed.as_str() } else { version };
-        let info = Box::new(crate::mcp::CallInfo {
-            key: crate::idempotency::SentKey::from_meta(Some(&meta.0 .0)),
-            trace: TraceParent::of_request(Some(&meta.0 .0), Some(headers)),
-            request_id: Some(id.to_string()),
-            session_id: Some(session.id.clone()),
-            protocol_version: Some(protocol_version.to_owned()),
-        });
-        let owned = match request {
-            ClientRequest::ListToolsRequest(_) => Owned::ListTools,
-            ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), info),
-            ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
-            ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
-            ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri, info),
-            _ => return None,
-        };
+        let info = call_info(&meta.0 .0, headers, &id, Some(&session.id), protocol_version);
         return Some(Planned {
+            request: owned(request, info)?,
             id,
-            request: owned,
             negotiated: false,
             current: false,
             meta_malformed: false,
@@ -303,25 +289,40 @@ fn plan(
     }
     let version = requested.as_ref().map(ProtocolVersion::as_str).or(header).unwrap_or("2025-03-26");
     let (current, negotiated) = (version >= V2026, requested.is_some());
-    // rmcp moves a request's `_meta` out of its params; the idempotency key lives there.
-    let key = crate::idempotency::SentKey::from_meta(Some(&meta.0 .0));
-    let info = crate::mcp::CallInfo {
-        key,
-        trace: TraceParent::of_request(Some(&meta.0 .0), Some(headers)),
-        request_id: Some(id.to_string()),
-        session_id: None,
-        protocol_version: Some(version.to_owned()),
-    };
-    let request = match request {
-        ClientRequest::ListToolsRequest(_) => Owned::ListTools,
-        ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), Box::new(info)),
-        ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
-        ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
-        ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri, Box::new(info)),
-        _ => return None,
-    };
+    let info = call_info(&meta.0 .0, headers, &id, None, version);
+    let request = owned(request, info)?;
     let links = crate::mcp::reads_links(Some(version));
     Some(Planned { id, request, negotiated, current, meta_malformed, links, session: None })
+}
+
+/// What the dispatch records of a call or read (rmcp moves a request's `_meta` out of its
+/// params; the idempotency key and the trace context live there).
+fn call_info(
+    meta: &serde_json::Map<String, Value>,
+    headers: &HeaderMap,
+    id: &RequestId,
+    session: Option<&str>,
+    version: &str,
+) -> Box<crate::mcp::CallInfo> {
+    Box::new(crate::mcp::CallInfo {
+        key: crate::idempotency::SentKey::from_meta(Some(meta)),
+        trace: TraceParent::of_request(Some(meta), Some(headers)),
+        request_id: Some(id.to_string()),
+        session_id: session.map(str::to_owned),
+        protocol_version: Some(version.to_owned()),
+    })
+}
+
+/// The request as the hot path holds it, if it owns its method.
+fn owned(request: ClientRequest, info: Box<crate::mcp::CallInfo>) -> Option<Owned> {
+    Some(match request {
+        ClientRequest::ListToolsRequest(_) => Owned::ListTools,
+        ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), info),
+        ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
+        ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
+        ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri, info),
+        _ => return None,
+    })
 }
 
 /// rmcp's reading of a request whose method the hot path owns, from the message the JSON-RPC
