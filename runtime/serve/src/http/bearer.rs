@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 
@@ -15,40 +15,51 @@ use crate::wire::errors;
 use rmcp::ErrorData;
 use trails_core::auth::{bearer, Caller};
 
-/// Attach the caller to the request. No `Authorization` means anonymous (runtime tools only);
-/// a token that does not verify stops the request here with 401, before MCP sees it. A token
-/// that matches no configured hash is checked as an OAuth access token when `[auth.oauth]` is set.
+/// The caller a request's headers authenticate. No `Authorization` means anonymous (runtime
+/// tools only); a token that does not verify is answered 401 with `WWW-Authenticate`, before
+/// anything else sees the request. A token that matches no configured hash is checked as an
+/// OAuth access token when `[auth.oauth]` is set. `path` picks the error's form.
+pub(crate) async fn caller(
+    shared: &Shared,
+    log: &Throttle,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<Caller, Box<Response>> {
+    let settings = &shared.settings;
+    // Refused here, the body is never read: the connection cannot carry another request.
+    let close = has_body(headers);
+    let mcp = path == super::MCP_PATH;
+    match headers.get(header::AUTHORIZATION) {
+        // `[auth] anonymous = false`: a token on every request (but the health check).
+        None if !settings.anonymous_http && path != "/healthz" => {
+            Err(Box::new(token_required(shared).response(mcp, close)))
+        }
+        None => Ok(Caller::anonymous(settings.process_scopes)),
+        Some(value) => {
+            let token = value.to_str().ok().and_then(bearer);
+            verify(shared, token).await.map_err(|refused| {
+                if let Some(held_back) = log.allow() {
+                    tracing::warn!(held_back, reason = %refused.reason, "rejected a request with an invalid bearer token");
+                }
+                Box::new(refused.response(mcp, close))
+            })
+        }
+    }
+}
+
+/// [`caller`] as a middleware, for the routes beside `/mcp`: attach the caller to the request.
 pub(crate) async fn authenticate(
     State((shared, log)): State<(Arc<Shared>, Arc<Throttle>)>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let settings = &shared.settings;
-    // Refused here, the body is never read: the connection cannot carry another request.
-    let close = has_body(&request);
-    let caller = match request.headers().get(header::AUTHORIZATION) {
-        // `[auth] anonymous = false`: a token on every request (but the health check).
-        None if !settings.anonymous_http && request.uri().path() != "/healthz" => {
-            let mcp = request.uri().path() == super::MCP_PATH;
-            return token_required(&shared).response(mcp, close);
+    match caller(&shared, &log, request.headers(), request.uri().path()).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
         }
-        None => Caller::anonymous(settings.process_scopes),
-        Some(value) => {
-            let token = value.to_str().ok().and_then(bearer);
-            match verify(&shared, token).await {
-                Ok(caller) => caller,
-                Err(refused) => {
-                    if let Some(held_back) = log.allow() {
-                        tracing::warn!(held_back, reason = %refused.reason, "rejected a request with an invalid bearer token");
-                    }
-                    let mcp = request.uri().path() == super::MCP_PATH;
-                    return refused.response(mcp, close);
-                }
-            }
-        }
-    };
-    request.extensions_mut().insert(caller);
-    next.run(request).await
+        Err(refused) => *refused,
+    }
 }
 
 /// Why a presented token was refused, and how to answer.
@@ -90,8 +101,7 @@ impl Refused {
 }
 
 /// Whether the request carries a body (one hyper would have to read before the next request).
-fn has_body(request: &Request) -> bool {
-    let headers = request.headers();
+fn has_body(headers: &HeaderMap) -> bool {
     headers.contains_key(header::TRANSFER_ENCODING)
         || headers.get(header::CONTENT_LENGTH).is_some_and(|length| length.as_bytes() != b"0")
 }

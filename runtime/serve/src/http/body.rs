@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -26,11 +26,11 @@ pub(crate) fn refusal(status: StatusCode, code: i32, message: &str) -> Response 
         .into_response()
 }
 
-pub(crate) async fn read_whole(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
+/// The whole body, or the answer that refuses it.
+pub(crate) async fn read(limits: BodyLimits, body: Body) -> Result<Bytes, Box<Response>> {
     let reading = Limited::new(body, limits.max_bytes).collect();
-    match tokio::time::timeout(limits.timeout, reading).await {
-        Ok(Ok(collected)) => next.run(Request::from_parts(parts, Body::from(collected.to_bytes()))).await,
+    let refused = match tokio::time::timeout(limits.timeout, reading).await {
+        Ok(Ok(collected)) => return Ok(collected.to_bytes()),
         Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             -32600,
@@ -45,5 +45,15 @@ pub(crate) async fn read_whole(State(limits): State<BodyLimits>, request: Reques
                 limits.timeout.as_secs()
             ),
         ),
+    };
+    Err(Box::new(refused))
+}
+
+/// [`read`] as a middleware, for the routes beside `/mcp`.
+pub(crate) async fn read_whole(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    match read(limits, body).await {
+        Ok(bytes) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Err(refused) => *refused,
     }
 }

@@ -1,7 +1,9 @@
-//! `/mcp`, one service: the checks in front of MCP are plain functions, run in order on the one
-//! reading of the message — the JSON-RPC check, the OAuth step-up, the session guard — then the
-//! hot path answers what it owns (and resumes its own answers) and rmcp the rest. (As a stack of middlewares each would clone
-//! the service below it per request, and take the body apart again.)
+//! `/mcp`, one service: the checks in front of MCP are plain functions, run in order — Host and
+//! Origin, the bearer token, the body's size and time, then on the one reading of the message
+//! the JSON-RPC check, the OAuth step-up and the session guard — then the hot path answers what
+//! it owns (and resumes its own answers) and rmcp the rest. (As a stack of middlewares each would
+//! clone the service below it per request, and take the body apart again. The routes beside
+//! `/mcp` run the same first three checks as middlewares.)
 
 use std::sync::Arc;
 
@@ -9,19 +11,24 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 
-use super::body::refusal;
+use super::body::{self, BodyLimits};
 use super::hot::HotPath;
+use super::origin::HostPolicy;
 use super::session_guard::{SessionGuard, Ticket, SESSION_HEADER};
 use super::sessions::BoundedSessions;
+use super::{bearer, MCP_PATH};
 use crate::mcp::TrailsServer;
 use crate::state::Shared;
-use trails_core::auth::Caller;
+use crate::throttle::Throttle;
 
 pub(crate) struct Endpoint {
     pub(crate) shared: Arc<Shared>,
+    pub(crate) hosts: Arc<HostPolicy>,
+    /// Refused tokens' warnings, shared with the other routes'.
+    pub(crate) auth_log: Arc<Throttle>,
+    pub(crate) body: BodyLimits,
     pub(crate) rmcp: StreamableHttpService<TrailsServer, BoundedSessions>,
     pub(crate) sessions: Arc<SessionGuard>,
     /// `[http] hot_path`.
@@ -29,19 +36,21 @@ pub(crate) struct Endpoint {
 }
 
 pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let caller = parts
-        .extensions
-        .get::<Caller>()
-        .cloned()
-        .unwrap_or_else(|| Caller::anonymous(endpoint.shared.settings.process_scopes));
+    let (mut parts, body) = request.into_parts();
+    if let Err(refused) = endpoint.hosts.check(&parts.headers, &parts.uri) {
+        return *refused;
+    }
+    let caller = match bearer::caller(&endpoint.shared, &endpoint.auth_log, &parts.headers, MCP_PATH).await {
+        Ok(caller) => caller,
+        Err(refused) => return *refused,
+    };
+    let bytes = match body::read(endpoint.body, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return *refused,
+    };
     // A POST carries one JSON-RPC message; GET (an event stream) and DELETE (end a session) none.
     let mut posted = None;
-    let body = if parts.method == Method::POST {
-        // Already read whole (and bounded) by `body::read_whole`: this only takes the bytes.
-        let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
-            return refusal(StatusCode::BAD_REQUEST, -32700, "Parse error: the body could not be read");
-        };
+    if parts.method == Method::POST {
         let (rpc, message) = match super::jsonrpc::check(&bytes) {
             Ok(checked) => checked,
             Err(refused) => return *refused,
@@ -53,10 +62,7 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
             }
         }
         posted = Some((rpc, message));
-        Body::from(bytes)
-    } else {
-        body
-    };
+    }
     let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     let method = posted.as_ref().and_then(|(rpc, _)| rpc.method.as_deref());
     let entered = endpoint.sessions.enter(caller.name.as_deref(), &parts.method, method, session).await;
@@ -64,24 +70,28 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
         Ok(ticket) => ticket,
         Err(refused) => return refused,
     };
-    let mut parts = parts;
     if let Ticket::Initialize(_, opening) = &ticket {
         // The session's rmcp handler shares its client's activity and agreed version with the guard.
         parts.extensions.insert(opening.link.clone());
     }
-    let response = match (&endpoint.hot, posted) {
+    // The hot path's answer, or the caller back for rmcp.
+    let answered = match (&endpoint.hot, posted) {
         (Some(hot), Some((rpc, message))) => match hot.plan(&parts.headers, &rpc, message, ticket.session()) {
-            Some(planned) => Some(hot.answer(planned, caller).await),
-            None => None,
+            Some(planned) => Ok(hot.answer(planned, caller).await),
+            None => Err(caller),
         },
         (Some(hot), None) if parts.method == Method::GET => {
-            ticket.session().and_then(|session| hot.resume(&parts.headers, session))
+            ticket.session().and_then(|session| hot.resume(&parts.headers, session)).ok_or(caller)
         }
-        _ => None,
+        _ => Err(caller),
     };
-    let response = match response {
-        Some(response) => response,
-        None => endpoint.to_rmcp(Request::from_parts(parts, body)).await,
+    let response = match answered {
+        Ok(response) => response,
+        Err(caller) => {
+            // rmcp's handler reads the caller from the request's extensions.
+            parts.extensions.insert(caller);
+            endpoint.to_rmcp(Request::from_parts(parts, Body::from(bytes))).await
+        }
     };
     ticket.answered(&response);
     response

@@ -108,16 +108,22 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         sessions,
         config,
     );
+    let hosts = Arc::new(HostPolicy::new(settings, bind));
+    let auth_log = Arc::new(crate::throttle::Throttle::new(LOG_EVERY));
+    let body = BodyLimits { timeout: settings.body_timeout, max_bytes: settings.max_body_bytes };
     let endpoint = endpoint::Endpoint {
         shared: shared.clone(),
+        hosts: hosts.clone(),
+        auth_log: auth_log.clone(),
+        body,
         rmcp,
         sessions: guard,
         hot: settings.hot_path.then(|| Arc::new(HotPath::new(shared.clone(), streams.clone().unwrap_or_default()))),
     };
-    let mut routes = Router::new()
-        .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)))
-        .route("/.well-known/capabilities", get(manifest))
-        .route("/healthz", get(|| async { "ok" }));
+    // `/mcp` runs the same checks as the routes beside it, as plain functions (`endpoint`); it
+    // is added last, outside these layers.
+    let mut routes =
+        Router::new().route("/.well-known/capabilities", get(manifest)).route("/healthz", get(|| async { "ok" }));
     // The projections beside MCP, each behind its own switch: a route switched off is not there
     // at all (404), rather than there and refusing.
     if settings.invoke_enabled {
@@ -128,14 +134,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     }
     routes = routes
         // Inside authentication: an unauthenticated request is refused before its body is read.
-        .layer(middleware::from_fn_with_state(
-            BodyLimits { timeout: settings.body_timeout, max_bytes: settings.max_body_bytes },
-            body::read_whole,
-        ))
-        .layer(middleware::from_fn_with_state(
-            (shared.clone(), Arc::new(crate::throttle::Throttle::new(LOG_EVERY))),
-            bearer::authenticate,
-        ));
+        .layer(middleware::from_fn_with_state(body, body::read_whole))
+        .layer(middleware::from_fn_with_state((shared.clone(), auth_log), bearer::authenticate));
     // Outside authentication: a client reads where to get a token before it has one (RFC 9728;
     // the path-suffixed form names the resource `/mcp`).
     #[cfg(feature = "oauth")]
@@ -152,7 +152,8 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     }
     routes
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
-        .layer(middleware::from_fn_with_state(Arc::new(HostPolicy::new(settings, bind)), origin::check))
+        .layer(middleware::from_fn_with_state(hosts, origin::check))
+        .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)))
         .with_state(shared)
 }
 

@@ -2,6 +2,12 @@
 //! bound at a given address accepts.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::Response;
 
 use crate::config::Settings;
 
@@ -145,6 +151,9 @@ impl HostPolicy {
 
     /// Why a request with these headers is refused, if it is.
     fn refusal(&self, host: Option<&str>, origin: Option<&[u8]>) -> Option<&'static str> {
+        if origin.is_none() && host.is_some_and(|host| self.plainly_accepted(host)) {
+            return None;
+        }
         let sent = host.and_then(|h| parse_host(h, Port::Default));
         let Some(sent) = sent else { return Some("the Host header is missing or malformed") };
         if !self.any_host && !self.hosts.iter().any(|allowed| matches(allowed, &sent)) {
@@ -158,25 +167,44 @@ impl HostPolicy {
             _ => Some("the Origin header is not allowed ([http] allowed_origins)"),
         }
     }
+
+    /// The common case, without parsing or allocating: `Host` is an accepted name that takes
+    /// any port, spelt as configured (any case), with a port or none.
+    fn plainly_accepted(&self, host: &str) -> bool {
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if !name.contains(':') && !port.is_empty() && port.len() <= 5 => {
+                if !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u16>().is_err() {
+                    return false;
+                }
+                name
+            }
+            Some(_) => return false,
+            None => host,
+        };
+        self.hosts.iter().any(|allowed| allowed.port == Port::Any && allowed.host.eq_ignore_ascii_case(name))
+    }
+
+    /// The 403 for a request from a `Host` or `Origin` the server does not accept, before
+    /// authentication or anything else runs.
+    pub(crate) fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Box<Response>> {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let host = host.or_else(|| uri.authority().map(|a| a.as_str()));
+        let origin = headers.get(header::ORIGIN).map(|o| o.as_bytes());
+        match self.refusal(host, origin) {
+            None => Ok(()),
+            Some(reason) => {
+                tracing::debug!(reason, "refused a request by Host/Origin");
+                Err(Box::new(super::body::refusal(StatusCode::FORBIDDEN, -32600, &format!("Forbidden: {reason}"))))
+            }
+        }
+    }
 }
 
-/// Refuse a request from a `Host` or `Origin` the server does not accept: 403 with a JSON-RPC
-/// error, before authentication or anything else runs.
-pub(crate) async fn check(
-    axum::extract::State(policy): axum::extract::State<std::sync::Arc<HostPolicy>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let headers = request.headers();
-    let host = headers.get(axum::http::header::HOST).and_then(|h| h.to_str().ok());
-    let host = host.or_else(|| request.uri().authority().map(|a| a.as_str()));
-    let origin = headers.get(axum::http::header::ORIGIN).map(|o| o.as_bytes());
-    match policy.refusal(host, origin) {
-        None => next.run(request).await,
-        Some(reason) => {
-            tracing::debug!(reason, "refused a request by Host/Origin");
-            super::body::refusal(axum::http::StatusCode::FORBIDDEN, -32600, &format!("Forbidden: {reason}"))
-        }
+/// [`HostPolicy::check`] as a middleware, for the routes beside `/mcp`.
+pub(crate) async fn check(State(policy): State<Arc<HostPolicy>>, request: Request, next: Next) -> Response {
+    match policy.check(request.headers(), request.uri()) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => *refused,
     }
 }
 
@@ -228,6 +256,28 @@ mod tests {
             assert!(p.refusal(Some(host), None).unwrap().contains("Host"), "{host}");
         }
         assert!(p.refusal(None, None).unwrap().contains("missing"));
+        // The shortcut accepts only what the parsing path accepts.
+        for host in [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1:65535",
+            "localhost:+80",
+            "localhost:99999",
+            "localhost:",
+            " localhost",
+            "localhost@evil.example",
+            "evil.example:80",
+            "::1",
+            "[::1]:80",
+            "api.example.com:443",
+        ] {
+            if p.plainly_accepted(host) {
+                let sent = parse_host(host, Port::Default).unwrap();
+                assert!(p.hosts.iter().any(|allowed| matches(allowed, &sent)), "{host}");
+            }
+        }
+        assert!(p.plainly_accepted("LocalHost:8080") && !p.plainly_accepted("localhost:+80"));
+        assert!(!p.plainly_accepted("api.example.com:443"), "a name with a fixed port is parsed");
         assert_eq!(p.refusal(Some("localhost"), Some(b"http://localhost:5173")), None);
         assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com")), None);
         assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com:443")), None, "the default port, spelt");
