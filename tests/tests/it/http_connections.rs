@@ -364,9 +364,10 @@ fn a_session_in_use_stays_open_and_an_idle_one_is_closed() {
     let session = header(&answer, "mcp-session-id").unwrap_or_else(|| panic!("{answer}")).to_owned();
     let in_session = [JSON[0], JSON[1], ("Mcp-Session-Id", session.as_str())];
     exchange(server.addr, "POST", "/mcp", &in_session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    // Its version was agreed once: a second handshake in it is refused.
+    // Its version was agreed once: a second handshake in it is refused, under its id.
     let again = exchange(server.addr, "POST", "/mcp", &in_session, INITIALIZE);
     assert!(again.starts_with("HTTP/1.1 400") && again.contains("already initialized"), "{again}");
+    assert!(again.contains(r#""id":1"#), "{again}");
     let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"research_search","arguments":{"query":"graph"}}}"#;
     let started = Instant::now();
     let mut calls = 0;
@@ -385,6 +386,7 @@ fn a_session_in_use_stays_open_and_an_idle_one_is_closed() {
     std::thread::sleep(Duration::from_millis(3_500));
     let gone = exchange(server.addr, "POST", "/mcp", &in_session, call);
     assert!(gone.starts_with("HTTP/1.1 404") && gone.contains("Session not found"), "{gone}");
+    assert!(gone.contains(r#""id":7"#), "the client can tell which request was refused: {gone}");
 }
 
 #[test]

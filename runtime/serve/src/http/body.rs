@@ -21,7 +21,12 @@ pub(crate) struct BodyLimits {
 
 /// A JSON-RPC error answer (`id: null`: the request was never read) that closes the connection.
 pub(crate) fn refusal(status: StatusCode, code: i32, message: &str) -> Response {
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    refusal_of(&serde_json::Value::Null, status, code, message)
+}
+
+/// [`refusal`] of the request with `id`.
+pub(crate) fn refusal_of(id: &serde_json::Value, status: StatusCode, code: i32, message: &str) -> Response {
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
     (status, [(header::CONTENT_TYPE, "application/json"), (header::CONNECTION, "close")], body.to_string())
         .into_response()
 }

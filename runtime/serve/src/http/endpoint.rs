@@ -65,7 +65,8 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
     }
     let session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     let method = posted.as_ref().and_then(|(rpc, _)| rpc.method.as_deref());
-    let entered = endpoint.sessions.enter(caller.name.as_deref(), &parts.method, method, session).await;
+    let id = posted.as_ref().map_or(&serde_json::Value::Null, |(rpc, _)| &rpc.id);
+    let entered = endpoint.sessions.enter(caller.name.as_deref(), &parts.method, method, id, session).await;
     let ticket = match entered {
         Ok(ticket) => ticket,
         Err(refused) => return refused,

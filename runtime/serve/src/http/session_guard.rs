@@ -24,8 +24,9 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
+use serde_json::Value;
 
-use super::body::refusal;
+use super::body::refusal_of;
 use super::hot::Answers;
 use super::sessions::BoundedSessions;
 use crate::mcp::SessionLink;
@@ -206,17 +207,17 @@ impl Drop for Reservation {
     }
 }
 
-fn unknown_session() -> Response {
-    refusal(StatusCode::NOT_FOUND, -32600, "Session not found: start a new one with initialize")
+fn unknown_session(id: &Value) -> Response {
+    refusal_of(id, StatusCode::NOT_FOUND, -32600, "Session not found: start a new one with initialize")
 }
 
-fn full(anonymous: bool, max: usize) -> Response {
+fn full(id: &Value, anonymous: bool, max: usize) -> Response {
     let message = if anonymous {
         format!("no session slot for anonymous callers ({max} in use); retry later, or present a token")
     } else {
         format!("session limit reached ({max}); retry later or use stateless requests")
     };
-    let mut response = refusal(StatusCode::SERVICE_UNAVAILABLE, -32000, &message);
+    let mut response = refusal_of(id, StatusCode::SERVICE_UNAVAILABLE, -32000, &message);
     response.headers_mut().insert("retry-after", HeaderValue::from_static("5"));
     response
 }
@@ -271,13 +272,14 @@ impl Ticket {
 
 impl SessionGuard {
     /// Admit a request of `owner` (the caller's token name) with JSON-RPC `method` (`None`: not a
-    /// POST, or a response) and the session header: what to do once it is answered, or the
-    /// refusal. A [`Ticket::Initialize`] dropped unanswered frees its slot.
+    /// POST, or a response) and `id`, and the session header: what to do once it is answered, or
+    /// the refusal (under `id`). A [`Ticket::Initialize`] dropped unanswered frees its slot.
     pub(crate) async fn enter(
         self: &Arc<Self>,
         owner: Option<&str>,
         http_method: &Method,
         method: Option<&str>,
+        id: &Value,
         session: Option<&str>,
     ) -> Result<Ticket, Response> {
         let Some(session) = session else {
@@ -291,10 +293,10 @@ impl SessionGuard {
                 let mut opened = self.opened();
                 let anonymous = opened.values().filter(|o| o.owner.is_none()).count();
                 if opened.len() >= self.max {
-                    return Err(full(false, self.max));
+                    return Err(full(id, false, self.max));
                 }
                 if owner.is_none() && anonymous >= self.max_anonymous {
-                    return Err(full(true, self.max_anonymous));
+                    return Err(full(id, true, self.max_anonymous));
                 }
                 let owner = owner.map(str::to_owned);
                 opened.insert(reserved.clone(), Opened { owner, at: Instant::now(), initialized: true, live: None });
@@ -313,16 +315,17 @@ impl SessionGuard {
                 (opened.initialized, opened.live.clone())
             }
             // Another caller's session is, to this caller, no session at all.
-            Some(_) => return Err(unknown_session()),
+            Some(_) => return Err(unknown_session(id)),
             None => (true, None),
         };
         // rmcp's word on whether it still lives (a session whose worker failed is gone there).
         if !self.sessions.has_session(&session.to_owned().into()).await.unwrap_or(false) {
             self.opened().remove(session);
-            return Err(unknown_session());
+            return Err(unknown_session(id));
         }
         if method == Some("initialize") {
-            return Err(refusal(
+            return Err(refusal_of(
+                id,
                 StatusCode::BAD_REQUEST,
                 -32600,
                 "Invalid Request: this session is already initialized; to start over, send initialize without Mcp-Session-Id",

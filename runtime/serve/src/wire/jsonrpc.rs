@@ -22,7 +22,6 @@ pub(crate) struct RpcMethod {
     /// beside `result`/`error`).
     pub(crate) request: bool,
     /// The request's id (`null` for a notification or a response).
-    #[cfg_attr(not(feature = "oauth"), allow(dead_code))] // the step-up answers under it
     pub(crate) id: Value,
     /// The tool a `tools/call` request names.
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
