@@ -387,6 +387,9 @@ fn a_session_in_use_stays_open_and_an_idle_one_is_closed() {
     let gone = exchange(server.addr, "POST", "/mcp", &in_session, call);
     assert!(gone.starts_with("HTTP/1.1 404") && gone.contains("Session not found"), "{gone}");
     assert!(gone.contains(r#""id":7"#), "the client can tell which request was refused: {gone}");
+    // A response's id is the server's numbering: its refusal names no request of the client's.
+    let answer = exchange(server.addr, "POST", "/mcp", &in_session, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    assert!(answer.starts_with("HTTP/1.1 404") && answer.contains(r#""id":null"#), "{answer}");
 }
 
 #[test]

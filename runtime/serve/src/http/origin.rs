@@ -181,7 +181,12 @@ impl HostPolicy {
             Some(_) => return false,
             None => host,
         };
-        self.hosts.iter().any(|allowed| allowed.port == Port::Any && allowed.host.eq_ignore_ascii_case(name))
+        // Only names the parser reads as themselves (not `[]` or `[%]`, which it refuses sent).
+        let plain =
+            |host: &str| !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
+        self.hosts
+            .iter()
+            .any(|allowed| allowed.port == Port::Any && plain(&allowed.host) && allowed.host.eq_ignore_ascii_case(name))
     }
 
     /// The 403 for a request from a `Host` or `Origin` the server does not accept, before
@@ -278,6 +283,11 @@ mod tests {
         }
         assert!(p.plainly_accepted("LocalHost:8080") && !p.plainly_accepted("localhost:+80"));
         assert!(!p.plainly_accepted("api.example.com:443"), "a name with a fixed port is parsed");
+        // Configured names the parser reads differently from how they are sent.
+        let odd = policy(&["[]", "[%]"], &[]);
+        for host in ["", ":8080", "%", "%:80"] {
+            assert!(!odd.plainly_accepted(host), "{host:?}");
+        }
         assert_eq!(p.refusal(Some("localhost"), Some(b"http://localhost:5173")), None);
         assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com")), None);
         assert_eq!(p.refusal(Some("localhost"), Some(b"https://app.example.com:443")), None, "the default port, spelt");

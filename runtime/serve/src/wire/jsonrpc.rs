@@ -77,7 +77,10 @@ pub(crate) fn read(bytes: &[u8]) -> Result<(RpcMethod, Value), Refused> {
                 "Invalid Request: a message carries `method` (a request) or `result`/`error` (a response), not both",
             ),
             Some(Value::String(method)) => method.as_str(),
-            None if is_response => return Ok((RpcMethod { method: None, request: false, id, tool: None }, message)),
+            // A response's id is the server's request's: never the id to answer under.
+            None if is_response => {
+                return Ok((RpcMethod { method: None, request: false, id: Value::Null, tool: None }, message))
+            }
             _ => return invalid("Invalid Request: `method` must be a string"),
         };
     let mut tool = None;
