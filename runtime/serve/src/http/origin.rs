@@ -136,16 +136,31 @@ fn matches(allowed: &Authority, sent: &Authority) -> bool {
 pub(crate) struct HostPolicy {
     any_host: bool,
     hosts: Vec<Authority>,
+    /// The accepted any-port names the parser reads as themselves (letters, digits, dots and
+    /// hyphens; not `[]` or `[%]`, which it refuses sent): matched without parsing.
+    plain_names: Vec<String>,
     origins: Vec<Authority>,
 }
 
 impl HostPolicy {
     pub(crate) fn new(settings: &Settings, bind: SocketAddr) -> HostPolicy {
-        let hosts = allowed_hosts(settings, bind);
+        HostPolicy::of(&allowed_hosts(settings, bind), &allowed_origins(settings))
+    }
+
+    fn of(hosts: &[impl AsRef<str>], origins: &[impl AsRef<str>]) -> HostPolicy {
+        let hosts: Vec<&str> = hosts.iter().map(AsRef::as_ref).collect();
+        let parsed: Vec<Authority> = hosts.iter().filter_map(|h| parse_host(h, Port::Any)).collect();
+        let plain =
+            |host: &str| !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
         HostPolicy {
             any_host: hosts.iter().any(|host| host.trim() == ANY_HOST),
-            hosts: hosts.iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
-            origins: allowed_origins(settings).iter().filter_map(|o| parse_origin(o)).collect(),
+            plain_names: parsed
+                .iter()
+                .filter(|a| a.port == Port::Any && plain(&a.host))
+                .map(|a| a.host.clone())
+                .collect(),
+            hosts: parsed,
+            origins: origins.iter().filter_map(|o| parse_origin(o.as_ref())).collect(),
         }
     }
 
@@ -181,12 +196,7 @@ impl HostPolicy {
             Some(_) => return false,
             None => host,
         };
-        // Only names the parser reads as themselves (not `[]` or `[%]`, which it refuses sent).
-        let plain =
-            |host: &str| !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
-        self.hosts
-            .iter()
-            .any(|allowed| allowed.port == Port::Any && plain(&allowed.host) && allowed.host.eq_ignore_ascii_case(name))
+        self.plain_names.iter().any(|plain| plain.eq_ignore_ascii_case(name))
     }
 
     /// The 403 for a request from a `Host` or `Origin` the server does not accept, before
@@ -218,11 +228,7 @@ mod tests {
     use super::*;
 
     fn policy(hosts: &[&str], origins: &[&str]) -> HostPolicy {
-        HostPolicy {
-            any_host: hosts.contains(&ANY_HOST),
-            hosts: hosts.iter().filter_map(|h| parse_host(h, Port::Any)).collect(),
-            origins: origins.iter().filter_map(|o| parse_origin(o)).collect(),
-        }
+        HostPolicy::of(hosts, origins)
     }
 
     #[test]
