@@ -34,7 +34,8 @@
 //! - peak RSS passed `--max-peak` (default 4) times the baseline;
 //! - RSS still climbed over the last half of the load: from each third of that half to the next,
 //!   the median RSS rose by more than `--max-slope` (default 2) percent of the baseline a minute
-//!   (a leak climbs all along; RSS reaching its high-water mark late is one step, in one third);
+//!   (a leak climbs all along; RSS reaching its high-water mark late is one step, in one third),
+//!   or the load was too short to sample each third;
 //! - the requests answered a second in the last minute fell below `--min-throughput` (default
 //!   0.9) times the first minute's (halves of the load when it is shorter than two minutes);
 //! - the store held more provenance activities than `keep` plus the calls in flight (64) at any
@@ -431,22 +432,23 @@ impl Phase {
 
     /// How fast RSS still climbed over the last half of the load, in KiB a minute: that half cut
     /// in thirds, the rise from each third's median RSS to the next's, the smaller of the two.
-    /// A leak climbs all along and raises both; RSS reaching the allocator's high-water mark late
-    /// (on a slower machine, a step of 10-15 MiB a minute or two in) is one step, which raises one
-    /// of them only. A least-squares slope read such a step as a climb.
-    fn late_climb(&self) -> f64 {
-        let end = self.samples.last().map_or(0.0, |s| s.0);
+    /// A leak climbs all along and raises both. A one-off rise of S (RSS reaching the allocator's
+    /// high-water mark late, 10-15 MiB two or three minutes in on a slower machine) reads 0 as a
+    /// step, and at most S / (2 × a third) however it falls; a least-squares slope read such a
+    /// step in the middle of the half as S / (two thirds). None when a third holds no sample.
+    fn late_climb(&self) -> Option<f64> {
+        let end = self.samples.last()?.0;
         let third = end / 6.0;
-        let median = |from: f64| {
-            let mut rss: Vec<u64> =
-                self.samples.iter().filter(|s| s.0 >= from && s.0 < from + third).map(|s| s.1).collect();
-            rss.sort_unstable();
-            rss.get(rss.len() / 2).map(|&m| m as f64)
-        };
-        match (median(end / 2.0), median(end / 2.0 + third), median(end / 2.0 + 2.0 * third)) {
-            (Some(a), Some(b), Some(c)) if third > 0.0 => (b - a).min(c - b) / (third / 60.0),
-            _ => 0.0,
+        let mut parts: [Vec<u64>; 3] = Default::default();
+        for s in self.samples.iter().filter(|s| s.0 >= end / 2.0) {
+            parts[(((s.0 - end / 2.0) / third) as usize).min(2)].push(s.1);
         }
+        let mut medians = [0.0; 3];
+        for (part, median) in parts.iter_mut().zip(&mut medians) {
+            part.sort_unstable();
+            *median = *part.get(part.len() / 2)? as f64;
+        }
+        Some((medians[1] - medians[0]).min(medians[2] - medians[1]) / (third / 60.0))
     }
 }
 
@@ -606,8 +608,8 @@ async fn main() -> std::process::ExitCode {
     // The held-to measures, each with its verdict.
     let baseline_kib = baseline.0.max(1) as f64;
     let peak_ratio = peak.0 as f64 / baseline_kib;
-    let slope = phase.late_climb();
-    let slope_share = 100.0 * slope / baseline_kib;
+    let climb = phase.late_climb();
+    let climb_share = climb.map(|climb| 100.0 * climb / baseline_kib);
     let window = (elapsed / 2.0).min(60.0);
     let (first, last) = phase.throughput(window);
     let throughput_ratio = if first > 0.0 { last / first } else { 0.0 };
@@ -617,12 +619,14 @@ async fn main() -> std::process::ExitCode {
     let checks = [
         (format!("peak RSS {peak_ratio:.2}× the baseline"), format!("≤ {max_peak}×"), peak_ratio <= max_peak),
         (
-            format!(
-                "RSS climb over the last half of the load (the slower of its thirds) {:.0} KiB/min ({slope_share:.2}% of the baseline)",
-                slope
-            ),
+            match (climb, climb_share) {
+                (Some(climb), Some(share)) => format!(
+                    "RSS climb over the last half of the load (the smaller rise between its thirds) {climb:.0} KiB/min ({share:.2}% of the baseline)"
+                ),
+                _ => "RSS climb over the last half of the load: a third of it has no sample (too short a load)".to_owned(),
+            },
             format!("≤ {max_slope}%/min"),
-            slope_share <= max_slope,
+            climb_share.is_some_and(|share| share <= max_slope),
         ),
         (
             format!("requests/s, last {window:.0} s vs first: {last:.0} / {first:.0} = {throughput_ratio:.2}"),
