@@ -608,8 +608,8 @@ async fn main() -> std::process::ExitCode {
     // The held-to measures, each with its verdict.
     let baseline_kib = baseline.0.max(1) as f64;
     let peak_ratio = peak.0 as f64 / baseline_kib;
-    let climb = phase.late_climb();
-    let climb_share = climb.map(|climb| 100.0 * climb / baseline_kib);
+    // KiB a minute, and as a percentage of the baseline.
+    let climb = phase.late_climb().map(|kib| (kib, 100.0 * kib / baseline_kib));
     let window = (elapsed / 2.0).min(60.0);
     let (first, last) = phase.throughput(window);
     let throughput_ratio = if first > 0.0 { last / first } else { 0.0 };
@@ -619,14 +619,14 @@ async fn main() -> std::process::ExitCode {
     let checks = [
         (format!("peak RSS {peak_ratio:.2}× the baseline"), format!("≤ {max_peak}×"), peak_ratio <= max_peak),
         (
-            match (climb, climb_share) {
-                (Some(climb), Some(share)) => format!(
-                    "RSS climb over the last half of the load (the smaller rise between its thirds) {climb:.0} KiB/min ({share:.2}% of the baseline)"
+            match climb {
+                Some((kib, share)) => format!(
+                    "RSS climb over the last half of the load (the smaller rise between its thirds) {kib:.0} KiB/min ({share:.2}% of the baseline)"
                 ),
-                _ => "RSS climb over the last half of the load: a third of it has no sample (too short a load)".to_owned(),
+                None => "RSS climb over the last half of the load: a third of it has no sample (too short a load)".to_owned(),
             },
             format!("≤ {max_slope}%/min"),
-            climb_share.is_some_and(|share| share <= max_slope),
+            climb.is_some_and(|(_, share)| share <= max_slope),
         ),
         (
             format!("requests/s, last {window:.0} s vs first: {last:.0} / {first:.0} = {throughput_ratio:.2}"),
