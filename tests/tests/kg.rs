@@ -766,7 +766,7 @@ fn aggregates_count_group_and_sum_the_matching_instances(kg: Kg) {
     });
 }
 
-/// Issue 27: `all` returns every match, however many pages that takes, and a page asked to hold
+/// `all` returns every match, however many pages that takes, and a page asked to hold
 /// more than its maximum is an error that names the way out, not a silent clamp.
 fn all_reads_every_match_and_a_page_past_its_maximum_is_an_error(kg: Kg) {
     use trails::kg::{DEFAULT_LIMIT, MAX_LIMIT};
@@ -897,7 +897,7 @@ fn acknowledged_writes_survive_a_reopen() {
     });
 }
 
-/// Issue 11 finding 3: what one instance may weigh is bounded by the store (`[kg]
+/// What one instance may weigh is bounded by the store (`[kg]
 /// max_instance_bytes`), for creates and updates alike; blob bytes are stored apart and do not count.
 fn an_instance_heavier_than_its_bound_is_a_field_error_and_changes_nothing(kg: Kg) {
     let kg = kg.with_max_instance_bytes(8192);

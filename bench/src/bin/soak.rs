@@ -514,7 +514,7 @@ async fn main() -> std::process::ExitCode {
     let settle: u64 = arg("--settle").and_then(|s| s.parse().ok()).unwrap_or(60);
     // `--parts workers,slow,flood` (default all): to find which load holds what.
     let parts = arg("--parts").unwrap_or_else(|| "workers,slow,flood".into());
-    // What the run is held to (the memory issue's targets).
+    // What the run is held to (`runtime/guide/08-benchmarks.md`).
     let max_peak = bound("--max-peak", 4.0);
     let max_slope = bound("--max-slope", 2.0);
     let min_throughput = bound("--min-throughput", 0.9);

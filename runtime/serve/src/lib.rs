@@ -16,6 +16,7 @@ mod http;
 mod mcp;
 #[cfg(any(feature = "http", feature = "stdio"))]
 mod memory;
+mod method;
 #[cfg(feature = "oauth")]
 mod oauth;
 #[cfg(feature = "otel")]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::mcp::Via;
+use crate::method::Via;
 use crate::server::Server;
 use crate::state::Shared;
 use trails_core::auth::Caller;
@@ -85,23 +85,22 @@ impl Client {
                 })
             }
         };
-        match crate::mcp::call_tool(
+        let called = crate::method::call(
             &self.shared,
             name,
             arguments,
             self.caller.clone(),
             Via::Mcp { links: true },
             Default::default(),
-        )
-        .await
-        {
-            Ok(result) => {
+        );
+        match called.await {
+            Ok(answer) => {
                 // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.
-                let mut result = rmcp::model::ServerResult::CallToolResult(result);
+                let mut result = rmcp::model::ServerResult::CallToolResult(crate::wire::call::answer(answer));
                 crate::wire::shape_result(&mut result, false);
                 Ok(serde_json::to_value(result).expect("a result serialises"))
             }
-            Err(error) => Err(error.into()),
+            Err(refusal) => Err(crate::wire::call::refusal(&refusal).into()),
         }
     }
 }

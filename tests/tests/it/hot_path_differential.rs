@@ -7,8 +7,7 @@
 //! one event with nothing to resume, `http/hot/answers.rs`).
 //!
 //! The reference is rmcp behind Trails' own checks, which answer some requests before rmcp sees
-//! them on both paths. Those are intended differences from *plain* rmcp (the hostile-client
-//! issue, `runtime/guide/07-wire-contract.md`), and the corpus pins them here too (`trails_refusals`): invalid JSON, an
+//! them on both paths. Those are intended differences from *plain* rmcp (`runtime/guide/07-wire-contract.md`), and the corpus pins them here too (`trails_refusals`): invalid JSON, an
 //! empty body, a batch, a wrong `id` type or `jsonrpc` → 400 with a JSON-RPC `-32700`/`-32600`
 //! (rmcp: 415 with a text body); a `tools/call` whose params are not `{name, arguments?}` →
 //! `-32602` with its id (rmcp: `-32601`); a foreign `Host`/`Origin` → 403 JSON (rmcp: 403 text);
@@ -76,7 +75,9 @@ enum Mode {
 /// Ids of tracked cases start here (the id cases use small ones and strings).
 const FIRST_ID: u64 = 1_000;
 
-const OWNED: [&str; 5] = ["tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read"];
+/// The methods of the method table (`runtime/serve/src/method/`) the hot path frames.
+const OWNED: [&str; 6] =
+    ["tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read", "completion/complete"];
 
 /// An independent model of when rmcp serves a well-formed, well-headed request of `method`
 /// (`label` from [`calls`]) without refusing it: what the hot path must take, in each [`Mode`].
@@ -161,8 +162,22 @@ fn calls() -> Vec<(&'static str, &'static str, Value, Option<String>)> {
         read("read an unknown resource", "trails://no/such/thing"),
         read("read a builder resource", "trails://doctor"),
         ("read without a uri", "resources/read", json!({}), None),
+        ("complete a key", "completion/complete", complete("trails://kg/Note/{id}", "id", "diff"), None),
+        ("complete an unknown template", "completion/complete", complete("trails://nothing/{id}", "id", ""), None),
+        (
+            "complete a prompt",
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "p" },
+            "argument": { "name": "a", "value": "" } }),
+            None,
+        ),
         ("ping", "ping", json!({}), None),
     ]
+}
+
+/// `completion/complete` params for variable `name` of template `uri`.
+fn complete(uri: &str, name: &str, value: &str) -> Value {
+    json!({ "ref": { "type": "ref/resource", "uri": uri }, "argument": { "name": name, "value": value } })
 }
 
 fn message(id: Value, method: &str, mut params: Value, version: Version) -> Vec<u8> {

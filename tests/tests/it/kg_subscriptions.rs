@@ -289,7 +289,7 @@ async fn over_http_a_2026_listen_receives_resource_and_tool_list_updates() {
     }
 }
 
-/// Issue 11: anonymous callers share a smaller pool of listen requests (as of sessions), so one
+/// Anonymous callers share a smaller pool of listen requests (as of sessions), so one
 /// client without a token cannot take every place from those with one.
 #[tokio::test]
 async fn anonymous_listeners_cannot_take_every_place() {

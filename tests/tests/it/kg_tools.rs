@@ -279,7 +279,7 @@ async fn template_variables_complete_from_the_store() {
     assert!(prompt.to_string().contains("no prompts"), "{prompt}");
 }
 
-/// Issue 25 item 5 (PDPP): a listed instance is an evidence card built from the fields its type
+/// Bounded evidence (PDPP): a listed instance is an evidence card built from the fields its type
 /// gives a display role, and from nothing else — the title as label, a bounded excerpt of the
 /// body, the status — the same through `trails_kg_list` and the umbrella resource; the roles are
 /// published in `trails://schema`, SHACL and the manifest.

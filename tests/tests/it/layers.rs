@@ -72,10 +72,11 @@ const RUNTIME: &[Unit] = &[
     unit("resources", Group::Serve, 3),
     unit("state", Group::Serve, 4),
     unit("builtin", Group::Serve, 5),
-    unit("mcp", Group::Serve, 6),
-    unit("http", Group::Serve, 7),
-    unit("server", Group::Serve, 8),
-    unit("cli", Group::Serve, 9),
+    unit("method", Group::Serve, 6),
+    unit("mcp", Group::Serve, 7),
+    unit("http", Group::Serve, 8),
+    unit("server", Group::Serve, 9),
+    unit("cli", Group::Serve, 10),
 ];
 
 #[test]

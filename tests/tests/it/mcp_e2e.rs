@@ -187,7 +187,7 @@ async fn search_of_thirty(client: &RunningService<RoleClient, Recorder>) -> Call
     call(client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap()
 }
 
-/// Issue 11 finding 3: one call's result is bounded in bytes, whatever the tool returns. A list
+/// One call's result is bounded in bytes, whatever the tool returns. A list
 /// keeps the items that fit and says how many; text is cut and says so; other structured results
 /// become an `isError` result naming the size and the bound.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The SHACL projection (issue 9): every shape and node type as an `sh:NodeShape` the macros
+//! The SHACL projection: every shape and node type as an `sh:NodeShape` the macros
 //! emitted. Checked with pyshacl, an independent SHACL engine: the shapes are valid SHACL (the
 //! SHACL-SHACL meta-shapes), what the store writes conforms to them (and stops conforming when
 //! a required value goes), and over the fixture constraint matrix SHACL reports a violation on

@@ -1,4 +1,4 @@
-//! The validator agrees with the published schema (issue 11, finding 7): every tool's input
+//! The validator agrees with the published schema: every tool's input
 //! schema, as `tools/list` publishes it, and a corpus generated from it — a valid instance, then
 //! each property (nested ones and list items too) replaced by edge values of its type and its
 //! constraints, removed, or joined by an unknown one — is decided by the Trails validator, by Ajv

@@ -19,7 +19,7 @@ use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 
 use crate::idempotency::{SentKey, Source};
-use crate::mcp::{call, Via};
+use crate::method::{call, CallInfo, Via};
 use crate::pipeline::{Failure, Refusal};
 use crate::projection::Info;
 use crate::state::Shared;
@@ -61,7 +61,7 @@ pub(crate) async fn invoke(
         Ok(arguments) => arguments,
         Err(response) => return response,
     };
-    let info = crate::mcp::CallInfo { key, trace, ..Default::default() };
+    let info = CallInfo { key, trace, ..Default::default() };
     match call(&shared, name, Some(arguments), caller, Via::Invoke, info).await {
         Ok(answer) => {
             if let Some(Failure::Domain(domain)) = answer.failure() {

@@ -30,7 +30,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{TrailsServer, Transport};
+use crate::mcp::TrailsServer;
+use crate::method::Transport;
 use crate::state::Shared;
 use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};

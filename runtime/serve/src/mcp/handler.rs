@@ -6,38 +6,20 @@ use std::sync::{Arc, OnceLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
     InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject,
+    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::dispatch;
 use super::subscribe::{self, Activity, SessionSubscriptions};
-use crate::idempotency::SentKey;
+use crate::method::{self, Transport, PROTOCOL_VERSIONS};
 use crate::pipeline::Lookup;
 use crate::state::Shared;
 use crate::wire::errors;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
-
-/// The MCP session a request came in (its `Mcp-Session-Id` header).
-fn session_id(parts: Option<&http::request::Parts>) -> Option<String> {
-    parts?.headers.get("mcp-session-id")?.to_str().ok().map(str::to_owned)
-}
-
-/// The protocol revisions this server implements.
-pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =
-    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Transport {
-    /// One client per process; identity fixed at `initialize` (or per request on 2026-07-28).
-    Stdio,
-    /// Identity per request, from the `Authorization` header (see `http/bearer.rs`).
-    Http,
-}
 
 /// What a 2025-* HTTP session's handler shares with the session guard in front of it, which
 /// answers some of the session's requests without it (`http/hot/`).
@@ -121,6 +103,34 @@ impl TrailsServer {
     }
 }
 
+/// A request as rmcp's context holds it, for the method table. `params_meta`: the `_meta` left
+/// in the params (rmcp moves it into the context).
+fn request(
+    context: &mut RequestContext<RoleServer>,
+    params_meta: Option<RequestMetaObject>,
+    caller: Caller,
+    transport: Transport,
+) -> method::Request {
+    let parts = context.extensions.get::<http::request::Parts>();
+    let headers = parts.map(|parts| &parts.headers);
+    let header = |name| headers.and_then(|headers| headers.get(name)).and_then(|value| value.to_str().ok());
+    let agreed = context.peer.peer_info().map(|info| info.protocol_version.as_str().to_owned());
+    let meta_version = context.meta.protocol_version();
+    let version = method::version(
+        meta_version.as_ref().map(ProtocolVersion::as_str),
+        header("mcp-protocol-version"),
+        agreed.as_deref(),
+    )
+    .map(str::to_owned);
+    let session = header("mcp-session-id").map(str::to_owned);
+    let header_trace = headers.and_then(TraceParent::from_headers);
+    let meta = match std::mem::take(&mut context.meta.0 .0) {
+        meta if meta.is_empty() => params_meta.map(|meta| meta.0 .0).unwrap_or_default(),
+        meta => meta,
+    };
+    method::Request { id: context.id.clone(), caller, meta, header_trace, session, version, transport }
+}
+
 /// `_meta.authorization` as a string (`"Bearer …"` or the bare token).
 fn authorization_in(meta: &serde_json::Map<String, Value>) -> Option<&str> {
     meta.get("authorization").and_then(Value::as_str)
@@ -197,121 +207,58 @@ impl ServerHandler for TrailsServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context)?;
-        let tools = match self.transport {
-            Transport::Stdio => self.shared.tools_stdio(self.shared.view(&caller)),
-            Transport::Http => self.shared.tools(self.shared.view(&caller)),
-        };
-        Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
+        Ok(method::list_tools(&self.shared, &request(&mut context, None, caller, self.transport)))
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut params: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        // rmcp moves a request's `_meta` into the context; the idempotency key lives there.
-        let key = SentKey::from_meta(Some(&context.meta.0 .0))
-            .or_else(|| SentKey::from_meta(request.meta.as_ref().map(|meta| &meta.0 .0)));
-        // The version the request names (in `_meta`, or the HTTP header), or the one the
-        // session agreed on: as the hot path reads it.
-        let header = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-protocol-version"))
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        let version = context
-            .meta
-            .protocol_version()
-            .map(|version| version.as_str().to_owned())
-            .or(header)
-            .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()));
-        let via = dispatch::Via::Mcp { links: dispatch::reads_links(version.as_deref()) };
-        let parts = context.extensions.get::<http::request::Parts>();
-        let meta =
-            Some(&context.meta.0 .0).filter(|meta| !meta.is_empty()).or(request.meta.as_ref().map(|meta| &meta.0 .0));
-        let info = dispatch::CallInfo {
-            key,
-            trace: TraceParent::of_request(meta, parts.map(|parts| &parts.headers)),
-            request_id: Some(context.id.to_string()),
-            session_id: session_id(parts),
-            protocol_version: version,
-        };
-        dispatch::call_tool(&self.shared, &request.name, request.arguments, caller, via, info)
-            .await
-            .map(CallToolResponse::Complete)
+        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        method::call_tool(&self.shared, asked, params).await.map(CallToolResponse::Complete)
     }
 
-    // Resources: node-type data, the schema and stats are `runtime` scope, which every caller
-    // has; `doctor` and `prov/latest` need `builder` (unknown to others, as masked tools are).
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(ListResourcesResult::with_all_items(crate::resources::list(&self.shared.resources, caller.scopes)))
+        Ok(method::list_resources(&self.shared, &request(&mut context, None, caller, self.transport)))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.caller(&context)?;
-        Ok(ListResourceTemplatesResult::with_all_items(crate::resources::templates(&self.shared.resources)))
+        let caller = self.caller(&context)?;
+        Ok(method::list_templates(&self.shared, &request(&mut context, None, caller, self.transport)))
     }
 
-    /// Completions of a resource template's variables (instance keys, `where` fields).
     async fn complete(
         &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
+        mut params: CompleteRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.caller(&context)?;
-        let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        let info =
-            crate::resources::complete(&self.shared.resources, &request.r#ref, &request.argument, &trace_id).await?;
-        Ok(CompleteResult::new(info))
+        let caller = self.caller(&context)?;
+        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        method::complete(&self.shared, &asked, params).await
     }
 
     async fn read_resource(
         &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
+        mut params: ReadResourceRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        let parts = context.extensions.get::<http::request::Parts>();
-        let meta = Some(&context.meta.0 .0).filter(|meta| !meta.is_empty()).or(request.meta.as_ref().map(|m| &m.0 .0));
-        let info = dispatch::CallInfo {
-            trace: TraceParent::of_request(meta, parts.map(|parts| &parts.headers)),
-            request_id: Some(context.id.to_string()),
-            session_id: session_id(parts),
-            protocol_version: context.peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()),
-            ..Default::default()
-        };
-        let (span, started) =
-            (dispatch::request_span("resources/read", &request.uri, &info), std::time::Instant::now());
-        span.record("mcp.resource.uri", request.uri.as_str());
-        let read = crate::resources::read(
-            &self.shared.resources,
-            &*self.shared,
-            &request.uri,
-            &trace_id,
-            self.shared.view(&caller),
-        );
-        let outcome = tracing::Instrument::instrument(read, span.clone())
-            .await
-            .map(ReadResourceResponse::Complete)
-            .map_err(|error| error.into_mcp(&request.uri));
-        let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
-        dispatch::request_done(&span, "resources/read", None, error_type.as_deref(), started);
-        outcome
+        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        method::read_resource(&self.shared, &asked, params).await.map(ReadResourceResponse::Complete)
     }
 
     // Subscriptions (see `subscribe`): 2025-* sessions subscribe per URI; 2026-07-28 clients

@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "http")]
 use crate::http::ConnectionLimits;
-#[cfg(feature = "stdio")]
-use crate::mcp::{TrailsServer, Transport};
 use crate::pipeline::NoSuchTool;
 use crate::state::{Control, Shared};
+#[cfg(feature = "stdio")]
+use crate::{mcp::TrailsServer, method::Transport};
 use trails_core::auth::ScopeSet;
 
 /// Why serving stopped with an error.
@@ -87,8 +87,15 @@ impl Server {
             client: None,
             scopes: ScopeSet::up_to(trails_core::auth::Scope::Dev),
         };
-        match crate::mcp::call(&self.shared, name, Some(arguments), caller, crate::mcp::Via::Invoke, Default::default())
-            .await
+        match crate::method::call(
+            &self.shared,
+            name,
+            Some(arguments),
+            caller,
+            crate::method::Via::Invoke,
+            Default::default(),
+        )
+        .await
         {
             Ok(answer) => {
                 let text = answer.result().text().unwrap_or_default().to_owned();

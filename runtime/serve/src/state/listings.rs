@@ -13,7 +13,6 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use bytes::Bytes;
 use rmcp::model::Tool;
-#[cfg(feature = "http")]
 use rmcp::model::{ListToolsResult, ServerResult};
 use serde_json::Value;
 
@@ -30,7 +29,6 @@ pub(crate) struct Listings {
     listings: Cache<View, Arc<Vec<Tool>>>,
     /// The same over stdio, where the manifest is the resource `trails://capabilities`.
     stdio_listings: Cache<View, Arc<Vec<Tool>>>,
-    #[cfg(feature = "http")]
     /// The same answers serialised, by (view, 2026-07-28 shape): what the hot path
     /// sends.
     encoded: Cache<(View, bool), Bytes>,
@@ -56,7 +54,6 @@ impl Listings {
             parsed: catalog.entries().map(|entry| (entry.name(), OnceLock::new())).collect(),
             listings: RwLock::default(),
             stdio_listings: RwLock::default(),
-            #[cfg(feature = "http")]
             encoded: RwLock::default(),
             #[cfg(feature = "http")]
             openapi: RwLock::default(),
@@ -111,7 +108,6 @@ impl Listings {
         })
     }
 
-    #[cfg(feature = "http")]
     /// The `tools/list` result for `view` as rmcp serialises it, for 2026-07-28 peers
     /// (`current`: with `resultType` and cache hints) or older ones; built once, from the
     /// descriptors as the macros wrote them.
@@ -175,7 +171,6 @@ impl Listings {
         }
     }
 
-    #[cfg(feature = "http")]
     /// rmcp's serialisation of an empty listing, with the descriptors in its `tools` array. Each
     /// descriptor is the JSON rmcp writes for that `Tool` (compact, the same members; only their
     /// order may differ): `tests/tests/it/registry.rs` holds every declared tool to that.

@@ -183,7 +183,6 @@ impl Shared {
         self.listings.list(&self.pipeline.catalog, view)
     }
 
-    #[cfg(feature = "http")]
     /// The same, as the `tools/list` result's bytes (see `Listings::list_json`).
     pub(crate) fn tools_json(&self, view: View, current: bool) -> Bytes {
         self.listings.list_json(&self.pipeline.catalog, view, current)

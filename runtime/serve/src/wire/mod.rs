@@ -8,7 +8,6 @@ pub(crate) mod jsonrpc;
 pub(crate) mod trace;
 
 /// rmcp's last step on a result: 2026-07-28 peers get cache hints, older ones no `resultType`.
-#[cfg(any(feature = "http", feature = "testing"))]
 pub(crate) fn shape_result(result: &mut rmcp::model::ServerResult, current: bool) {
     if current {
         result.fill_missing_cache_hints();

@@ -58,14 +58,6 @@ impl TraceParent {
         let traceparent = headers.get("traceparent")?.to_str().ok()?;
         TraceParent::parse(traceparent, headers.get("tracestate").and_then(|v| v.to_str().ok()))
     }
-
-    /// `_meta` first (the request's own), then the headers (the HTTP hop's).
-    pub(crate) fn of_request(
-        meta: Option<&Map<String, Value>>,
-        headers: Option<&http::HeaderMap>,
-    ) -> Option<TraceParent> {
-        meta.and_then(TraceParent::from_meta).or_else(|| headers.and_then(TraceParent::from_headers))
-    }
 }
 
 #[cfg(test)]

@@ -21,17 +21,16 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, ErrorCode, ErrorData, GetMeta,
-    JsonRpcRequest, ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
-    ListResourcesResult, ListToolsRequest, ProtocolVersion, ReadResourceRequest, ReadResourceResponse, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, CompleteRequest, ErrorCode, ErrorData, GetExtensions,
+    JsonRpcRequest, ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, ProtocolVersion,
+    ReadResourceRequest, RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::body::refusal;
 use super::session_guard::Live;
-use crate::mcp::PROTOCOL_VERSIONS;
+use crate::method::{self, Method, Reply, Transport, PROTOCOL_VERSIONS, V2026};
 use crate::state::Shared;
 use crate::wire::jsonrpc::RpcMethod;
 use crate::wire::shape_result;
@@ -57,33 +56,26 @@ impl HotPath {
     }
 }
 
-/// The requests the hot path owns.
-enum Owned {
-    ListTools,
-    CallTool(Box<CallToolRequestParams>, Box<crate::mcp::CallInfo>),
-    ListResources,
-    ListResourceTemplates,
-    ReadResource(String, Box<crate::mcp::CallInfo>),
-}
-
 /// A request the hot path answers, with what decides the answer's shape.
 pub(crate) struct Planned {
     id: RequestId,
-    request: Owned,
+    method: Method,
+    /// The request's `_meta`.
+    meta: serde_json::Map<String, Value>,
+    /// The trace context of its headers.
+    header_trace: Option<TraceParent>,
+    /// The version it is answered under.
+    version: &'static str,
     /// The version came in `_meta` (rmcp's "negotiated" path: error codes map to HTTP statuses).
     negotiated: bool,
-    /// The effective version is 2026-07-28 or later: results keep `resultType` and list/read
-    /// results carry cache hints; list/read `-32002` becomes `-32602`.
+    /// The version rmcp shapes the answer for (`_meta`'s, else the session's) is 2026-07-28 or
+    /// later: results keep `resultType` and carry cache hints, and `-32002` becomes `-32602`.
     current: bool,
     /// `_meta` lacks what 2026-07-28 requires (then `-32602` is a 400 on the negotiated path).
     meta_malformed: bool,
-    /// The effective version reads `resource_link` blocks (2025-06-18 or later).
-    links: bool,
     /// The open session it belongs to (answered as SSE events).
     session: Option<Arc<Live>>,
 }
-
-const V2026: &str = "2026-07-28";
 
 impl HotPath {
     /// Whether this request is one the hot path answers (`rpc`: what the JSON-RPC check found
@@ -125,7 +117,7 @@ impl HotPath {
         }
         // Listings are answered at once from tables: nothing in them can be cut off half-way, so
         // they need no task of their own (only the same answer to a panic).
-        if matches!(planned.request, Owned::ListTools | Owned::ListResources | Owned::ListResourceTemplates) {
+        if matches!(planned.method, Method::ListTools | Method::ListResources | Method::ListResourceTemplates) {
             let listing = std::panic::AssertUnwindSafe(self.serve(planned, caller));
             return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
         }
@@ -207,18 +199,11 @@ fn plan(
     {
         return None;
     }
-    let (id, request) = parse_request(rpc, message)?;
-    let (method, name) = match &request {
-        ClientRequest::ListToolsRequest(_) => ("tools/list", None),
-        ClientRequest::CallToolRequest(call) => ("tools/call", Some(call.params.name.as_ref())),
-        ClientRequest::ListResourcesRequest(_) => ("resources/list", None),
-        ClientRequest::ListResourceTemplatesRequest(_) => ("resources/templates/list", None),
-        ClientRequest::ReadResourceRequest(read) => ("resources/read", Some(read.params.uri.as_str())),
-        _ => return None,
-    };
-    let meta = request.get_meta();
+    let (id, mut request) = parse_request(rpc, message)?;
+    let meta = request.extensions_mut().remove::<RequestMetaObject>().unwrap_or_default();
     let requested = meta.protocol_version();
     let meta_malformed = !meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty();
+    let method = Method::of(request)?;
     // `MCP-Protocol-Version`: the first value, visible ASCII, one rmcp knows unless `_meta` names
     // the version.
     let header = match headers.get("mcp-protocol-version") {
@@ -233,20 +218,18 @@ fn plan(
         if header.is_some_and(|header| !known(header) || header >= V2026) {
             return None;
         }
-        // rmcp's handler reads the version from the header, else the one `initialize` agreed on.
-        let agreed = session.link.version.get()?;
-        let version = header.unwrap_or(agreed);
-        // (For `resources/read` it names the session's version.)
-        let reads = matches!(request, ClientRequest::ReadResourceRequest(_));
-        let protocol_version = if reads { agreed.as_str() } else { version };
-        let info = call_info(&meta.0 .0, headers, &id, Some(&session.id), protocol_version);
+        // (A session that agreed on 2026-07-28 is an oddity rmcp answers in its own shape.)
+        let agreed = session.link.version.get().filter(|agreed| agreed.as_str() < V2026)?;
+        let version = interned(method::version(None, header, Some(agreed))?)?;
         return Some(Planned {
-            request: owned(request, info)?,
             id,
+            method,
+            meta: meta.0 .0,
+            header_trace: TraceParent::from_headers(headers),
+            version,
             negotiated: false,
             current: false,
             meta_malformed: false,
-            links: crate::mcp::reads_links(Some(version)),
             session: Some(session.clone()),
         });
     }
@@ -272,11 +255,11 @@ fn plan(
         (None, _) => {}
     }
     if header.is_some_and(|header| header >= V2026) {
-        if !headers::standard_headers_agree(headers, method, name) {
+        if !headers::standard_headers_agree(headers, method.name(), method.target()) {
             return None;
         }
         // SEP-2243 `Mcp-Param-*` headers (none of Trails' schemas declares one today).
-        if method == "tools/call" && param_headers {
+        if matches!(method, Method::CallTool(_)) && param_headers {
             return None;
         }
     }
@@ -287,42 +270,26 @@ fn plan(
             return None;
         }
     }
-    let version = requested.as_ref().map(ProtocolVersion::as_str).or(header).unwrap_or("2025-03-26");
-    let (current, negotiated) = (version >= V2026, requested.is_some());
-    let info = call_info(&meta.0 .0, headers, &id, None, version);
-    let request = owned(request, info)?;
-    let links = crate::mcp::reads_links(Some(version));
-    Some(Planned { id, request, negotiated, current, meta_malformed, links, session: None })
-}
-
-/// What the dispatch records of a call or read (rmcp moves a request's `_meta` out of its
-/// params; the idempotency key and the trace context live there).
-fn call_info(
-    meta: &serde_json::Map<String, Value>,
-    headers: &HeaderMap,
-    id: &RequestId,
-    session: Option<&str>,
-    version: &str,
-) -> Box<crate::mcp::CallInfo> {
-    Box::new(crate::mcp::CallInfo {
-        key: crate::idempotency::SentKey::from_meta(Some(meta)),
-        trace: TraceParent::of_request(Some(meta), Some(headers)),
-        request_id: Some(id.to_string()),
-        session_id: session.map(str::to_owned),
-        protocol_version: Some(version.to_owned()),
+    let version = interned(
+        method::version(requested.as_ref().map(ProtocolVersion::as_str), header, None)
+            .unwrap_or(method::ASSUMED_VERSION),
+    )?;
+    Some(Planned {
+        id,
+        method,
+        meta: meta.0 .0,
+        header_trace: TraceParent::from_headers(headers),
+        version,
+        negotiated: requested.is_some(),
+        current: requested.as_ref().is_some_and(|requested| requested.as_str() >= V2026),
+        meta_malformed,
+        session: None,
     })
 }
 
-/// The request as the hot path holds it, if it owns its method.
-fn owned(request: ClientRequest, info: Box<crate::mcp::CallInfo>) -> Option<Owned> {
-    Some(match request {
-        ClientRequest::ListToolsRequest(_) => Owned::ListTools,
-        ClientRequest::CallToolRequest(call) => Owned::CallTool(Box::new(call.params), info),
-        ClientRequest::ListResourcesRequest(_) => Owned::ListResources,
-        ClientRequest::ListResourceTemplatesRequest(_) => Owned::ListResourceTemplates,
-        ClientRequest::ReadResourceRequest(read) => Owned::ReadResource(read.params.uri, info),
-        _ => return None,
-    })
+/// `version` as one of the revisions rmcp knows.
+fn interned(version: &str) -> Option<&'static str> {
+    ProtocolVersion::KNOWN_VERSIONS.iter().map(ProtocolVersion::as_str).find(|known| *known == version)
 }
 
 /// rmcp's reading of a request whose method the hot path owns, from the message the JSON-RPC
@@ -349,6 +316,7 @@ fn parse_request(rpc: &RpcMethod, message: Value) -> Option<(RequestId, ClientRe
             typed::<ListResourceTemplatesRequest>(message, ClientRequest::ListResourceTemplatesRequest)
         }
         "resources/read" => typed::<ReadResourceRequest>(message, ClientRequest::ReadResourceRequest),
+        "completion/complete" => typed::<CompleteRequest>(message, ClientRequest::CompleteRequest),
         _ => None,
     }
 }
@@ -416,50 +384,32 @@ impl HotPath {
 
     /// The JSON answer and its HTTP status.
     async fn outcome(&self, planned: Planned, caller: Caller) -> (StatusCode, Pieces) {
-        let shared = &self.shared;
-        let outcome = match planned.request {
-            Owned::ListTools => {
-                let result = shared.tools_json(shared.view(&caller), planned.current);
-                return (StatusCode::OK, response_pieces(&planned.id, result));
-            }
-            Owned::CallTool(params, info) => {
-                let via = crate::mcp::Via::Mcp { links: planned.links };
-                crate::mcp::call_tool(shared, &params.name, params.arguments, caller, via, *info)
-                    .await
-                    .map(|result| ServerResult::from(CallToolResponse::Complete(result)))
-            }
-            Owned::ListResources => Ok(ServerResult::ListResourcesResult(ListResourcesResult::with_all_items(
-                crate::resources::list(&shared.resources, caller.scopes),
-            ))),
-            Owned::ListResourceTemplates => Ok(ServerResult::ListResourceTemplatesResult(
-                ListResourceTemplatesResult::with_all_items(crate::resources::templates(&shared.resources)),
-            )),
-            Owned::ReadResource(uri, info) => {
-                let trace_id = uuid::Uuid::new_v4().simple().to_string();
-                let (span, started) =
-                    (crate::mcp::request_span("resources/read", &uri, &info), std::time::Instant::now());
-                span.record("mcp.resource.uri", uri.as_str());
-                let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, shared.view(&caller));
-                let outcome = tracing::Instrument::instrument(read, span.clone())
-                    .await
-                    .map(|result| ServerResult::from(ReadResourceResponse::Complete(result)))
-                    .map_err(|error| error.into_mcp(&uri))
-                    // rmcp gives 2026-07-28 peers `-32602` for a missing resource (not for
-                    // `tools/call`, whose errors it returns before that step).
-                    .map_err(|mut error| {
-                        if planned.current && error.code == ErrorCode::RESOURCE_NOT_FOUND {
-                            error.code = ErrorCode::INVALID_PARAMS;
-                        }
-                        error
-                    });
-                let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
-                crate::mcp::request_done(&span, "resources/read", None, error_type.as_deref(), started);
-                outcome
+        let current = planned.current;
+        let tool_call = matches!(planned.method, Method::CallTool(_));
+        let request = method::Request {
+            id: planned.id.clone(),
+            caller,
+            meta: planned.meta,
+            header_trace: planned.header_trace,
+            session: planned.session.as_ref().map(|session| session.id.clone()),
+            version: Some(planned.version.to_owned()),
+            transport: Transport::Http,
+        };
+        let outcome = match method::answer(&self.shared, request, planned.method).await {
+            Ok(Reply::Encoded(result)) => return (StatusCode::OK, response_pieces(&planned.id, result)),
+            Ok(Reply::Result(result)) => Ok(result),
+            // rmcp gives 2026-07-28 peers `-32602` for `-32002` (not for `tools/call`, whose errors
+            // it returns before that step).
+            Err(mut error) => {
+                if current && !tool_call && error.code == ErrorCode::RESOURCE_NOT_FOUND {
+                    error.code = ErrorCode::INVALID_PARAMS;
+                }
+                Err(error)
             }
         };
         let (status, message) = match outcome {
             Ok(mut result) => {
-                shape_result(&mut result, planned.current);
+                shape_result(&mut result, current);
                 (StatusCode::OK, ServerJsonRpcMessage::response(result, planned.id))
             }
             Err(error) => {
@@ -554,13 +504,7 @@ pub(crate) fn fuzz(data: &[u8]) {
     for (sessions, param_headers, session) in modes {
         let Some(planned) = plan(sessions, param_headers, &headers, &rpc, message.clone(), session) else { continue };
         assert!(headers::accepts_json_and_sse(&headers) && headers::content_type_is_json(&headers));
-        let method = match planned.request {
-            Owned::ListTools => "tools/list",
-            Owned::CallTool(..) => "tools/call",
-            Owned::ListResources => "resources/list",
-            Owned::ListResourceTemplates => "resources/templates/list",
-            Owned::ReadResource(..) => "resources/read",
-        };
+        let method = planned.method.name();
         let sent: serde_json::Value = serde_json::from_slice(body).expect("the check parsed it");
         assert_eq!(sent["method"].as_str(), Some(method), "the hot path took {sent} as `{method}`");
         let version = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
@@ -580,7 +524,7 @@ pub(crate) fn fuzz(data: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{ListToolsResult, NumberOrString};
+    use rmcp::model::{ListToolsResult, NumberOrString, ServerResult};
 
     use super::*;
 

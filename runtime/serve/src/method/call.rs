@@ -5,13 +5,14 @@
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
 
-use tracing::field::Empty;
 use tracing::Instrument;
 
+use super::span::{request_done, request_span};
+use super::{reads_links, Request};
 use crate::config::ValidationErrors;
 use crate::idempotency::SentKey;
 use crate::pipeline::{Answer, Refusal, READ_TOOL};
@@ -44,16 +45,15 @@ pub(crate) struct CallInfo {
     pub(crate) protocol_version: Option<String>,
 }
 
-/// [`call`] in MCP's types.
+/// `tools/call`: [`call`] for an MCP request, in MCP's types.
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
-    name: &str,
-    arguments: Option<Map<String, Value>>,
-    caller: Caller,
-    via: Via,
-    info: CallInfo,
+    request: Request,
+    params: CallToolRequestParams,
 ) -> Result<CallToolResult, ErrorData> {
-    match call(shared, name, arguments, caller, via, info).await {
+    let via = Via::Mcp { links: reads_links(request.version.as_deref()) };
+    let info = request.info();
+    match call(shared, &params.name, params.arguments, request.caller, via, info).await {
         Ok(answer) => Ok(wire::call::answer(answer)),
         Err(refusal) => Err(wire::call::refusal(&refusal)),
     }
@@ -113,54 +113,6 @@ pub(crate) async fn call(
         }
     }
     Ok(answer)
-}
-
-/// The span of one MCP server operation, `{method} {target}`, with the MCP semantic conventions'
-/// attributes as its fields (the operation-specific ones — `gen_ai.*`, `mcp.resource.uri` —
-/// recorded by the caller), continuing the client's trace with the `otel` feature.
-pub(crate) fn request_span(method: &'static str, target: &str, info: &CallInfo) -> tracing::Span {
-    let span = tracing::debug_span!(
-        target: trails_core::SPANS,
-        "mcp",
-        otel.name = %format_args!("{method} {target}"),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = method,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        mcp.resource.uri = Empty,
-        jsonrpc.request.id = info.request_id.as_deref(),
-        mcp.session.id = info.session_id.as_deref(),
-        mcp.protocol.version = info.protocol_version.as_deref(),
-        error.type = Empty,
-    );
-    #[cfg(feature = "otel")]
-    crate::otel::continue_trace(&span, info.trace.as_ref());
-    span
-}
-
-/// How the operation of [`request_span`] ended: `error.type` and an error status when it failed,
-/// and (with `otel`) its duration in `mcp.server.operation.duration`.
-pub(crate) fn request_done(
-    span: &tracing::Span,
-    method: &'static str,
-    tool: Option<&str>,
-    error_type: Option<&str>,
-    started: std::time::Instant,
-) {
-    if let Some(error_type) = error_type {
-        span.record("error.type", error_type);
-        span.record("otel.status_code", "ERROR");
-    }
-    #[cfg(feature = "otel")]
-    crate::otel::operation_done(method, tool, error_type, started.elapsed());
-    #[cfg(not(feature = "otel"))]
-    let _ = (method, tool, started);
-}
-
-/// Whether a peer that speaks `version` reads `resource_link` blocks (MCP 2025-06-18 and later).
-pub(crate) fn reads_links(version: Option<&str>) -> bool {
-    version.is_some_and(|version| version >= "2025-06-18")
 }
 
 #[cfg(test)]

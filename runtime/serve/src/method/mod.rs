@@ -1,0 +1,178 @@
+//! The method table: what each MCP method means, written once, whatever the framing. A framing
+//! reads a message, resolves the caller and builds one [`Request`] (its id, `_meta`, caller,
+//! protocol version, session); the table answers with rmcp's typed result or a JSON-RPC error;
+//! the framing then only encodes (JSON or an SSE event, and the HTTP status). The framings are
+//! rmcp's `ServerHandler` (`mcp/handler.rs`: stdio, and the HTTP requests rmcp frames) and the
+//! hot path (`http/hot/`: the HTTP requests Trails frames itself); both call this table.
+//!
+//! A new method goes here: a variant of [`Method`], its function in the file of its primitive,
+//! its arm in [`answer`]; the rmcp handler's hook for it calls the same function.
+
+// Without HTTP, rmcp's handler is the one framing: it calls each method's function itself, and
+// the table's dispatch (`Method`, `answer`) has no caller.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
+
+mod call;
+mod resources;
+mod span;
+mod tools;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams, ErrorData, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerResult,
+};
+use serde_json::{Map, Value};
+
+use crate::idempotency::SentKey;
+use crate::state::Shared;
+use crate::wire::trace::TraceParent;
+use trails_core::auth::Caller;
+
+pub(crate) use call::{call, call_tool, CallInfo, Via};
+pub(crate) use resources::{complete, list_resources, list_templates, read_resource};
+pub(crate) use tools::{list_tools, list_tools_json};
+
+/// The protocol revisions this server implements.
+pub(crate) const PROTOCOL_VERSIONS: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+/// The first revision of the stateless lifecycle (`_meta` names the version on every request;
+/// results carry `resultType` and cache hints).
+pub(crate) const V2026: &str = "2026-07-28";
+
+/// The version assumed of a request that names none, outside a session (Streamable HTTP's rule).
+pub(crate) const ASSUMED_VERSION: &str = "2025-03-26";
+
+/// The version a request is answered under: the one its `_meta` names, else its
+/// `MCP-Protocol-Version` header, else the one its session's `initialize` agreed on.
+pub(crate) fn version<'a>(meta: Option<&'a str>, header: Option<&'a str>, agreed: Option<&'a str>) -> Option<&'a str> {
+    meta.or(header).or(agreed)
+}
+
+/// Whether a peer that speaks `version` reads `resource_link` blocks (MCP 2025-06-18 and later).
+pub(crate) fn reads_links(version: Option<&str>) -> bool {
+    version.is_some_and(|version| version >= "2025-06-18")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// One client per process; identity fixed at `initialize` (or per request on 2026-07-28).
+    Stdio,
+    /// Identity per request, from the `Authorization` header (see `http/bearer.rs`).
+    Http,
+}
+
+/// One request as every framing hands it to the table.
+pub(crate) struct Request {
+    /// The JSON-RPC id.
+    pub(crate) id: RequestId,
+    /// Who asks (resolved by the framing: a bearer token over HTTP, the session's over stdio).
+    pub(crate) caller: Caller,
+    /// The request's `_meta` (the idempotency key and the trace context live there).
+    pub(crate) meta: Map<String, Value>,
+    /// The trace context of the HTTP request's headers (`_meta`'s comes first).
+    pub(crate) header_trace: Option<TraceParent>,
+    /// The MCP session it belongs to.
+    pub(crate) session: Option<String>,
+    /// The protocol version it is answered under ([`version`]).
+    pub(crate) version: Option<String>,
+    pub(crate) transport: Transport,
+}
+
+impl Request {
+    /// What the call's span and its handler learn of the request.
+    fn info(&self) -> CallInfo {
+        CallInfo {
+            key: SentKey::from_meta(Some(&self.meta)),
+            trace: TraceParent::from_meta(&self.meta).or_else(|| self.header_trace.clone()),
+            request_id: Some(self.id.to_string()),
+            session_id: self.session.clone(),
+            protocol_version: self.version.clone(),
+        }
+    }
+
+    /// Answered under 2026-07-28 or later.
+    pub(crate) fn current(&self) -> bool {
+        self.version.as_deref().is_some_and(|version| version >= V2026)
+    }
+}
+
+/// The methods the table answers for any framing: those that need nothing of a session's own
+/// state (`initialize`, subscriptions and `subscriptions/listen` stay with rmcp's session).
+pub(crate) enum Method {
+    ListTools,
+    CallTool(CallToolRequestParams),
+    ListResources,
+    ListResourceTemplates,
+    ReadResource(ReadResourceRequestParams),
+    Complete(CompleteRequestParams),
+}
+
+impl Method {
+    /// The method of a request rmcp's types read, if the table answers it.
+    pub(crate) fn of(request: ClientRequest) -> Option<Method> {
+        Some(match request {
+            ClientRequest::ListToolsRequest(_) => Method::ListTools,
+            ClientRequest::CallToolRequest(call) => Method::CallTool(call.params),
+            ClientRequest::ListResourcesRequest(_) => Method::ListResources,
+            ClientRequest::ListResourceTemplatesRequest(_) => Method::ListResourceTemplates,
+            ClientRequest::ReadResourceRequest(read) => Method::ReadResource(read.params),
+            ClientRequest::CompleteRequest(complete) => Method::Complete(complete.params),
+            _ => return None,
+        })
+    }
+
+    /// Its JSON-RPC method name.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Method::ListTools => "tools/list",
+            Method::CallTool(_) => "tools/call",
+            Method::ListResources => "resources/list",
+            Method::ListResourceTemplates => "resources/templates/list",
+            Method::ReadResource(_) => "resources/read",
+            Method::Complete(_) => "completion/complete",
+        }
+    }
+
+    /// What it names (the `Mcp-Name` header of 2026-07-28): a tool, a resource.
+    pub(crate) fn target(&self) -> Option<&str> {
+        match self {
+            Method::CallTool(call) => Some(&call.name),
+            Method::ReadResource(read) => Some(&read.uri),
+            _ => None,
+        }
+    }
+}
+
+/// An answer: rmcp's typed result, or one already serialised (a `tools/list` over HTTP: the
+/// listing's bytes are built once per view and version shape, and sent as they are).
+// Returned once and taken apart at once: boxing the result would cost an allocation per answer.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Reply {
+    Result(ServerResult),
+    Encoded(bytes::Bytes),
+}
+
+/// Answer `method` for `request`.
+pub(crate) async fn answer(shared: &Arc<Shared>, request: Request, method: Method) -> Result<Reply, ErrorData> {
+    let result = match method {
+        Method::ListTools => {
+            return Ok(match request.transport {
+                Transport::Http => Reply::Encoded(list_tools_json(shared, &request)),
+                Transport::Stdio => Reply::Result(ServerResult::ListToolsResult(list_tools(shared, &request))),
+            })
+        }
+        Method::CallTool(params) => {
+            ServerResult::from(CallToolResponse::Complete(call_tool(shared, request, params).await?))
+        }
+        Method::ListResources => ServerResult::ListResourcesResult(list_resources(shared, &request)),
+        Method::ListResourceTemplates => ServerResult::ListResourceTemplatesResult(list_templates(shared, &request)),
+        Method::ReadResource(params) => {
+            ServerResult::from(ReadResourceResponse::Complete(read_resource(shared, &request, params).await?))
+        }
+        Method::Complete(params) => ServerResult::CompleteResult(complete(shared, &request, params).await?),
+    };
+    Ok(Reply::Result(result))
+}
