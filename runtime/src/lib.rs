@@ -67,7 +67,7 @@
 pub use trails_core::pipeline;
 /// The knowledge graph: typed instances of node types, the stores, provenance.
 pub use trails_kg as kg;
-pub use trails_serve::{config, serve};
+pub use trails_serve::{config, part, serve};
 
 // What an author writes; everything else is in a named module.
 pub use trails_core::{Blob, Ctx, DateTime, Error, Ref, Result};
@@ -104,8 +104,10 @@ pub mod registry {
     };
 }
 
-/// Scopes (`runtime`, `builder`, `dev`) and bearer-token digests.
+/// Scopes (`runtime`, `builder`, `dev`), bearer-token digests, and who calls (a part's routes
+/// read the `Caller` from the request's extensions).
 pub mod auth {
+    pub use trails_core::auth::Caller;
     pub use trails_core::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 }
 

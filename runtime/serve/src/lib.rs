@@ -21,6 +21,7 @@ mod method;
 mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
+pub mod part;
 mod projection;
 mod resources;
 mod server;
@@ -38,7 +39,8 @@ use trails_governance::policy;
 use trails_governance::{budget, idempotency};
 use trails_kg as kg;
 
-pub use cli::{App, BuildError};
+pub use cli::App;
+pub use part::BuildError;
 
 #[cfg(feature = "dev")]
 #[doc(hidden)]
@@ -48,7 +50,7 @@ pub use projection::snapshot;
 /// embed its router), the [`Control`](serve::Control) handlers use to switch tools at run time,
 /// and why serving stops.
 pub mod serve {
-    pub use crate::server::{ServeError, Server};
+    pub use crate::server::{ServeError, Server, Started};
     pub use crate::state::Control;
 }
 

@@ -81,6 +81,8 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
         panic!("the guide's trails.toml does not parse: {error}");
     }
     let shown = shown(&toml);
+    // The sections the server reads itself are the ones its `Config` has (any other is a part's).
+    assert_eq!(trails::config::SECTIONS, keys::<Config>());
     // Tables as sections (`[http]`) are keys of their parent too: those are covered by the
     // section's own keys.
     let sections: [(&str, &[&str]); 16] = [

@@ -72,6 +72,7 @@ const RUNTIME: &[Unit] = &[
     unit("resources", Group::Serve, 3),
     unit("state", Group::Serve, 4),
     unit("builtin", Group::Serve, 5),
+    unit("part", Group::Serve, 5),
     unit("method", Group::Serve, 6),
     unit("mcp", Group::Serve, 7),
     unit("http", Group::Serve, 8),

@@ -27,6 +27,7 @@ mod manifest;
 mod mcp_e2e;
 mod oauth;
 mod openapi;
+mod parts;
 mod policy;
 mod registry;
 mod replicas;

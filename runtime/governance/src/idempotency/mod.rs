@@ -76,10 +76,8 @@ impl SentKey {
 
 /// Built without the `ledger` feature, keys cannot be kept: a call that carries one is refused
 /// (nothing runs), so no client retries on a promise of replay the server cannot keep.
-#[cfg(not(feature = "ledger"))]
 pub struct NoKeys;
 
-#[cfg(not(feature = "ledger"))]
 impl trails_core::pipeline::Guard for NoKeys {
     fn call<'a>(
         &'a self,

@@ -11,16 +11,14 @@ use clap::Parser;
 
 use super::command::{Cli, Command};
 use crate::config::Settings;
-use crate::kg::{Kg, StoreError};
-use crate::pipeline::Catalog;
-use crate::pipeline::Guard;
-#[cfg(feature = "cedar")]
-use crate::policy::PolicyError;
+use crate::kg::Kg;
+use crate::part::{Assembly, BuildError, Part, Slot};
+use crate::pipeline::{Catalog, Guard, Validation};
 use crate::server::{ServeError, Server};
-use crate::state::{Listings, Parts, Shared};
+use crate::state::{Brought, Listings, Shared};
 use trails_core::auth::{sha256_hex, ScopeSet};
 use trails_core::ctx::AppState;
-use trails_core::registry::{Registry, RegistryError, ShapeEntry, ToolEntry, SHAPES, TOOLS};
+use trails_core::registry::{Registry, ShapeEntry, ToolEntry, SHAPES, TOOLS};
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
@@ -29,75 +27,12 @@ pub struct App {
     version: String,
     kg: Option<Kg>,
     guards: Vec<Arc<dyn Guard>>,
+    parts: Vec<Box<dyn Part>>,
 }
 
 impl Default for App {
     fn default() -> Self {
         App::new()
-    }
-}
-
-/// Why a server could not be built from the linked tables.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// Duplicate names, or a pattern that does not parse here.
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// The knowledge-graph store could not be opened.
-    #[error("cannot open the knowledge graph: {0}")]
-    Store(#[from] StoreError),
-    /// The configuration asks for a part this binary was built without.
-    #[error(
-        "{what} needs trails-mcp's `{feature}` feature, which this binary was built without: enable it in Cargo.toml"
-    )]
-    NotBuiltIn {
-        /// What the configuration or a declaration asks for.
-        what: String,
-        /// The cargo feature of `trails` that provides it.
-        feature: &'static str,
-    },
-    /// The binary holds no capability, shape or node type of its own: most likely they live in
-    /// a library crate that nothing in the binary names, so the linker left its tables out.
-    #[error(
-        "this binary serves no capability, shape or node type of its own. If they are declared in a library \
-         crate, the linker left that crate out because nothing in this binary names it: name it with \
-         `App::new().include(my_library::link)`, where `link` is an empty `pub fn link() {{}}` of that crate"
-    )]
-    NothingDeclared,
-    /// A capability requires Cedar policies that are not configured or not found.
-    #[cfg(feature = "cedar")]
-    #[error(transparent)]
-    Policy(#[from] PolicyError),
-    /// The OTLP exporters cannot be set up (an invalid `OTEL_EXPORTER_OTLP_*` value).
-    #[cfg(feature = "otel")]
-    #[error("telemetry: {0}")]
-    Telemetry(String),
-    /// `[auth.oauth]` cannot be set up (its `ca_file` cannot be read).
-    #[cfg(feature = "oauth")]
-    #[error("{0}")]
-    OAuth(String),
-    /// `[coordination]`: Redis did not answer. Replicas that cannot share their budgets, keys
-    /// and notifications do not serve as though they did.
-    #[cfg(feature = "redis")]
-    #[error("{0}")]
-    Coordination(String),
-}
-
-impl BuildError {
-    /// 2 for configuration to fix (like a bad trails.toml): missing policies, a part left out of
-    /// the build; 1 otherwise.
-    fn exit_code(&self) -> ExitCode {
-        match self {
-            #[cfg(feature = "cedar")]
-            BuildError::Policy(_) => ExitCode::from(2),
-            #[cfg(feature = "oauth")]
-            BuildError::OAuth(_) => ExitCode::from(2),
-            #[cfg(feature = "otel")]
-            BuildError::Telemetry(_) => ExitCode::from(2),
-            BuildError::NotBuiltIn { .. } | BuildError::NothingDeclared => ExitCode::from(2),
-            _ => ExitCode::FAILURE,
-        }
     }
 }
 
@@ -110,6 +45,7 @@ impl App {
             version: env!("CARGO_PKG_VERSION").into(),
             kg: None,
             guards: Vec::new(),
+            parts: Vec::new(),
         }
     }
 
@@ -136,6 +72,13 @@ impl App {
         self
     }
 
+    /// Add `part` to the server (see [`Part`]): after the built-in parts, in the order parts are
+    /// added.
+    pub fn part(mut self, part: impl Part) -> App {
+        self.parts.push(Box::new(part));
+        self
+    }
+
     /// The `serverInfo` name and version clients see.
     pub fn named(mut self, name: impl Into<String>, version: impl Into<String>) -> App {
         self.name = name.into();
@@ -143,16 +86,10 @@ impl App {
         self
     }
 
-    /// Assemble the server once: collect the registry, parse descriptors, render the manifest.
+    /// Assemble the server once: collect the registry, open the store, assemble the parts (the
+    /// built-in ones, then the app's), parse descriptors, render the manifest.
     pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
         let registry = Registry::collect()?;
-        // Before the store: a capability whose policies are missing stops the start, naming it.
-        let policy = policy_guard(&settings, &registry)?;
-        // Built without the ledger, limits would go unenforced: refuse to start instead.
-        #[cfg(not(feature = "ledger"))]
-        if let Some(what) = budget_limits(&settings) {
-            return Err(BuildError::NotBuiltIn { what, feature: "ledger" });
-        }
         // Apps that declare node types get the store `[kg]` configures.
         let kg = match self.kg {
             Some(kg) => Some(kg),
@@ -163,44 +100,42 @@ impl App {
             (Some(kg), Some(bytes)) => Some(kg.with_max_instance_bytes(bytes)),
             (kg, _) => kg,
         };
-        #[cfg(feature = "oauth")]
-        let oauth = match settings.oauth.clone() {
-            Some(oauth) => {
-                Some(Arc::new(crate::oauth::ResourceServer::new(oauth).map_err(|e| BuildError::OAuth(e.to_string()))?))
-            }
-            None => None,
-        };
-        #[cfg(not(feature = "oauth"))]
-        if settings.oauth.is_some() {
-            let what = "[auth.oauth] (an OAuth resource server)".to_owned();
-            return Err(BuildError::NotBuiltIn { what, feature: "oauth" });
+        let retention =
+            crate::kg::provenance::Retention { keep: settings.provenance_keep, max_age: settings.provenance_max_age };
+        let kg = kg.map(|kg| kg.with_provenance_retention(retention));
+        let mut assembly = Assembly::new(&settings, &registry, &self.name, kg);
+        for part in crate::part::builtin::parts().into_iter().chain(self.parts) {
+            let name = part.name();
+            part.assemble(&mut assembly).inspect_err(|error| tracing::debug!(part = name, %error, "a part failed"))?;
         }
-        #[cfg(feature = "redis")]
-        let replicas = match &settings.coordination {
-            Some(coordination) => {
-                Some(crate::state::Replicas::connect(coordination, &self.name).map_err(BuildError::Coordination)?)
-            }
-            None => None,
-        };
-        #[cfg(not(feature = "redis"))]
-        if settings.coordination.is_some() {
-            let what = "[coordination] (state shared by replicas, in Redis)".to_owned();
-            return Err(BuildError::NotBuiltIn { what, feature: "redis" });
+        let mut assembled = assembly.finish()?;
+        // The order every call passes (`pipeline::Guard`, `part::Slot`).
+        let kg = assembled.kg.take();
+        let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
+        if let Some(kg) = &kg {
+            guards.push(Arc::new(crate::kg::provenance::ProvenanceGuard(kg.clone())));
         }
-        let parts = Parts {
+        guards.push(Arc::new(Validation));
+        guards.extend(assembled.guards(Slot::Authorize));
+        guards.extend(self.guards);
+        guards.extend(assembled.guards(Slot::App));
+        guards.extend(assembled.guards(Slot::Settle));
+        let brought = Brought {
             state: self.state,
             name: self.name,
             version: self.version,
             kg,
-            policy,
-            guards: self.guards,
+            guards,
+            budgets: assembled.take(),
             #[cfg(feature = "oauth")]
-            oauth,
+            oauth: assembled.take(),
             #[cfg(feature = "redis")]
-            replicas,
+            replicas: assembled.take(),
+            #[cfg(feature = "http")]
+            routes: std::mem::take(&mut assembled.routes),
+            background: std::mem::take(&mut assembled.background),
         };
-        let shared = Shared::new(&registry, settings, parts);
-        Ok(Server::new(Arc::new(shared)))
+        Ok(Server::new(Arc::new(Shared::new(&registry, settings, brought))))
     }
 
     /// Keep the declarations of a library crate in this binary: `include(my_library::link)`, where
@@ -466,45 +401,6 @@ fn otel_targets() -> tracing_subscriber::filter::Targets {
         .with_target("trails_governance", tracing::Level::INFO)
 }
 
-/// The guard that enforces `policy_required` with Cedar, when a capability declares one (read
-/// now: a missing policy fails the start, naming it).
-#[cfg(feature = "cedar")]
-fn policy_guard(settings: &Settings, registry: &Registry) -> Result<Option<Arc<dyn Guard>>, BuildError> {
-    let tools: Vec<_> = registry.tools().collect();
-    let policies = crate::policy::Policies::load(&settings.policy_files, settings.policy_entities.as_ref(), &tools)?;
-    Ok(policies.map(|policies| Arc::new(crate::policy::PolicyGuard(policies)) as Arc<dyn Guard>))
-}
-
-/// The `[budget]` limits configured, if any (what only the `ledger` feature enforces).
-#[cfg_attr(feature = "ledger", allow(dead_code))]
-fn budget_limits(settings: &Settings) -> Option<String> {
-    if !settings.budget.default.is_unlimited() {
-        return Some("`[budget]` limits".into());
-    }
-    let mut own: Vec<&str> = settings
-        .budget
-        .by_caller
-        .iter()
-        .filter(|(_, limit)| !limit.is_unlimited())
-        .map(|(name, _)| name.as_str())
-        .collect();
-    own.sort_unstable();
-    own.first().map(|name| format!("token `{name}`'s `budget`"))
-}
-
-/// Built without Cedar, a capability that requires a policy would run unchecked: refuse to start.
-#[cfg(not(feature = "cedar"))]
-fn policy_guard(settings: &Settings, registry: &Registry) -> Result<Option<Arc<dyn Guard>>, BuildError> {
-    let refuse = |what: String| Err(BuildError::NotBuiltIn { what, feature: "cedar" });
-    if let Some(tool) = registry.tools().find(|tool| !tool.policy_required().is_empty()) {
-        return refuse(format!("capability `{}`'s `policy_required`", tool.id()));
-    }
-    if !settings.policy_files.is_empty() {
-        return refuse("`[policy] files`".into());
-    }
-    Ok(None)
-}
-
 /// The store `[kg]` configures: a remote SPARQL server when it names one, else the embedded store
 /// (opened, and rebuilt, now: a bad path fails the start, not the first call).
 // Built without either store, every arm refuses.
@@ -518,7 +414,7 @@ fn open_store(settings: &Settings) -> Result<Kg, BuildError> {
                 store = store.credentials(user, password);
             }
             if let Some(path) = &remote.ca_file {
-                let pem = std::fs::read(path).map_err(|source| StoreError::Io {
+                let pem = std::fs::read(path).map_err(|source| crate::kg::StoreError::Io {
                     what: "cannot read the CA file",
                     path: path.clone(),
                     source,
@@ -578,7 +474,7 @@ mod tests {
     #[test]
     fn policies_without_cedar_are_refused_by_name() {
         let settings = Settings { policy_files: vec!["policies.cedar".into()], ..Settings::default() };
-        let refused = policy_guard(&settings, &Registry::collect().unwrap()).err().map(|error| error.to_string());
+        let refused = App::new().build(settings).err().map(|error| error.to_string());
         if cfg!(feature = "cedar") {
             assert_eq!(refused, None);
         } else {

@@ -5,4 +5,4 @@
 mod app;
 mod command;
 
-pub use app::{App, BuildError};
+pub use app::App;

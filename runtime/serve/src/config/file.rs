@@ -4,9 +4,10 @@ use std::net::SocketAddr;
 
 use serde::Deserialize;
 
-/// `trails.toml`, parsed but not yet validated (see [`Settings`](super::Settings)).
+/// `trails.toml`, parsed but not yet validated (see [`Settings`](super::Settings)). Sections
+/// besides these (and [`SECTIONS`](super::SECTIONS) names them) are the parts' own: each is read
+/// by the part it belongs to, and one that no part reads stops the start.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Config {
     /// `[project]`
     #[serde(default)]
@@ -41,6 +42,9 @@ pub struct Config {
     /// `[coordination]`
     #[serde(default)]
     pub coordination: CoordinationConfig,
+    /// The other sections: the parts' own, each read by its part (`trails::part::Assembly::section`).
+    #[serde(skip)]
+    pub sections: toml::Table,
 }
 
 /// `[coordination]`: what several replicas of this server share, in Redis (the `redis` feature):

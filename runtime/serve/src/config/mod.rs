@@ -19,6 +19,22 @@ pub(crate) use oauth::OAuthSettings;
 
 use trails_core::auth::{BadTokenHash, ScopeSet, TokenEntry, TokenTable, UnknownScope};
 
+/// The sections of `trails.toml` the server itself reads (the fields of [`Config`]); any other
+/// belongs to a part (`trails::part`).
+pub const SECTIONS: &[&str] = &[
+    "project",
+    "mcp",
+    "http",
+    "capability",
+    "kg",
+    "policy",
+    "budget",
+    "idempotency",
+    "auth",
+    "telemetry",
+    "coordination",
+];
+
 /// Where HTTP listens when neither `[http] bind` nor `TRAILS_HTTP_BIND` says.
 pub const DEFAULT_HTTP_BIND: &str = "127.0.0.1:8080";
 /// Largest request body accepted when `[http] max_body_bytes` is unset.
@@ -82,6 +98,22 @@ pub enum ConfigError {
         what: String,
         /// The unknown scope.
         source: UnknownScope,
+    },
+    /// A part's section (`[name]`) with a key or value the part does not accept.
+    #[error("[{section}]: {message}")]
+    Section {
+        /// The section.
+        section: String,
+        /// What the part's reading of it said.
+        message: String,
+    },
+    /// A section no part of this server reads.
+    #[error("[{section}] is not a section of this server's trails.toml{}", nearest.as_ref().map(|n| format!(": did you mean [{n}]?")).unwrap_or_default())]
+    UnknownSection {
+        /// The section.
+        section: String,
+        /// The section read that is spelt nearest to it, if any is near.
+        nearest: Option<String>,
     },
     /// A `[[http.tokens]]` hash.
     #[error(transparent)]
@@ -195,6 +227,8 @@ pub struct Settings {
     pub anonymous_http: bool,
     /// `[coordination]`: Redis, shared by the replicas.
     pub(crate) coordination: Option<Coordination>,
+    /// The sections the parts read (`trails::part::Assembly::section`).
+    pub(crate) sections: toml::Table,
 }
 
 /// `[coordination]`, resolved.
@@ -296,9 +330,15 @@ impl Config {
         })
     }
 
-    /// Parse `trails.toml` text; unknown keys are errors.
+    /// Parse `trails.toml` text; unknown keys in its sections are errors. Sections besides
+    /// [`SECTIONS`] are kept for the parts to read.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|source| ConfigError::Parse { path: None, source })
+        let parse_error = |source| ConfigError::Parse { path: None, source };
+        let mut config: Config = toml::from_str(text).map_err(parse_error)?;
+        let mut whole: toml::Table = toml::from_str(text).map_err(parse_error)?;
+        whole.retain(|section: &str, _| !SECTIONS.contains(&section));
+        config.sections = whole;
+        Ok(config)
     }
 }
 
@@ -584,6 +624,7 @@ impl Settings {
         };
         Ok(Settings {
             coordination,
+            sections: config.sections,
             anonymous_http: config.auth.anonymous.unwrap_or(true),
             public_url,
             oauth,

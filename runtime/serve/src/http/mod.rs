@@ -133,6 +133,11 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     if settings.shapes_enabled {
         routes = routes.route("/shapes.ttl", get(shapes::graph)).route("/shapes/{name}", get(shapes::one));
     }
+    let mut routes = routes.with_state(shared.clone());
+    // The parts' own routes, behind the same checks.
+    for own in &shared.routes {
+        routes = routes.merge(own.clone());
+    }
     routes = routes
         // Inside authentication: an unauthenticated request is refused before its body is read.
         .layer(middleware::from_fn_with_state(body, body::read_whole))
@@ -141,21 +146,21 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
     // the path-suffixed form names the resource `/mcp`).
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &shared.oauth {
+        let metadata = get(resource_metadata).with_state(shared.clone());
         routes = routes
-            .route("/.well-known/oauth-protected-resource", get(resource_metadata))
-            .route("/.well-known/oauth-protected-resource/mcp", get(resource_metadata));
+            .route("/.well-known/oauth-protected-resource", metadata.clone())
+            .route("/.well-known/oauth-protected-resource/mcp", metadata.clone());
         // Behind a proxy that serves this app under a path prefix (`public_url`'s path), where
         // RFC 9728 puts the metadata, in case the proxy forwards that path unchanged.
         let prefixed = oauth.metadata_path();
         if prefixed != "/.well-known/oauth-protected-resource/mcp" {
-            routes = routes.route(&prefixed, get(resource_metadata));
+            routes = routes.route(&prefixed, metadata);
         }
     }
     routes
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
         .layer(middleware::from_fn_with_state(hosts, origin::check))
         .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)))
-        .with_state(shared)
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.

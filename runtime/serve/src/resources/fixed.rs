@@ -103,14 +103,9 @@ pub(crate) async fn stats(
     Ok(stats)
 }
 
-#[cfg(feature = "ledger")]
 fn budgets(resources: &Resources, scopes: trails_core::auth::ScopeSet) -> Value {
-    resources.budgets.stats(scopes.contains(trails_core::auth::Scope::Builder))
-}
-
-#[cfg(not(feature = "ledger"))]
-fn budgets(_: &Resources, _: trails_core::auth::ScopeSet) -> Value {
-    Value::Null
+    let builder = scopes.contains(trails_core::auth::Scope::Builder);
+    resources.budgets.as_ref().map_or(Value::Null, |budgets| budgets.stats(builder))
 }
 
 /// How many instances of `node` the store holds.

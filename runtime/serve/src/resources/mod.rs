@@ -45,14 +45,18 @@ pub(crate) struct Resources {
     pub(crate) manifest: bool,
     /// Every shape, in registry order (`trails://schema`).
     pub(crate) shape_entries: Vec<&'static ShapeEntry>,
-    /// What each caller spent of its budget.
-    #[cfg(feature = "ledger")]
-    pub(crate) budgets: std::sync::Arc<crate::budget::Budgets>,
+    /// What each caller spent of its budget (the ledger part's).
+    pub(crate) budgets: Option<std::sync::Arc<dyn Spending>>,
     /// Where the store is, as `trails://doctor` names it.
     pub(crate) store: String,
     /// Provenance retention: activities kept at most, and for how many days.
     pub(crate) provenance_keep: usize,
     pub(crate) provenance_max_age_days: i64,
+}
+
+/// What `trails://stats` reports of each caller's spending (`builder`: by caller, else totals).
+pub(crate) trait Spending: Send + Sync {
+    fn stats(&self, builder: bool) -> Value;
 }
 
 /// What the resources report of the serving layer above them, which implements it.

@@ -3,4 +3,4 @@
 
 mod serve;
 
-pub use serve::{ServeError, Server};
+pub use serve::{ServeError, Server, Started};

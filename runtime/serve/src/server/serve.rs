@@ -7,16 +7,27 @@ use std::sync::Arc;
 
 #[cfg(feature = "stdio")]
 use rmcp::ServiceExt;
-#[cfg(feature = "http")]
 use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "http")]
 use crate::http::ConnectionLimits;
 use crate::pipeline::NoSuchTool;
-use crate::state::{Control, Shared};
+use crate::state::{Control, Running, Shared};
 #[cfg(feature = "stdio")]
 use crate::{mcp::TrailsServer, method::Transport};
 use trails_core::auth::ScopeSet;
+
+/// The parts' background tasks, started: told to stop when this is dropped.
+#[must_use = "the background tasks are told to stop when this is dropped"]
+pub struct Started {
+    stopping: CancellationToken,
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        self.stopping.cancel();
+    }
+}
 
 /// Why serving stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +149,7 @@ impl Server {
         again: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
         let bind = listener.local_addr().map_err(ServeError::Http)?;
+        let _parts = self.start_parts();
         let settings = &self.shared.settings;
         let hosts = crate::http::startup_hosts(settings, bind).map_err(ServeError::HostPolicy)?;
         tracing::info!("serving MCP at http://{bind}/mcp");
@@ -175,6 +187,7 @@ impl Server {
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         tracing::info!("serving MCP on stdio");
+        let _parts = self.start_parts();
         let server = TrailsServer::new(self.shared.clone(), Transport::Stdio);
         let max_line = self.shared.settings.max_body_bytes;
         let guarded = crate::mcp::stdio::guarded(tokio::io::stdin(), tokio::io::stdout(), max_line);
@@ -199,6 +212,20 @@ impl Server {
         // rmcp's side is dropped by now: let what it wrote last reach stdout.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), written).await;
         served
+    }
+
+    /// Start the parts' background tasks ([`Assembly::background`](crate::part::Assembly::background)),
+    /// which [`Server::serve_http`] and [`Server::serve_stdio`] do themselves; a program that
+    /// serves [`Server::router`] its own way calls this. They are told to stop when the returned
+    /// value is dropped. Each task starts once: a second call starts nothing.
+    pub fn start_parts(&self) -> Started {
+        let stopping = CancellationToken::new();
+        let tasks = std::mem::take(&mut *self.shared.background.lock().unwrap_or_else(|p| p.into_inner()));
+        for task in tasks {
+            let running = Running { control: self.control(), stopping: stopping.clone() };
+            tokio::spawn(task(running));
+        }
+        Started { stopping }
     }
 
     /// A handle to change what this server serves while it runs.

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::shared::Shared;
 use crate::pipeline::NoSuchTool;
 
@@ -16,5 +18,24 @@ impl Control {
     /// `Ok(false)` when it already was in that state.
     pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         self.0.set_tool_enabled(name, enabled)
+    }
+}
+
+/// A part's handle on the running server, given to its background tasks.
+#[derive(Clone)]
+pub struct Running {
+    pub(crate) control: Control,
+    pub(crate) stopping: CancellationToken,
+}
+
+impl Running {
+    /// Change what the server serves (switch tools on and off).
+    pub fn control(&self) -> &Control {
+        &self.control
+    }
+
+    /// Completes when the server stops serving: the task should end then.
+    pub async fn stopping(&self) {
+        self.stopping.cancelled().await
     }
 }

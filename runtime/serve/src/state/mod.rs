@@ -11,9 +11,9 @@ mod notifier;
 mod replicas;
 mod shared;
 
-pub use control::Control;
+pub use control::{Control, Running};
 pub(crate) use listings::Listings;
 pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Update};
 #[cfg(feature = "redis")]
 pub(crate) use replicas::Replicas;
-pub(crate) use shared::{Parts, Shared};
+pub(crate) use shared::{Background, Brought, Shared};

@@ -1,5 +1,7 @@
 //! Everything one process serves, built once and shared by every connection and transport.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -8,9 +10,8 @@ use rmcp::model::Tool;
 use super::listings::Listings;
 use super::notifier::Subscriptions;
 use crate::config::Settings;
-use crate::kg::Kg;
-use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, Validation, View};
-use crate::resources::{Live, Resources};
+use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
+use crate::resources::{Live, Resources, Spending};
 use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::registry::Registry;
@@ -39,40 +40,55 @@ pub(crate) struct Shared {
     /// `[coordination]`: what the replicas share (kept here: its runtime drives the Redis I/O).
     #[cfg(feature = "redis")]
     _replicas: Option<super::Replicas>,
+    /// The parts' routes, served beside `/mcp`.
+    #[cfg(feature = "http")]
+    pub(crate) routes: Vec<axum::Router>,
+    /// The parts' background tasks, until the server starts them.
+    pub(crate) background: std::sync::Mutex<Vec<Background>>,
 }
 
-/// What an app brings besides the linked tables and the settings.
-pub(crate) struct Parts {
+/// A part's background task (`trails::part::Assembly::background`), until the server starts it.
+pub(crate) type Background = Box<dyn FnOnce(super::Running) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// What the app and its parts bring besides the linked tables and the settings (assembled by
+/// `App::build`).
+pub(crate) struct Brought {
     pub(crate) state: Option<AppState>,
     /// `serverInfo` name and version.
     pub(crate) name: String,
     pub(crate) version: String,
-    pub(crate) kg: Option<Kg>,
-    /// The Cedar policies of `policy_required` capabilities, when any declares one.
-    pub(crate) policy: Option<Arc<dyn Guard>>,
-    /// The app's own guards, in the order it added them.
+    pub(crate) kg: Option<crate::kg::Kg>,
+    /// Every guard, in the order calls pass them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
+    /// What `trails://stats` reports of spending (the ledger's budgets).
+    pub(crate) budgets: Option<Arc<dyn Spending>>,
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
     /// `[coordination]`, connected.
     #[cfg(feature = "redis")]
     pub(crate) replicas: Option<super::Replicas>,
+    #[cfg(feature = "http")]
+    pub(crate) routes: Vec<axum::Router>,
+    pub(crate) background: Vec<Background>,
 }
 
 impl Shared {
-    pub(crate) fn new(registry: &Registry, settings: Settings, parts: Parts) -> Shared {
-        let Parts {
+    pub(crate) fn new(registry: &Registry, settings: Settings, brought: Brought) -> Shared {
+        let Brought {
             state,
             name,
             version,
             kg,
-            policy,
-            guards: own_guards,
+            guards,
+            budgets,
             #[cfg(feature = "oauth")]
             oauth,
             #[cfg(feature = "redis")]
             replicas,
-        } = parts;
+            #[cfg(feature = "http")]
+            routes,
+            background,
+        } = brought;
         let catalog = Catalog::new(registry, settings.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
@@ -85,9 +101,6 @@ impl Shared {
             settings.max_subscriptions,
             settings.subscription_queue,
         ));
-        let retention =
-            crate::kg::provenance::Retention { keep: settings.provenance_keep, max_age: settings.provenance_max_age };
-        let kg = kg.map(|kg| kg.with_provenance_retention(retention));
         if let Some(kg) = &kg {
             let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
@@ -96,45 +109,12 @@ impl Shared {
                 replicas.relay(kg, &subscriptions, &node_types);
             }
         }
-        #[cfg(feature = "ledger")]
-        let (budgets, idempotency) = {
-            let ledger_path =
-                crate::ledger::prepare(&settings.kg_path, kg.as_ref().and_then(|kg| kg.store().sqlite_path()));
-            let budgets = crate::budget::Budgets::new(settings.budget.clone(), ledger_path.clone());
-            let retention = crate::idempotency::Retention {
-                keep: settings.idempotency_retention,
-                max_keys: settings.idempotency_max_keys,
-            };
-            let keys = crate::idempotency::Ledger::new(ledger_path, retention);
-            #[cfg(feature = "redis")]
-            let (budgets, keys) = match &replicas {
-                Some(replicas) => (budgets.shared(replicas.governance()), keys.shared(replicas.governance())),
-                None => (budgets, keys),
-            };
-            (Arc::new(budgets), Arc::new(keys))
-        };
-        // The documented order (`pipeline::Guard`).
-        let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
-        if let Some(kg) = &kg {
-            guards.push(Arc::new(crate::kg::provenance::ProvenanceGuard(kg.clone())));
-        }
-        guards.push(Arc::new(Validation));
-        guards.extend(policy);
-        guards.extend(own_guards);
-        #[cfg(feature = "ledger")]
-        {
-            guards.push(Arc::new(crate::idempotency::IdempotencyGuard(idempotency)));
-            guards.push(Arc::new(crate::budget::BudgetGuard(budgets.clone())));
-        }
-        #[cfg(not(feature = "ledger"))]
-        guards.push(Arc::new(crate::idempotency::NoKeys));
         let pipeline = Pipeline::new(catalog, guards, state, settings.mask_denied, settings.max_result_bytes);
         let resources = Resources {
             kg,
             node_types,
             manifest: settings.manifest_enabled,
             shape_entries: registry.shapes().collect(),
-            #[cfg(feature = "ledger")]
             budgets,
             store: match &settings.kg_remote {
                 Some(remote) => format!("remote SPARQL endpoint {}", remote.query_url),
@@ -160,6 +140,9 @@ impl Shared {
             oauth,
             #[cfg(feature = "redis")]
             _replicas: replicas,
+            #[cfg(feature = "http")]
+            routes,
+            background: std::sync::Mutex::new(background),
         }
     }
 
