@@ -30,15 +30,6 @@ mod state;
 mod throttle;
 mod wire;
 
-// The lower layers, under the paths this crate names them by.
-use trails_core::pipeline;
-#[cfg(feature = "ledger")]
-use trails_governance::ledger;
-#[cfg(feature = "cedar")]
-use trails_governance::policy;
-use trails_governance::{budget, idempotency};
-use trails_kg as kg;
-
 pub use cli::App;
 pub use part::BuildError;
 
@@ -50,7 +41,7 @@ pub use projection::snapshot;
 /// embed its router), the [`Control`](serve::Control) handlers use to switch tools at run time,
 /// and why serving stops.
 pub mod serve {
-    pub use crate::server::{ServeError, Server, Started};
+    pub use crate::server::{init_logging, Logging, ServeError, Server, Started};
     pub use crate::state::Control;
 }
 
@@ -67,7 +58,7 @@ pub mod __fuzz;
 /// What generated code names (`::trails::__private`, re-exported by the facade).
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::kg::field::{List, One, Optional};
-    pub use crate::kg::{Field, Query};
     pub use trails_core::__private::*;
+    pub use trails_kg::field::{List, One, Optional};
+    pub use trails_kg::{Field, Query};
 }

@@ -10,13 +10,13 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::kg::KgCtx;
 use crate::resources::tools as read;
 use crate::state::{Control, Shared};
 use trails_core::declare::{Output, ToolOutput};
 use trails_core::error::{Error, Result};
 use trails_core::validate::{FieldCode, FieldError};
 use trails_core::Ctx;
+use trails_kg::KgCtx;
 use trails_macros::capability;
 
 /// Characters `trails.kg.get` shows of a field it must cut (the rest: `read_field`).
@@ -89,7 +89,7 @@ async fn list(
 ) -> Result<KgPage> {
     let shared = shared(ctx)?;
     let node = read::node_type(&shared.resources, &node_type)?;
-    let limit = limit.map_or(crate::kg::DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
+    let limit = limit.map_or(trails_kg::DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
     let window = shared.settings.tool_window_chars;
     // An item is at least this many characters: more than `window / MIN_ITEM_CHARS` never fit,
     // so no more are read.

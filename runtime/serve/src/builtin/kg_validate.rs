@@ -7,13 +7,13 @@
 use serde_json::{json, Value};
 
 use super::kg::{call, shared, text_len};
-use crate::kg::{mapping, KgCtx};
 use crate::resources::tools as read;
 use oxrdf::NamedNode;
 use trails_core::declare::{NodeTypeInfo, Output, ToolOutput};
 use trails_core::error::{Error, Result};
 use trails_core::validate::{FieldCode, FieldError};
 use trails_core::Ctx;
+use trails_kg::{mapping, KgCtx};
 use trails_macros::meta_capability;
 
 /// Instances one call checks when `limit` is unset.
@@ -125,7 +125,7 @@ async fn kg_validate(
             let errors = match NamedNode::new(iri) {
                 Ok(subject) => {
                     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), position.node.label));
-                    let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
+                    let triples = kg.store().describe(graph, subject).await.map_err(trails_kg::store_failed)?;
                     // Deleted since the page was read: nothing to check.
                     if triples.is_empty() {
                         Vec::new()

@@ -11,14 +11,14 @@ use clap::Parser;
 
 use super::command::{Cli, Command};
 use crate::config::Settings;
-use crate::kg::Kg;
 use crate::part::{Assembly, BuildError, Part, Slot};
-use crate::pipeline::{Catalog, Guard, Validation};
 use crate::server::{ServeError, Server};
 use crate::state::{Brought, Listings, Shared};
 use trails_core::auth::{sha256_hex, ScopeSet};
 use trails_core::ctx::AppState;
+use trails_core::pipeline::{Catalog, Guard, Validation};
 use trails_core::registry::{Registry, ShapeEntry, ToolEntry, SHAPES, TOOLS};
+use trails_kg::Kg;
 
 /// A Trails application: the linked capabilities plus shared state.
 pub struct App {
@@ -101,7 +101,7 @@ impl App {
             (kg, _) => kg,
         };
         let retention =
-            crate::kg::provenance::Retention { keep: settings.provenance_keep, max_age: settings.provenance_max_age };
+            trails_kg::provenance::Retention { keep: settings.provenance_keep, max_age: settings.provenance_max_age };
         let kg = kg.map(|kg| kg.with_provenance_retention(retention));
         let mut assembly = Assembly::new(&settings, &registry, &self.name, kg);
         for part in crate::part::builtin::parts().into_iter().chain(self.parts) {
@@ -113,7 +113,7 @@ impl App {
         let kg = assembled.kg.take();
         let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
         if let Some(kg) = &kg {
-            guards.push(Arc::new(crate::kg::provenance::ProvenanceGuard(kg.clone())));
+            guards.push(Arc::new(trails_kg::provenance::ProvenanceGuard(kg.clone())));
         }
         guards.push(Arc::new(Validation));
         guards.extend(assembled.guards(Slot::Authorize));
@@ -170,8 +170,9 @@ impl App {
             Ok(settings) => settings,
             Err(error) => return fail(&error, ExitCode::from(2)),
         };
-        let _exporting = match init_logging(&settings, &self.name, matches!(cli.command, Command::Serve { .. })) {
-            Ok(exporting) => exporting,
+        let serving = matches!(cli.command, Command::Serve { .. });
+        let _logging = match crate::server::logging(&settings, &self.name, serving) {
+            Ok(logging) => logging,
             Err(error) => return fail(&error, ExitCode::from(2)),
         };
         match &config {
@@ -276,7 +277,7 @@ fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildErro
     let catalog = Catalog::new(&registry, settings.production);
     let own = crate::projection::served::own_descriptors(registry.tools(), &registry.node_types().collect::<Vec<_>>());
     let tools =
-        Listings::new(&catalog, settings.manifest_enabled, own).list(&catalog, crate::pipeline::View::of(scopes));
+        Listings::new(&catalog, settings.manifest_enabled, own).list(&catalog, trails_core::pipeline::View::of(scopes));
     Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }
 
@@ -344,77 +345,20 @@ fn fail(error: &dyn std::fmt::Display, code: ExitCode) -> ExitCode {
 /// The configuration file read from the working directory when no `--config` names one.
 pub(crate) const DEFAULT_CONFIG: &str = "trails.toml";
 
-/// The log filter when `TRAILS_LOG` is unset.
-pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=error";
-
-/// What keeps telemetry exporting while the app runs (flushed when dropped).
-#[cfg(feature = "otel")]
-type Exporting = Option<crate::otel::Exporting>;
-#[cfg(not(feature = "otel"))]
-type Exporting = Option<std::convert::Infallible>;
-
-/// Logs to stderr; with `otel` and an export configured (`serve` only), spans to OTLP as well.
-fn init_logging(settings: &Settings, app_name: &str, serving: bool) -> Result<Exporting, BuildError> {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
-    // rmcp logs every request at info and every error answer in full at warn: per-request noise
-    // a client controls (a 4 MB tool name became an 8 MB log line), so only its errors by default.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TRAILS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false).with_filter(filter);
-    #[cfg(feature = "otel")]
-    {
-        let wanted = serving && settings.telemetry.wanted();
-        let telemetry = if wanted { crate::otel::layer(&settings.telemetry, app_name) } else { Ok(None) };
-        let (spans, exporting) = match telemetry.map_err(BuildError::Telemetry)? {
-            // Trails' own spans, whatever `TRAILS_LOG` keeps in the log.
-            Some((layer, exporting)) => (Some(layer.with_filter(otel_targets())), Some(exporting)),
-            None => (None, None),
-        };
-        let _ = tracing_subscriber::registry().with(log).with(spans).try_init();
-        if exporting.is_some() {
-            let to = settings.telemetry.endpoint.as_deref().unwrap_or("the OTEL_EXPORTER_OTLP_* endpoint");
-            tracing::info!(to, "exporting spans and metrics over OTLP/HTTP");
-        }
-        Ok(exporting)
-    }
-    #[cfg(not(feature = "otel"))]
-    {
-        let _ = (app_name, serving);
-        let _ = tracing_subscriber::registry().with(log).try_init();
-        if settings.telemetry.wanted() {
-            tracing::warn!("an OTLP endpoint is configured ([telemetry] or OTEL_EXPORTER_OTLP_*), but this binary was built without trails-mcp's `otel` feature: nothing is exported");
-        }
-        Ok(None)
-    }
-}
-
-/// The spans OpenTelemetry exports: Trails' own, at info and above, and its telemetry spans.
-#[cfg(feature = "otel")]
-fn otel_targets() -> tracing_subscriber::filter::Targets {
-    tracing_subscriber::filter::Targets::new()
-        .with_target(trails_core::SPANS, tracing::Level::DEBUG)
-        .with_target("trails_serve", tracing::Level::INFO)
-        .with_target("trails_core", tracing::Level::INFO)
-        .with_target("trails_kg", tracing::Level::INFO)
-        .with_target("trails_governance", tracing::Level::INFO)
-}
-
 /// The store `[kg]` configures: a remote SPARQL server when it names one, else the embedded store
 /// (opened, and rebuilt, now: a bad path fails the start, not the first call).
 // Built without either store, every arm refuses.
 #[cfg_attr(not(any(feature = "remote-store", feature = "embedded-store")), allow(unreachable_code, unused_variables))]
 fn open_store(settings: &Settings) -> Result<Kg, BuildError> {
-    let store: Arc<dyn crate::kg::Store> = match &settings.kg_remote {
+    let store: Arc<dyn trails_kg::Store> = match &settings.kg_remote {
         #[cfg(feature = "remote-store")]
         Some(remote) => {
-            let mut store = crate::kg::RemoteStore::builder(&remote.query_url).update_url(&remote.update_url);
+            let mut store = trails_kg::RemoteStore::builder(&remote.query_url).update_url(&remote.update_url);
             if let Some((user, password)) = &remote.credentials {
                 store = store.credentials(user, password);
             }
             if let Some(path) = &remote.ca_file {
-                let pem = std::fs::read(path).map_err(|source| crate::kg::StoreError::Io {
+                let pem = std::fs::read(path).map_err(|source| trails_kg::StoreError::Io {
                     what: "cannot read the CA file",
                     path: path.clone(),
                     source,
@@ -431,7 +375,7 @@ fn open_store(settings: &Settings) -> Result<Kg, BuildError> {
             })
         }
         #[cfg(feature = "embedded-store")]
-        None => Arc::new(crate::kg::EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?),
+        None => Arc::new(trails_kg::EmbeddedStore::open(&settings.kg_path, settings.kg_synchronous)?),
         #[cfg(not(feature = "embedded-store"))]
         None => {
             return Err(BuildError::NotBuiltIn {

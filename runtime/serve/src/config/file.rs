@@ -189,7 +189,7 @@ pub struct KgConfig {
     /// Base IRI of instances (`<base>/<Label>/<key>`); keep it stable: agents hold these IRIs.
     pub base: Option<String>,
     /// `full` (default: fsync per commit) or `normal` (survives a crash, not a power loss).
-    pub synchronous: Option<crate::kg::Synchronous>,
+    pub synchronous: Option<trails_kg::Synchronous>,
     /// SPARQL 1.1 query URL of a remote store; setting it serves the knowledge graph from that
     /// endpoint instead of the embedded store (`TRAILS_KG_QUERY_URL`).
     pub query_url: Option<String>,

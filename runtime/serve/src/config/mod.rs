@@ -55,11 +55,11 @@ pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
 /// Largest tool result when `[mcp] max_result_bytes` is unset: room for four instances at
 /// [`DEFAULT_MAX_INSTANCE_BYTES`], and about 250k tokens — more than a model should read at once.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
-pub use crate::budget::{BudgetLimit, BudgetSettings};
-pub use crate::kg::DEFAULT_MAX_INSTANCE_BYTES;
+pub use trails_governance::budget::{BudgetLimit, BudgetSettings};
 /// Why the Cedar policy files (`[policy] files`) could not be loaded.
 #[cfg(feature = "cedar")]
-pub use crate::policy::PolicyError;
+pub use trails_governance::policy::PolicyError;
+pub use trails_kg::DEFAULT_MAX_INSTANCE_BYTES;
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -198,7 +198,7 @@ pub struct Settings {
     /// Base IRI of instances.
     pub kg_base: String,
     /// How hard the embedded store syncs a commit.
-    pub kg_synchronous: crate::kg::Synchronous,
+    pub kg_synchronous: trails_kg::Synchronous,
     /// A remote store to serve instead of the embedded one.
     pub kg_remote: Option<RemoteKg>,
     /// Heaviest instance the store accepts, when configured (unset: the store's own bound).
@@ -521,7 +521,7 @@ impl Settings {
             8192..=1_048_576,
             "8192 to 1048576 (hyper reads heads in at least 8 KiB)",
         )?;
-        let kg_base = config.kg.base.unwrap_or_else(|| crate::kg::DEFAULT_BASE.to_owned());
+        let kg_base = config.kg.base.unwrap_or_else(|| trails_kg::DEFAULT_BASE.to_owned());
         if oxrdf::NamedNode::new(format!("{}/x", kg_base.trim_end_matches('/'))).is_err() {
             return Err(ConfigError::Value { key: "[kg] base", value: kg_base, expected: "an absolute IRI" });
         }

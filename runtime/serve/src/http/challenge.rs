@@ -1,8 +1,8 @@
 //! What a caller without the right token is told over HTTP: the `WWW-Authenticate` of a 401 or
 //! 403 — with `[auth.oauth]`, where the metadata is and which scope to ask for.
 
-use crate::pipeline::Refusal;
 use crate::state::Shared;
+use trails_core::pipeline::Refusal;
 
 /// The challenge without OAuth: a bearer token is what it takes.
 pub(crate) const PLAIN: &str = r#"Bearer realm="trails""#;

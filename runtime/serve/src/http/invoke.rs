@@ -18,13 +18,13 @@ use rmcp::model::ErrorCode;
 use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 
-use crate::idempotency::{SentKey, Source};
 use crate::method::{call, CallInfo, Via};
-use crate::pipeline::{Failure, Refusal};
 use crate::projection::Info;
 use crate::state::Shared;
 use trails_core::auth::Caller;
 use trails_core::error::{DomainError, Error};
+use trails_core::pipeline::{Failure, Refusal};
+use trails_governance::idempotency::{SentKey, Source};
 
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {

@@ -51,14 +51,18 @@ const MCP_PATH: &str = "/mcp";
 /// How often a warning any client can trigger is logged, at most.
 const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The whole HTTP application for a server bound at `bind`. With `streams` (serving), half-opened
-/// and idle sessions are swept on a timer and cancelling `streams` ends every MCP event stream and
-/// closes every session (shutdown); that needs a running Tokio runtime. Without it, they are
-/// swept when the next `initialize` comes.
-pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<CancellationToken>) -> Router {
+/// The whole HTTP application for a server bound at `bind`, and its sessions' upkeep: a future
+/// that sweeps half-opened and idle sessions on a timer until `streams` is cancelled, then closes
+/// every session (shutdown), for the server to run beside it. With `streams` cancelled, every MCP
+/// event stream ends. Without the upkeep running, sessions are swept when requests come.
+pub(crate) fn router(
+    shared: Arc<Shared>,
+    bind: SocketAddr,
+    streams: CancellationToken,
+) -> (Router, impl std::future::Future<Output = ()> + Send + 'static) {
     let settings = &shared.settings;
     let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(streams.clone().unwrap_or_default())
+        .with_cancellation_token(streams.clone())
         .with_allowed_hosts(allowed_hosts(settings, bind))
         .with_allowed_origins(allowed_origins(settings))
         .enforce_origin_validation()
@@ -76,33 +80,28 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         idle: settings.session_idle,
     };
     let guard = Arc::new(session_guard::SessionGuard::new(sessions.clone(), bounds));
-    if let Some(streams) = &streams {
-        // Session event streams belong to the sessions, not to the service's token.
-        let (sessions, closing) = (sessions.clone(), streams.clone());
-        tokio::spawn(async move {
-            closing.cancelled().await;
-            sessions.close_all().await;
-        });
-        // Half-opened sessions are closed at most 1.5 × `session_init_secs` after they opened
-        // (idle ones as late after their idle time) even when no `initialize` comes to sweep
-        // them: without this, a flood's sessions would hold their memory.
-        let every = guard.sweep_every();
-        let (guard, closing) = (guard.clone(), streams.clone());
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
+    let upkeep = {
+        let (sessions, guard, closing) = (sessions.clone(), guard.clone(), streams.clone());
+        async move {
+            // Half-opened sessions are closed at most 1.5 × `session_init_secs` after they opened
+            // (idle ones as late after their idle time) even when no `initialize` comes to sweep
+            // them: without this, a flood's sessions would hold their memory.
+            let mut ticks = tokio::time::interval(guard.sweep_every());
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
-                    () = closing.cancelled() => return,
+                    () = closing.cancelled() => break,
                     _ = ticks.tick() => {}
                 }
                 tokio::select! {
-                    () = closing.cancelled() => return,
+                    () = closing.cancelled() => break,
                     () = guard.sweep() => {}
                 }
             }
-        });
-    }
+            // Session event streams belong to the sessions, not to the service's token.
+            sessions.close_all().await;
+        }
+    };
     let for_sessions = shared.clone();
     let rmcp = StreamableHttpService::new(
         move || Ok(TrailsServer::new(for_sessions.clone(), Transport::Http)),
@@ -119,7 +118,7 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
         body,
         rmcp,
         sessions: guard,
-        hot: settings.hot_path.then(|| Arc::new(HotPath::new(shared.clone(), streams.clone().unwrap_or_default()))),
+        hot: settings.hot_path.then(|| Arc::new(HotPath::new(shared.clone(), streams.clone()))),
     };
     // `/mcp` runs the same checks as the routes beside it, as plain functions (`endpoint`); it
     // is added last, outside these layers.
@@ -157,10 +156,11 @@ pub(crate) fn router(shared: Arc<Shared>, bind: SocketAddr, streams: Option<Canc
             routes = routes.route(&prefixed, metadata);
         }
     }
-    routes
+    let router = routes
         // Outermost: a foreign Host or Origin learns nothing, not even whether its token is good.
         .layer(middleware::from_fn_with_state(hosts, origin::check))
-        .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)))
+        .route(MCP_PATH, any(endpoint::serve).with_state(Arc::new(endpoint)));
+    (router, upkeep)
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.

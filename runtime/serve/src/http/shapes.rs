@@ -14,9 +14,9 @@ use serde_json::json;
 
 use axum::Extension;
 
-use crate::pipeline::Lookup;
 use crate::state::Shared;
 use trails_core::auth::Caller;
+use trails_core::pipeline::Lookup;
 
 /// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a
 /// capability is part of its contract, which a caller without its scope does not learn.

@@ -9,10 +9,10 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::challenge::for_refusal;
-use crate::pipeline::Refusal;
 use crate::state::Shared;
 use crate::wire::jsonrpc::RpcMethod;
 use trails_core::auth::Caller;
+use trails_core::pipeline::Refusal;
 
 /// After the JSON-RPC check: the answer to a `tools/call` refused for want of a token or a
 /// scope, if this is one.

@@ -15,11 +15,11 @@ use serde_json::Value;
 
 use super::subscribe::{self, Activity, SessionSubscriptions};
 use crate::method::{self, Transport, PROTOCOL_VERSIONS};
-use crate::pipeline::Lookup;
 use crate::state::Shared;
 use crate::wire::errors;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
+use trails_core::pipeline::Lookup;
 
 /// What a 2025-* HTTP session's handler shares with the session guard in front of it, which
 /// answers some of the session's requests without it (`http/hot/`).

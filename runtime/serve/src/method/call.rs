@@ -14,13 +14,13 @@ use tracing::Instrument;
 use super::span::{request_done, request_span};
 use super::{reads_links, Request};
 use crate::config::ValidationErrors;
-use crate::idempotency::SentKey;
-use crate::pipeline::{Answer, Refusal, READ_TOOL};
 use crate::state::{Control, Shared};
 use crate::wire;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
 use trails_core::ctx::{Ctx, DistributedTrace};
+use trails_core::pipeline::{Answer, Refusal, READ_TOOL};
+use trails_governance::idempotency::SentKey;
 
 /// Which encoding the call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +121,8 @@ mod tests {
 
     use super::*;
     use crate::config::Settings;
-    use crate::idempotency::Source;
     use trails_core::auth::{Scope, ScopeSet};
+    use trails_governance::idempotency::Source;
 
     /// A key promises a replay only from a server that keeps keys: built without the ledger, a
     /// call that carries one is refused and runs nothing (run without it by `cargo xtask features`).

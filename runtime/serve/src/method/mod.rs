@@ -25,10 +25,10 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use crate::idempotency::SentKey;
 use crate::state::Shared;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
+use trails_governance::idempotency::SentKey;
 
 pub(crate) use call::{call, call_tool, CallInfo, Via};
 pub(crate) use resources::{complete, list_resources, list_templates, read_resource};

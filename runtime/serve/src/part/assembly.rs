@@ -9,10 +9,10 @@ use serde::de::DeserializeOwned;
 
 use super::BuildError;
 use crate::config::{ConfigError, Settings};
-use crate::kg::Kg;
-use crate::pipeline::Guard;
 use crate::state::{Background, Running};
+use trails_core::pipeline::Guard;
 use trails_core::registry::Registry;
+use trails_kg::Kg;
 
 /// Where a part's guard goes in the order every call passes (each guard wraps those after it):
 /// provenance, validation, [`Authorize`](Slot::Authorize), [`App`](Slot::App),

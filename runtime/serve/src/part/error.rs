@@ -1,9 +1,9 @@
 //! Why a server could not be assembled.
 
 use crate::config::ConfigError;
-use crate::kg::StoreError;
 use std::process::ExitCode;
 use trails_core::registry::RegistryError;
+use trails_kg::StoreError;
 
 /// Why a server could not be built from the linked tables, the settings and its parts.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +39,7 @@ pub enum BuildError {
     /// A capability requires Cedar policies that are not configured or not found.
     #[cfg(feature = "cedar")]
     #[error(transparent)]
-    Policy(#[from] crate::policy::PolicyError),
+    Policy(#[from] trails_governance::policy::PolicyError),
     /// The OTLP exporters cannot be set up (an invalid `OTEL_EXPORTER_OTLP_*` value).
     #[error("telemetry: {0}")]
     Telemetry(String),

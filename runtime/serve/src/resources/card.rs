@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use oxrdf::NamedNode;
 use serde_json::{json, Map, Value};
 
-use crate::kg::{mapping, store, store_failed, Kg, Triples};
 use trails_core::declare::{DisplayRole, NodeTypeInfo, PredicateInfo};
+use trails_kg::{mapping, store, store_failed, Kg, Triples};
 
 /// Characters of a title a card shows: a label, not the text.
 pub(crate) const TITLE_CHARS: usize = 160;

@@ -10,9 +10,9 @@ use serde_json::json;
 
 use super::uri::SCHEME;
 use super::Resources;
-use crate::kg::{mapping, store, store_failed};
 use crate::wire::errors;
 use trails_core::declare::NodeTypeInfo;
+use trails_kg::{mapping, store, store_failed};
 
 /// Values one answer holds (MCP's own limit).
 const MAX_VALUES: usize = CompletionInfo::MAX_VALUES;
@@ -79,7 +79,7 @@ fn where_fields(node: &NodeTypeInfo, typed: &str) -> CompletionInfo {
 
 /// The keys of `node` that start with `typed`, in IRI order: at most [`MAX_VALUES`], with
 /// `hasMore` when there are others.
-async fn keys(kg: &crate::kg::Kg, node: &NodeTypeInfo, typed: &str) -> trails_core::Result<CompletionInfo> {
+async fn keys(kg: &trails_kg::Kg, node: &NodeTypeInfo, typed: &str) -> trails_core::Result<CompletionInfo> {
     let prefix = mapping::key_prefix_iri(kg.base(), node.label, typed);
     let query = format!(
         "SELECT ?s WHERE {{ GRAPH <{graph}> {{ ?s a <{class}> }} FILTER(STRSTARTS(STR(?s), ?prefix)) }} \

@@ -7,8 +7,8 @@ use oxrdf::NamedNode;
 use serde_json::{json, Value};
 
 use super::{Live, Resources};
-use crate::kg::{self, mapping, store, Find, Kg};
 use trails_core::declare::{Datatype, NodeTypeInfo};
+use trails_kg::{self as kg, mapping, store, Find, Kg};
 
 /// How many activities `trails://prov/latest` shows.
 const LATEST_ACTIVITIES: usize = 20;
@@ -77,7 +77,7 @@ pub(crate) async fn stats(
     resources: &Resources,
     live: &dyn Live,
     kg: Option<&Kg>,
-    view: crate::pipeline::View,
+    view: trails_core::pipeline::View,
 ) -> trails_core::Result<Value> {
     let mut stats = json!({
         "tools": live.tool_count(view),
@@ -136,8 +136,8 @@ pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: Option<&K
             Err(error) => json!({ "check": "store", "ok": false, "detail": format!("{store}: {error}"), "ms": ms }),
         });
     }
-    let tools =
-        live.tool_count(crate::pipeline::View::of(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)));
+    let tools = live
+        .tool_count(trails_core::pipeline::View::of(trails_core::auth::ScopeSet::up_to(trails_core::auth::Scope::Dev)));
     let (shapes, node_types) = (resources.shape_entries.len(), resources.node_types.len());
     let detail = format!("{tools} tools, {shapes} shapes, {node_types} node types");
     checks.push(json!({ "check": "registry", "ok": true, "detail": detail }));

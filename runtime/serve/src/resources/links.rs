@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use super::uri::SCHEME;
 use super::Resources;
-use crate::kg::mapping;
-use crate::pipeline::{Content, ToolResult};
 use trails_core::declare::NodeTypeInfo;
+use trails_core::pipeline::{Content, ToolResult};
 use trails_core::registry::ToolEntry;
+use trails_kg::mapping;
 
 /// Most links one result carries: a long list links its first items (the rest are in the result,
 /// and reachable the same way).

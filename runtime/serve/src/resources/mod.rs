@@ -31,8 +31,8 @@ use serde_json::Value;
 use trails_core::declare::NodeTypeInfo;
 use trails_core::registry::ShapeEntry;
 
-use crate::kg::Kg;
-use crate::pipeline::View;
+use trails_core::pipeline::View;
+use trails_kg::Kg;
 
 /// What the resources read, built once per process: the knowledge graph (`None`: the app
 /// declares no node type: only the fixed resources), the declarations they describe, and the

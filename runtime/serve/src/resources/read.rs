@@ -9,11 +9,11 @@ use serde_json::{json, Map, Value};
 use super::fixed;
 use super::uri::{self, ListRequest, Target, UriError, SCHEME};
 use super::{Live, Resources};
-use crate::kg::{mapping, store_failed, Find, Kg};
-use crate::pipeline::View;
 use crate::wire::errors;
 use trails_core::auth::{Scope, ScopeSet};
 use trails_core::declare::{Datatype, NodeTypeInfo};
+use trails_core::pipeline::View;
+use trails_kg::{mapping, store_failed, Find, Kg};
 
 /// What an umbrella subscription costs the subscriber (said where it is chosen).
 const UMBRELLA_NOTE: &str = "Subscribing to it sends an update for every change to any instance of this type; \
@@ -266,7 +266,7 @@ pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest, cards: bool) 
         offset,
         after: after.as_deref().map(NamedNode::new_unchecked),
     };
-    let mut found = kg.store().find(find).await.map_err(crate::kg::store_failed)?;
+    let mut found = kg.store().find(find).await.map_err(trails_kg::store_failed)?;
     let more = found.subjects.len() > limit;
     found.subjects.truncate(limit);
     let cards = if cards {
@@ -330,7 +330,7 @@ fn next_uri(uri: &str, last: &str) -> String {
 async fn instance(kg: &Kg, node: &'static NodeTypeInfo, iri: &str) -> trails_core::Result<Option<Value>> {
     let Ok(subject) = NamedNode::new(iri) else { return Ok(None) };
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
-    let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
+    let triples = kg.store().describe(graph, subject).await.map_err(trails_kg::store_failed)?;
     let is_a = triples
         .iter()
         .any(|(p, o)| p.as_str() == oxrdf::vocab::rdf::TYPE.as_str() && o.to_string() == format!("<{}>", node.iri));

@@ -10,10 +10,10 @@ use serde_json::json;
 use super::read::refused;
 use super::uri::{self, Target, MANIFEST_URI, SCHEME};
 use super::Resources;
-use crate::kg::changes::{Change, ChangeKind};
-use crate::kg::mapping;
 use crate::wire::errors;
 use trails_core::auth::{Scope, ScopeSet};
+use trails_kg::changes::{Change, ChangeKind};
+use trails_kg::mapping;
 
 /// Longest URI one can subscribe to: a subscription is kept for the whole session, so what it
 /// holds is bounded (node-type labels and instance keys fit with room to spare).

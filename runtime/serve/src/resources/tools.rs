@@ -8,10 +8,10 @@ use serde_json::{json, Map, Value};
 use super::read;
 use super::uri::{self, Target, UriError, SCHEME};
 use super::Resources;
-use crate::kg::{mapping, Kg, Triples};
 use trails_core::declare::NodeTypeInfo;
 use trails_core::error::{Error, Result};
 use trails_core::validate::{FieldCode, FieldError};
+use trails_kg::{mapping, Kg, Triples};
 
 /// The node type labelled `label`, or a FieldError on `node_type` listing the labels.
 pub(crate) fn node_type(resources: &Resources, label: &str) -> Result<&'static NodeTypeInfo> {
@@ -95,7 +95,7 @@ pub(crate) async fn described(kg: &Kg, node: &'static NodeTypeInfo, id: &str) ->
     };
     let subject = NamedNode::new(&iri).map_err(|_| unreadable())?;
     let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
-    let triples = kg.store().describe(graph, subject).await.map_err(crate::kg::store_failed)?;
+    let triples = kg.store().describe(graph, subject).await.map_err(trails_kg::store_failed)?;
     let is_a = triples.iter().any(|(p, o)| {
         p.as_ref() == oxrdf::vocab::rdf::TYPE
             && matches!(o, oxrdf::Term::NamedNode(class) if class.as_str() == node.iri)

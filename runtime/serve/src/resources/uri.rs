@@ -14,8 +14,8 @@
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
-use crate::kg::{DEFAULT_LIMIT, MAX_LIMIT};
 use trails_core::declare::{Datatype, NodeTypeInfo, PredicateInfo};
+use trails_kg::{DEFAULT_LIMIT, MAX_LIMIT};
 
 /// The scheme every Trails resource URI starts with.
 pub(crate) const SCHEME: &str = "trails://";

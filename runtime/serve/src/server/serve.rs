@@ -11,11 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "http")]
 use crate::http::ConnectionLimits;
-use crate::pipeline::NoSuchTool;
 use crate::state::{Control, Running, Shared};
 #[cfg(feature = "stdio")]
 use crate::{mcp::TrailsServer, method::Transport};
 use trails_core::auth::ScopeSet;
+use trails_core::pipeline::NoSuchTool;
 
 /// The parts' background tasks, started: told to stop when this is dropped.
 #[must_use = "the background tasks are told to stop when this is dropped"]
@@ -74,7 +74,7 @@ impl Server {
 
     /// The `tools/list` payload for `scopes`, as the wire carries it.
     pub fn tools_json(&self, scopes: ScopeSet) -> String {
-        let tools = self.shared.tools(crate::pipeline::View::of(scopes));
+        let tools = self.shared.tools(trails_core::pipeline::View::of(scopes));
         serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise")
     }
 
@@ -87,11 +87,11 @@ impl Server {
         id: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<String, String> {
-        let encoded = |refusal: &crate::pipeline::Refusal| {
+        let encoded = |refusal: &trails_core::pipeline::Refusal| {
             serde_json::to_string(&crate::wire::call::refusal(refusal)).expect("errors serialise")
         };
         let Some(name) = self.shared.pipeline.catalog.name_of(id) else {
-            return Err(encoded(&crate::pipeline::Refusal::UnknownTool { name: id.to_owned() }));
+            return Err(encoded(&trails_core::pipeline::Refusal::UnknownTool { name: id.to_owned() }));
         };
         let caller = trails_core::auth::Caller {
             name: Some("cli".to_owned()),
@@ -127,7 +127,7 @@ impl Server {
     /// interval), and freed memory is not handed back to the system when quiet.
     #[cfg(feature = "http")]
     pub fn router(&self, bind: SocketAddr) -> axum::Router {
-        crate::http::router(self.shared.clone(), bind, None)
+        crate::http::router(self.shared.clone(), bind, CancellationToken::new()).0
     }
 
     /// Serve HTTP on `listener` until SIGINT or SIGTERM, within the `[http]` connection limits;
@@ -173,7 +173,8 @@ impl Server {
         // However serving ends (this future dropped by a caller's timeout included), the tasks
         // the router started for its sessions end with it.
         let _end_session_tasks = streams.clone().drop_guard();
-        let app = crate::http::router(self.shared.clone(), bind, Some(streams.clone()));
+        let (app, upkeep) = crate::http::router(self.shared.clone(), bind, streams.clone());
+        tokio::spawn(upkeep);
         let served = crate::http::serve(listener, app, limits, streams, shutdown, again);
         tokio::select! {
             served = served => served.map_err(ServeError::Http),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::shared::Shared;
-use crate::pipeline::NoSuchTool;
+use trails_core::pipeline::NoSuchTool;
 
 /// A handle on the running server, which it attaches to every call: a handler gets it with
 /// `ctx.extension::<Control>()` (`None` outside a server, as in a handler's unit test) to change

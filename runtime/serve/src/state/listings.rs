@@ -16,7 +16,7 @@ use rmcp::model::Tool;
 use rmcp::model::{ListToolsResult, ServerResult};
 use serde_json::Value;
 
-use crate::pipeline::{Catalog, View};
+use trails_core::pipeline::{Catalog, View};
 use trails_core::registry::ToolEntry;
 
 /// Built from one generation of the enabled set.

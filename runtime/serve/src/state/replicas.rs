@@ -17,10 +17,10 @@ use trails_coord::{Coordinator, Options};
 
 use super::notifier::Subscriptions;
 use crate::config::Coordination;
-use crate::kg::changes::{Change, ChangeKind, Observer};
-use crate::kg::provenance::PruneLease;
-use crate::kg::Kg;
 use trails_core::declare::NodeTypeInfo;
+use trails_kg::changes::{Change, ChangeKind, Observer};
+use trails_kg::provenance::PruneLease;
+use trails_kg::Kg;
 
 /// How long the provenance lease lasts unrenewed (a pass renews it for every batch).
 const PRUNE_LEASE: Duration = Duration::from_secs(60);

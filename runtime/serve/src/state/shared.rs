@@ -10,10 +10,10 @@ use rmcp::model::Tool;
 use super::listings::Listings;
 use super::notifier::Subscriptions;
 use crate::config::Settings;
-use crate::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
 use crate::resources::{Live, Resources, Spending};
 use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
+use trails_core::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
 use trails_core::registry::Registry;
 #[cfg(feature = "http")]
 use trails_core::registry::ToolEntry;
@@ -57,7 +57,7 @@ pub(crate) struct Brought {
     /// `serverInfo` name and version.
     pub(crate) name: String,
     pub(crate) version: String,
-    pub(crate) kg: Option<crate::kg::Kg>,
+    pub(crate) kg: Option<trails_kg::Kg>,
     /// Every guard, in the order calls pass them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
     /// What `trails://stats` reports of spending (the ledger's budgets).
@@ -102,7 +102,7 @@ impl Shared {
             settings.subscription_queue,
         ));
         if let Some(kg) = &kg {
-            let observer: std::sync::Weak<dyn crate::kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
+            let observer: std::sync::Weak<dyn trails_kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
             #[cfg(feature = "redis")]
             if let Some(replicas) = &replicas {

@@ -6,7 +6,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, MetaObject};
 use rmcp::ErrorData;
 use serde_json::Value;
 
-use crate::pipeline::{Answer, Content, Refusal};
+use trails_core::pipeline::{Answer, Content, Refusal};
 
 pub(crate) fn answer(answer: Answer) -> CallToolResult {
     let replayed = answer.is_replay();

@@ -7,8 +7,8 @@ use rmcp::ErrorData;
 use serde_json::json;
 
 use crate::config::ValidationErrors;
-use crate::pipeline::{Refusal, AUTHENTICATION_FAILED};
 use trails_core::error::Error;
+use trails_core::pipeline::{Refusal, AUTHENTICATION_FAILED};
 use trails_core::validate::echo_name;
 
 /// A resource URI that names nothing this server has: `-32602` with `{"uri"}`.

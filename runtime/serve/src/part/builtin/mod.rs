@@ -94,7 +94,7 @@ fn policies(assembly: &mut Assembly<'_>) -> Option<String> {
 /// Budget limits would go unenforced. (A call that carries an idempotency key promises a replay
 /// no one keeps: it is refused.)
 fn ledger(assembly: &mut Assembly<'_>) -> Option<String> {
-    assembly.guard(Slot::Settle, crate::idempotency::NoKeys);
+    assembly.guard(Slot::Settle, trails_governance::idempotency::NoKeys);
     let budget = &assembly.settings.budget;
     if !budget.default.is_unlimited() {
         return Some("`[budget]` limits".into());

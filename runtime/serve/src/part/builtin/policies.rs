@@ -14,10 +14,13 @@ impl Part for Policies {
     fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError> {
         let tools: Vec<_> = assembly.registry.tools().collect();
         let settings = assembly.settings;
-        let policies =
-            crate::policy::Policies::load(&settings.policy_files, settings.policy_entities.as_ref(), &tools)?;
+        let policies = trails_governance::policy::Policies::load(
+            &settings.policy_files,
+            settings.policy_entities.as_ref(),
+            &tools,
+        )?;
         if let Some(policies) = policies {
-            assembly.guard(Slot::Authorize, crate::policy::PolicyGuard(policies));
+            assembly.guard(Slot::Authorize, trails_governance::policy::PolicyGuard(policies));
         }
         Ok(())
     }

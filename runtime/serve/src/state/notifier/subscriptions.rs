@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::queue::{Delivery, Update, UpdateQueue};
-use crate::kg::changes::{Change, Observer};
 use crate::resources::Topic;
+use trails_kg::changes::{Change, Observer};
 
 /// Why a subscription was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -245,7 +245,7 @@ impl Observer for Subscriptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kg::changes::ChangeKind;
+    use trails_kg::changes::ChangeKind;
 
     fn requirement() -> &'static trails_core::declare::NodeTypeInfo {
         static INFO: trails_core::declare::NodeTypeInfo = trails_core::declare::NodeTypeInfo {
