@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use trails::part::axum::{routing::get, Extension, Json, Router};
+use trails::part::axum::{routing::get, Extension, Json};
 use trails::part::{Assembly, Part, Running};
 use trails::BuildError;
 use trails_tests::in_process;
@@ -18,6 +18,8 @@ const TOKEN: &str = "parts-builder-token";
 /// the server runs, switches off the tool its section names.
 struct Greeter {
     stopped: Arc<AtomicBool>,
+    /// Where it serves (`/greeting`; the tests try others).
+    path: &'static str,
 }
 
 #[derive(serde::Deserialize)]
@@ -32,16 +34,17 @@ impl Part for Greeter {
         "greeter"
     }
 
+    fn section(&self) -> Option<&'static str> {
+        Some("greeter")
+    }
+
     fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError> {
-        let Some(section) = assembly.section::<GreeterSection>("greeter")? else { return Ok(()) };
+        let Some(section) = assembly.section::<GreeterSection>()? else { return Ok(()) };
         let greeting = section.greeting;
-        let routes = Router::new().route(
-            "/greeting",
-            get(move |Extension(caller): Extension<trails::auth::Caller>| async move {
-                Json(json!({ "greeting": greeting, "caller": caller.name }))
-            }),
-        );
-        assembly.route(routes);
+        let greet = get(move |Extension(caller): Extension<trails::auth::Caller>| async move {
+            Json(json!({ "greeting": greeting, "caller": caller.name }))
+        });
+        assembly.route(self.path, greet);
         let (quiet, stopped) = (section.quiet_tool, self.stopped);
         assembly.background(move |running: Running| async move {
             if let Some(tool) = quiet {
@@ -63,7 +66,9 @@ fn toml(section: &str) -> String {
 }
 
 fn app(stopped: &Arc<AtomicBool>) -> trails::App {
-    trails::App::new().kg(trails::kg::Kg::temporary().unwrap()).part(Greeter { stopped: stopped.clone() })
+    trails::App::new()
+        .kg(trails::kg::Kg::temporary().unwrap())
+        .part(Greeter { stopped: stopped.clone(), path: "/greeting" })
 }
 
 async fn get_greeting(addr: std::net::SocketAddr, token: Option<&str>, host: Option<&str>) -> (u16, Value) {
@@ -143,4 +148,43 @@ fn a_section_is_its_parts_and_one_no_part_reads_stops_the_start() {
     assert_eq!(refused, "[htpp] is not a section of this server's trails.toml: did you mean [http]?");
     // Without its section the part adds nothing, and the app builds.
     assert_eq!(build(app(&stopped), ""), "");
+}
+
+/// A part's route may not take a path the server serves, nor another part's; a part may not
+/// take the server's section.
+#[test]
+fn what_the_server_serves_is_not_a_parts_to_take() {
+    let stopped = Arc::new(AtomicBool::new(false));
+    let greeter = |path| Greeter { stopped: stopped.clone(), path };
+    let build = |app: trails::App| {
+        let toml = toml("[greeter]\ngreeting = \"hi\"\n");
+        app.kg(trails::kg::Kg::temporary().unwrap()).build(in_process::settings(&toml)).err().map(|e| e.to_string())
+    };
+    for (path, problem) in [
+        ("/mcp", "is one the server serves itself"),
+        ("/.well-known/oauth-protected-resource", "is one the server serves itself"),
+        ("/invoke/mine", "is one the server serves itself"),
+        ("greeting", "does not start with `/`"),
+    ] {
+        let refused = build(trails::App::new().part(greeter(path)));
+        assert_eq!(refused, Some(format!("greeter: route `{path}` {problem}")));
+    }
+    /// Another part with the greeter's section.
+    struct Impostor;
+    impl Part for Impostor {
+        fn name(&self) -> &'static str {
+            "impostor"
+        }
+        fn section(&self) -> Option<&'static str> {
+            Some("http")
+        }
+        fn assemble(self: Box<Self>, _: &mut Assembly<'_>) -> Result<(), BuildError> {
+            Ok(())
+        }
+    }
+    let refused = build(trails::App::new().part(greeter("/greeting")).part(Impostor));
+    assert_eq!(
+        refused.as_deref(),
+        Some("impostor: its section `[http]` is the server's or another part's: name another")
+    );
 }

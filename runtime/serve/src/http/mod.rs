@@ -133,9 +133,9 @@ pub(crate) fn router(
         routes = routes.route("/shapes.ttl", get(shapes::graph)).route("/shapes/{name}", get(shapes::one));
     }
     let mut routes = routes.with_state(shared.clone());
-    // The parts' own routes, behind the same checks.
-    for own in &shared.routes {
-        routes = routes.merge(own.clone());
+    // The parts' own routes, behind the same checks (`part::SERVED_PATHS`: none is one of these).
+    for (path, route) in &shared.routes {
+        routes = routes.route(path, route.clone());
     }
     routes = routes
         // Inside authentication: an unauthenticated request is refused before its body is read.

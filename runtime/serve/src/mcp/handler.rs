@@ -124,10 +124,10 @@ fn request(
     .map(str::to_owned);
     let session = header("mcp-session-id").map(str::to_owned);
     let header_trace = headers.and_then(TraceParent::from_headers);
-    let meta = match std::mem::take(&mut context.meta.0 .0) {
-        meta if meta.is_empty() => params_meta.map(|meta| meta.0 .0).unwrap_or_default(),
-        meta => meta,
-    };
+    // Both, the context's winning (over the wire rmcp moves the params' there; in process both
+    // may hold some).
+    let mut meta = params_meta.map(|meta| meta.0 .0).unwrap_or_default();
+    meta.extend(std::mem::take(&mut context.meta.0 .0));
     method::Request { id: context.id.clone(), caller, meta, header_trace, session, version, transport }
 }
 

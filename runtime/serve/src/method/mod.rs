@@ -136,6 +136,12 @@ impl Method {
         }
     }
 
+    /// Whether it is answered at once from the pre-computed tables (nothing runs that a client
+    /// hanging up could cut off half-way).
+    pub(crate) fn answered_from_tables(&self) -> bool {
+        matches!(self, Method::ListTools | Method::ListResources | Method::ListResourceTemplates)
+    }
+
     /// What it names (the `Mcp-Name` header of 2026-07-28): a tool, a resource.
     pub(crate) fn target(&self) -> Option<&str> {
         match self {

@@ -1,34 +1,40 @@
-//! What parts add to a server while it is assembled, and the handle their background tasks get.
+//! What parts add to a server while it is assembled.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use super::BuildError;
-use crate::config::{ConfigError, Settings};
+use super::{BuildError, Part};
+use crate::config::{ConfigError, Settings, SECTIONS};
 use crate::state::{Background, Running};
 use trails_core::pipeline::Guard;
 use trails_core::registry::Registry;
 use trails_kg::Kg;
 
 /// Where a part's guard goes in the order every call passes (each guard wraps those after it):
-/// provenance, validation, [`Authorize`](Slot::Authorize), [`App`](Slot::App),
-/// [`Settle`](Slot::Settle), the handler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// provenance, validation, [`Authorize`](Slot::Authorize), the app's own guards,
+/// [`App`](Slot::App), [`Settle`](Slot::Settle), the handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Slot {
     /// After validation, before the app's own guards: whether the call may run at all (Cedar
     /// policies). A refusal here costs nothing and claims no key.
     Authorize,
-    /// With the app's own guards (`App::guard`), after them, in the order parts were given.
+    /// After the app's own guards (`App::guard`), in the order parts were given.
     App,
-    /// Last before the handler: what only a call that will run may take (idempotency keys, then
-    /// budgets).
+    /// Last before the handler: what only a call that will run may take (the ledger's
+    /// idempotency keys, then its budget charge). A later part's guards here run before an
+    /// earlier part's, so the built-in ledger's charge stays the last step.
     Settle,
 }
+
+/// The paths the server serves itself (some only when configured), and the prefixes it keeps:
+/// a part's route may not take one (`http/mod.rs` serves them).
+#[cfg(feature = "http")]
+pub(crate) const SERVED_PATHS: &[&str] =
+    &["/mcp", "/healthz", "/openapi.json", "/shapes.ttl", "/.well-known/", "/invoke/", "/shapes/"];
 
 /// The server being assembled, as each part sees it.
 pub struct Assembly<'a> {
@@ -36,42 +42,40 @@ pub struct Assembly<'a> {
     pub(crate) registry: &'a Registry,
     app_name: &'a str,
     pub(crate) kg: Option<Kg>,
-    claimed: BTreeSet<String>,
-    guards: HashMap<SlotKey, Vec<Arc<dyn Guard>>>,
+    /// The part assembling now: its name, its section, its place in the order.
+    current: (&'static str, Option<&'static str>, usize),
+    guards: Vec<(Slot, usize, Arc<dyn Guard>)>,
     #[cfg(feature = "http")]
-    routes: Vec<axum::Router>,
+    routes: Vec<(&'static str, String, axum::routing::MethodRouter)>,
     background: Vec<Background>,
-    values: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
-}
-
-#[derive(Hash, PartialEq, Eq)]
-struct SlotKey(u8);
-
-impl From<Slot> for SlotKey {
-    fn from(slot: Slot) -> SlotKey {
-        SlotKey(slot as u8)
-    }
+    values: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
 }
 
 /// What the parts added, for the server to take apart.
 pub(crate) struct Assembled {
     pub(crate) kg: Option<Kg>,
-    guards: HashMap<SlotKey, Vec<Arc<dyn Guard>>>,
+    guards: Vec<(Slot, usize, Arc<dyn Guard>)>,
     #[cfg(feature = "http")]
-    pub(crate) routes: Vec<axum::Router>,
+    pub(crate) routes: Vec<(String, axum::routing::MethodRouter)>,
     pub(crate) background: Vec<Background>,
-    values: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    values: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
 }
 
 impl Assembled {
-    /// The guards of `slot`, in the order they were added.
+    /// The guards of `slot`, in the order calls pass them.
     pub(crate) fn guards(&mut self, slot: Slot) -> Vec<Arc<dyn Guard>> {
-        self.guards.remove(&slot.into()).unwrap_or_default()
+        let mut of_slot: Vec<_> = self.guards.iter().filter(|(at, ..)| *at == slot).collect();
+        if slot == Slot::Settle {
+            // Later parts first; a part's own guards in the order it added them (a stable sort).
+            of_slot.sort_by_key(|(_, part, _)| std::cmp::Reverse(*part));
+        }
+        of_slot.into_iter().map(|(.., guard)| guard.clone()).collect()
     }
 
     /// The value of type `T` a part provided.
     pub(crate) fn take<T: Any + Send + Sync>(&mut self) -> Option<T> {
-        self.values.remove(&TypeId::of::<T>()).and_then(|value| value.downcast().ok()).map(|value| *value)
+        let at = self.values.iter().position(|(id, _)| *id == TypeId::of::<T>())?;
+        self.values.swap_remove(at).1.downcast().ok().map(|value| *value)
     }
 }
 
@@ -82,19 +86,51 @@ impl<'a> Assembly<'a> {
             registry,
             app_name,
             kg,
-            claimed: BTreeSet::new(),
-            guards: HashMap::new(),
+            current: ("", None, 0),
+            guards: Vec::new(),
             #[cfg(feature = "http")]
             routes: Vec::new(),
             background: Vec::new(),
-            values: HashMap::new(),
+            values: Vec::new(),
         }
     }
 
-    /// The `[name]` section of `trails.toml`, read as `T` (`None` when the file has none). Each
-    /// section belongs to the part that reads it; a section no part reads stops the start.
-    pub fn section<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, ConfigError> {
-        self.claimed.insert(name.to_owned());
+    /// Assemble `parts` in order. Before any of them: every section of `trails.toml` belongs to
+    /// the server or to one part (a section nobody reads is refused here, before anything is
+    /// opened or connected).
+    pub(crate) fn assemble(mut self, parts: Vec<Box<dyn Part>>) -> Result<Assembled, BuildError> {
+        let declared: Vec<(&'static str, &'static str)> =
+            parts.iter().filter_map(|part| part.section().map(|section| (part.name(), section))).collect();
+        for (part, section) in &declared {
+            let taken = SECTIONS.contains(section) || declared.iter().any(|(other, s)| s == section && other != part);
+            if taken {
+                let message = format!("its section `[{section}]` is the server's or another part's: name another");
+                return Err(BuildError::Part { part, source: message.into() });
+            }
+        }
+        for section in self.settings.sections.keys() {
+            if !declared.iter().any(|(_, declared)| declared == section) {
+                let known = SECTIONS.iter().chain(declared.iter().map(|(_, section)| section));
+                let nearest = known
+                    .map(|known| (strsim::levenshtein(section, known), *known))
+                    .filter(|(distance, _)| *distance <= 2)
+                    .min()
+                    .map(|(_, known)| known.to_owned());
+                return Err(ConfigError::UnknownSection { section: section.clone(), nearest }.into());
+            }
+        }
+        for (index, part) in parts.into_iter().enumerate() {
+            self.current = (part.name(), part.section(), index);
+            let name = part.name();
+            part.assemble(&mut self).inspect_err(|error| tracing::debug!(part = name, %error, "a part failed"))?;
+        }
+        self.finish()
+    }
+
+    /// The part's own section of `trails.toml` ([`Part::section`]), read as `T`: `None` when
+    /// the file has none (or the part names no section).
+    pub fn section<T: DeserializeOwned>(&self) -> Result<Option<T>, ConfigError> {
+        let Some(name) = self.current.1 else { return Ok(None) };
         let Some(value) = self.settings.sections.get(name) else { return Ok(None) };
         T::deserialize(value.clone())
             .map(Some)
@@ -118,19 +154,21 @@ impl<'a> Assembly<'a> {
 
     /// Pass every call through `guard`, at `slot`.
     pub fn guard(&mut self, slot: Slot, guard: impl Guard) {
-        self.guards.entry(slot.into()).or_default().push(Arc::new(guard));
+        self.guards.push((slot, self.current.2, Arc::new(guard)));
     }
 
-    /// Serve these routes beside `/mcp`, behind the same Host/Origin check, bearer
+    /// Serve `route` at `path` beside `/mcp`, behind the same Host/Origin check, bearer
     /// authentication (the handler reads the `trails::auth::Caller` from the request's
-    /// extensions) and body bound as the built-in routes.
+    /// extensions) and body bound as the built-in routes. A path the server serves itself, or
+    /// another part's, stops the start.
     #[cfg(feature = "http")]
-    pub fn route(&mut self, routes: axum::Router) {
-        self.routes.push(routes);
+    pub fn route(&mut self, path: &str, route: axum::routing::MethodRouter) {
+        self.routes.push((self.current.0, path.to_owned(), route));
     }
 
     /// Run `task` beside the server: started when it starts serving (`Server::serve_http`,
-    /// `Server::serve_stdio`, `App::run`), told to stop ([`Running::stopping`]) when it stops.
+    /// `Server::serve_stdio`, `App::run`, or `Server::start_parts`), told to stop
+    /// ([`Running::stopping`]) when it stops.
     pub fn background<F, Fut>(&mut self, task: F)
     where
         F: FnOnce(Running) -> Fut + Send + 'static,
@@ -139,35 +177,44 @@ impl<'a> Assembly<'a> {
         self.background.push(Box::new(move |running| Box::pin(task(running))));
     }
 
-    /// Leave `value` for the parts assembled after this one (and the server) to use.
+    /// Leave `value` for the parts assembled after this one (and the server) to use. One value
+    /// per type: a second `provide` of the same type replaces the first.
     pub fn provide<T: Any + Send + Sync>(&mut self, value: T) {
-        self.values.insert(TypeId::of::<T>(), Box::new(value));
+        self.values.retain(|(id, _)| *id != TypeId::of::<T>());
+        self.values.push((TypeId::of::<T>(), Box::new(value)));
     }
 
     /// The value of type `T` an earlier part provided.
     pub fn provided<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.values.get(&TypeId::of::<T>()).and_then(|value| value.downcast_ref())
+        let (_, value) = self.values.iter().find(|(id, _)| *id == TypeId::of::<T>())?;
+        value.downcast_ref()
     }
 
-    /// What the parts added; a section of `trails.toml` that none of them read is an error,
-    /// naming the nearest one that was.
-    pub(crate) fn finish(self) -> Result<Assembled, BuildError> {
-        for section in self.settings.sections.keys() {
-            if !self.claimed.contains(section) {
-                let known = crate::config::SECTIONS.iter().copied().chain(self.claimed.iter().map(String::as_str));
-                let nearest = known
-                    .map(|known| (strsim::levenshtein(section, known), known))
-                    .filter(|(distance, _)| *distance <= 2)
-                    .min()
-                    .map(|(_, known)| known.to_owned());
-                return Err(BuildError::Config(ConfigError::UnknownSection { section: section.clone(), nearest }));
+    fn finish(self) -> Result<Assembled, BuildError> {
+        #[cfg(feature = "http")]
+        let routes = {
+            let mut routes: Vec<(String, axum::routing::MethodRouter)> = Vec::new();
+            for (part, path, route) in self.routes {
+                let served = SERVED_PATHS.iter().any(|served| path == *served || path.starts_with(served));
+                let twice = routes.iter().any(|(other, _)| *other == path);
+                let problem = match () {
+                    () if !path.starts_with('/') => "does not start with `/`",
+                    () if served => "is one the server serves itself",
+                    () if twice => "is another part's",
+                    () => "",
+                };
+                if !problem.is_empty() {
+                    return Err(BuildError::Part { part, source: format!("route `{path}` {problem}").into() });
+                }
+                routes.push((path, route));
             }
-        }
+            routes
+        };
         Ok(Assembled {
             kg: self.kg,
             guards: self.guards,
             #[cfg(feature = "http")]
-            routes: self.routes,
+            routes,
             background: self.background,
             values: self.values,
         })

@@ -22,6 +22,13 @@ pub trait Part: Send + 'static {
     /// What logs and errors call it.
     fn name(&self) -> &'static str;
 
+    /// Its own section of `trails.toml` (`"status"` for `[status]`), which
+    /// [`Assembly::section`] reads; `None`: it has none. A section no part names stops the
+    /// start, before any part assembles.
+    fn section(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Add what it brings to the server being assembled. Parts assemble in the order they were
     /// given, the built-in ones first; a part's error stops the start.
     fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError>;

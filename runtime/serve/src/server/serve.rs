@@ -17,15 +17,33 @@ use crate::{mcp::TrailsServer, method::Transport};
 use trails_core::auth::ScopeSet;
 use trails_core::pipeline::NoSuchTool;
 
-/// The parts' background tasks, started: told to stop when this is dropped.
+/// The parts' background tasks, started: told to stop when this is dropped, and ended if they
+/// have not within the grace period.
 #[must_use = "the background tasks are told to stop when this is dropped"]
 pub struct Started {
     stopping: CancellationToken,
+    running: Vec<tokio::task::JoinHandle<()>>,
+    grace: std::time::Duration,
 }
 
 impl Drop for Started {
     fn drop(&mut self) {
         self.stopping.cancel();
+        let (running, grace) = (std::mem::take(&mut self.running), self.grace);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(async move {
+            for mut task in running {
+                match tokio::time::timeout(grace, &mut task).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) if error.is_panic() => tracing::error!("a part's background task panicked"),
+                    Ok(Err(_)) => {}
+                    Err(_) => {
+                        tracing::warn!("a part's background task did not stop within the grace period: ended");
+                        task.abort();
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -149,9 +167,9 @@ impl Server {
         again: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
         let bind = listener.local_addr().map_err(ServeError::Http)?;
-        let _parts = self.start_parts();
         let settings = &self.shared.settings;
         let hosts = crate::http::startup_hosts(settings, bind).map_err(ServeError::HostPolicy)?;
+        let _parts = self.start_parts();
         tracing::info!("serving MCP at http://{bind}/mcp");
         if hosts.iter().any(|host| host.trim() == crate::http::ANY_HOST) {
             tracing::warn!("[http] allowed_hosts has \"*\": any Host is answered; the DNS-rebinding defence is off");
@@ -217,16 +235,18 @@ impl Server {
 
     /// Start the parts' background tasks ([`Assembly::background`](crate::part::Assembly::background)),
     /// which [`Server::serve_http`] and [`Server::serve_stdio`] do themselves; a program that
-    /// serves [`Server::router`] its own way calls this. They are told to stop when the returned
-    /// value is dropped. Each task starts once: a second call starts nothing.
+    /// serves [`Server::router`] its own way calls this, inside its Tokio runtime. They are told
+    /// to stop when the returned value is dropped, and ended if they have not a grace period
+    /// (`[http] shutdown_grace_secs`) later. Each task starts once per server, with the first
+    /// serve (or call): a later one starts nothing, and a clone serving beside it shares them.
     pub fn start_parts(&self) -> Started {
         let stopping = CancellationToken::new();
         let tasks = std::mem::take(&mut *self.shared.background.lock().unwrap_or_else(|p| p.into_inner()));
-        for task in tasks {
-            let running = Running { control: self.control(), stopping: stopping.clone() };
-            tokio::spawn(task(running));
-        }
-        Started { stopping }
+        let running = tasks
+            .into_iter()
+            .map(|task| tokio::spawn(task(Running { control: self.control(), stopping: stopping.clone() })))
+            .collect();
+        Started { stopping, running, grace: self.shared.settings.shutdown_grace }
     }
 
     /// A handle to change what this server serves while it runs.

@@ -40,9 +40,9 @@ pub(crate) struct Shared {
     /// `[coordination]`: what the replicas share (kept here: its runtime drives the Redis I/O).
     #[cfg(feature = "redis")]
     _replicas: Option<super::Replicas>,
-    /// The parts' routes, served beside `/mcp`.
+    /// The parts' routes, served beside `/mcp`: (path, route).
     #[cfg(feature = "http")]
-    pub(crate) routes: Vec<axum::Router>,
+    pub(crate) routes: Vec<(String, axum::routing::MethodRouter)>,
     /// The parts' background tasks, until the server starts them.
     pub(crate) background: std::sync::Mutex<Vec<Background>>,
 }
@@ -67,8 +67,9 @@ pub(crate) struct Brought {
     /// `[coordination]`, connected.
     #[cfg(feature = "redis")]
     pub(crate) replicas: Option<super::Replicas>,
+    /// The parts' routes: (path, route).
     #[cfg(feature = "http")]
-    pub(crate) routes: Vec<axum::Router>,
+    pub(crate) routes: Vec<(String, axum::routing::MethodRouter)>,
     pub(crate) background: Vec<Background>,
 }
 

@@ -1,7 +1,6 @@
-//! The hot path (`runtime/guide/04-serving.md`): `POST /mcp` requests for `tools/list`, `tools/call`,
-//! `resources/list`, `resources/templates/list` and `resources/read` — stateless, or in an open
-//! 2025-* session — are answered here, from the pre-computed tables, through the same dispatch
-//! the rmcp handler uses. rmcp builds a service per stateless request, clones and re-serialises
+//! The hot path (`runtime/guide/04-serving.md`): `POST /mcp` requests of the method table's
+//! methods (`method::Method`) — stateless, or in an open 2025-* session — are framed here and
+//! answered by the same table the rmcp handler calls. rmcp builds a service per stateless request, clones and re-serialises
 //! every descriptor, and passes a session's requests through the session's worker task and
 //! channels; here `tools/list` is bytes serialised once per (scope set, protocol shape) with the
 //! request id spliced in, and a session's answer is an SSE event (`answers`).
@@ -115,9 +114,9 @@ impl HotPath {
         if let Some(session) = planned.session.clone() {
             return self.answer_in_session(planned, caller, &session).await;
         }
-        // Listings are answered at once from tables: nothing in them can be cut off half-way, so
-        // they need no task of their own (only the same answer to a panic).
-        if matches!(planned.method, Method::ListTools | Method::ListResources | Method::ListResourceTemplates) {
+        // What is answered at once from tables cannot be cut off half-way: it needs no task of
+        // its own (only the same answer to a panic).
+        if planned.method.answered_from_tables() {
             let listing = std::panic::AssertUnwindSafe(self.serve(planned, caller));
             return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
         }
@@ -461,7 +460,7 @@ fn status_of(error: &ErrorData, meta_malformed: bool) -> StatusCode {
 /// The fuzz target's entry (`trails::__fuzz::hot_path`): `data` is a request head's header lines
 /// (`name: value`, malformed lines skipped), a blank line, then the body. Trails' own check and
 /// the hot path's decision run on it in both session modes; neither may panic, and what the hot
-/// path takes must be one well-formed message naming one of its five methods with the headers
+/// path takes must be one well-formed message naming one of the method table's methods with the headers
 /// rmcp requires.
 #[cfg(any(fuzzing, test))]
 pub(crate) fn fuzz(data: &[u8]) {

@@ -10,6 +10,7 @@ mod ledger;
 mod oauth;
 #[cfg(feature = "cedar")]
 mod policies;
+mod store;
 
 use super::{Assembly, BuildError, Part, Slot};
 
@@ -24,27 +25,29 @@ macro_rules! built_with {
     }};
 }
 
-/// The built-in parts, in the order they assemble (coordination first: the ledger shares what it
-/// connected).
+/// The built-in parts, in the order they assemble. The stand-ins for parts left out of the build
+/// come first (they open nothing: a configuration that asks for one stops the start before the
+/// store opens or Redis connects); then the policies (read before anything is opened: a missing
+/// policy stops the start), the store, OAuth, coordination, and the ledger (beside the store, and
+/// shared through coordination when it connected).
 pub(crate) fn parts() -> Vec<Box<dyn Part>> {
-    [
+    let list = [
+        BuiltIn { name: "policies", feature: "cedar", asks: policies, part: built_with!("cedar", policies::Policies) },
+        BuiltIn { name: "store", feature: "", asks: |_| None, part: Some(Box::new(store::Store)) },
+        BuiltIn { name: "oauth", feature: "oauth", asks: oauth, part: built_with!("oauth", oauth::OAuth) },
         BuiltIn {
             name: "coordination",
             feature: "redis",
             asks: coordination,
             part: built_with!("redis", coordination::Coordination),
         },
-        BuiltIn { name: "policies", feature: "cedar", asks: policies, part: built_with!("cedar", policies::Policies) },
         BuiltIn { name: "ledger", feature: "ledger", asks: ledger, part: built_with!("ledger", ledger::Ledger) },
-        BuiltIn { name: "oauth", feature: "oauth", asks: oauth, part: built_with!("oauth", oauth::OAuth) },
-    ]
-    .into_iter()
-    .map(|built_in| {
-        built_in.part.unwrap_or_else(|| {
-            Box::new(Missing { name: built_in.name, feature: built_in.feature, asks: built_in.asks })
-        })
-    })
-    .collect()
+    ];
+    let (built, missing): (Vec<_>, Vec<_>) = list.into_iter().partition(|built_in| built_in.part.is_some());
+    let missing = missing
+        .into_iter()
+        .map(|BuiltIn { name, feature, asks, .. }| Box::new(Missing { name, feature, asks }) as Box<dyn Part>);
+    missing.chain(built.into_iter().filter_map(|built_in| built_in.part)).collect()
 }
 
 /// One entry of the list.
