@@ -133,43 +133,8 @@ impl Constraints {
     }
 }
 
-/// How a node type's instances are shown where they are listed (PDPP's declared display roles):
-/// the evidence card of a list item is built from these fields only, never from field names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The item's label.
-    Title,
-    /// A short description: the card's excerpt.
-    Summary,
-    /// The long text: the excerpt when there is no summary.
-    Body,
-    /// When the instance happened or was last changed.
-    Timestamp,
-    /// Its state (`proposed`, `done`).
-    Status,
-    /// A human-facing identifier (`REQ-12`), besides the key.
-    Identifier,
-    /// Where the thing lives outside the graph.
-    Url,
-}
-
-impl Role {
-    /// Every role, by its name in `#[predicate(role = "…")]` and in every projection.
-    pub const ALL: [(&'static str, Role); 7] = [
-        ("title", Role::Title),
-        ("summary", Role::Summary),
-        ("body", Role::Body),
-        ("timestamp", Role::Timestamp),
-        ("status", Role::Status),
-        ("identifier", Role::Identifier),
-        ("url", Role::Url),
-    ];
-
-    /// The role's name.
-    pub fn name(self) -> &'static str {
-        Role::ALL.iter().find(|(_, role)| *role == self).map(|(name, _)| *name).unwrap_or_default()
-    }
-}
+/// How a node type's instances are shown where they are listed: the runtime's own type.
+pub use trails_pattern::DisplayRole as Role;
 
 #[derive(Clone)]
 /// One field (or named parameter).
@@ -253,28 +218,8 @@ pub struct ShapeDecl {
     pub user_derives_serde: bool,
 }
 
-/// The scope a tool needs, as the runtime's `Scope` (one variant each, so generated code can
-/// only name a scope that exists).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScopeDecl {
-    /// `runtime`
-    Runtime,
-    /// `builder`
-    Builder,
-    /// `dev`
-    Dev,
-}
-
-impl ScopeDecl {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScopeDecl::Runtime => "runtime",
-            ScopeDecl::Builder => "builder",
-            ScopeDecl::Dev => "dev",
-        }
-    }
-}
+/// The scope a tool needs: the runtime's own type.
+pub use trails_pattern::Scope as ScopeDecl;
 
 /// Runtime capability or meta capability, with the meta naming parts.
 pub enum ToolKindDecl {

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ir::{CapabilityDecl, Input, Param, ScopeDecl, ToolKindDecl};
+use crate::ir::{CapabilityDecl, Input, Param, ToolKindDecl};
 use crate::schema::{literal_json, object_members};
 use crate::template::{json_string, Hole, Template};
 use crate::validator::{object_rules, object_validator};
@@ -226,11 +226,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
         ToolKindDecl::Runtime => quote!(Runtime),
         ToolKindDecl::Meta { .. } => quote!(Meta),
     };
-    let scope = match decl.scope {
-        ScopeDecl::Runtime => quote!(Runtime),
-        ScopeDecl::Builder => quote!(Builder),
-        ScopeDecl::Dev => quote!(Dev),
-    };
+    let scope = quote::format_ident!("{}", decl.scope.variant());
     let (input_type, args_struct) = match &decl.input {
         Input::Shape { ty } => (quote!(#ty), quote!()),
         Input::Params(object) => {

@@ -318,7 +318,7 @@ fn predicate_infos(iri: &str, object: &ObjectDecl) -> Vec<TokenStream> {
             let many = field.ty.array;
             let role = match field.role {
                 Some((role, _)) => {
-                    let variant = format_ident!("{}", role_variant(role));
+                    let variant = format_ident!("{}", role.variant());
                     quote!(::core::option::Option::Some(::trails::__private::DisplayRole::#variant))
                 }
                 None => quote!(::core::option::Option::None),
@@ -355,18 +355,6 @@ fn display_roles(decl: &ShapeDecl, parent: Option<&syn::Type>) -> TokenStream {
             ::trails::__private::if_nonempty(<#parent as ::trails::__private::Shape>::DISPLAY_ROLES, ","),
             #own
         )),
-    }
-}
-
-fn role_variant(role: Role) -> &'static str {
-    match role {
-        Role::Title => "Title",
-        Role::Summary => "Summary",
-        Role::Body => "Body",
-        Role::Timestamp => "Timestamp",
-        Role::Status => "Status",
-        Role::Identifier => "Identifier",
-        Role::Url => "Url",
     }
 }
 

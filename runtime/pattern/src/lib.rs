@@ -1,3 +1,7 @@
+//! What the compiler (the macros, `trails-codegen`) and the runtime must mean alike, defined once
+//! in a crate both depend on: the names they share ([`Scope`], [`DisplayRole`]) and what a
+//! `pattern` means.
+//!
 //! A `pattern` means what ECMA-262 says it means — JSON Schema's regex dialect, what Ajv and
 //! every JavaScript client run (with the `u` flag) — not what Rust's `regex` says. The macro
 //! already refuses syntax outside the dialects' common ground; what remains are escapes both
@@ -18,6 +22,10 @@
 //! The macros [`check`] a pattern first: only syntax the two dialects share (no look-around, no
 //! inline flags, no POSIX classes, …), and it must compile. SHACL's `sh:pattern` is XPath's
 //! dialect, where the same escapes are Unicode-wide too: [`to_xpath`] spells them out likewise.
+
+mod vocab;
+
+pub use vocab::{DisplayRole, Scope, UnknownScope};
 
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassPerl, ClassPerlKind, ClassSetBinaryOp, ClassSetItem, GroupKind, Span, Visitor,

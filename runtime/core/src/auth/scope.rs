@@ -4,53 +4,12 @@
 
 use std::fmt;
 
-/// The access level a tool declares (`runtime` for capabilities, the declared scope for meta
-/// capabilities).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    /// Everyday calls an agent makes on behalf of a user.
-    Runtime,
-    /// Changing what the server offers (enable/disable tools, …).
-    Builder,
-    /// Authoring: scaffolding and snapshots; hidden entirely in production.
-    Dev,
+pub use trails_pattern::{Scope, UnknownScope};
+
+/// `scope`'s bit in a [`ScopeSet`].
+const fn bit(scope: Scope) -> u8 {
+    1 << (scope as u8)
 }
-
-const ALL: [Scope; 3] = [Scope::Runtime, Scope::Builder, Scope::Dev];
-
-impl Scope {
-    /// The wire name: `runtime`, `builder` or `dev`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Scope::Runtime => "runtime",
-            Scope::Builder => "builder",
-            Scope::Dev => "dev",
-        }
-    }
-
-    const fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
-
-impl std::str::FromStr for Scope {
-    type Err = UnknownScope;
-
-    fn from_str(text: &str) -> Result<Scope, UnknownScope> {
-        ALL.into_iter().find(|scope| scope.as_str() == text.trim()).ok_or_else(|| UnknownScope(text.trim().to_owned()))
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A scope name that is none of `runtime`, `builder`, `dev`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scope `{0}`; scopes are runtime, builder and dev")]
-pub struct UnknownScope(pub String);
 
 /// A set of scopes. Granting a scope grants every scope below it (`dev` ⊃ `builder` ⊃ `runtime`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -62,12 +21,12 @@ impl ScopeSet {
 
     /// `scope` and everything below it.
     pub fn up_to(scope: Scope) -> ScopeSet {
-        ScopeSet(ALL.iter().filter(|s| **s <= scope).fold(0, |bits, s| bits | s.bit()))
+        ScopeSet(Scope::ALL.iter().filter(|s| **s <= scope).fold(0, |bits, s| bits | bit(*s)))
     }
 
     /// Whether `scope` is held.
     pub fn contains(self, scope: Scope) -> bool {
-        self.0 & scope.bit() != 0
+        self.0 & bit(scope) != 0
     }
 
     /// The scopes held by both sets (per-connection narrowing of the process set).
@@ -88,7 +47,7 @@ impl ScopeSet {
 
     /// The held scopes, lowest first.
     pub fn iter(self) -> impl Iterator<Item = Scope> {
-        ALL.into_iter().filter(move |s| self.contains(*s))
+        Scope::ALL.into_iter().filter(move |s| self.contains(*s))
     }
 
     /// The held scopes' wire names, lowest first.

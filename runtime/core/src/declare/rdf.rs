@@ -37,40 +37,7 @@ impl Datatype {
     }
 }
 
-/// How a node type's instances are shown where they are listed (`#[predicate(role = "title")]`):
-/// a list item's evidence card is built from the fields with a role, never from field names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisplayRole {
-    /// The item's label (a `String`).
-    Title,
-    /// A short description, the card's excerpt (a `String`).
-    Summary,
-    /// The long text, the excerpt when there is no summary (a `String`).
-    Body,
-    /// When it happened or last changed (a `DateTime`).
-    Timestamp,
-    /// Its state (a `String` or an enum).
-    Status,
-    /// A human-facing identifier besides the key (a `String` or an integer).
-    Identifier,
-    /// Where it lives outside the graph (a `String`).
-    Url,
-}
-
-impl DisplayRole {
-    /// The role's name, as declared and published.
-    pub const fn name(self) -> &'static str {
-        match self {
-            DisplayRole::Title => "title",
-            DisplayRole::Summary => "summary",
-            DisplayRole::Body => "body",
-            DisplayRole::Timestamp => "timestamp",
-            DisplayRole::Status => "status",
-            DisplayRole::Identifier => "identifier",
-            DisplayRole::Url => "url",
-        }
-    }
-}
+pub use trails_pattern::DisplayRole;
 
 /// One field of a node type as an RDF predicate.
 #[derive(Debug)]

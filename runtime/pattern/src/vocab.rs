@@ -1,0 +1,149 @@
+//! The names the compiler (the macros, `trails-codegen`) and the runtime must agree on, defined
+//! once: they agree by construction, not by a test.
+
+use std::fmt;
+
+/// The access level a tool declares (`runtime` for capabilities, the declared scope for meta
+/// capabilities). `runtime` ⊂ `builder` ⊂ `dev`: holding a scope holds the ones below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Everyday calls an agent makes on behalf of a user.
+    Runtime,
+    /// Changing what the server offers (enable/disable tools, …).
+    Builder,
+    /// Authoring: scaffolding and snapshots; hidden entirely in production.
+    Dev,
+}
+
+impl Scope {
+    /// Every scope, lowest first.
+    pub const ALL: [Scope; 3] = [Scope::Runtime, Scope::Builder, Scope::Dev];
+
+    /// The wire name: `runtime`, `builder` or `dev`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Runtime => "runtime",
+            Scope::Builder => "builder",
+            Scope::Dev => "dev",
+        }
+    }
+
+    /// The variant's name, as generated code writes it.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            Scope::Runtime => "Runtime",
+            Scope::Builder => "Builder",
+            Scope::Dev => "Dev",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = UnknownScope;
+
+    fn from_str(text: &str) -> Result<Scope, UnknownScope> {
+        let text = text.trim();
+        Scope::ALL.into_iter().find(|scope| scope.as_str() == text).ok_or_else(|| UnknownScope(text.to_owned()))
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A scope name that is none of `runtime`, `builder`, `dev`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownScope(pub String);
+
+impl fmt::Display for UnknownScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown scope `{}`; scopes are runtime, builder and dev", self.0)
+    }
+}
+
+impl std::error::Error for UnknownScope {}
+
+/// How a node type's instances are shown where they are listed (`#[predicate(role = "title")]`,
+/// PDPP's declared display roles): a list item's evidence card is built from the fields with a
+/// role, never from field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisplayRole {
+    /// The item's label (a `String`).
+    Title,
+    /// A short description, the card's excerpt (a `String`).
+    Summary,
+    /// The long text, the excerpt when there is no summary (a `String`).
+    Body,
+    /// When it happened or last changed (a `DateTime`).
+    Timestamp,
+    /// Its state (a `String` or an enum).
+    Status,
+    /// A human-facing identifier besides the key (a `String` or an integer).
+    Identifier,
+    /// Where it lives outside the graph (a `String`).
+    Url,
+}
+
+impl DisplayRole {
+    /// Every role, by its name in `#[predicate(role = "…")]` and in every projection.
+    pub const ALL: [(&'static str, DisplayRole); 7] = [
+        ("title", DisplayRole::Title),
+        ("summary", DisplayRole::Summary),
+        ("body", DisplayRole::Body),
+        ("timestamp", DisplayRole::Timestamp),
+        ("status", DisplayRole::Status),
+        ("identifier", DisplayRole::Identifier),
+        ("url", DisplayRole::Url),
+    ];
+
+    /// The role's name, as declared and published.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DisplayRole::Title => "title",
+            DisplayRole::Summary => "summary",
+            DisplayRole::Body => "body",
+            DisplayRole::Timestamp => "timestamp",
+            DisplayRole::Status => "status",
+            DisplayRole::Identifier => "identifier",
+            DisplayRole::Url => "url",
+        }
+    }
+
+    /// The variant's name, as generated code writes it.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            DisplayRole::Title => "Title",
+            DisplayRole::Summary => "Summary",
+            DisplayRole::Body => "Body",
+            DisplayRole::Timestamp => "Timestamp",
+            DisplayRole::Status => "Status",
+            DisplayRole::Identifier => "Identifier",
+            DisplayRole::Url => "Url",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for (name, role) in DisplayRole::ALL {
+            assert_eq!(role.name(), name);
+        }
+        for scope in Scope::ALL {
+            assert_eq!(scope.as_str().parse::<Scope>(), Ok(scope));
+            assert_eq!(format!("{scope:?}"), scope.variant());
+        }
+        for (_, role) in DisplayRole::ALL {
+            assert_eq!(format!("{role:?}"), role.variant());
+        }
+        assert_eq!(
+            "admin".parse::<Scope>().unwrap_err().to_string(),
+            "unknown scope `admin`; scopes are runtime, builder and dev"
+        );
+    }
+}
