@@ -68,10 +68,13 @@ impl Ctx {
         self
     }
     pub(crate) fn set_extension<T: Any + Send + Sync>(&mut self, value: T) {
-        let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
-        match self.extensions.iter_mut().find(|(id, _)| *id == TypeId::of::<T>()) {
+        self.attach(TypeId::of::<T>(), Arc::new(value));
+    }
+    /// Attach `value`, of the type `id` names (`pipeline::Attach`'s values).
+    pub(crate) fn attach(&mut self, id: TypeId, value: Arc<dyn Any + Send + Sync>) {
+        match self.extensions.iter_mut().find(|(kept, _)| *kept == id) {
             Some((_, slot)) => *slot = value,
-            None => self.extensions.push((TypeId::of::<T>(), value)),
+            None => self.extensions.push((id, value)),
         }
     }
     /// The value of type `T` attached with [`Ctx::with_extension`], if any.

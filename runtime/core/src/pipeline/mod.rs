@@ -37,6 +37,41 @@ pub use outcome::{
 /// `trace_id` every handler log line carries, stays at info under the crate's own target.
 pub const SPANS: &str = "trails::spans";
 
+/// A call as a transport hands it to the [`Pipeline`].
+pub struct CallRequest<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// Its arguments (`null`: none).
+    pub arguments: Value,
+    /// Who calls.
+    pub caller: Caller,
+    /// How a validation failure is answered.
+    pub failures: ValidationFailures,
+    /// What the transport gives the handler besides (`ctx.extension::<T>()`).
+    pub attach: Attach,
+}
+
+/// How a validation failure is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidationFailures {
+    /// A JSON-RPC error (`-32602` with the field errors).
+    AsError,
+    /// An `isError` result carrying the same field errors (`[mcp] validation_errors = "tool_result"`).
+    AsResult,
+}
+
+/// Values to attach to a call's [`Ctx`], one per type (a later one of the same type replaces it).
+#[derive(Default)]
+pub struct Attach(Vec<(std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>)>);
+
+impl Attach {
+    /// Attach `value` as well.
+    pub fn with<T: std::any::Any + Send + Sync>(mut self, value: T) -> Attach {
+        self.0.push((std::any::TypeId::of::<T>(), Arc::new(value)));
+        self
+    }
+}
+
 /// The failure an `isError` result stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -208,22 +243,17 @@ impl Pipeline {
         }
     }
 
-    /// Call tool `name` with `arguments` as `caller`: admit it, then the guards, then the
-    /// handler. `prepare` attaches what the transport gives every handler to its context;
-    /// `validation_as_result`: a validation failure is an `isError` result, not an error.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: Value,
-        caller: Caller,
-        validation_as_result: bool,
-        prepare: impl FnOnce(Ctx) -> Ctx,
-    ) -> Result<Answer, Refusal> {
+    /// Run `request`: admit it, then the guards, then the handler.
+    pub async fn call(&self, request: CallRequest<'_>) -> Result<Answer, Refusal> {
+        let CallRequest { tool: name, arguments, caller, failures, attach } = request;
+        let validation_as_result = failures == ValidationFailures::AsResult;
         let tool = self.admit(name, &caller)?;
         tool.note_call(caller.name.as_deref());
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
-        let mut ctx =
-            prepare(Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_client(caller.client.clone()));
+        let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_client(caller.client.clone());
+        for (id, value) in attach.0 {
+            ctx.attach(id, value);
+        }
         // Inside the transport's span of the request (its attributes, the distributed trace):
         // the call's own id, caller and the guards, then the handler.
         let span = tracing::info_span!("pipeline", tool = name, trace_id = %trace_id, caller = caller.name.as_deref().unwrap_or("anonymous"), distributed_trace = ctx.distributed_trace_id());

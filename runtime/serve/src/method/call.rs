@@ -18,8 +18,8 @@ use crate::state::{Control, Shared};
 use crate::wire;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
-use trails_core::ctx::{Ctx, DistributedTrace};
-use trails_core::pipeline::{Answer, Refusal, READ_TOOL};
+use trails_core::ctx::DistributedTrace;
+use trails_core::pipeline::{Answer, Attach, CallRequest, Refusal, ValidationFailures, READ_TOOL};
 use trails_governance::idempotency::SentKey;
 
 /// Which encoding the call's answer takes.
@@ -81,20 +81,21 @@ pub(crate) async fn call(
     #[cfg(not(feature = "otel"))]
     let distributed = info.trace.as_ref().map(|t| t.trace_id.clone());
     let as_result = matches!(via, Via::Mcp { .. }) && shared.settings.validation_errors == ValidationErrors::ToolResult;
-    let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
-    let control = Control(shared.clone());
-    let key = info.key;
-    let prepare = |ctx: Ctx| {
-        let mut ctx = ctx.with_extension(control);
-        if let Some(trace_id) = distributed {
-            ctx = ctx.with_extension(DistributedTrace { trace_id });
-        }
-        match key {
-            Some(key) => ctx.with_extension(key),
-            None => ctx,
-        }
+    let mut attach = Attach::default().with(Control(shared.clone()));
+    if let Some(trace_id) = distributed {
+        attach = attach.with(DistributedTrace { trace_id });
+    }
+    if let Some(key) = info.key {
+        attach = attach.with(key);
+    }
+    let request = CallRequest {
+        tool: name,
+        arguments: arguments.map(Value::Object).unwrap_or(Value::Null),
+        caller,
+        failures: if as_result { ValidationFailures::AsResult } else { ValidationFailures::AsError },
+        attach,
     };
-    let outcome = shared.pipeline.call(name, arguments, caller, as_result, prepare).instrument(span.clone()).await;
+    let outcome = shared.pipeline.call(request).instrument(span.clone()).await;
     // `error.type`: the JSON-RPC code of a refusal, `tool_error` for an `isError` result.
     let error_type = match &outcome {
         Ok(answer) if answer.result().is_error => Some("tool_error".to_owned()),
