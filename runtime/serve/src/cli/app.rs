@@ -112,8 +112,7 @@ impl App {
             kg,
             guards,
             budgets: assembled.take(),
-            #[cfg(feature = "oauth")]
-            oauth: assembled.take(),
+            authority: assembled.take(),
             #[cfg(feature = "redis")]
             replicas: assembled.take(),
             #[cfg(feature = "http")]

@@ -109,15 +109,9 @@ fn has_body(headers: &HeaderMap) -> bool {
 /// A request without a token where one is required: 401 with the challenge that says where to
 /// get one (with `[auth.oauth]`, the metadata).
 fn token_required(shared: &Shared) -> Refused {
-    #[cfg(feature = "oauth")]
-    let challenge = match &shared.oauth {
-        Some(oauth) => oauth.challenge(None, None),
+    let challenge = match &shared.authority {
+        Some(authority) => authority.challenge(None, None),
         None => super::challenge::PLAIN.to_owned(),
-    };
-    #[cfg(not(feature = "oauth"))]
-    let challenge = {
-        let _ = shared;
-        super::challenge::PLAIN.to_owned()
     };
     Refused {
         status: StatusCode::UNAUTHORIZED,
@@ -134,9 +128,8 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
     if let Some(caller) = token.and_then(|token| settings.http_tokens.caller(token, settings.process_scopes)) {
         return Ok(caller);
     }
-    #[cfg(feature = "oauth")]
-    if let Some(oauth) = &shared.oauth {
-        use crate::oauth::Rejection;
+    if let Some(authority) = &shared.authority {
+        use crate::state::authority::TokenRejection as Rejection;
         let Some(token) = token else {
             // Another scheme is no Bearer credential at all: the challenge names no error
             // (RFC 6750 §3), only where to get a token.
@@ -144,29 +137,30 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
             return Err(Refused {
                 status: StatusCode::UNAUTHORIZED,
                 error: errors::token_refused(why),
-                challenge: Some(oauth.challenge(None, None)),
+                challenge: Some(authority.challenge(None, None)),
                 reason: why.to_owned(),
             });
         };
-        let caller = oauth.caller(token, settings.process_scopes).await;
+        let caller = authority.caller(token, settings.process_scopes).await;
         // Subjects and static token names share one namespace (sessions, budgets, idempotency
         // keys and Cedar's principal are keyed by it): a subject that is a static token's name
         // would act as that token.
         let caller = caller.and_then(|caller| match caller.name.as_deref() {
-            Some(name) if settings.http_tokens.names(name) => Err(crate::oauth::Rejection::Invalid(
-                "the token's subject is the name of an [[http.tokens]] entry; the operator must rename that entry"
+            Some(name) if settings.http_tokens.names(name) => Err(Rejection {
+                why: "the token's subject is the name of an [[http.tokens]] entry; the operator must rename that entry"
                     .to_owned(),
-            )),
+                retryable: false,
+            }),
             _ => Ok(caller),
         });
-        return caller.map_err(|rejection| match rejection {
-            Rejection::Invalid(why) => Refused {
+        return caller.map_err(|Rejection { why, retryable }| match retryable {
+            false => Refused {
                 status: StatusCode::UNAUTHORIZED,
                 error: errors::token_refused(&why),
-                challenge: Some(oauth.challenge(Some(("invalid_token", &why)), None)),
+                challenge: Some(authority.challenge(Some(("invalid_token", &why)), None)),
                 reason: why,
             },
-            Rejection::Unavailable(why) => Refused {
+            true => Refused {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 error: errors::token_unverifiable(&why),
                 challenge: None,

@@ -55,8 +55,7 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
             Ok(checked) => checked,
             Err(refused) => return *refused,
         };
-        #[cfg(feature = "oauth")]
-        if endpoint.shared.oauth.is_some() {
+        if endpoint.shared.authority.is_some() {
             if let Some(challenge) = super::step_up::step_up(&endpoint.shared, &caller, &rpc) {
                 return challenge;
             }

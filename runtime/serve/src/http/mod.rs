@@ -14,7 +14,6 @@ mod origin;
 mod session_guard;
 mod sessions;
 mod shapes;
-#[cfg(feature = "oauth")]
 mod step_up;
 
 use std::net::SocketAddr;
@@ -143,17 +142,10 @@ pub(crate) fn router(
         .layer(middleware::from_fn_with_state((shared.clone(), auth_log), bearer::authenticate));
     // Outside authentication: a client reads where to get a token before it has one (RFC 9728;
     // the path-suffixed form names the resource `/mcp`).
-    #[cfg(feature = "oauth")]
-    if let Some(oauth) = &shared.oauth {
+    if let Some(authority) = &shared.authority {
         let metadata = get(resource_metadata).with_state(shared.clone());
-        routes = routes
-            .route("/.well-known/oauth-protected-resource", metadata.clone())
-            .route("/.well-known/oauth-protected-resource/mcp", metadata.clone());
-        // Behind a proxy that serves this app under a path prefix (`public_url`'s path), where
-        // RFC 9728 puts the metadata, in case the proxy forwards that path unchanged.
-        let prefixed = oauth.metadata_path();
-        if prefixed != "/.well-known/oauth-protected-resource/mcp" {
-            routes = routes.route(&prefixed, metadata);
+        for path in authority.metadata_paths() {
+            routes = routes.route(&path, metadata.clone());
         }
     }
     let router = routes
@@ -164,10 +156,9 @@ pub(crate) fn router(
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.
-#[cfg(feature = "oauth")]
 async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
-    match &shared.oauth {
-        Some(oauth) => axum::Json(oauth.metadata(shared.settings.process_scopes, &shared.name)).into_response(),
+    match &shared.authority {
+        Some(authority) => axum::Json(authority.metadata(shared.settings.process_scopes, &shared.name)).into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -182,11 +182,6 @@ impl Server {
             max_header_bytes: settings.max_header_bytes,
             shutdown_grace: settings.shutdown_grace,
         };
-        #[cfg(feature = "oauth")]
-        if let Some(oauth) = self.shared.oauth.clone() {
-            tracing::info!(metadata = %oauth.metadata_url(), "OAuth resource server: tokens of the configured issuer are accepted");
-            tokio::spawn(async move { oauth.warm_up().await });
-        }
         let streams = CancellationToken::new();
         // However serving ends (this future dropped by a caller's timeout included), the tasks
         // the router started for its sessions end with it.

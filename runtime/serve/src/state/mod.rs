@@ -4,6 +4,7 @@
 //! handle a handler holds, and (`replicas`) what several replicas share. Below the built-ins and the transports; the `Server` that runs them
 //! sits above.
 
+pub(crate) mod authority;
 mod control;
 mod listings;
 mod notifier;
@@ -11,6 +12,7 @@ mod notifier;
 mod replicas;
 mod shared;
 
+pub(crate) use authority::Authority;
 pub use control::{Control, Running};
 pub(crate) use listings::Listings;
 pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Update};

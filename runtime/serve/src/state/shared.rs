@@ -34,9 +34,9 @@ pub(crate) struct Shared {
     /// The SHACL shapes, by name and IRI (`/shapes`).
     #[cfg(feature = "http")]
     pub(crate) shapes: crate::projection::shacl::Shapes,
-    /// `[auth.oauth]`: the OAuth resource server HTTP requests are checked by.
-    #[cfg(feature = "oauth")]
-    pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
+    /// Who issues the bearer tokens accepted beside `[[http.tokens]]` (`[auth.oauth]`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) authority: Option<Arc<dyn super::Authority>>,
     /// `[coordination]`: what the replicas share (kept here: its runtime drives the Redis I/O).
     #[cfg(feature = "redis")]
     _replicas: Option<super::Replicas>,
@@ -62,8 +62,7 @@ pub(crate) struct Brought {
     pub(crate) guards: Vec<Arc<dyn Guard>>,
     /// What `trails://stats` reports of spending (the ledger's budgets).
     pub(crate) budgets: Option<Arc<dyn Spending>>,
-    #[cfg(feature = "oauth")]
-    pub(crate) oauth: Option<Arc<crate::oauth::ResourceServer>>,
+    pub(crate) authority: Option<Arc<dyn super::Authority>>,
     /// `[coordination]`, connected.
     #[cfg(feature = "redis")]
     pub(crate) replicas: Option<super::Replicas>,
@@ -82,8 +81,7 @@ impl Shared {
             kg,
             guards,
             budgets,
-            #[cfg(feature = "oauth")]
-            oauth,
+            authority,
             #[cfg(feature = "redis")]
             replicas,
             #[cfg(feature = "http")]
@@ -137,8 +135,7 @@ impl Shared {
                 &registry.shapes().collect::<Vec<_>>(),
                 &registry.tools().collect::<Vec<_>>(),
             ),
-            #[cfg(feature = "oauth")]
-            oauth,
+            authority,
             #[cfg(feature = "redis")]
             _replicas: replicas,
             #[cfg(feature = "http")]

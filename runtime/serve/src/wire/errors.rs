@@ -41,15 +41,15 @@ pub(crate) fn token_required() -> ErrorData {
     )
 }
 
-/// An OAuth access token this server does not accept, and why (the reason quotes nothing of it).
-#[cfg(feature = "oauth")]
+/// An access token this server does not accept, and why (the reason quotes nothing of it).
+#[cfg(feature = "http")]
 pub(crate) fn token_refused(why: &str) -> ErrorData {
     ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), format!("authentication failed: {why}"), None)
 }
 
-/// An OAuth access token that cannot be checked now (the authorization server is out of reach):
-/// not the client's fault, and worth a retry.
-#[cfg(feature = "oauth")]
+/// An access token that cannot be checked now (its authority is out of reach): not the client's
+/// fault, and worth a retry.
+#[cfg(feature = "http")]
 pub(crate) fn token_unverifiable(why: &str) -> ErrorData {
     ErrorData::new(ErrorCode(-32000), format!("the token cannot be checked now: {why}"), None)
 }
