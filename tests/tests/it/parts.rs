@@ -126,8 +126,11 @@ async fn background_tasks_stop_when_their_server_stops() {
         assert!(tokio::time::Instant::now() < deadline, "the task was never told to stop");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    // Each task starts once.
+    // Each task starts once: a second start runs nothing that could see the stop again.
+    stopped.store(false, Ordering::SeqCst);
     drop(server.start_parts());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!stopped.load(Ordering::SeqCst), "a task ran a second time");
 }
 
 #[test]

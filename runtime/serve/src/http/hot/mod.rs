@@ -64,7 +64,7 @@ pub(crate) struct Planned {
     /// The trace context of its headers.
     header_trace: Option<TraceParent>,
     /// The version it is answered under.
-    version: &'static str,
+    version: String,
     /// The version came in `_meta` (rmcp's "negotiated" path: error codes map to HTTP statuses).
     negotiated: bool,
     /// The version rmcp shapes the answer for (`_meta`'s, else the session's) is 2026-07-28 or
@@ -219,7 +219,7 @@ fn plan(
         }
         // (A session that agreed on 2026-07-28 is an oddity rmcp answers in its own shape.)
         let agreed = session.link.version.get().filter(|agreed| agreed.as_str() < V2026)?;
-        let version = interned(method::version(None, header, Some(agreed))?)?;
+        let version = method::version(None, header, Some(agreed))?.to_owned();
         return Some(Planned {
             id,
             method,
@@ -269,10 +269,9 @@ fn plan(
             return None;
         }
     }
-    let version = interned(
-        method::version(requested.as_ref().map(ProtocolVersion::as_str), header, None)
-            .unwrap_or(method::ASSUMED_VERSION),
-    )?;
+    let version = method::version(requested.as_ref().map(ProtocolVersion::as_str), header, None)
+        .unwrap_or(method::ASSUMED_VERSION)
+        .to_owned();
     Some(Planned {
         id,
         method,
@@ -284,11 +283,6 @@ fn plan(
         meta_malformed,
         session: None,
     })
-}
-
-/// `version` as one of the revisions rmcp knows.
-fn interned(version: &str) -> Option<&'static str> {
-    ProtocolVersion::KNOWN_VERSIONS.iter().map(ProtocolVersion::as_str).find(|known| *known == version)
 }
 
 /// rmcp's reading of a request whose method the hot path owns, from the message the JSON-RPC
@@ -391,7 +385,7 @@ impl HotPath {
             meta: planned.meta,
             header_trace: planned.header_trace,
             session: planned.session.as_ref().map(|session| session.id.clone()),
-            version: Some(planned.version.to_owned()),
+            version: Some(planned.version),
             transport: Transport::Http,
         };
         let outcome = match method::answer(&self.shared, request, planned.method).await {
