@@ -192,7 +192,7 @@ pub mod prelude {
 ///     http: HttpConfig { tokens: vec![token], ..Default::default() },
 ///     ..Default::default()
 /// };
-/// let settings = Settings::resolve(config, &|_variable| None).unwrap(); // no TRAILS_* here
+/// let settings = Settings::resolve(config, |_variable| None).unwrap(); // no TRAILS_* here
 /// let server = trails::App::new().build(settings).unwrap();
 ///
 /// let name = "trails_meta_notes_count";

@@ -10,9 +10,10 @@ use trails::config::{Config, Settings};
 /// Settings from `toml` (and `env` for `TRAILS_*` variables), with the fixture app's policies.
 pub fn settings_with_env(toml: &str, env: &[(&str, &str)]) -> Settings {
     crate::link();
-    let lookup = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string());
-    let config = Config::parse(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    crate::with_fixture_policies(Settings::resolve(config, &lookup).unwrap_or_else(|e| panic!("{e}\n{toml}")))
+    let env: Vec<(String, String)> = env.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect();
+    let lookup = move |name: &str| env.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
+    let config = crate::with_fixture_policies(Config::parse(toml).unwrap_or_else(|e| panic!("{e}\n{toml}")));
+    Settings::resolve(config, lookup).unwrap_or_else(|e| panic!("{e}\n{toml}"))
 }
 
 /// Settings from `toml`, with the fixture app's policies.

@@ -288,11 +288,11 @@ pub const FIXTURE_TOOLS: &[&str] = &[
 /// The fixture app's Cedar policies: `fixtures.constraints` requires `fixtures.write`.
 pub const FIXTURE_POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/fixtures.cedar");
 
-/// `settings` with the fixture app's policies, for servers the tests build in their own process
+/// `config` with the fixture app's policies, for servers the tests build in their own process
 /// (the fixture binaries serve them unless `TRAILS_POLICY_FILES` names others).
-pub fn with_fixture_policies(mut settings: trails::config::Settings) -> trails::config::Settings {
-    settings.policy_files = vec![FIXTURE_POLICIES.into()];
-    settings
+pub fn with_fixture_policies(mut config: trails::config::Config) -> trails::config::Config {
+    config.policy.files = vec![FIXTURE_POLICIES.into()];
+    config
 }
 
 /// Serve the fixture policies unless the environment names others: the fixture binaries call this

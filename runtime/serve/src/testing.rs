@@ -42,7 +42,7 @@ impl Client {
     /// `Authorization`.
     pub fn anonymous(server: &Server) -> Client {
         let shared = server.shared().clone();
-        let caller = Caller::anonymous(shared.settings.process_scopes);
+        let caller = Caller::anonymous(shared.mcp.process_scopes);
         Client { shared, caller }
     }
 
@@ -51,9 +51,9 @@ impl Client {
     /// refuses it with 401.
     pub fn with_token(server: &Server, token: &str) -> Result<Client, CallError> {
         let shared = server.shared().clone();
-        let settings = &shared.settings;
-        let caller = settings.http_tokens.caller(token, settings.process_scopes).ok_or_else(|| {
-            CallError::from(if settings.http_tokens.is_empty() {
+        let tokens = &shared.http.tokens;
+        let caller = tokens.caller(token, shared.mcp.process_scopes).ok_or_else(|| {
+            CallError::from(if tokens.is_empty() {
                 crate::wire::errors::no_tokens_configured("[[http.tokens]], or `HttpConfig::tokens` in these settings")
             } else {
                 crate::wire::errors::authentication_failed()

@@ -91,10 +91,14 @@ async fn a_call_whose_cost_exceeds_what_is_left_is_refused_with_32003_and_runs_n
 
 #[test]
 fn a_negative_or_unbounded_budget_is_a_configuration_error() {
-    for toml in ["[budget]\nusd = -1.0\n", "[budget]\nwindow_secs = 0\n", "[budget]\nusd = nan\n"] {
-        let config = trails::config::Config::parse(toml).unwrap();
-        let error = trails::config::Settings::resolve(config, &|_| None).unwrap_err().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    for budget in ["[budget]\nusd = -1.0\n", "[budget]\nwindow_secs = 0\n", "[budget]\nusd = nan\n"] {
+        // The ledger part resolves its section as the server is built, before anything opens.
+        let toml = format!("[kg]\npath = {:?}\n{budget}", dir.path().join("kg"));
+        let settings = trails_tests::in_process::settings(&toml);
+        let error = trails::App::new().build(settings).err().expect("refused").to_string();
         assert!(error.contains("[budget]"), "{toml}: {error}");
+        assert!(!dir.path().join("kg").exists(), "the store was opened before the ledger's section was checked");
     }
     let config = trails::config::Config::parse("[budget]\ntokens = 5\nwallet = 3\n");
     assert!(config.is_err(), "unknown keys are refused");

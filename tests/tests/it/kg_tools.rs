@@ -170,7 +170,7 @@ async fn over_http_a_content_only_host_pages_5000_requirements_and_reads_a_1mb_f
     kg.create(Note { slug: "long".into(), body: note.clone() }).await.unwrap();
 
     let settings = in_process::settings("");
-    let window = settings.tool_window_chars;
+    let window = settings.mcp.tool_window_chars;
     let addr = in_process::serve(trails::App::new().kg(kg), settings).await.addr;
     let client = trails_tests::client::connect(addr, None).await;
     a_content_only_host_reaches_everything(client, window, REQUIREMENTS, &note).await;

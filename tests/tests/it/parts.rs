@@ -40,7 +40,8 @@ impl Part for Greeter {
 
     fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError> {
         let Some(section) = assembly.section::<GreeterSection>()? else { return Ok(()) };
-        let greeting = section.greeting;
+        // The environment the settings were resolved with overrides the file, as `TRAILS_*` do.
+        let greeting = assembly.env("GREETER_GREETING").unwrap_or(section.greeting);
         let greet = get(move |Extension(caller): Extension<trails::auth::Caller>| async move {
             Json(json!({ "greeting": greeting, "caller": caller.name }))
         });
@@ -87,10 +88,12 @@ async fn get_greeting(addr: std::net::SocketAddr, token: Option<&str>, host: Opt
 #[tokio::test(flavor = "multi_thread")]
 async fn a_part_of_the_apps_own_reads_its_section_serves_a_route_and_runs_beside_the_server() {
     let stopped = Arc::new(AtomicBool::new(false));
-    let section = "[greeter]\ngreeting = \"hello\"\nquiet_tool = \"research_search\"\n";
-    let served = in_process::serve(app(&stopped), in_process::settings(&toml(section))).await;
+    let section = "[greeter]\ngreeting = \"hello from the file\"\nquiet_tool = \"research_search\"\n";
+    let settings = in_process::settings_with_env(&toml(section), &[("GREETER_GREETING", "hello")]);
+    let served = in_process::serve(app(&stopped), settings).await;
 
-    // The route is behind the server's own checks: the caller its token names, a foreign Host refused.
+    // The route is behind the server's own checks: the caller its token names, a foreign Host
+    // refused. Its greeting is the environment's.
     let (status, body) = get_greeting(served.addr, Some(TOKEN), None).await;
     assert_eq!((status, &body), (200, &json!({ "greeting": "hello", "caller": "builder" })));
     assert_eq!(get_greeting(served.addr, None, None).await.1["caller"], Value::Null);

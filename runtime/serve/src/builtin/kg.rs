@@ -90,7 +90,7 @@ async fn list(
     let shared = shared(ctx)?;
     let node = read::node_type(&shared.resources, &node_type)?;
     let limit = limit.map_or(trails_kg::DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
-    let window = shared.settings.tool_window_chars;
+    let window = shared.mcp.tool_window_chars;
     // An item is at least this many characters: more than `window / MIN_ITEM_CHARS` never fit,
     // so no more are read.
     const MIN_ITEM_CHARS: usize = 40;
@@ -222,7 +222,7 @@ async fn get(
     let shared = shared(ctx)?;
     let node = read::node_type(&shared.resources, &node_type)?;
     let (iri, original) = read::instance(ctx.kg()?, node, &id).await?;
-    fit_instance(node.label, &id, &iri, &original, shared.settings.tool_window_chars).map(KgInstance)
+    fit_instance(node.label, &id, &iri, &original, shared.mcp.tool_window_chars).map(KgInstance)
 }
 
 /// `trails.kg.get`'s answer for an instance with these fields, fitted to `window` (pure: the
@@ -342,7 +342,7 @@ async fn read_field(
         ));
     }
     let limit = limit_chars.map_or(MAX_LIMIT_CHARS, |n| usize::try_from(n).unwrap_or(1));
-    let window = shared.settings.tool_window_chars;
+    let window = shared.mcp.tool_window_chars;
     let read = FieldRead { node_type: node.label, id: &id, field: predicate.field };
     let body = read.window(&text, offset, limit, window).ok_or_else(|| {
         FieldError::refuse(

@@ -66,7 +66,7 @@ async fn kg_validate(
 ) -> Result<KgValidation> {
     let shared = shared(ctx)?;
     let kg = ctx.kg()?;
-    let window = shared.settings.tool_window_chars;
+    let window = shared.mcp.tool_window_chars;
     let limit = limit.map_or(DEFAULT_LIMIT, |n| usize::try_from(n).unwrap_or(1));
     let only = node_type.as_deref().map(|label| read::node_type(&shared.resources, label)).transpose()?;
     let order: Vec<&'static NodeTypeInfo> = match only {

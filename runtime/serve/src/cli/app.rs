@@ -90,10 +90,12 @@ impl App {
     /// built-in ones, then the app's), parse descriptors, render the manifest.
     pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
         let registry = Registry::collect()?;
+        let Settings { mcp, http, telemetry: _, parts, env } = settings;
         // The built-in parts (the store among them: an app's own `App::kg` is served instead),
-        // then the app's.
-        let parts = crate::part::builtin::parts().into_iter().chain(self.parts).collect();
-        let mut assembled = Assembly::new(&settings, &registry, &self.name, self.kg).assemble(parts)?;
+        // each handed its own section, then the app's, which read theirs from what is left.
+        let (builtin, sections) = crate::part::builtin::parts(parts, http.public_url.as_deref(), &env)?;
+        let parts = builtin.into_iter().chain(self.parts).collect();
+        let mut assembled = Assembly::new(&sections, &env, &registry, &self.name, self.kg).assemble(parts)?;
         // The order every call passes (`pipeline::Guard`, `part::Slot`).
         let kg = assembled.kg.take();
         let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
@@ -112,6 +114,7 @@ impl App {
             kg,
             guards,
             budgets: assembled.take(),
+            store: assembled.take().unwrap_or_default(),
             authority: assembled.take(),
             #[cfg(feature = "redis")]
             replicas: assembled.take(),
@@ -119,7 +122,7 @@ impl App {
             routes: std::mem::take(&mut assembled.routes),
             background: std::mem::take(&mut assembled.background),
         };
-        Ok(Server::new(Arc::new(Shared::new(&registry, settings, brought))))
+        Ok(Server::new(Arc::new(Shared::new(&registry, mcp, http, brought))))
     }
 
     /// Keep the declarations of a library crate in this binary: `include(my_library::link)`, where
@@ -171,7 +174,7 @@ impl App {
             let error = BuildError::NothingDeclared;
             match cli.command {
                 Command::Meta { .. } => tracing::warn!("{error}"),
-                _ if settings.process_scopes.contains(trails_core::auth::Scope::Dev) => tracing::warn!("{error}"),
+                _ if settings.mcp.process_scopes.contains(trails_core::auth::Scope::Dev) => tracing::warn!("{error}"),
                 _ => return fail(&error, error.exit_code()),
             }
         }
@@ -182,7 +185,7 @@ impl App {
                 let scopes = match scopes.map(|s| ScopeSet::parse_list(s.split(','))) {
                     Some(Ok(set)) => set,
                     Some(Err(error)) => return fail(&error, ExitCode::from(2)),
-                    None => settings.process_scopes,
+                    None => settings.mcp.process_scopes,
                 };
                 // Listing needs only the tables: the store is not opened.
                 match tools_json(&settings, scopes) {
@@ -228,7 +231,7 @@ impl App {
                 }
             }
             Command::Serve { stdio, http } => {
-                let transport = match Transport::chosen(stdio, http, settings.http_bind) {
+                let transport = match Transport::chosen(stdio, http, settings.http.bind) {
                     Ok(transport) => transport,
                     Err(error) => return fail(&error, error.exit_code()),
                 };
@@ -258,10 +261,10 @@ fn declares_anything(
 
 fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildError> {
     let registry = Registry::collect()?;
-    let catalog = Catalog::new(&registry, settings.production);
+    let catalog = Catalog::new(&registry, settings.mcp.production);
     let own = crate::projection::served::own_descriptors(registry.tools(), &registry.node_types().collect::<Vec<_>>());
-    let tools =
-        Listings::new(&catalog, settings.manifest_enabled, own).list(&catalog, trails_core::pipeline::View::of(scopes));
+    let tools = Listings::new(&catalog, settings.mcp.manifest_enabled, own)
+        .list(&catalog, trails_core::pipeline::View::of(scopes));
     Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }
 
@@ -332,12 +335,11 @@ pub(crate) const DEFAULT_CONFIG: &str = "trails.toml";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
 
     /// Built without Cedar, policies in the configuration stop the start rather than go unenforced.
     #[test]
     fn policies_without_cedar_are_refused_by_name() {
-        let settings = Settings { policy_files: vec!["policies.cedar".into()], ..Settings::default() };
+        let settings = Settings::from_toml("[policy]\nfiles = [\"policies.cedar\"]\n");
         let refused = App::new().build(settings).err().map(|error| error.to_string());
         if cfg!(feature = "cedar") {
             assert_eq!(refused, None);
@@ -364,9 +366,13 @@ mod tests {
     #[test]
     fn budget_limits_without_the_ledger_are_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
-        let mut settings = Settings { kg_path: dir.path().join("kg"), ..Settings::default() };
-        assert!(App::new().build(settings.clone()).is_ok());
-        settings.budget.by_caller.insert("agent".into(), crate::config::BudgetLimit { tokens: Some(10), usd: None });
+        let kg = format!("[kg]\npath = {:?}\n", dir.path().join("kg"));
+        assert!(App::new().build(Settings::from_toml(&kg)).is_ok());
+        let token = format!(
+            "{kg}[[http.tokens]]\nname = \"agent\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\nbudget = {{ tokens = 10 }}\n",
+            "0".repeat(64)
+        );
+        let settings = Settings::from_toml(&token);
         let refused = App::new().build(settings).err().map(|error| error.to_string());
         if cfg!(feature = "ledger") {
             assert_eq!(refused, None);
@@ -385,18 +391,13 @@ mod tests {
         let toml =
             "[http]\npublic_url = \"https://mcp.example.com\"\n[auth.oauth]\nissuer = \"https://id.example.com\"\n";
         let dir = tempfile::tempdir().unwrap();
-        let settings = Settings {
-            kg_path: dir.path().join("kg"),
-            ..Settings::resolve(Config::parse(toml).unwrap(), &|_| None).unwrap()
-        };
+        let toml = format!("[kg]\npath = {:?}\n{toml}", dir.path().join("kg"));
+        let settings = Settings::from_toml(&toml);
         let refused = App::new().build(settings.clone()).err().map(|error| error.to_string());
         if cfg!(feature = "oauth") {
             assert_eq!(refused, None);
             let missing = format!("{toml}ca_file = \"{}\"\n", dir.path().join("nope.pem").display());
-            let settings = Settings {
-                kg_path: dir.path().join("kg"),
-                ..Settings::resolve(Config::parse(&missing).unwrap(), &|_| None).unwrap()
-            };
+            let settings = Settings::from_toml(&missing);
             let refused = App::new().build(settings).err().map(|error| error.to_string()).unwrap_or_default();
             assert!(refused.starts_with("[auth.oauth]: cannot read ca_file"), "{refused}");
         } else {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 /// `trails.toml`, parsed but not yet validated (see [`Settings`](super::Settings)). Sections
 /// besides these (and [`SECTIONS`](super::SECTIONS) names them) are the parts' own: each is read
 /// by the part it belongs to, and one that no part reads stops the start.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Config {
     /// `[project]`
     #[serde(default)]
@@ -50,7 +50,7 @@ pub struct Config {
 /// `[coordination]`: what several replicas of this server share, in Redis (the `redis` feature):
 /// budgets, idempotency keys, the change feed behind notifications, the provenance-pruning lease.
 /// Unset, each process keeps its own.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoordinationConfig {
     /// `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS (`TRAILS_REDIS_URL` is
@@ -70,7 +70,7 @@ pub struct CoordinationConfig {
 /// `[telemetry]`: OpenTelemetry export (the `otel` feature). The standard `OTEL_*` variables
 /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, …) work
 /// too; what is set here wins.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetryConfig {
     /// The collector's OTLP/HTTP base URL (`http://collector:4318`); traces go to `/v1/traces`
@@ -81,7 +81,7 @@ pub struct TelemetryConfig {
 }
 
 /// `[auth]`: who callers are, besides `[[http.tokens]]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
     /// Serve HTTP requests that carry no token, as the anonymous caller (`runtime` tools only;
@@ -94,7 +94,7 @@ pub struct AuthConfig {
 }
 
 /// `[auth.oauth]`: this server as an OAuth 2.1 resource server (MCP authorization).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
     /// The authorization server's issuer identifier; its metadata is discovered under it (RFC 8414,
@@ -121,7 +121,7 @@ pub struct OAuthConfig {
 
 /// `[auth.oauth.introspection]`: the client this server authenticates as at the issuer's
 /// introspection endpoint.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntrospectionConfig {
     /// Its client id.
@@ -131,7 +131,7 @@ pub struct IntrospectionConfig {
 }
 
 /// `[idempotency]`: how long idempotency keys (and the results they replay) are kept.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdempotencyConfig {
     /// Seconds a key is kept after its first call (default 86400, at most 31 days).
@@ -142,7 +142,7 @@ pub struct IdempotencyConfig {
 
 /// `[budget]`: what each caller may spend per window on capabilities that declare a `cost`.
 /// A `[[http.tokens]]` entry's own `budget` replaces these limits for that token.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetConfig {
     /// Length of a budget window in seconds (default 3600, at most 31 days). A caller's spending
@@ -166,7 +166,7 @@ pub struct TokenBudget {
 }
 
 /// `[policy]`: the Cedar policies that `policy_required` capabilities need.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
     /// Cedar policy files (relative to the working directory, like `[kg] path`); a capability's
@@ -180,7 +180,7 @@ pub struct PolicyConfig {
 }
 
 /// `[kg]`: the knowledge-graph store.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KgConfig {
     /// Data directory of the embedded store, created on first start (default `trails-data`,
@@ -212,7 +212,7 @@ pub struct KgConfig {
 }
 
 /// `[project]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
     /// `production` hides `dev` tools entirely; `development` (the default) does not.
@@ -220,7 +220,7 @@ pub struct ProjectConfig {
 }
 
 /// `[mcp]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpConfig {
     /// Scopes this process serves (default `["runtime"]`).
@@ -256,7 +256,7 @@ pub enum ValidationErrors {
 }
 
 /// `[http]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpConfig {
     /// Address to listen on (default `127.0.0.1:8080`; `TRAILS_HTTP_BIND` overrides).
@@ -310,7 +310,7 @@ pub struct HttpConfig {
 }
 
 /// One `[[http.tokens]]` entry.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
     /// Shown in logs and provenance as the caller.
@@ -324,7 +324,7 @@ pub struct TokenConfig {
 }
 
 /// `[capability]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CapabilityConfig {
     /// `[capability.manifest]`
@@ -333,7 +333,7 @@ pub struct CapabilityConfig {
 }
 
 /// `[capability.manifest]`
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestConfig {
     /// Serve `GET /.well-known/capabilities` (default true).

@@ -25,16 +25,15 @@ pub(crate) async fn caller(
     headers: &HeaderMap,
     path: &str,
 ) -> Result<Caller, Box<Response>> {
-    let settings = &shared.settings;
     // Refused here, the body is never read: the connection cannot carry another request.
     let close = has_body(headers);
     let mcp = path == super::MCP_PATH;
     match headers.get(header::AUTHORIZATION) {
         // `[auth] anonymous = false`: a token on every request (but the health check).
-        None if !settings.anonymous_http && path != "/healthz" => {
+        None if !shared.http.anonymous && path != "/healthz" => {
             Err(Box::new(token_required(shared).response(mcp, close)))
         }
-        None => Ok(Caller::anonymous(settings.process_scopes)),
+        None => Ok(Caller::anonymous(shared.mcp.process_scopes)),
         Some(value) => {
             let token = value.to_str().ok().and_then(bearer);
             verify(shared, token).await.map_err(|refused| {
@@ -124,8 +123,8 @@ fn token_required(shared: &Shared) -> Refused {
 /// The caller a presented token authenticates: a configured hash first, then the OAuth
 /// resource server.
 async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused> {
-    let settings = &shared.settings;
-    if let Some(caller) = token.and_then(|token| settings.http_tokens.caller(token, settings.process_scopes)) {
+    let (tokens, process_scopes) = (&shared.http.tokens, shared.mcp.process_scopes);
+    if let Some(caller) = token.and_then(|token| tokens.caller(token, process_scopes)) {
         return Ok(caller);
     }
     if let Some(authority) = &shared.authority {
@@ -141,12 +140,12 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
                 reason: why.to_owned(),
             });
         };
-        let caller = authority.caller(token, settings.process_scopes).await;
+        let caller = authority.caller(token, process_scopes).await;
         // Subjects and static token names share one namespace (sessions, budgets, idempotency
         // keys and Cedar's principal are keyed by it): a subject that is a static token's name
         // would act as that token.
         let caller = caller.and_then(|caller| match caller.name.as_deref() {
-            Some(name) if settings.http_tokens.names(name) => Err(Rejection {
+            Some(name) if tokens.names(name) => Err(Rejection {
                 why: "the token's subject is the name of an [[http.tokens]] entry; the operator must rename that entry"
                     .to_owned(),
                 retryable: false,
@@ -168,7 +167,7 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
             },
         });
     }
-    let error = if settings.http_tokens.is_empty() {
+    let error = if tokens.is_empty() {
         errors::no_tokens_configured("[[http.tokens]] in trails.toml")
     } else {
         errors::authentication_failed()

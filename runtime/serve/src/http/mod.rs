@@ -59,16 +59,16 @@ pub(crate) fn router(
     bind: SocketAddr,
     streams: CancellationToken,
 ) -> (Router, impl std::future::Future<Output = ()> + Send + 'static) {
-    let settings = &shared.settings;
+    let settings = &shared.http;
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(streams.clone())
         .with_allowed_hosts(allowed_hosts(settings, bind))
         .with_allowed_origins(allowed_origins(settings))
         .enforce_origin_validation()
         .with_max_request_body_bytes(settings.max_body_bytes)
-        .with_legacy_session_mode(settings.http_sessions)
+        .with_legacy_session_mode(settings.sessions)
         // Without sessions, answer plain JSON when nothing streams (rmcp falls back to SSE if it must).
-        .with_json_response(!settings.http_sessions);
+        .with_json_response(!settings.sessions);
     // The factory runs per session (or per stateless request): an `Arc` clone and an empty
     // session, nothing rebuilt.
     let sessions = Arc::new(BoundedSessions::new(settings.max_sessions));
@@ -158,7 +158,7 @@ pub(crate) fn router(
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata.
 async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
     match &shared.authority {
-        Some(authority) => axum::Json(authority.metadata(shared.settings.process_scopes, &shared.name)).into_response(),
+        Some(authority) => axum::Json(authority.metadata(shared.mcp.process_scopes, &shared.name)).into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -9,13 +9,13 @@ use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::config::Settings;
+use crate::config::HttpSettings;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// Hosts accepted in `Host` (the DNS-rebinding defence): the loopback names
 /// for a loopback bind, otherwise the configured hosts (or the bind address itself).
-pub(crate) fn allowed_hosts(settings: &Settings, bind: SocketAddr) -> Vec<String> {
+pub(crate) fn allowed_hosts(settings: &HttpSettings, bind: SocketAddr) -> Vec<String> {
     let mut hosts: Vec<String> = settings.allowed_hosts.clone();
     // Every interface includes loopback: a container's own health check asks for `localhost`.
     if bind.ip().is_loopback() || bind.ip().is_unspecified() {
@@ -32,7 +32,7 @@ pub(crate) const ANY_HOST: &str = "*";
 /// Before serving on `bind`: the `Host` values it will accept, or why it cannot serve. An
 /// unspecified address (`0.0.0.0`, `::` — every container's) is reached by names the server
 /// cannot guess: without `[http] allowed_hosts` every request would get 403, so it does not start.
-pub(crate) fn startup_hosts(settings: &Settings, bind: SocketAddr) -> Result<Vec<String>, String> {
+pub(crate) fn startup_hosts(settings: &HttpSettings, bind: SocketAddr) -> Result<Vec<String>, String> {
     let unreadable: Vec<&str> = settings
         .allowed_hosts
         .iter()
@@ -54,7 +54,7 @@ pub(crate) fn startup_hosts(settings: &Settings, bind: SocketAddr) -> Result<Vec
 }
 
 /// Origins accepted when a browser sends one; requests without `Origin` always pass.
-pub(crate) fn allowed_origins(settings: &Settings) -> Vec<String> {
+pub(crate) fn allowed_origins(settings: &HttpSettings) -> Vec<String> {
     if settings.allowed_origins.is_empty() {
         vec!["http://localhost:*".into(), "http://127.0.0.1:*".into(), "http://[::1]:*".into()]
     } else {
@@ -143,7 +143,7 @@ pub(crate) struct HostPolicy {
 }
 
 impl HostPolicy {
-    pub(crate) fn new(settings: &Settings, bind: SocketAddr) -> HostPolicy {
+    pub(crate) fn new(settings: &HttpSettings, bind: SocketAddr) -> HostPolicy {
         HostPolicy::of(&allowed_hosts(settings, bind), &allowed_origins(settings))
     }
 
@@ -234,9 +234,9 @@ mod tests {
     #[test]
     fn every_interface_needs_the_names_clients_use_and_star_accepts_any() {
         let bind: SocketAddr = "0.0.0.0:8080".parse().unwrap();
-        let with = |hosts: &[&str]| Settings {
+        let with = |hosts: &[&str]| HttpSettings {
             allowed_hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
-            ..Settings::default()
+            ..crate::config::Settings::default().http
         };
         let refused = startup_hosts(&with(&[]), bind).unwrap_err();
         assert!(refused.contains("[http] allowed_hosts") && refused.contains("[\"*\"]"), "{refused}");

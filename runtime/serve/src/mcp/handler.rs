@@ -72,7 +72,7 @@ impl TrailsServer {
     /// The stdio caller for a presented credential: with `TRAILS_MCP_TOKEN` set it must match;
     /// without it the caller is anonymous (runtime scope only).
     fn stdio_caller(&self, presented: Option<&str>) -> Result<Caller, ErrorData> {
-        let settings = &self.shared.settings;
+        let settings = &self.shared.mcp;
         match &settings.stdio_token {
             None => Ok(Caller::anonymous(settings.process_scopes)),
             Some(table) => match presented.and_then(bearer).and_then(|token| table.verify(token)) {
@@ -98,7 +98,7 @@ impl TrailsServer {
                 .get::<http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<Caller>())
                 .cloned()
-                .unwrap_or_else(|| Caller::anonymous(self.shared.settings.process_scopes))),
+                .unwrap_or_else(|| Caller::anonymous(self.shared.mcp.process_scopes))),
         }
     }
 }
@@ -153,7 +153,7 @@ impl ServerHandler for TrailsServer {
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(errors::instructions(self.shared.settings.validation_errors))
+            .with_instructions(errors::instructions(self.shared.mcp.validation_errors))
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
@@ -307,7 +307,7 @@ impl ServerHandler for TrailsServer {
         accepted.resource_subscriptions = requested
             .resource_subscriptions
             .as_ref()
-            .filter(|uris| uris.len() <= self.shared.settings.max_subscriptions)
+            .filter(|uris| uris.len() <= self.shared.mcp.max_subscriptions)
             .map(|uris| {
                 uris.iter()
                     .filter(|uri| crate::resources::topic(&self.shared.resources, uri, anyone).is_ok())
@@ -329,7 +329,7 @@ impl TrailsServer {
     /// Whether an HTTP request belongs to a session (stateless requests have nowhere to deliver
     /// later notifications).
     fn in_session(&self, extensions: &rmcp::model::Extensions) -> bool {
-        self.shared.settings.http_sessions
+        self.shared.http.sessions
             && extensions
                 .get::<http::request::Parts>()
                 .is_some_and(|parts| parts.headers.contains_key("mcp-session-id"))
@@ -339,6 +339,6 @@ impl TrailsServer {
     /// abandoned session idles out instead of being kept alive by its own notifications);
     /// stdio sessions end with their connection instead.
     fn idle_limit(&self) -> Option<(Arc<Activity>, std::time::Duration)> {
-        (self.transport == Transport::Http).then(|| (self.activity().clone(), self.shared.settings.session_idle))
+        (self.transport == Transport::Http).then(|| (self.activity().clone(), self.shared.http.session_idle))
     }
 }

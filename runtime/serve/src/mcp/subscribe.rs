@@ -171,7 +171,7 @@ pub(crate) async fn listen(
     context: SubscriptionContext,
 ) -> Result<(), ErrorData> {
     // Counted as sent, repeats included: what a request may make the server hold is bounded.
-    let max = shared.settings.max_subscriptions;
+    let max = shared.mcp.max_subscriptions;
     if context.requested().resource_subscriptions.as_ref().is_some_and(|uris| uris.len() > max) {
         return Err(refusal(Refused::TooManyResources { max }));
     }

@@ -80,7 +80,7 @@ pub(crate) async fn call(
     let distributed = crate::otel::trace_id(&span).or_else(|| info.trace.as_ref().map(|t| t.trace_id.clone()));
     #[cfg(not(feature = "otel"))]
     let distributed = info.trace.as_ref().map(|t| t.trace_id.clone());
-    let as_result = matches!(via, Via::Mcp { .. }) && shared.settings.validation_errors == ValidationErrors::ToolResult;
+    let as_result = matches!(via, Via::Mcp { .. }) && shared.mcp.validation_errors == ValidationErrors::ToolResult;
     let mut attach = Attach::default().with(Control(shared.clone()));
     if let Some(trace_id) = distributed {
         attach = attach.with(DistributedTrace { trace_id });
@@ -130,7 +130,7 @@ mod tests {
     #[tokio::test]
     async fn a_key_is_kept_for_a_replay_or_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
-        let settings = Settings { kg_path: dir.path().join("kg"), ..Settings::default() };
+        let settings = Settings::from_toml(&format!("[kg]\npath = {:?}\n", dir.path().join("kg")));
         let server = crate::App::new().build(settings).unwrap();
         let key = SentKey { value: json!("k-1"), source: Source::Meta };
         let caller = Caller::anonymous(ScopeSet::up_to(Scope::Runtime));

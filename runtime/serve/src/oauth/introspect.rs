@@ -14,8 +14,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::discovery::{chain, read_json, Discovery};
+use super::OAuthSettings;
 use super::{audiences, identity, Identity, Rejection};
-use crate::config::OAuthSettings;
 
 /// Longest an active answer is reused.
 const KEEP: Duration = Duration::from_secs(60);

@@ -9,8 +9,8 @@ use jsonwebtoken::{Algorithm, Header, Validation};
 use serde_json::Value;
 
 use super::keys::Keys;
+use super::OAuthSettings;
 use super::{identity, Identity, Rejection};
-use crate::config::OAuthSettings;
 
 pub(super) async fn verify(
     token: &str,

@@ -11,13 +11,14 @@ mod discovery;
 mod introspect;
 mod jwt;
 mod keys;
+mod settings;
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use trails_core::auth::{Caller, Scope, ScopeSet};
 
-use crate::config::OAuthSettings;
+pub(crate) use settings::{resolve as resolve_settings, OAuthSettings};
 
 /// Why a token was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

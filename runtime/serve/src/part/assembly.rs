@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 
 use super::{BuildError, Part};
-use crate::config::{ConfigError, Settings, SECTIONS};
+use crate::config::{ConfigError, Env, SECTIONS};
 use crate::state::{Background, Running};
 use trails_core::pipeline::Guard;
 use trails_core::registry::Registry;
@@ -38,7 +38,9 @@ pub(crate) const SERVED_PATHS: &[&str] =
 
 /// The server being assembled, as each part sees it.
 pub struct Assembly<'a> {
-    pub(crate) settings: &'a Settings,
+    /// The sections of `trails.toml` besides the server's and the built-in parts'.
+    sections: &'a toml::Table,
+    env: &'a Env,
     pub(crate) registry: &'a Registry,
     app_name: &'a str,
     pub(crate) kg: Option<Kg>,
@@ -80,9 +82,16 @@ impl Assembled {
 }
 
 impl<'a> Assembly<'a> {
-    pub(crate) fn new(settings: &'a Settings, registry: &'a Registry, app_name: &'a str, kg: Option<Kg>) -> Self {
+    pub(crate) fn new(
+        sections: &'a toml::Table,
+        env: &'a Env,
+        registry: &'a Registry,
+        app_name: &'a str,
+        kg: Option<Kg>,
+    ) -> Self {
         Assembly {
-            settings,
+            sections,
+            env,
             registry,
             app_name,
             kg,
@@ -108,7 +117,7 @@ impl<'a> Assembly<'a> {
                 return Err(BuildError::Part { part, source: message.into() });
             }
         }
-        for section in self.settings.sections.keys() {
+        for section in self.sections.keys() {
             if !declared.iter().any(|(_, declared)| declared == section) {
                 let known = SECTIONS.iter().chain(declared.iter().map(|(_, section)| section));
                 let nearest = known
@@ -131,10 +140,17 @@ impl<'a> Assembly<'a> {
     /// the file has none (or the part names no section).
     pub fn section<T: DeserializeOwned>(&self) -> Result<Option<T>, ConfigError> {
         let Some(name) = self.current.1 else { return Ok(None) };
-        let Some(value) = self.settings.sections.get(name) else { return Ok(None) };
+        let Some(value) = self.sections.get(name) else { return Ok(None) };
         T::deserialize(value.clone())
             .map(Some)
             .map_err(|source| ConfigError::Section { section: name.to_owned(), message: source.to_string() })
+    }
+
+    /// The environment variable `name`, as the settings were resolved with it
+    /// (`Settings::resolve`): how a part lets a variable override its section, as the built-in
+    /// parts' `TRAILS_*` variables do.
+    pub fn env(&self, name: &str) -> Option<String> {
+        self.env.get(name)
     }
 
     /// The app's name (`App::named`), as `serverInfo` gives it.

@@ -97,8 +97,8 @@ pub(crate) async fn stats(
     stats["provenance"] = json!({
         "activities": activities,
         "pruned_since_start": kg.provenance_pruned(),
-        "keep": resources.provenance_keep,
-        "max_age_days": resources.provenance_max_age_days,
+        "keep": resources.store.provenance_keep,
+        "max_age_days": resources.store.provenance_max_age_days,
     });
     Ok(stats)
 }
@@ -130,7 +130,7 @@ pub(crate) async fn doctor(resources: &Resources, live: &dyn Live, kg: Option<&K
         let started = Instant::now();
         let probe = kg.store().select("ASK { ?s ?p ?o }".to_owned(), Vec::new()).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        let store = &resources.store;
+        let store = &resources.store.store;
         checks.push(match probe {
             Ok(_) => json!({ "check": "store", "ok": true, "detail": store, "ms": ms }),
             Err(error) => json!({ "check": "store", "ok": false, "detail": format!("{store}: {error}"), "ms": ms }),

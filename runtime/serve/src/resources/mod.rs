@@ -47,6 +47,13 @@ pub(crate) struct Resources {
     pub(crate) shape_entries: Vec<&'static ShapeEntry>,
     /// What each caller spent of its budget (the ledger part's).
     pub(crate) budgets: Option<std::sync::Arc<dyn Spending>>,
+    /// What the store part says of the store.
+    pub(crate) store: StoreFacts,
+}
+
+/// What the store part (`[kg]`) tells `trails://doctor` and `trails://stats` of the store.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoreFacts {
     /// Where the store is, as `trails://doctor` names it.
     pub(crate) store: String,
     /// Provenance retention: activities kept at most, and for how many days.

@@ -167,7 +167,7 @@ impl Server {
         again: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
         let bind = listener.local_addr().map_err(ServeError::Http)?;
-        let settings = &self.shared.settings;
+        let settings = &self.shared.http;
         let hosts = crate::http::startup_hosts(settings, bind).map_err(ServeError::HostPolicy)?;
         let _parts = self.start_parts();
         tracing::info!("serving MCP at http://{bind}/mcp");
@@ -203,7 +203,7 @@ impl Server {
         tracing::info!("serving MCP on stdio");
         let _parts = self.start_parts();
         let server = TrailsServer::new(self.shared.clone(), Transport::Stdio);
-        let max_line = self.shared.settings.max_body_bytes;
+        let max_line = self.shared.http.max_body_bytes;
         let guarded = crate::mcp::stdio::guarded(tokio::io::stdin(), tokio::io::stdout(), max_line);
         let (stdout_closed, written) = (guarded.stdout_closed, guarded.written);
         let serving = async {
@@ -241,7 +241,7 @@ impl Server {
             .into_iter()
             .map(|task| tokio::spawn(task(Running { control: self.control(), stopping: stopping.clone() })))
             .collect();
-        Started { stopping, running, grace: self.shared.settings.shutdown_grace }
+        Started { stopping, running, grace: self.shared.http.shutdown_grace }
     }
 
     /// A handle to change what this server serves while it runs.

@@ -16,7 +16,6 @@ use trails_coord::feed::{Following, Publisher, Received};
 use trails_coord::{Coordinator, Options};
 
 use super::notifier::Subscriptions;
-use crate::config::Coordination;
 use trails_core::declare::NodeTypeInfo;
 use trails_kg::changes::{Change, ChangeKind, Observer};
 use trails_kg::provenance::PruneLease;
@@ -37,19 +36,15 @@ pub(crate) struct Replicas {
 }
 
 impl Replicas {
-    /// Connect to Redis (`app`: the default key prefix's name), or say why not.
-    pub(crate) fn connect(settings: &Coordination, app: &str) -> Result<Replicas, String> {
+    /// Connect to Redis, or say why not. `fail_open`: Redis unavailable mid-run lets calls
+    /// through uncharged rather than refusing them.
+    pub(crate) fn connect(options: Options, fail_open: bool) -> Result<Replicas, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("trails-coordination")
             .enable_all()
             .build()
             .map_err(|error| format!("cannot start the coordination runtime: {error}"))?;
-        let options = Options {
-            url: settings.url.clone(),
-            prefix: settings.prefix.clone().unwrap_or_else(|| format!("trails:{app}:")),
-            timeout: settings.timeout,
-        };
         // On a thread of its own: `build` may run inside an async test, where blocking on a
         // runtime is refused.
         let connected = std::thread::scope(|scope| {
@@ -60,7 +55,7 @@ impl Replicas {
         Ok(Replicas {
             runtime: Some(runtime),
             coordinator,
-            fail_open: settings.fail_open,
+            fail_open,
             outbox: Mutex::default(),
             following: Mutex::default(),
         })

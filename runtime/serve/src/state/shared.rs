@@ -9,8 +9,8 @@ use rmcp::model::Tool;
 
 use super::listings::Listings;
 use super::notifier::Subscriptions;
-use crate::config::Settings;
-use crate::resources::{Live, Resources, Spending};
+use crate::config::{HttpSettings, McpSettings};
+use crate::resources::{Live, Resources, Spending, StoreFacts};
 use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
@@ -24,7 +24,10 @@ pub(crate) struct Shared {
     pub(crate) pipeline: Pipeline,
     /// The catalog's listings as the transports send them.
     pub(crate) listings: Listings,
-    pub(crate) settings: Settings,
+    /// `[project]`, `[mcp]`, `[capability]`.
+    pub(crate) mcp: McpSettings,
+    /// `[http]` (read by HTTP, and by the sessions' bounds).
+    pub(crate) http: HttpSettings,
     pub(crate) name: String,
     pub(crate) version: String,
     /// Sessions and listeners, told about tool-list and knowledge-graph changes.
@@ -62,6 +65,8 @@ pub(crate) struct Brought {
     pub(crate) guards: Vec<Arc<dyn Guard>>,
     /// What `trails://stats` reports of spending (the ledger's budgets).
     pub(crate) budgets: Option<Arc<dyn Spending>>,
+    /// What the store part says of the store.
+    pub(crate) store: StoreFacts,
     pub(crate) authority: Option<Arc<dyn super::Authority>>,
     /// `[coordination]`, connected.
     #[cfg(feature = "redis")]
@@ -73,7 +78,7 @@ pub(crate) struct Brought {
 }
 
 impl Shared {
-    pub(crate) fn new(registry: &Registry, settings: Settings, brought: Brought) -> Shared {
+    pub(crate) fn new(registry: &Registry, mcp: McpSettings, http: HttpSettings, brought: Brought) -> Shared {
         let Brought {
             state,
             name,
@@ -81,6 +86,7 @@ impl Shared {
             kg,
             guards,
             budgets,
+            store,
             authority,
             #[cfg(feature = "redis")]
             replicas,
@@ -88,17 +94,17 @@ impl Shared {
             routes,
             background,
         } = brought;
-        let catalog = Catalog::new(registry, settings.production);
+        let catalog = Catalog::new(registry, mcp.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
-        let listings = Listings::new(&catalog, settings.manifest_enabled, own);
+        let listings = Listings::new(&catalog, mcp.manifest_enabled, own);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
         let subscriptions = Arc::new(Subscriptions::new(
-            settings.max_sessions,
-            settings.max_anonymous_sessions,
-            settings.max_subscriptions,
-            settings.subscription_queue,
+            http.max_sessions,
+            http.max_anonymous_sessions,
+            mcp.max_subscriptions,
+            mcp.subscription_queue,
         ));
         if let Some(kg) = &kg {
             let observer: std::sync::Weak<dyn trails_kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
@@ -108,24 +114,20 @@ impl Shared {
                 replicas.relay(kg, &subscriptions, &node_types);
             }
         }
-        let pipeline = Pipeline::new(catalog, guards, state, settings.mask_denied, settings.max_result_bytes);
+        let pipeline = Pipeline::new(catalog, guards, state, mcp.mask_denied, mcp.max_result_bytes);
         let resources = Resources {
             kg,
             node_types,
-            manifest: settings.manifest_enabled,
+            manifest: mcp.manifest_enabled,
             shape_entries: registry.shapes().collect(),
             budgets,
-            store: match &settings.kg_remote {
-                Some(remote) => format!("remote SPARQL endpoint {}", remote.query_url),
-                None => format!("embedded store in {}", settings.kg_path.display()),
-            },
-            provenance_keep: settings.provenance_keep,
-            provenance_max_age_days: settings.provenance_max_age.num_days(),
+            store,
         };
         Shared {
             pipeline,
             listings,
-            settings,
+            mcp,
+            http,
             name,
             version,
             subscriptions,
@@ -208,8 +210,8 @@ impl Live for Shared {
 
     fn subscription_stats(&self) -> serde_json::Value {
         let mut stats = serde_json::json!(self.subscriptions.stats());
-        stats["max_per_session"] = serde_json::json!(self.settings.max_subscriptions);
-        stats["queue_capacity"] = serde_json::json!(self.settings.subscription_queue);
+        stats["max_per_session"] = serde_json::json!(self.mcp.max_subscriptions);
+        stats["queue_capacity"] = serde_json::json!(self.mcp.subscription_queue);
         stats
     }
 }

@@ -50,7 +50,7 @@ pub(crate) struct HotPath {
 
 impl HotPath {
     pub(crate) fn new(shared: Arc<Shared>, streams: tokio_util::sync::CancellationToken) -> HotPath {
-        let sessions = shared.settings.http_sessions;
+        let sessions = shared.http.sessions;
         HotPath { shared, sessions, streams }
     }
 }

@@ -1,6 +1,6 @@
-//! The built-in parts, listed once ([`parts`]): each is in the build (its feature) or a stand-in
-//! that refuses what asks for it with [`BuildError::NotBuiltIn`], naming the feature, and does
-//! nothing else.
+//! The built-in parts, listed once ([`parts`]): each is in the build (its feature), handed its
+//! own section of `trails.toml` and resolving it, or a stand-in that refuses what asks for it with
+//! [`BuildError::NotBuiltIn`], naming the feature, and does nothing else.
 
 #[cfg(feature = "redis")]
 mod coordination;
@@ -12,51 +12,104 @@ mod oauth;
 mod policies;
 mod store;
 
-use super::{Assembly, BuildError, Part, Slot};
+use std::path::PathBuf;
 
-/// `Some(part)` when the build has `feature`, else `None`.
+use super::{Assembly, BuildError, Part, Slot};
+use crate::config::{CoordinationConfig, Env, PartSections, PolicyConfig};
+
+/// `$part` (an `Option`: `None` when its section configures nothing), when the build has
+/// `feature`; else `None`.
 macro_rules! built_with {
     ($feature:literal, $part:expr) => {{
         #[cfg(feature = $feature)]
-        let part: Option<Box<dyn Part>> = Some(Box::new($part));
+        let part: Option<Box<dyn Part>> = $part.map(|part| Box::new(part) as Box<dyn Part>);
         #[cfg(not(feature = $feature))]
         let part: Option<Box<dyn Part>> = None;
         part
     }};
 }
 
-/// The built-in parts, in the order they assemble. The stand-ins for parts left out of the build
-/// come first (they open nothing: a configuration that asks for one stops the start before the
-/// store opens or Redis connects); then the policies (read before anything is opened: a missing
-/// policy stops the start), the store, OAuth, coordination, and the ledger (beside the store, and
-/// shared through coordination when it connected).
-pub(crate) fn parts() -> Vec<Box<dyn Part>> {
+/// The built-in parts, each with its own section resolved (a section that does not resolve stops
+/// the start here, before any part opens anything), in the order they assemble: the stand-ins
+/// for parts left out of the build (or configured to do nothing) first (a configuration that asks for one stops the start
+/// before the store opens or Redis connects); then the policies (a missing policy stops the
+/// start), the store, OAuth, coordination, and the ledger (beside the store, and shared through
+/// coordination when it connected). Returns the sections left for the app's parts too.
+#[cfg_attr(not(all(feature = "oauth", feature = "ledger")), allow(unused_variables))]
+pub(crate) fn parts(
+    sections: PartSections,
+    public_url: Option<&str>,
+    env: &Env,
+) -> Result<(Vec<Box<dyn Part>>, toml::Table), BuildError> {
+    let PartSections { kg, policy, budget, idempotency, token_budgets, oauth, coordination, other } = sections;
+    // What a stand-in refuses, read from the section as written.
+    let asks_policies = (!policy_files(&policy, env).is_empty()).then(|| "`[policy] files`".to_owned());
+    let asks_oauth = oauth.is_some().then(|| "[auth.oauth] (an OAuth resource server)".to_owned());
+    let asks_coordination =
+        redis_url(&coordination, env).map(|_| "[coordination] (state shared by replicas, in Redis)".to_owned());
+    let limited = |tokens: Option<u64>, usd: Option<f64>| tokens.is_some() || usd.is_some();
+    let mut own: Vec<&str> =
+        token_budgets.iter().filter(|(_, own)| limited(own.tokens, own.usd)).map(|(name, _)| name.as_str()).collect();
+    own.sort_unstable();
+    let asks_ledger = match limited(budget.tokens, budget.usd) {
+        true => Some("`[budget]` limits".to_owned()),
+        false => own.first().map(|name| format!("token `{name}`'s `budget`")),
+    };
     let list = [
-        BuiltIn { name: "policies", feature: "cedar", asks: policies, part: built_with!("cedar", policies::Policies) },
-        BuiltIn { name: "store", feature: "", asks: |_| None, part: Some(Box::new(store::Store)) },
-        BuiltIn { name: "oauth", feature: "oauth", asks: oauth, part: built_with!("oauth", oauth::OAuth) },
+        BuiltIn {
+            name: "policies",
+            feature: "cedar",
+            asks: Box::new(move |assembly| {
+                let tool = assembly.registry.tools().find(|tool| !tool.policy_required().is_empty());
+                tool.map(|tool| format!("capability `{}`'s `policy_required`", tool.id())).or(asks_policies)
+            }),
+            part: built_with!("cedar", Some(policies::Policies::resolve(policy, env))),
+        },
+        BuiltIn {
+            name: "store",
+            feature: "",
+            asks: Box::new(|_| None),
+            part: Some(Box::new(store::Store::resolve(kg, env)?)),
+        },
+        BuiltIn {
+            name: "oauth",
+            feature: "oauth",
+            asks: Box::new(|_| asks_oauth),
+            part: built_with!("oauth", oauth.map(|config| oauth::OAuth::resolve(config, public_url, env)).transpose()?),
+        },
         BuiltIn {
             name: "coordination",
             feature: "redis",
-            asks: coordination,
-            part: built_with!("redis", coordination::Coordination),
+            asks: Box::new(|_| asks_coordination),
+            part: built_with!("redis", coordination::Coordination::resolve(coordination, env)?),
         },
-        BuiltIn { name: "ledger", feature: "ledger", asks: ledger, part: built_with!("ledger", ledger::Ledger) },
+        BuiltIn {
+            name: "ledger",
+            feature: "ledger",
+            // A call that carries an idempotency key promises a replay no one keeps: it is refused.
+            asks: Box::new(|assembly| {
+                assembly.guard(Slot::Settle, trails_governance::idempotency::NoKeys);
+                asks_ledger
+            }),
+            part: built_with!("ledger", Some(ledger::Ledger::resolve(budget, token_budgets, idempotency)?)),
+        },
     ];
     let (built, missing): (Vec<_>, Vec<_>) = list.into_iter().partition(|built_in| built_in.part.is_some());
     let missing = missing
         .into_iter()
         .map(|BuiltIn { name, feature, asks, .. }| Box::new(Missing { name, feature, asks }) as Box<dyn Part>);
-    missing.chain(built.into_iter().filter_map(|built_in| built_in.part)).collect()
+    Ok((missing.chain(built.into_iter().filter_map(|built_in| built_in.part)).collect(), other))
 }
+
+/// What asks for a part, when it is left out.
+type Asks = Box<dyn FnOnce(&mut Assembly<'_>) -> Option<String> + Send>;
 
 /// One entry of the list.
 struct BuiltIn {
     name: &'static str,
     /// The feature of `trails-mcp` that builds it in.
     feature: &'static str,
-    /// What asks for it, when it is left out.
-    asks: fn(&mut Assembly<'_>) -> Option<String>,
+    asks: Asks,
     part: Option<Box<dyn Part>>,
 }
 
@@ -64,7 +117,7 @@ struct BuiltIn {
 struct Missing {
     name: &'static str,
     feature: &'static str,
-    asks: fn(&mut Assembly<'_>) -> Option<String>,
+    asks: Asks,
 }
 
 impl Part for Missing {
@@ -80,35 +133,15 @@ impl Part for Missing {
     }
 }
 
-/// `[coordination]`.
-fn coordination(assembly: &mut Assembly<'_>) -> Option<String> {
-    let asked = assembly.settings.coordination.is_some();
-    asked.then(|| "[coordination] (state shared by replicas, in Redis)".to_owned())
-}
-
-/// A capability that requires Cedar policies would run unchecked.
-fn policies(assembly: &mut Assembly<'_>) -> Option<String> {
-    if let Some(tool) = assembly.registry.tools().find(|tool| !tool.policy_required().is_empty()) {
-        return Some(format!("capability `{}`'s `policy_required`", tool.id()));
+/// `[policy] files`, or `TRAILS_POLICY_FILES` (`:`-separated) instead.
+fn policy_files(config: &PolicyConfig, env: &Env) -> Vec<PathBuf> {
+    match env.get("TRAILS_POLICY_FILES") {
+        Some(list) => std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect(),
+        None => config.files.clone(),
     }
-    (!assembly.settings.policy_files.is_empty()).then(|| "`[policy] files`".to_owned())
 }
 
-/// Budget limits would go unenforced. (A call that carries an idempotency key promises a replay
-/// no one keeps: it is refused.)
-fn ledger(assembly: &mut Assembly<'_>) -> Option<String> {
-    assembly.guard(Slot::Settle, trails_governance::idempotency::NoKeys);
-    let budget = &assembly.settings.budget;
-    if !budget.default.is_unlimited() {
-        return Some("`[budget]` limits".into());
-    }
-    let mut own: Vec<&str> =
-        budget.by_caller.iter().filter(|(_, limit)| !limit.is_unlimited()).map(|(name, _)| name.as_str()).collect();
-    own.sort_unstable();
-    own.first().map(|name| format!("token `{name}`'s `budget`"))
-}
-
-/// `[auth.oauth]`: every token would be refused.
-fn oauth(assembly: &mut Assembly<'_>) -> Option<String> {
-    assembly.settings.oauth.is_some().then(|| "[auth.oauth] (an OAuth resource server)".to_owned())
+/// The Redis URL `TRAILS_REDIS_URL` or `[coordination] url` names, if any.
+fn redis_url(config: &CoordinationConfig, env: &Env) -> Option<String> {
+    env.get("TRAILS_REDIS_URL").filter(|url| !url.trim().is_empty()).or_else(|| config.url.clone())
 }

@@ -7,13 +7,21 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::oauth::{Rejection, ResourceServer};
+use crate::config::{ConfigError, Env, OAuthConfig};
+use crate::oauth::{OAuthSettings, Rejection, ResourceServer};
 use crate::part::{Assembly, BuildError, Part};
 use crate::state::authority::{Authority, TokenRejection};
 use trails_core::auth::{Caller, Scope, ScopeSet};
 
 /// `[auth.oauth]`.
-pub(super) struct OAuth;
+pub(super) struct OAuth(OAuthSettings);
+
+impl OAuth {
+    /// `[auth.oauth]`, with `[http] public_url` (the resource is `<public_url>/mcp`).
+    pub(super) fn resolve(config: OAuthConfig, public_url: Option<&str>, env: &Env) -> Result<OAuth, ConfigError> {
+        crate::oauth::resolve_settings(config, public_url, env).map(OAuth)
+    }
+}
 
 impl Part for OAuth {
     fn name(&self) -> &'static str {
@@ -21,8 +29,7 @@ impl Part for OAuth {
     }
 
     fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError> {
-        let Some(oauth) = assembly.settings.oauth.clone() else { return Ok(()) };
-        let server = Arc::new(ResourceServer::new(oauth).map_err(|e| BuildError::OAuth(e.to_string()))?);
+        let server = Arc::new(ResourceServer::new(self.0).map_err(|e| BuildError::OAuth(e.to_string()))?);
         let warming = server.clone();
         // Once serving: the issuer's metadata and keys, fetched before the first token needs them.
         assembly.background(move |_| async move {

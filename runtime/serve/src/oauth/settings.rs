@@ -1,14 +1,11 @@
-//! `[http] public_url` and `[auth.oauth]`, validated: what the OAuth resource server (the
-//! `oauth` feature) needs. Parsed whatever the features, so an app built without `oauth` can
-//! refuse a configuration that asks for it by name.
+//! `[auth.oauth]`, validated against `[http] public_url`: what the resource server needs.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use trails_core::auth::Scope;
 
-use super::file::OAuthConfig;
-use super::ConfigError;
+use crate::config::{within, ConfigError, Env, OAuthConfig};
 
 /// The JWS algorithms an access token may be signed with: the asymmetric ones. HMAC would let
 /// anyone holding the shared secret (or a public key mistaken for one) mint tokens; `none` signs
@@ -18,7 +15,6 @@ pub(crate) const ALGORITHMS: [&str; 9] =
 
 /// The resource server's settings.
 #[derive(Clone)]
-#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
 pub(crate) struct OAuthSettings {
     /// The issuer identifier, exactly as tokens carry it in `iss`.
     pub(crate) issuer: String,
@@ -53,28 +49,8 @@ impl std::fmt::Debug for OAuthSettings {
     }
 }
 
-/// `public_url` checked: an absolute `http(s)://` URL without query or fragment, trailing `/`
-/// removed.
-pub(crate) fn public_url(value: Option<String>) -> Result<Option<String>, ConfigError> {
-    let Some(value) = value else { return Ok(None) };
-    let url = value.trim().trim_end_matches('/').to_owned();
-    let expected = "an http:// or https:// URL without query or fragment (how clients reach this server)";
-    let ok = (url.starts_with("http://") || url.starts_with("https://"))
-        && !url.contains(['?', '#', ' '])
-        && url.parse::<http::Uri>().is_ok_and(|uri| uri.host().is_some_and(|h| !h.is_empty()));
-    match ok {
-        true => Ok(Some(url)),
-        false => Err(ConfigError::Value { key: "[http] public_url", value, expected }),
-    }
-}
-
 /// `[auth.oauth]` resolved against `public_url` and the environment.
-pub(crate) fn resolve(
-    config: Option<OAuthConfig>,
-    public_url: Option<&str>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<OAuthSettings>, ConfigError> {
-    let Some(config) = config else { return Ok(None) };
+pub(crate) fn resolve(config: OAuthConfig, public_url: Option<&str>, env: &Env) -> Result<OAuthSettings, ConfigError> {
     let Some(public_url) = public_url else {
         return Err(ConfigError::Value {
             key: "[http] public_url",
@@ -130,13 +106,13 @@ pub(crate) fn resolve(
             list
         }
     };
-    let leeway = super::within("[auth.oauth] leeway_secs", config.leeway_secs, 60, 0..=300, "0 to 300 seconds")?;
+    let leeway = within("[auth.oauth] leeway_secs", config.leeway_secs, 60, 0..=300, "0 to 300 seconds")?;
     let key_refetch =
-        super::within("[auth.oauth] key_refetch_secs", config.key_refetch_secs, 10, 1..=3600, "1 to 3600 seconds")?;
+        within("[auth.oauth] key_refetch_secs", config.key_refetch_secs, 10, 1..=3600, "1 to 3600 seconds")?;
     let introspection = match config.introspection {
         None => None,
         Some(introspection) => {
-            let secret = env("TRAILS_OAUTH_CLIENT_SECRET").or(introspection.client_secret);
+            let secret = env.get("TRAILS_OAUTH_CLIENT_SECRET").or(introspection.client_secret);
             let Some(secret) = secret.filter(|s| !s.is_empty()) else {
                 return Err(ConfigError::Value {
                     key: "[auth.oauth.introspection] client_secret",
@@ -147,7 +123,7 @@ pub(crate) fn resolve(
             Some((introspection.client_id, secret))
         }
     };
-    Ok(Some(OAuthSettings {
+    Ok(OAuthSettings {
         issuer,
         resource,
         public_url: public_url.to_owned(),
@@ -158,23 +134,26 @@ pub(crate) fn resolve(
         key_refetch: Duration::from_secs(key_refetch),
         ca_file: config.ca_file,
         introspection,
-    }))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Config, Settings};
+    use crate::config::{Config, Env, Settings};
 
-    fn resolve(toml: &str) -> Result<Settings, String> {
-        Settings::resolve(Config::parse(toml).unwrap(), &|_| None).map_err(|e| e.to_string())
+    fn resolve(toml: &str) -> Result<super::OAuthSettings, String> {
+        let config = Config::parse(toml).unwrap();
+        let public_url =
+            Settings::resolve(Config::parse(toml).unwrap(), |_| None).map_err(|e| e.to_string())?.http.public_url;
+        let oauth = config.auth.oauth.expect("an [auth.oauth] section");
+        super::resolve(oauth, public_url.as_deref(), &Env::new(|_| None)).map_err(|e| e.to_string())
     }
 
     #[test]
     fn the_resource_is_the_public_url_and_hmac_is_never_allowed() {
         let base =
             "[http]\npublic_url = \"https://mcp.example.com/\"\n[auth.oauth]\nissuer = \"https://id.example.com\"\n";
-        let settings = resolve(base).unwrap();
-        let oauth = settings.oauth.unwrap();
+        let oauth = resolve(base).unwrap();
         assert_eq!(
             (oauth.resource.as_str(), oauth.audience.as_str()),
             ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp")

@@ -1,0 +1,140 @@
+//! `[project]`, `[mcp]` and `[capability]`: what this process serves, to whom, and how much of
+//! it one answer carries.
+
+use trails_core::auth::{ScopeSet, TokenEntry, TokenTable};
+
+use super::file::{CapabilityConfig, McpConfig, ProjectConfig, ValidationErrors};
+use super::{scopes, within, ConfigError, Env};
+
+/// Most resources one subscriber watches when `[mcp] max_subscriptions` is unset.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 64;
+/// Most notifications waiting per subscriber when `[mcp] subscription_queue` is unset.
+pub const DEFAULT_SUBSCRIPTION_QUEUE: usize = 256;
+/// Most characters one `trails.kg.*` result carries when `[mcp] tool_window_chars` is unset.
+pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
+/// Largest tool result when `[mcp] max_result_bytes` is unset: room for four instances at
+/// [`DEFAULT_MAX_INSTANCE_BYTES`](trails_kg::DEFAULT_MAX_INSTANCE_BYTES), and about 250k tokens —
+/// more than a model should read at once.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
+
+/// `[project]`, `[mcp]` and `[capability]`, validated, with their `TRAILS_*` overrides.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct McpSettings {
+    /// `TRAILS_ENV=production` / `[project] env`: `dev` tools are hidden entirely.
+    pub production: bool,
+    /// Scopes this process serves at most.
+    pub process_scopes: ScopeSet,
+    /// The stdio token (`TRAILS_MCP_TOKEN`), hashed.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    pub(crate) stdio_token: Option<TokenTable>,
+    /// A denied tool answers exactly like an unknown one.
+    pub mask_denied: bool,
+    /// How validation failures reach the client.
+    pub validation_errors: ValidationErrors,
+    /// Most resources one subscriber watches.
+    pub max_subscriptions: usize,
+    /// Most notifications waiting per subscriber (drop-oldest beyond).
+    pub subscription_queue: usize,
+    /// Most characters of text one `trails.kg.*` tool result carries.
+    pub tool_window_chars: usize,
+    /// Largest tool result, in bytes of JSON text.
+    pub max_result_bytes: usize,
+    /// `[capability.manifest] enabled`: serve the capability manifest.
+    pub manifest_enabled: bool,
+}
+
+impl McpSettings {
+    pub(super) fn resolve(
+        project: ProjectConfig,
+        mcp: McpConfig,
+        capability: CapabilityConfig,
+        env: &Env,
+    ) -> Result<McpSettings, ConfigError> {
+        // An unknown environment name must not silently mean "not production" (dev tools served).
+        const ENVIRONMENTS: &str = "use production or development";
+        let production = match (env.get("TRAILS_ENV"), project.env) {
+            (Some(value), _) => match value.as_str() {
+                "production" => true,
+                "development" => false,
+                _ => return Err(ConfigError::Env { name: "TRAILS_ENV", value, expected: ENVIRONMENTS.to_owned() }),
+            },
+            (None, Some(value)) => match value.as_str() {
+                "production" => true,
+                "development" => false,
+                _ => return Err(ConfigError::Value { key: "[project] env", value, expected: ENVIRONMENTS }),
+            },
+            (None, None) => false,
+        };
+        let process_scopes = match env.get("TRAILS_MCP_SCOPES") {
+            Some(list) => scopes("TRAILS_MCP_SCOPES", list.split(','))?,
+            None => match &mcp.scopes {
+                Some(list) => scopes("[mcp] scopes", list.iter().map(String::as_str))?,
+                None => ScopeSet::up_to(trails_core::auth::Scope::Runtime),
+            },
+        };
+        let stdio_token = env
+            .get("TRAILS_MCP_TOKEN")
+            .filter(|t| !t.is_empty())
+            .map(|token| TokenTable::new(vec![TokenEntry::from_plain("stdio", &token, process_scopes)]));
+        let validation_errors = match env.get("TRAILS_VALIDATION_ERRORS") {
+            Some(value) => match value.as_str() {
+                "tool_result" => ValidationErrors::ToolResult,
+                "jsonrpc" => ValidationErrors::Jsonrpc,
+                _ => {
+                    let expected = "use jsonrpc or tool_result".to_owned();
+                    return Err(ConfigError::Env { name: "TRAILS_VALIDATION_ERRORS", value, expected });
+                }
+            },
+            None => mcp.validation_errors.unwrap_or_default(),
+        };
+        let mask_denied = match env.get("TRAILS_MASK_DENIED") {
+            Some(v) => matches!(v.as_str(), "1" | "true" | "yes"),
+            None => mcp.mask_denied,
+        };
+        // Bounded above too: each is a per-subscriber memory (and per-write work) bound.
+        let max_subscriptions =
+            within("[mcp] max_subscriptions", mcp.max_subscriptions, DEFAULT_MAX_SUBSCRIPTIONS, 1..=4096, "1 to 4096")?;
+        let subscription_queue = within(
+            "[mcp] subscription_queue",
+            mcp.subscription_queue,
+            DEFAULT_SUBSCRIPTION_QUEUE,
+            1..=4096,
+            "1 to 4096",
+        )?;
+        let tool_window_chars = within(
+            "[mcp] tool_window_chars",
+            mcp.tool_window_chars,
+            DEFAULT_TOOL_WINDOW_CHARS,
+            1024..=65536,
+            "1024 to 65536",
+        )?;
+        let max_result_bytes = within(
+            "[mcp] max_result_bytes",
+            mcp.max_result_bytes,
+            DEFAULT_MAX_RESULT_BYTES,
+            4096..=64 * 1024 * 1024,
+            "4096 to 67108864",
+        )?;
+        // A `trails.kg.*` window is characters (up to 4 bytes each): it must fit in a result.
+        if max_result_bytes < 4 * tool_window_chars {
+            return Err(ConfigError::Value {
+                key: "[mcp] max_result_bytes",
+                value: max_result_bytes.to_string(),
+                expected: "at least 4 × [mcp] tool_window_chars (a window of 4-byte characters must fit in a result)",
+            });
+        }
+        Ok(McpSettings {
+            production,
+            process_scopes,
+            stdio_token,
+            mask_denied,
+            validation_errors,
+            max_subscriptions,
+            subscription_queue,
+            tool_window_chars,
+            max_result_bytes,
+            manifest_enabled: capability.manifest.enabled,
+        })
+    }
+}
