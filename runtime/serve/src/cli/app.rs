@@ -113,14 +113,8 @@ impl App {
             version: self.version,
             kg,
             guards,
-            budgets: assembled.take(),
-            store: assembled.take().unwrap_or_default(),
-            authority: assembled.take(),
-            #[cfg(feature = "redis")]
-            replicas: assembled.take(),
-            #[cfg(feature = "http")]
-            routes: std::mem::take(&mut assembled.routes),
-            background: std::mem::take(&mut assembled.background),
+            kept: assembled.kept,
+            background: assembled.background,
         };
         Ok(Server::new(Arc::new(Shared::new(&registry, mcp, http, brought))))
     }

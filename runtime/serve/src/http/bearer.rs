@@ -12,8 +12,11 @@ use axum::response::Response;
 use crate::state::Shared;
 use crate::throttle::Throttle;
 use crate::wire::errors;
+use rmcp::model::ErrorCode;
 use rmcp::ErrorData;
+use serde_json::json;
 use trails_core::auth::{bearer, Caller};
+use trails_core::pipeline::AUTHENTICATION_FAILED;
 
 /// The caller a request's headers authenticate. No `Authorization` means anonymous (runtime
 /// tools only); a token that does not verify is answered 401 with `WWW-Authenticate`, before
@@ -30,9 +33,7 @@ pub(crate) async fn caller(
     let mcp = path == super::MCP_PATH;
     match headers.get(header::AUTHORIZATION) {
         // `[auth] anonymous = false`: a token on every request (but the health check).
-        None if !shared.http.anonymous && path != "/healthz" => {
-            Err(Box::new(token_required(shared).response(mcp, close)))
-        }
+        None if !shared.http.anonymous && path != "/healthz" => Err(Box::new(required(shared).response(mcp, close))),
         None => Ok(Caller::anonymous(shared.mcp.process_scopes)),
         Some(value) => {
             let token = value.to_str().ok().and_then(bearer);
@@ -77,11 +78,8 @@ impl Refused {
     /// left unread, so the answer says the connection closes (else a keep-alive client sends its
     /// next request into a closed connection).
     fn response(self, mcp: bool, close: bool) -> Response {
-        let body = if mcp {
-            errors::response_body(&self.error)
-        } else {
-            serde_json::json!({ "error": self.error }).to_string()
-        };
+        let body =
+            if mcp { response_body(&self.error) } else { serde_json::json!({ "error": self.error }).to_string() };
         let mut response = Response::new(Body::from(body));
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
@@ -107,14 +105,14 @@ fn has_body(headers: &HeaderMap) -> bool {
 
 /// A request without a token where one is required: 401 with the challenge that says where to
 /// get one (with `[auth.oauth]`, the metadata).
-fn token_required(shared: &Shared) -> Refused {
+fn required(shared: &Shared) -> Refused {
     let challenge = match &shared.authority {
         Some(authority) => authority.challenge(None, None),
         None => super::challenge::PLAIN.to_owned(),
     };
     Refused {
         status: StatusCode::UNAUTHORIZED,
-        error: errors::token_required(),
+        error: token_required(),
         challenge: Some(challenge),
         reason: "no token, and [auth] anonymous = false".to_owned(),
     }
@@ -135,7 +133,7 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
             let why = "the Authorization header is not `Bearer <token>`";
             return Err(Refused {
                 status: StatusCode::UNAUTHORIZED,
-                error: errors::token_refused(why),
+                error: token_refused(why),
                 challenge: Some(authority.challenge(None, None)),
                 reason: why.to_owned(),
             });
@@ -155,13 +153,13 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
         return caller.map_err(|Rejection { why, retryable }| match retryable {
             false => Refused {
                 status: StatusCode::UNAUTHORIZED,
-                error: errors::token_refused(&why),
+                error: token_refused(&why),
                 challenge: Some(authority.challenge(Some(("invalid_token", &why)), None)),
                 reason: why,
             },
             true => Refused {
                 status: StatusCode::SERVICE_UNAVAILABLE,
-                error: errors::token_unverifiable(&why),
+                error: token_unverifiable(&why),
                 challenge: None,
                 reason: why,
             },
@@ -178,4 +176,30 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
         challenge: Some(r#"Bearer realm="trails", error="invalid_token""#.to_owned()),
         reason: "no configured token matches".to_owned(),
     })
+}
+
+/// A request without a token to a server that serves none without (`[auth] anonymous = false`).
+fn token_required() -> ErrorData {
+    ErrorData::new(
+        ErrorCode(AUTHENTICATION_FAILED),
+        "authentication required: this server answers only requests with a token",
+        None,
+    )
+}
+
+/// An access token this server does not accept, and why (the reason quotes nothing of it).
+fn token_refused(why: &str) -> ErrorData {
+    ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), format!("authentication failed: {why}"), None)
+}
+
+/// An access token that cannot be checked now (its authority is out of reach): not the client's
+/// fault, and worth a retry.
+fn token_unverifiable(why: &str) -> ErrorData {
+    ErrorData::new(ErrorCode(-32000), format!("the token cannot be checked now: {why}"), None)
+}
+
+/// A whole JSON-RPC error response with `id: null`, for refusals made before a request is read
+/// (the HTTP layer's 401).
+fn response_body(error: &ErrorData) -> String {
+    json!({ "jsonrpc": "2.0", "id": null, "error": error }).to_string()
 }

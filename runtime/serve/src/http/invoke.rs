@@ -29,7 +29,10 @@ use trails_governance::idempotency::{SentKey, Source};
 /// `GET /openapi.json`: the operations this caller may call, built once per scope set.
 pub(crate) async fn openapi(State(shared): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Response {
     let info = Info { title: &shared.name, version: &shared.version, manifest: shared.mcp.manifest_enabled };
-    let document = shared.openapi_json(shared.view(&caller), |tools| crate::projection::openapi_served(tools, info));
+    let view = shared.view(&caller);
+    let document = shared
+        .listings
+        .openapi_json(&shared.pipeline.catalog, view, |tools| crate::projection::openapi_served(tools, info));
     ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
 

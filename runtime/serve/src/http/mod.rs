@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::TrailsServer;
 use crate::method::Transport;
+use crate::part::assembly::PartRoutes;
 use crate::state::Shared;
 use body::BodyLimits;
 use origin::{allowed_hosts, allowed_origins, HostPolicy};
@@ -129,12 +130,17 @@ pub(crate) fn router(
         routes = routes.route("/openapi.json", get(invoke::openapi)).route("/invoke/{id}", post(invoke::invoke));
     }
     if settings.shapes_enabled {
-        routes = routes.route("/shapes.ttl", get(shapes::graph)).route("/shapes/{name}", get(shapes::one));
+        let of = axum::Extension(shapes::of(&shared));
+        routes = routes
+            .route("/shapes.ttl", get(shapes::graph).layer(of.clone()))
+            .route("/shapes/{name}", get(shapes::one).layer(of));
     }
     let mut routes = routes.with_state(shared.clone());
     // The parts' own routes, behind the same checks (`part::SERVED_PATHS`: none is one of these).
-    for (path, route) in &shared.routes {
-        routes = routes.route(path, route.clone());
+    if let Some(PartRoutes(added)) = shared.kept.get::<PartRoutes>() {
+        for (path, route) in added {
+            routes = routes.route(path, route.clone());
+        }
     }
     routes = routes
         // Inside authentication: an unauthenticated request is refused before its body is read.

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use axum::Extension;
 
+use crate::projection::shacl::Shapes;
 use crate::state::Shared;
 use trails_core::auth::Caller;
 use trails_core::pipeline::Lookup;
@@ -28,16 +29,24 @@ fn visible<'a>(shared: &'a Shared, caller: &'a Caller) -> impl Fn(&str) -> bool 
     }
 }
 
+/// The shapes of the declarations, built once when the routes are (and only if they are served).
+pub(crate) fn of(shared: &Shared) -> Arc<Shapes> {
+    let tools: Vec<_> = shared.pipeline.catalog.entries().collect();
+    Arc::new(Shapes::new(&shared.resources.shape_entries, &tools))
+}
+
 pub(crate) async fn graph(
     State(shared): State<Arc<Shared>>,
+    Extension(shapes): Extension<Arc<Shapes>>,
     Extension(caller): Extension<Caller>,
     headers: HeaderMap,
 ) -> Response {
-    answer(&shared.shapes.graph(visible(&shared, &caller)), &headers)
+    answer(&shapes.graph(visible(&shared, &caller)), &headers)
 }
 
 pub(crate) async fn one(
     State(shared): State<Arc<Shared>>,
+    Extension(shapes): Extension<Arc<Shapes>>,
     Extension(caller): Extension<Caller>,
     name: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
@@ -45,7 +54,7 @@ pub(crate) async fn one(
     let Ok(Path(name)) = name else {
         return error(StatusCode::BAD_REQUEST, "the shape name in the path is not UTF-8".into());
     };
-    match shared.shapes.named(&name, visible(&shared, &caller)) {
+    match shapes.named(&name, visible(&shared, &caller)) {
         Some(turtle) => answer(&turtle, &headers),
         None => {
             let name = trails_core::validate::echo_name(&name);
@@ -79,32 +88,61 @@ fn answer(turtle: &str, headers: &HeaderMap) -> Response {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Syntax {
     Turtle,
-    #[cfg(feature = "rdf-formats")]
-    Other(oxrdfio::RdfFormat),
+    Other(converted::Format),
 }
 
-/// The syntaxes a shape is served in, the first the default. Turtle is what the macros write;
-/// the others are converted from it by `oxrdfio`.
-const FORMATS: &[(&str, Syntax)] = &[
-    ("text/turtle", Syntax::Turtle),
-    #[cfg(feature = "rdf-formats")]
-    ("application/n-triples", Syntax::Other(oxrdfio::RdfFormat::NTriples)),
-    #[cfg(feature = "rdf-formats")]
-    ("application/rdf+xml", Syntax::Other(oxrdfio::RdfFormat::RdfXml)),
-    #[cfg(feature = "rdf-formats")]
-    ("application/ld+json", Syntax::Other(oxrdfio::RdfFormat::JsonLd { profile: oxrdfio::JsonLdProfileSet::empty() })),
-];
+/// The syntaxes a shape is served in, the first the default: Turtle, which the macros write, then
+/// those converted from it.
+fn formats() -> impl Iterator<Item = (&'static str, Syntax)> {
+    let others = converted::OTHERS.iter().map(|&(media_type, format)| (media_type, Syntax::Other(format)));
+    std::iter::once(("text/turtle", Syntax::Turtle)).chain(others)
+}
+
+/// The syntaxes converted from Turtle by `oxrdfio` (the `rdf-formats` feature).
+#[cfg(feature = "rdf-formats")]
+mod converted {
+    pub(super) use oxrdfio::RdfFormat as Format;
+    use oxrdfio::{JsonLdProfileSet, RdfParser, RdfSerializer};
+
+    pub(super) const OTHERS: &[(&str, Format)] = &[
+        ("application/n-triples", Format::NTriples),
+        ("application/rdf+xml", Format::RdfXml),
+        ("application/ld+json", Format::JsonLd { profile: JsonLdProfileSet::empty() }),
+    ];
+
+    pub(super) fn convert(turtle: &str, format: Format) -> Result<Vec<u8>, String> {
+        let mut serializer = RdfSerializer::from_format(format).for_writer(Vec::new());
+        for quad in RdfParser::from_format(Format::Turtle).for_slice(turtle.as_bytes()) {
+            let quad = quad.map_err(|e| e.to_string())?;
+            serializer.serialize_quad(&quad).map_err(|e| e.to_string())?;
+        }
+        serializer.finish().map_err(|e| e.to_string())
+    }
+}
+
+/// Built without `rdf-formats`, Turtle is the one syntax: there is no other to convert to.
+#[cfg(not(feature = "rdf-formats"))]
+mod converted {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Format {}
+
+    pub(super) const OTHERS: &[(&str, Format)] = &[];
+
+    pub(super) fn convert(_: &str, format: Format) -> Result<Vec<u8>, String> {
+        match format {}
+    }
+}
 
 /// The media types [`negotiate`] can answer with, for a `406`.
 fn media_types() -> Vec<&'static str> {
-    FORMATS.iter().map(|(media_type, _)| *media_type).collect()
+    formats().map(|(media_type, _)| media_type).collect()
 }
 
 /// The served syntax for an `Accept` header: the acceptable one the client prefers most
-/// (`q`, then the order of [`FORMATS`]), Turtle when it states no preference, `None` when it
+/// (`q`, then the order of [`formats`]), Turtle when it states no preference, `None` when it
 /// accepts none of them.
 fn negotiate(accept: Option<&str>) -> Option<(&'static str, Syntax)> {
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Some(FORMATS[0]) };
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return formats().next() };
     let mut best: Option<(f32, usize)> = None;
     for range in accept.split(',') {
         let mut parts = range.split(';');
@@ -117,9 +155,9 @@ fn negotiate(accept: Option<&str>) -> Option<(&'static str, Syntax)> {
         if q <= 0.0 {
             continue;
         }
-        for (index, (media_type, _)) in FORMATS.iter().enumerate() {
+        for (index, (media_type, _)) in formats().enumerate() {
             let (kind, _) = media_type.split_once('/').unwrap_or_default();
-            let matches = media_range == *media_type
+            let matches = media_range == media_type
                 || media_range == "*/*"
                 || media_range.strip_suffix("/*").is_some_and(|k| k == kind);
             let better = best.is_none_or(|(best_q, best_index)| q > best_q || (q == best_q && index < best_index));
@@ -128,23 +166,14 @@ fn negotiate(accept: Option<&str>) -> Option<(&'static str, Syntax)> {
             }
         }
     }
-    best.map(|(_, index)| FORMATS[index])
+    best.and_then(|(_, index)| formats().nth(index))
 }
 
 /// `turtle` in `syntax` (Turtle itself is sent as the macros wrote it).
 fn render(turtle: &str, syntax: Syntax) -> Result<Vec<u8>, String> {
     match syntax {
         Syntax::Turtle => Ok(turtle.as_bytes().to_vec()),
-        #[cfg(feature = "rdf-formats")]
-        Syntax::Other(format) => {
-            use oxrdfio::{RdfFormat, RdfParser, RdfSerializer};
-            let mut serializer = RdfSerializer::from_format(format).for_writer(Vec::new());
-            for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(turtle.as_bytes()) {
-                let quad = quad.map_err(|e| e.to_string())?;
-                serializer.serialize_quad(&quad).map_err(|e| e.to_string())?;
-            }
-            serializer.finish().map_err(|e| e.to_string())
-        }
+        Syntax::Other(format) => converted::convert(turtle, format),
     }
 }
 
@@ -157,35 +186,31 @@ fn error(status: StatusCode, message: String) -> Response {
 mod tests {
     use super::*;
 
-    #[cfg(feature = "rdf-formats")]
     #[test]
     fn the_client_gets_the_syntax_it_prefers() {
         let chosen = |accept: Option<&str>| negotiate(accept).map(|(media_type, _)| media_type);
         assert_eq!(chosen(None), Some("text/turtle"));
         assert_eq!(chosen(Some("*/*")), Some("text/turtle"));
-        assert_eq!(chosen(Some("application/ld+json")), Some("application/ld+json"));
-        assert_eq!(chosen(Some("text/turtle;q=0.5, application/n-triples")), Some("application/n-triples"));
-        assert_eq!(chosen(Some("application/*")), Some("application/n-triples"));
-        assert_eq!(chosen(Some("text/html, */*;q=0.1")), Some("text/turtle"));
-        assert_eq!(chosen(Some("text/turtle;q=0, application/rdf+xml")), Some("application/rdf+xml"));
         assert_eq!(chosen(Some("text/html")), None);
         assert_eq!(chosen(Some("application/json")), None);
-    }
-
-    #[cfg(not(feature = "rdf-formats"))]
-    #[test]
-    fn without_the_feature_turtle_is_the_one_syntax() {
-        let chosen = |accept: Option<&str>| negotiate(accept).map(|(media_type, _)| media_type);
-        assert_eq!(chosen(None), Some("text/turtle"));
-        assert_eq!(chosen(Some("application/ld+json, */*;q=0.1")), Some("text/turtle"));
-        assert_eq!(chosen(Some("application/ld+json")), None);
+        if cfg!(feature = "rdf-formats") {
+            assert_eq!(chosen(Some("application/ld+json")), Some("application/ld+json"));
+            assert_eq!(chosen(Some("text/turtle;q=0.5, application/n-triples")), Some("application/n-triples"));
+            assert_eq!(chosen(Some("application/*")), Some("application/n-triples"));
+            assert_eq!(chosen(Some("text/html, */*;q=0.1")), Some("text/turtle"));
+            assert_eq!(chosen(Some("text/turtle;q=0, application/rdf+xml")), Some("application/rdf+xml"));
+        } else {
+            // Built without the feature, Turtle is the one syntax.
+            assert_eq!(chosen(Some("application/ld+json, */*;q=0.1")), Some("text/turtle"));
+            assert_eq!(chosen(Some("application/ld+json")), None);
+        }
     }
 
     #[test]
     fn turtle_converts_to_every_other_syntax() {
         let turtle = "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\n<https://e.org/S> a sh:NodeShape ; \
                       sh:property [ sh:path <https://e.org/p> ; sh:maxCount 1 ] .\n";
-        for &(media_type, format) in FORMATS {
+        for (media_type, format) in formats() {
             let text = String::from_utf8(render(turtle, format).unwrap()).unwrap();
             assert!(text.contains("https://e.org/p"), "{media_type}: {text}");
         }

@@ -1,6 +1,6 @@
 //! What parts add to a server while it is assembled.
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::{BuildError, Part};
 use crate::config::{ConfigError, Env, SECTIONS};
-use crate::state::{Background, Running};
+use crate::state::{Background, Kept, Running};
 use trails_core::pipeline::Guard;
 use trails_core::registry::Registry;
 use trails_kg::Kg;
@@ -36,6 +36,12 @@ pub enum Slot {
 pub(crate) const SERVED_PATHS: &[&str] =
     &["/mcp", "/healthz", "/openapi.json", "/shapes.ttl", "/.well-known/", "/invoke/", "/shapes/"];
 
+/// The routes the parts added, served beside `/mcp` (`http/mod.rs` takes them from what the
+/// parts left): (path, route).
+#[cfg(feature = "http")]
+#[derive(Default)]
+pub(crate) struct PartRoutes(pub(crate) Vec<(String, axum::routing::MethodRouter)>);
+
 /// The server being assembled, as each part sees it.
 pub struct Assembly<'a> {
     /// The sections of `trails.toml` besides the server's and the built-in parts'.
@@ -47,20 +53,20 @@ pub struct Assembly<'a> {
     /// The part assembling now: its name, its section, its place in the order.
     current: (&'static str, Option<&'static str>, usize),
     guards: Vec<(Slot, usize, Arc<dyn Guard>)>,
-    #[cfg(feature = "http")]
-    routes: Vec<(&'static str, String, axum::routing::MethodRouter)>,
     background: Vec<Background>,
-    values: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
+    kept: Kept,
+    /// The first thing a part added that cannot be (a route at a taken path), reported once the
+    /// part is done.
+    failed: Option<BuildError>,
 }
 
 /// What the parts added, for the server to take apart.
 pub(crate) struct Assembled {
     pub(crate) kg: Option<Kg>,
     guards: Vec<(Slot, usize, Arc<dyn Guard>)>,
-    #[cfg(feature = "http")]
-    pub(crate) routes: Vec<(String, axum::routing::MethodRouter)>,
     pub(crate) background: Vec<Background>,
-    values: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
+    /// What the parts left for the server (`provide`).
+    pub(crate) kept: Kept,
 }
 
 impl Assembled {
@@ -72,12 +78,6 @@ impl Assembled {
             of_slot.sort_by_key(|(_, part, _)| std::cmp::Reverse(*part));
         }
         of_slot.into_iter().map(|(.., guard)| guard.clone()).collect()
-    }
-
-    /// The value of type `T` a part provided.
-    pub(crate) fn take<T: Any + Send + Sync>(&mut self) -> Option<T> {
-        let at = self.values.iter().position(|(id, _)| *id == TypeId::of::<T>())?;
-        self.values.swap_remove(at).1.downcast().ok().map(|value| *value)
     }
 }
 
@@ -97,10 +97,9 @@ impl<'a> Assembly<'a> {
             kg,
             current: ("", None, 0),
             guards: Vec::new(),
-            #[cfg(feature = "http")]
-            routes: Vec::new(),
             background: Vec::new(),
-            values: Vec::new(),
+            kept: Kept::default(),
+            failed: None,
         }
     }
 
@@ -132,8 +131,11 @@ impl<'a> Assembly<'a> {
             self.current = (part.name(), part.section(), index);
             let name = part.name();
             part.assemble(&mut self).inspect_err(|error| tracing::debug!(part = name, %error, "a part failed"))?;
+            if let Some(error) = self.failed.take() {
+                return Err(error);
+            }
         }
-        self.finish()
+        Ok(Assembled { kg: self.kg, guards: self.guards, background: self.background, kept: self.kept })
     }
 
     /// The part's own section of `trails.toml` ([`Part::section`]), read as `T`: `None` when
@@ -179,7 +181,20 @@ impl<'a> Assembly<'a> {
     /// another part's, stops the start.
     #[cfg(feature = "http")]
     pub fn route(&mut self, path: &str, route: axum::routing::MethodRouter) {
-        self.routes.push((self.current.0, path.to_owned(), route));
+        let served = SERVED_PATHS.iter().any(|served| path == *served || path.starts_with(served));
+        let routes = self.kept.entry::<PartRoutes>();
+        let twice = routes.0.iter().any(|(other, _)| other == path);
+        let problem = match () {
+            () if !path.starts_with('/') => "does not start with `/`",
+            () if served => "is one the server serves itself",
+            () if twice => "is another part's",
+            () => {
+                routes.0.push((path.to_owned(), route));
+                return;
+            }
+        };
+        let source = format!("route `{path}` {problem}").into();
+        self.failed.get_or_insert(BuildError::Part { part: self.current.0, source });
     }
 
     /// Run `task` beside the server: started when it starts serving (`Server::serve_http`,
@@ -196,43 +211,11 @@ impl<'a> Assembly<'a> {
     /// Leave `value` for the parts assembled after this one (and the server) to use. One value
     /// per type: a second `provide` of the same type replaces the first.
     pub fn provide<T: Any + Send + Sync>(&mut self, value: T) {
-        self.values.retain(|(id, _)| *id != TypeId::of::<T>());
-        self.values.push((TypeId::of::<T>(), Box::new(value)));
+        self.kept.put(value);
     }
 
     /// The value of type `T` an earlier part provided.
     pub fn provided<T: Any + Send + Sync>(&self) -> Option<&T> {
-        let (_, value) = self.values.iter().find(|(id, _)| *id == TypeId::of::<T>())?;
-        value.downcast_ref()
-    }
-
-    fn finish(self) -> Result<Assembled, BuildError> {
-        #[cfg(feature = "http")]
-        let routes = {
-            let mut routes: Vec<(String, axum::routing::MethodRouter)> = Vec::new();
-            for (part, path, route) in self.routes {
-                let served = SERVED_PATHS.iter().any(|served| path == *served || path.starts_with(served));
-                let twice = routes.iter().any(|(other, _)| *other == path);
-                let problem = match () {
-                    () if !path.starts_with('/') => "does not start with `/`",
-                    () if served => "is one the server serves itself",
-                    () if twice => "is another part's",
-                    () => "",
-                };
-                if !problem.is_empty() {
-                    return Err(BuildError::Part { part, source: format!("route `{path}` {problem}").into() });
-                }
-                routes.push((path, route));
-            }
-            routes
-        };
-        Ok(Assembled {
-            kg: self.kg,
-            guards: self.guards,
-            #[cfg(feature = "http")]
-            routes,
-            background: self.background,
-            values: self.values,
-        })
+        self.kept.get()
     }
 }

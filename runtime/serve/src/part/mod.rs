@@ -4,7 +4,7 @@
 //! section. The built-in parts (`builtin`: the ledger, Cedar policies, coordination in Redis)
 //! are parts as an app's own are (`App::part`), listed in one place.
 
-mod assembly;
+pub(crate) mod assembly;
 pub(crate) mod builtin;
 mod error;
 

@@ -42,10 +42,6 @@ pub(crate) struct Listings {
     /// By tool name, the descriptors this app serves in place of the macros' (the `trails_kg_*`
     /// tools with its node types' labels and field names).
     own: HashMap<&'static str, String>,
-    #[cfg(feature = "http")]
-    /// Whether any input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then checks
-    /// `Mcp-Param-*` headers, which the hot path leaves to it).
-    param_headers: bool,
 }
 
 impl Listings {
@@ -60,8 +56,6 @@ impl Listings {
             manifest: RwLock::default(),
             manifest_served,
             own,
-            #[cfg(feature = "http")]
-            param_headers: catalog.entries().any(|entry| entry.descriptor().contains("x-mcp-header")),
         };
         // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a
         // code-generation bug stops the start where a developer sees it, not a later request.
@@ -138,12 +132,6 @@ impl Listings {
         Some(cached(&self.manifest, catalog, view, view, |tools| {
             Bytes::from(trails_core::projection::manifest_of(tools))
         }))
-    }
-
-    #[cfg(feature = "http")]
-    /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters.
-    pub(crate) fn declares_param_headers(&self) -> bool {
-        self.param_headers
     }
 }
 

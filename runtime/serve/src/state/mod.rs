@@ -6,6 +6,7 @@
 
 pub(crate) mod authority;
 mod control;
+mod kept;
 mod listings;
 mod notifier;
 #[cfg(feature = "redis")]
@@ -14,6 +15,7 @@ mod shared;
 
 pub(crate) use authority::Authority;
 pub use control::{Control, Running};
+pub(crate) use kept::Kept;
 pub(crate) use listings::Listings;
 pub(crate) use notifier::{Delivery, Refused, Subscriber, SubscriberKind, Update};
 #[cfg(feature = "redis")]

@@ -15,8 +15,6 @@ use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
 use trails_core::registry::Registry;
-#[cfg(feature = "http")]
-use trails_core::registry::ToolEntry;
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -34,18 +32,13 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// What the resources read: the knowledge graph every call gets, and the declarations.
     pub(crate) resources: Resources,
-    /// The SHACL shapes, by name and IRI (`/shapes`).
-    #[cfg(feature = "http")]
-    pub(crate) shapes: crate::projection::shacl::Shapes,
     /// Who issues the bearer tokens accepted beside `[[http.tokens]]` (`[auth.oauth]`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) authority: Option<Arc<dyn super::Authority>>,
-    /// `[coordination]`: what the replicas share (kept here: its runtime drives the Redis I/O).
-    #[cfg(feature = "redis")]
-    _replicas: Option<super::Replicas>,
-    /// The parts' routes, served beside `/mcp`: (path, route).
-    #[cfg(feature = "http")]
-    pub(crate) routes: Vec<(String, axum::routing::MethodRouter)>,
+    /// What the parts left (`[coordination]`'s connection, kept open by being here; the parts'
+    /// routes, which HTTP serves).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) kept: super::Kept,
     /// The parts' background tasks, until the server starts them.
     pub(crate) background: std::sync::Mutex<Vec<Background>>,
 }
@@ -63,37 +56,16 @@ pub(crate) struct Brought {
     pub(crate) kg: Option<trails_kg::Kg>,
     /// Every guard, in the order calls pass them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
-    /// What `trails://stats` reports of spending (the ledger's budgets).
-    pub(crate) budgets: Option<Arc<dyn Spending>>,
-    /// What the store part says of the store.
-    pub(crate) store: StoreFacts,
-    pub(crate) authority: Option<Arc<dyn super::Authority>>,
-    /// `[coordination]`, connected.
-    #[cfg(feature = "redis")]
-    pub(crate) replicas: Option<super::Replicas>,
-    /// The parts' routes: (path, route).
-    #[cfg(feature = "http")]
-    pub(crate) routes: Vec<(String, axum::routing::MethodRouter)>,
+    /// What the parts left: the ledger's budgets (what `trails://stats` reports of spending),
+    /// what the store part says of the store, OAuth's authority, `[coordination]`'s
+    /// connection, the parts' routes.
+    pub(crate) kept: super::Kept,
     pub(crate) background: Vec<Background>,
 }
 
 impl Shared {
     pub(crate) fn new(registry: &Registry, mcp: McpSettings, http: HttpSettings, brought: Brought) -> Shared {
-        let Brought {
-            state,
-            name,
-            version,
-            kg,
-            guards,
-            budgets,
-            store,
-            authority,
-            #[cfg(feature = "redis")]
-            replicas,
-            #[cfg(feature = "http")]
-            routes,
-            background,
-        } = brought;
+        let Brought { state, name, version, kg, guards, mut kept, background } = brought;
         let catalog = Catalog::new(registry, mcp.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
@@ -110,7 +82,7 @@ impl Shared {
             let observer: std::sync::Weak<dyn trails_kg::changes::Observer> = Arc::downgrade(&subscriptions) as _;
             kg.observe(observer);
             #[cfg(feature = "redis")]
-            if let Some(replicas) = &replicas {
+            if let Some(replicas) = kept.get::<super::Replicas>() {
                 replicas.relay(kg, &subscriptions, &node_types);
             }
         }
@@ -120,8 +92,8 @@ impl Shared {
             node_types,
             manifest: mcp.manifest_enabled,
             shape_entries: registry.shapes().collect(),
-            budgets,
-            store,
+            budgets: kept.take::<Arc<dyn Spending>>(),
+            store: kept.take::<StoreFacts>().unwrap_or_default(),
         };
         Shared {
             pipeline,
@@ -132,16 +104,8 @@ impl Shared {
             version,
             subscriptions,
             resources,
-            #[cfg(feature = "http")]
-            shapes: crate::projection::shacl::Shapes::new(
-                &registry.shapes().collect::<Vec<_>>(),
-                &registry.tools().collect::<Vec<_>>(),
-            ),
-            authority,
-            #[cfg(feature = "redis")]
-            _replicas: replicas,
-            #[cfg(feature = "http")]
-            routes,
+            authority: kept.take::<Arc<dyn super::Authority>>(),
+            kept,
             background: std::sync::Mutex::new(background),
         }
     }
@@ -180,16 +144,6 @@ impl Shared {
     /// (`None`: the manifest is switched off).
     pub(crate) fn manifest_json(&self, view: View) -> Option<Bytes> {
         self.listings.manifest_json(&self.pipeline.catalog, view)
-    }
-
-    #[cfg(feature = "http")]
-    /// The OpenAPI document of what a caller with `view` sees.
-    pub(crate) fn openapi_json(
-        &self,
-        view: View,
-        render: impl FnOnce(Vec<(&'static ToolEntry, &str)>) -> String,
-    ) -> Bytes {
-        self.listings.openapi_json(&self.pipeline.catalog, view, render)
     }
 }
 

@@ -1,5 +1,5 @@
-//! Errors that are not a call's: a resource that names nothing, a credential refused before any
-//! request is read, a failure reading a resource. A call's errors are `pipeline::Refusal`'s (see
+//! Errors that are not a call's: a resource that names nothing, a credential refused, a failure
+//! reading a resource. A call's errors are `pipeline::Refusal`'s (see
 //! `wire::call`); these use the same codes and shapes.
 
 use rmcp::model::ErrorCode;
@@ -31,29 +31,6 @@ pub(crate) fn no_tokens_configured(setting: &str) -> ErrorData {
     ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), message, None)
 }
 
-/// A request without a token to a server that serves none without (`[auth] anonymous = false`).
-#[cfg(feature = "http")]
-pub(crate) fn token_required() -> ErrorData {
-    ErrorData::new(
-        ErrorCode(AUTHENTICATION_FAILED),
-        "authentication required: this server answers only requests with a token",
-        None,
-    )
-}
-
-/// An access token this server does not accept, and why (the reason quotes nothing of it).
-#[cfg(feature = "http")]
-pub(crate) fn token_refused(why: &str) -> ErrorData {
-    ErrorData::new(ErrorCode(AUTHENTICATION_FAILED), format!("authentication failed: {why}"), None)
-}
-
-/// An access token that cannot be checked now (its authority is out of reach): not the client's
-/// fault, and worth a retry.
-#[cfg(feature = "http")]
-pub(crate) fn token_unverifiable(why: &str) -> ErrorData {
-    ErrorData::new(ErrorCode(-32000), format!("the token cannot be checked now: {why}"), None)
-}
-
 /// A failure reading a resource, encoded as a call's would be. Internal details are logged
 /// here, under `trace_id`, and never sent.
 pub(crate) fn from_error(error: Error, trace_id: &str) -> ErrorData {
@@ -79,11 +56,4 @@ pub(crate) fn instructions(mode: ValidationErrors) -> &'static str {
              retryable, retry_after_secs?}."
         }
     }
-}
-
-/// A whole JSON-RPC error response with `id: null`, for refusals made before a request is read
-/// (the HTTP layer's 401).
-#[cfg(feature = "http")]
-pub(crate) fn response_body(error: &ErrorData) -> String {
-    json!({ "jsonrpc": "2.0", "id": null, "error": error }).to_string()
 }

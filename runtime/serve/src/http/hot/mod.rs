@@ -44,6 +44,9 @@ pub(crate) struct HotPath {
     /// `[http] sessions`: rmcp then serves statelessly only requests that carry their protocol
     /// version in `_meta`, and streams 200 answers as SSE.
     sessions: bool,
+    /// Whether any tool's input schema declares SEP-2243 `x-mcp-header` parameters (rmcp then
+    /// checks `Mcp-Param-*` headers, which the hot path leaves to it).
+    param_headers: bool,
     /// Cancelled at shutdown: the event streams of answers still awaited end then, as rmcp's do.
     streams: tokio_util::sync::CancellationToken,
 }
@@ -51,7 +54,8 @@ pub(crate) struct HotPath {
 impl HotPath {
     pub(crate) fn new(shared: Arc<Shared>, streams: tokio_util::sync::CancellationToken) -> HotPath {
         let sessions = shared.http.sessions;
-        HotPath { shared, sessions, streams }
+        let param_headers = shared.pipeline.catalog.entries().any(|entry| entry.descriptor().contains("x-mcp-header"));
+        HotPath { shared, sessions, param_headers, streams }
     }
 }
 
@@ -87,7 +91,7 @@ impl HotPath {
         session: Option<&Arc<Live>>,
     ) -> Option<Planned> {
         let session = session.filter(|_| self.sessions);
-        plan(self.sessions, self.shared.listings.declares_param_headers(), headers, rpc, message, session)
+        plan(self.sessions, self.param_headers, headers, rpc, message, session)
     }
 
     /// A `GET` resuming one of the hot path's answers in `session` (`Last-Event-ID`); `None`
