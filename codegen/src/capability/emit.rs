@@ -8,6 +8,7 @@ use crate::ir::{CapabilityDecl, Input, Param, ToolKindDecl};
 use crate::schema::{literal_json, object_members};
 use crate::template::{json_string, Hole, Template};
 use crate::validator::{object_rules, object_validator};
+use trails_pattern::CanonicalField as Field;
 
 /// The MCP `annotations`, derived from the declaration (`runtime/guide/07-wire-contract.md`). Undeclared side effects
 /// get MCP's own conservative defaults, stated explicitly.
@@ -32,7 +33,7 @@ fn manifest_uri(id: &str) -> String {
 pub fn descriptor(decl: &CapabilityDecl) -> Template {
     let mut t = Template::new();
     t.text("{\"name\":").string(&decl.name);
-    t.text(",\"description\":").string(&decl.description);
+    t.text(&key(Field::Description)).string(&decl.description);
     t.text(",\"inputSchema\":{");
     match &decl.input {
         Input::Shape { ty } => {
@@ -87,16 +88,21 @@ fn optional_number<T: ToString>(value: Option<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_else(|| "null".into())
 }
 
-/// The canonical descriptor: the 14 fields in canonical order, and `display_roles` after
-/// `output_shape` when the output is a node type that declares some.
+/// `,"<field>":` of the canonical descriptor.
+fn key(field: Field) -> String {
+    format!(",\"{}\":", field.name())
+}
+
+/// The canonical descriptor: the 14 fields in canonical order ([`Field::ALL`]), and
+/// `display_roles` after `output_shape` when the output is a node type that declares some.
 pub fn canonical(decl: &CapabilityDecl) -> Template {
     let mut t = Template::new();
     t.text("{\"@id\":").string(&format!("urn:trails:capability:{}", decl.id));
     t.text(",\"@type\":\"Capability\"");
-    t.text(",\"id\":").string(&decl.id);
-    t.text(",\"version\":").string(&decl.version);
-    t.text(",\"description\":").string(&decl.description);
-    t.text(",\"input_shape\":");
+    t.text(&key(Field::Id)).string(&decl.id);
+    t.text(&key(Field::Version)).string(&decl.version);
+    t.text(&key(Field::Description)).string(&decl.description);
+    t.text(&key(Field::InputShape));
     match (&decl.input_shape, &decl.input) {
         (Some(iri), _) => {
             t.string(iri);
@@ -108,7 +114,7 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
             t.string(&params_shape_iri(&decl.id));
         }
     }
-    t.text(",\"output_shape\":");
+    t.text(&key(Field::OutputShape));
     match &decl.output_shape {
         Some(iri) => {
             t.string(iri);
@@ -131,8 +137,8 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
             format!("{{\"kind\":{},\"parameters\":{{{}}}}}", json_string(&p.kind), parameters.join(","))
         })
         .collect();
-    t.text(&format!(",\"preconditions\":[{}]", preconditions.join(",")));
-    t.text(",\"side_effects\":");
+    t.text(&format!("{}[{}]", key(Field::Preconditions), preconditions.join(",")));
+    t.text(&key(Field::SideEffects));
     match &decl.side_effects {
         Some(e) => t.text(&format!(
             "{{\"writes\":{},\"deletes\":{},\"overwrites\":{},\"external_calls\":{},\"provenance\":{}}}",
@@ -144,7 +150,7 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
         )),
         None => t.text("null"),
     };
-    t.text(",\"cost\":");
+    t.text(&key(Field::Cost));
     match &decl.cost {
         Some(c) => t.text(&format!(
             "{{\"tokens\":{},\"usd\":{},\"latency_p50_ms\":{},\"latency_p95_ms\":{}}}",
@@ -155,20 +161,20 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
         )),
         None => t.text("null"),
     };
-    t.text(&format!(",\"policy_required\":{}", string_list(&decl.policy_required)));
-    t.text(&format!(",\"idempotent\":{}", decl.idempotent));
-    t.text(",\"deprecates\":");
+    t.text(&format!("{}{}", key(Field::PolicyRequired), string_list(&decl.policy_required)));
+    t.text(&format!("{}{}", key(Field::Idempotent), decl.idempotent));
+    t.text(&key(Field::Deprecates));
     match &decl.deprecates {
         Some(id) => t.string(id),
         None => t.text("null"),
     };
-    t.text(",\"reasoning\":").string(&decl.reasoning);
-    t.text(",\"assurance\":");
+    t.text(&key(Field::Reasoning)).string(&decl.reasoning);
+    t.text(&key(Field::Assurance));
     match &decl.assurance {
         Some(a) => t.string(a),
         None => t.text("null"),
     };
-    t.text(",\"version_status\":").string(&decl.version_status);
+    t.text(&key(Field::VersionStatus)).string(&decl.version_status);
     t.text("}");
     t
 }

@@ -125,6 +125,81 @@ impl DisplayRole {
     }
 }
 
+/// A field of a capability's canonical descriptor (its entry in the capability manifest), which
+/// the macros write and the runtime serves: every descriptor has all of them, in [`ALL`](Self::ALL)'s
+/// order, after `@id` and `@type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CanonicalField {
+    /// The capability id (`requirements.search`).
+    Id,
+    /// Its SemVer.
+    Version,
+    /// What it does.
+    Description,
+    /// The IRI of the shape of its arguments.
+    InputShape,
+    /// The IRI of the shape of its result.
+    OutputShape,
+    /// What must hold before it is called.
+    Preconditions,
+    /// What it writes, deletes, overwrites and calls out to, and whether it records provenance.
+    SideEffects,
+    /// Model tokens, dollars and latency a call costs.
+    Cost,
+    /// The Cedar policies that must allow a call.
+    PolicyRequired,
+    /// Whether calling it twice is calling it once.
+    Idempotent,
+    /// The capability it supersedes.
+    Deprecates,
+    /// The entailment its reads see (`none`, `rdfs`, …).
+    Reasoning,
+    /// How far its answers are to be trusted.
+    Assurance,
+    /// `stable`, `deprecated`, …
+    VersionStatus,
+}
+
+impl CanonicalField {
+    /// Every field, in the order a descriptor has them.
+    pub const ALL: [CanonicalField; 14] = [
+        CanonicalField::Id,
+        CanonicalField::Version,
+        CanonicalField::Description,
+        CanonicalField::InputShape,
+        CanonicalField::OutputShape,
+        CanonicalField::Preconditions,
+        CanonicalField::SideEffects,
+        CanonicalField::Cost,
+        CanonicalField::PolicyRequired,
+        CanonicalField::Idempotent,
+        CanonicalField::Deprecates,
+        CanonicalField::Reasoning,
+        CanonicalField::Assurance,
+        CanonicalField::VersionStatus,
+    ];
+
+    /// The field's key in the descriptor.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CanonicalField::Id => "id",
+            CanonicalField::Version => "version",
+            CanonicalField::Description => "description",
+            CanonicalField::InputShape => "input_shape",
+            CanonicalField::OutputShape => "output_shape",
+            CanonicalField::Preconditions => "preconditions",
+            CanonicalField::SideEffects => "side_effects",
+            CanonicalField::Cost => "cost",
+            CanonicalField::PolicyRequired => "policy_required",
+            CanonicalField::Idempotent => "idempotent",
+            CanonicalField::Deprecates => "deprecates",
+            CanonicalField::Reasoning => "reasoning",
+            CanonicalField::Assurance => "assurance",
+            CanonicalField::VersionStatus => "version_status",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
