@@ -152,9 +152,9 @@ pub enum CanonicalField {
     Idempotent,
     /// The capability it supersedes.
     Deprecates,
-    /// The entailment its reads see (`none`, `rdfs`, …).
+    /// The entailment regime it declares for its reads (`none`, `rdfs`, …).
     Reasoning,
-    /// How far its answers are to be trusted.
+    /// The assurance level it declares.
     Assurance,
     /// `stable`, `deprecated`, …
     VersionStatus,
