@@ -16,6 +16,10 @@
 //! - `cargo xtask features`: lints every documented feature combination of the runtime's crates
 //!   (the workspace build only ever sees the defaults), and runs `trails`' unit tests without
 //!   its optional parts.
+//! - `cargo xtask lockfiles`: an app that turns a feature on after it locked its dependencies
+//!   without it builds: for each feature of `trails`, a project locked fresh from the registry
+//!   without it, then the feature added, is checked with that lockfile. (Fresh locks take the
+//!   newest versions our requirements allow, not the workspace's `Cargo.lock`.)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -32,10 +36,12 @@ fn main() -> ExitCode {
         Some("soak") => soak(),
         Some("replicas") => replicas(),
         Some("features") => features(),
+        Some("lockfiles") => lockfiles(),
         _ => {
             eprintln!("usage: cargo xtask snapshot       rewrite schemas/ (tool goldens and the manifest)");
             eprintln!("       cargo xtask test           provision test servers, then run every test");
             eprintln!("       cargo xtask bench [ARGS]   install wrk if missing, run the MCP benchmark");
+            eprintln!("       cargo xtask lockfiles      each feature, turned on in an app locked without it, builds");
             eprintln!(
                 "       cargo xtask soak [ARGS]    run the example app under sustained load (memory, throughput)"
             );
@@ -214,6 +220,63 @@ fn features() -> ExitCode {
     // What a configuration asks of a part left out is refused by name (unit tests say how).
     for features in ["", "stdio"] {
         if !run(&["test", "--locked", "-p", "trails-serve", "--lib", "--no-default-features", "--features", features]) {
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The features of `trails` an app turns on (`runtime/Cargo.toml`; `testing` is for tests).
+const FACADE_FEATURES: &[&str] = &[
+    "http",
+    "stdio",
+    "embedded-store",
+    "remote-store",
+    "cedar",
+    "ledger",
+    "oauth",
+    "otel",
+    "redis",
+    "dev",
+    "rdf-formats",
+];
+
+fn lockfiles() -> ExitCode {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_owned();
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let app = target.join("lockfiles/app");
+    if std::fs::create_dir_all(app.join("src")).is_err()
+        || std::fs::write(app.join("src/main.rs"), "fn main() {\n    let _ = trails::App::new();\n}\n").is_err()
+    {
+        eprintln!("error: cannot write {}", app.display());
+        return ExitCode::FAILURE;
+    }
+    let manifest = |features: &[&str]| {
+        let list: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
+        format!(
+            "[package]\nname = \"locked-app\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ntrails = {{ package = \"trails-mcp\", path = {:?}, default-features = false, features = [{}] }}\n\n\
+             [workspace]\n",
+            root.join("runtime"),
+            list.join(", ")
+        )
+    };
+    let cargo_in = |args: &[&str]| {
+        println!("xtask: (locked-app) cargo {}", args.join(" "));
+        let mut command = Command::new(&cargo);
+        command.args(args).current_dir(&app).env("CARGO_TARGET_DIR", target.join("lockfiles/target"));
+        run(&mut command)
+    };
+    for feature in FACADE_FEATURES {
+        let _ = std::fs::remove_file(app.join("Cargo.lock"));
+        // Locked without it, then asked for it: cargo keeps every version locked and picks the
+        // new crates' versions around them.
+        let written = std::fs::write(app.join("Cargo.toml"), manifest(&[])).is_ok()
+            && cargo_in(&["generate-lockfile"])
+            && std::fs::write(app.join("Cargo.toml"), manifest(&[feature])).is_ok();
+        if !written || !cargo_in(&["check", "--quiet"]) {
+            eprintln!("error: an app locked without `{feature}` does not build once it turns `{feature}` on");
             return ExitCode::FAILURE;
         }
     }

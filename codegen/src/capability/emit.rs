@@ -33,7 +33,8 @@ fn manifest_uri(id: &str) -> String {
 pub fn descriptor(decl: &CapabilityDecl) -> Template {
     let mut t = Template::new();
     t.text("{\"name\":").string(&decl.name);
-    t.text(&key(Field::Description)).string(&decl.description);
+    // MCP's key (the canonical descriptor's has the same name, by no rule).
+    t.text(",\"description\":").string(&decl.description);
     t.text(",\"inputSchema\":{");
     match &decl.input {
         Input::Shape { ty } => {

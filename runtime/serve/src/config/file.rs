@@ -50,7 +50,7 @@ pub struct Config {
 /// `[coordination]`: what several replicas of this server share, in Redis (the `redis` feature):
 /// budgets, idempotency keys, the change feed behind notifications, the provenance-pruning lease.
 /// Unset, each process keeps its own.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoordinationConfig {
     /// `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS (`TRAILS_REDIS_URL` is
@@ -121,7 +121,7 @@ pub struct OAuthConfig {
 
 /// `[auth.oauth.introspection]`: the client this server authenticates as at the issuer's
 /// introspection endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntrospectionConfig {
     /// Its client id.
@@ -180,7 +180,7 @@ pub struct PolicyConfig {
 }
 
 /// `[kg]`: the knowledge-graph store.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KgConfig {
     /// Data directory of the embedded store, created on first start (default `trails-data`,
@@ -349,4 +349,54 @@ impl Default for ManifestConfig {
 
 fn yes() -> bool {
     true
+}
+
+/// How a secret is shown: whether it is set, never what it is.
+fn secret<T>(value: &Option<T>) -> &'static str {
+    match value {
+        Some(_) => "<set, not shown>",
+        None => "<unset>",
+    }
+}
+
+// The sections that may hold a secret show it only as set or not, so that `{:?}` of a `Config`
+// or of `Settings` (which keeps the parts' sections as written) never puts one in a log.
+
+impl std::fmt::Debug for CoordinationConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password (`redis://:pw@host`).
+        f.debug_struct("CoordinationConfig")
+            .field("url", &secret(&self.url))
+            .field("prefix", &self.prefix)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("fail_open", &self.fail_open)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for IntrospectionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionConfig")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &secret(&self.client_secret))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for KgConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KgConfig")
+            .field("path", &self.path)
+            .field("base", &self.base)
+            .field("synchronous", &self.synchronous)
+            .field("query_url", &self.query_url)
+            .field("update_url", &self.update_url)
+            .field("user", &self.user)
+            .field("password", &secret(&self.password))
+            .field("ca_file", &self.ca_file)
+            .field("max_instance_bytes", &self.max_instance_bytes)
+            .field("provenance_keep", &self.provenance_keep)
+            .field("provenance_max_age_days", &self.provenance_max_age_days)
+            .finish()
+    }
 }

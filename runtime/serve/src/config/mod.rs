@@ -46,7 +46,6 @@ pub const SECTIONS: &[&str] = &[
     "coordination",
 ];
 
-pub use trails_governance::budget::{BudgetLimit, BudgetSettings};
 /// Why the Cedar policies (`[policy] files`) could not be loaded.
 #[cfg(feature = "cedar")]
 pub use trails_governance::policy::PolicyError;
@@ -214,8 +213,10 @@ pub(crate) fn scopes<'a>(what: &str, items: impl IntoIterator<Item = &'a str>) -
 
 impl Settings {
     /// Validate the server's own sections, with `env` looking `TRAILS_*` (and `OTEL_*`)
-    /// variables up; the parts' sections are resolved by their parts, with the same `env`,
-    /// when the server is built (`App::build`).
+    /// variables up. The parts' sections (`[kg]`, `[policy]`, `[budget]`, `[idempotency]`,
+    /// `[coordination]`, `[auth.oauth]`, an app's own) are resolved by their parts, with the same
+    /// `env`, when the server is built (`App::build`): their errors, and the variables that
+    /// override them, come then.
     pub fn resolve(
         config: Config,
         env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
@@ -254,7 +255,8 @@ impl Settings {
         })
     }
 
-    /// Read `path` (if any); the process environment overrides it.
+    /// Read `path` (if any); the process environment overrides it (the parts read their
+    /// variables when the server is built).
     pub fn load(path: Option<&Path>) -> Result<Settings, ConfigError> {
         let config = match path {
             Some(path) => Config::load(path)?,
@@ -332,6 +334,20 @@ mod tests {
         let err =
             Settings::resolve(Config::default(), |n| (n == "TRAILS_MCP_SCOPES").then(|| "root".into())).unwrap_err();
         assert_eq!(err.to_string(), "TRAILS_MCP_SCOPES: unknown scope `root`; scopes are runtime, builder and dev");
+    }
+
+    /// `Settings` keeps the parts' sections as written until they resolve: its `{:?}` (and a
+    /// `Config`'s) shows whether a secret is set, never the secret.
+    #[test]
+    fn no_secret_reaches_debug_output() {
+        let toml = "[kg]\nquery_url = \"https://db.example/q\"\nuser = \"u\"\npassword = \"kg-sesame\"\n\
+                    [coordination]\nurl = \"redis://:redis-sesame@cache:6379\"\n\
+                    [http]\npublic_url = \"https://mcp.example.com\"\n\
+                    [auth.oauth]\nissuer = \"https://id.example.com\"\n\
+                    [auth.oauth.introspection]\nclient_id = \"rs\"\nclient_secret = \"oauth-sesame\"\n";
+        let shown = format!("{:?} {:?}", Config::parse(toml).unwrap(), Settings::from_toml(toml));
+        assert!(!shown.contains("sesame"), "{shown}");
+        assert!(shown.contains("<set, not shown>") && shown.contains("\"u\""), "{shown}");
     }
 
     #[test]

@@ -209,7 +209,8 @@ impl<'a> Assembly<'a> {
     }
 
     /// Leave `value` for the parts assembled after this one (and the server) to use. One value
-    /// per type: a second `provide` of the same type replaces the first.
+    /// per type: a second `provide` of the same type replaces the first. What no one takes is
+    /// kept as long as the server is, and dropped with its last clone.
     pub fn provide<T: Any + Send + Sync>(&mut self, value: T) {
         self.kept.put(value);
     }

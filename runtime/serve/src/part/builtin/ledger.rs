@@ -68,8 +68,8 @@ impl Part for Ledger {
 
     fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError> {
         let store_file = assembly.kg.as_ref().and_then(|kg| kg.store().sqlite_path());
-        let dir = assembly.provided::<super::store::DataDir>().map(|dir| dir.0.clone()).unwrap_or_default();
-        let ledger_path = trails_governance::ledger::prepare(&dir, store_file);
+        let dir = &assembly.provided::<super::store::DataDir>().expect("the store part assembles before the ledger").0;
+        let ledger_path = trails_governance::ledger::prepare(dir, store_file);
         let budgets = trails_governance::budget::Budgets::new(self.budget, ledger_path.clone());
         let keys = trails_governance::idempotency::Ledger::new(ledger_path, self.retention);
         #[cfg(feature = "redis")]

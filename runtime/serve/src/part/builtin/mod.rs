@@ -17,21 +17,25 @@ use std::path::PathBuf;
 use super::{Assembly, BuildError, Part, Slot};
 use crate::config::{CoordinationConfig, Env, PartSections, PolicyConfig};
 
-/// `$part` (an `Option`: `None` when its section configures nothing), when the build has
-/// `feature`; else `None`.
+/// `Some($part)` (itself an `Option`: `None` when its section configures nothing) when the build
+/// has `feature`; `None` when the part is left out of it.
 macro_rules! built_with {
     ($feature:literal, $part:expr) => {{
         #[cfg(feature = $feature)]
-        let part: Option<Box<dyn Part>> = $part.map(|part| Box::new(part) as Box<dyn Part>);
+        let part: Build = Some($part.map(|part| Box::new(part) as Box<dyn Part>));
         #[cfg(not(feature = $feature))]
-        let part: Option<Box<dyn Part>> = None;
+        let part: Build = None;
         part
     }};
 }
 
+/// A built-in part: `None` when left out of the build; `Some(None)` when built but its section
+/// configures nothing.
+type Build = Option<Option<Box<dyn Part>>>;
+
 /// The built-in parts, each with its own section resolved (a section that does not resolve stops
 /// the start here, before any part opens anything), in the order they assemble: the stand-ins
-/// for parts left out of the build (or configured to do nothing) first (a configuration that asks for one stops the start
+/// for parts left out of the build first (a configuration that asks for one stops the start
 /// before the store opens or Redis connects); then the policies (a missing policy stops the
 /// start), the store, OAuth, coordination, and the ledger (beside the store, and shared through
 /// coordination when it connected). Returns the sections left for the app's parts too.
@@ -69,7 +73,7 @@ pub(crate) fn parts(
             name: "store",
             feature: "",
             asks: Box::new(|_| None),
-            part: Some(Box::new(store::Store::resolve(kg, env)?)),
+            part: Some(Some(Box::new(store::Store::resolve(kg, env)?))),
         },
         BuiltIn {
             name: "oauth",
@@ -94,11 +98,16 @@ pub(crate) fn parts(
             part: built_with!("ledger", Some(ledger::Ledger::resolve(budget, token_budgets, idempotency)?)),
         },
     ];
-    let (built, missing): (Vec<_>, Vec<_>) = list.into_iter().partition(|built_in| built_in.part.is_some());
-    let missing = missing
-        .into_iter()
-        .map(|BuiltIn { name, feature, asks, .. }| Box::new(Missing { name, feature, asks }) as Box<dyn Part>);
-    Ok((missing.chain(built.into_iter().filter_map(|built_in| built_in.part)).collect(), other))
+    let mut missing: Vec<Box<dyn Part>> = Vec::new();
+    let mut built = Vec::new();
+    for BuiltIn { name, feature, asks, part } in list {
+        match part {
+            Some(part) => built.extend(part),
+            None => missing.push(Box::new(Missing { name, feature, asks })),
+        }
+    }
+    missing.append(&mut built);
+    Ok((missing, other))
 }
 
 /// What asks for a part, when it is left out.
@@ -110,7 +119,7 @@ struct BuiltIn {
     /// The feature of `trails-mcp` that builds it in.
     feature: &'static str,
     asks: Asks,
-    part: Option<Box<dyn Part>>,
+    part: Build,
 }
 
 /// A part this binary was built without.

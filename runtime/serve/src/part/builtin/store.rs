@@ -11,7 +11,7 @@ use crate::resources::StoreFacts;
 use trails_kg::Kg;
 
 /// Where the embedded store lives when neither `[kg] path` nor `TRAILS_KG_PATH` says.
-pub const DEFAULT_KG_PATH: &str = "trails-data";
+const DEFAULT_KG_PATH: &str = "trails-data";
 
 /// `[kg]`, resolved.
 #[derive(Debug, Clone)]
