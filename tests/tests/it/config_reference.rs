@@ -191,3 +191,32 @@ fn the_trails_toml_in_the_working_directory_is_read_and_named_in_the_log() {
     assert!(log.contains("configuration read from this file") && log.contains("trails.toml"), "{log}");
     assert!(String::from_utf8_lossy(&with.stdout).contains("trails_meta_gen_shape"), "the file's scopes apply");
 }
+
+/// `tools` reads no store, yet refuses what `serve` would: a part's section that does not
+/// resolve, and a section no part reads (exit code 2, the key named).
+#[test]
+fn tools_refuses_a_trails_toml_that_serve_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = |toml: &str| {
+        std::fs::write(dir.path().join("trails.toml"), toml).unwrap();
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_trails-fixture-server"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("TRAILS_") {
+                command.env_remove(name);
+            }
+        }
+        command.arg("tools").current_dir(dir.path()).env("TRAILS_KG_PATH", dir.path().join("kg")).output().unwrap()
+    };
+    for (toml, said) in [
+        ("[kg]\nbase = \"not an iri\"\n", "[kg] base"),
+        ("[budget]\nusd = -1.0\n", "[budget] usd"),
+        ("[kgg]\npath = \"x\"\n", "did you mean [kg]?"),
+    ] {
+        let out = tools(toml);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{toml}: {stderr}");
+        assert!(stderr.contains(said), "{toml}: {stderr}");
+        assert!(!dir.path().join("kg").exists(), "{toml}: the store was opened");
+    }
+    assert!(tools("[kg]\nbase = \"https://example.org/kg\"\n").status.success());
+}

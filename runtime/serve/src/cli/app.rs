@@ -181,6 +181,18 @@ impl App {
                     Some(Err(error)) => return fail(&error, ExitCode::from(2)),
                     None => settings.mcp.process_scopes,
                 };
+                // A trails.toml `serve` would refuse is refused here too: the parts' sections
+                // resolve and each section is a part's (nothing is opened or connected).
+                let public_url = settings.http.public_url.as_deref();
+                let checked = crate::part::builtin::parts(settings.parts.clone(), public_url, &settings.env).and_then(
+                    |(builtin, sections)| {
+                        let parts: Vec<Box<dyn Part>> = builtin.into_iter().chain(self.parts).collect();
+                        crate::part::assembly::check_sections(&parts, &sections)
+                    },
+                );
+                if let Err(error) = checked {
+                    return fail(&error, error.exit_code());
+                }
                 // Listing needs only the tables: the store is not opened.
                 match tools_json(&settings, scopes) {
                     Ok(json) => {

@@ -103,30 +103,10 @@ impl<'a> Assembly<'a> {
         }
     }
 
-    /// Assemble `parts` in order. Before any of them: every section of `trails.toml` belongs to
-    /// the server or to one part (a section nobody reads is refused here, before anything is
-    /// opened or connected).
+    /// Assemble `parts` in order, once [`check_sections`] passed: a section nobody reads is
+    /// refused before anything is opened or connected.
     pub(crate) fn assemble(mut self, parts: Vec<Box<dyn Part>>) -> Result<Assembled, BuildError> {
-        let declared: Vec<(&'static str, &'static str)> =
-            parts.iter().filter_map(|part| part.section().map(|section| (part.name(), section))).collect();
-        for (part, section) in &declared {
-            let taken = SECTIONS.contains(section) || declared.iter().any(|(other, s)| s == section && other != part);
-            if taken {
-                let message = format!("its section `[{section}]` is the server's or another part's: name another");
-                return Err(BuildError::Part { part, source: message.into() });
-            }
-        }
-        for section in self.sections.keys() {
-            if !declared.iter().any(|(_, declared)| declared == section) {
-                let known = SECTIONS.iter().chain(declared.iter().map(|(_, section)| section));
-                let nearest = known
-                    .map(|known| (strsim::levenshtein(section, known), *known))
-                    .filter(|(distance, _)| *distance <= 2)
-                    .min()
-                    .map(|(_, known)| known.to_owned());
-                return Err(ConfigError::UnknownSection { section: section.clone(), nearest }.into());
-            }
-        }
+        check_sections(&parts, self.sections)?;
         for (index, part) in parts.into_iter().enumerate() {
             self.current = (part.name(), part.section(), index);
             let name = part.name();
@@ -219,4 +199,30 @@ impl<'a> Assembly<'a> {
     pub fn provided<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.kept.get()
     }
+}
+
+/// Every section of `trails.toml` (`sections`: those besides the server's own) belongs to one of
+/// `parts`, and no part names the server's section or another part's.
+pub(crate) fn check_sections(parts: &[Box<dyn Part>], sections: &toml::Table) -> Result<(), BuildError> {
+    let declared: Vec<(&'static str, &'static str)> =
+        parts.iter().filter_map(|part| part.section().map(|section| (part.name(), section))).collect();
+    for (part, section) in &declared {
+        let taken = SECTIONS.contains(section) || declared.iter().any(|(other, s)| s == section && other != part);
+        if taken {
+            let message = format!("its section `[{section}]` is the server's or another part's: name another");
+            return Err(BuildError::Part { part, source: message.into() });
+        }
+    }
+    for section in sections.keys() {
+        if !declared.iter().any(|(_, declared)| declared == section) {
+            let known = SECTIONS.iter().chain(declared.iter().map(|(_, section)| section));
+            let nearest = known
+                .map(|known| (strsim::levenshtein(section, known), *known))
+                .filter(|(distance, _)| *distance <= 2)
+                .min()
+                .map(|(_, known)| known.to_owned());
+            return Err(ConfigError::UnknownSection { section: section.clone(), nearest }.into());
+        }
+    }
+    Ok(())
 }
