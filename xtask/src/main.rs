@@ -20,6 +20,10 @@
 //!   without it builds: for each feature of `trails`, a project locked fresh from the registry
 //!   without it, then the feature added, is checked with that lockfile. (Fresh locks take the
 //!   newest versions our requirements allow, not the workspace's `Cargo.lock`.)
+//! - `cargo xtask conformance`: the official MCP conformance suite (pinned, installed outside the
+//!   clone) against `examples/conformance` at each requirement set (`conformance.rs`).
+
+mod conformance;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -37,11 +41,15 @@ fn main() -> ExitCode {
         Some("replicas") => replicas(),
         Some("features") => features(),
         Some("lockfiles") => lockfiles(),
+        Some("conformance") => conformance::conformance(),
         _ => {
             eprintln!("usage: cargo xtask snapshot       rewrite schemas/ (tool goldens and the manifest)");
             eprintln!("       cargo xtask test           provision test servers, then run every test");
             eprintln!("       cargo xtask bench [ARGS]   install wrk if missing, run the MCP benchmark");
             eprintln!("       cargo xtask lockfiles      each feature, turned on in an app locked without it, builds");
+            eprintln!(
+                "       cargo xtask conformance    the official MCP conformance suite against examples/conformance"
+            );
             eprintln!(
                 "       cargo xtask soak [ARGS]    run the example app under sustained load (memory, throughput)"
             );
