@@ -87,6 +87,13 @@ pub mod declare {
     };
 }
 
+/// What a result (and a prompt's message) is made of besides text and structured content:
+/// images, audio, embedded resources and links, with MCP's annotations. A capability returns one
+/// [`Content`](content::Content) or a `Vec<Content>` (mixed content); see chapter 2 of the guide.
+pub mod content {
+    pub use trails_core::{Annotations, Audience, Content, Embedded};
+}
+
 /// What a call fails with: validation failures (the field errors a refused call carries, which a
 /// handler may return for its own rules) and the domain errors a handler returns for the caller to
 /// act on (`Error::not_found`, `conflict`, `precondition_failed`, `unavailable`).
@@ -113,6 +120,7 @@ pub mod auth {
 
 /// What a module of capabilities needs: `use trails::prelude::*;`.
 pub mod prelude {
+    pub use crate::content::{Content, Embedded};
     pub use crate::declare::Output;
     pub use crate::error::{FieldCode, FieldError};
     pub use crate::kg::KgCtx;

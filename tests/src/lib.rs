@@ -178,6 +178,20 @@ pub async fn even(
     Ok(n % 2 == 0)
 }
 
+/// A chart: a caption for the model, the picture for the user, and its data embedded.
+#[capability(id = "fixtures.chart", version = "1.0.0", side_effects(none), idempotent)]
+pub async fn chart(
+    /// Bytes of picture to draw.
+    #[predicate(max_value = 100000)]
+    size: u32,
+) -> Result<Vec<Content>> {
+    Ok(vec![
+        Content::text("Sales by week").for_assistant().with_priority(0.5),
+        Content::image(vec![0x89; size as usize], "image/png").for_user(),
+        Content::embedded(Embedded::text("data://sales.csv", "text/csv", "week,sales\n1,3\n")),
+    ])
+}
+
 /// Fails in every way a handler can besides bad input, to pin the error codes and the domain
 /// errors' results.
 #[capability(id = "fixtures.fail", version = "1.0.0", side_effects(none))]
@@ -263,6 +277,7 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_assign",
     "fixtures_assign_v1",
     "fixtures_attachment_create",
+    "fixtures_chart",
     "fixtures_constraints",
     "fixtures_even",
     "fixtures_fail",

@@ -4,12 +4,62 @@
 //! `everything-server.ts`, gives the same). `cargo xtask conformance` serves it and runs the
 //! suite at each requirement set; `expected-failures-*.yaml` names what still fails, and why.
 
+use base64::Engine as _;
 use trails::prelude::*;
+
+/// A 1×1 PNG (the suite's own test image).
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A WAV file with no samples (the suite's own test sound).
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+fn png() -> Vec<u8> {
+    decode(PNG)
+}
+
+fn decode(text: &str) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD.decode(text).expect("the fixtures are base64")
+}
 
 /// Answers with a fixed text block (the suite calls it without `arguments`).
 #[capability(id = "test_simple_text", version = "1.0.0", side_effects(none), idempotent)]
 async fn simple_text() -> Result<String> {
     Ok("This is a simple text response for testing.".to_owned())
+}
+
+/// Answers with an image.
+#[capability(id = "test_image_content", version = "1.0.0", side_effects(none), idempotent)]
+async fn image_content() -> Result<Content> {
+    Ok(Content::image(png(), "image/png"))
+}
+
+/// Answers with a sound.
+#[capability(id = "test_audio_content", version = "1.0.0", side_effects(none), idempotent)]
+async fn audio_content() -> Result<Content> {
+    Ok(Content::audio(decode(WAV), "audio/wav"))
+}
+
+/// Answers with a resource's contents, embedded.
+#[capability(id = "test_embedded_resource", version = "1.0.0", side_effects(none), idempotent)]
+async fn embedded_resource() -> Result<Content> {
+    Ok(Content::embedded(Embedded::text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )))
+}
+
+/// Answers with text, an image and an embedded resource.
+#[capability(id = "test_multiple_content_types", version = "1.0.0", side_effects(none), idempotent)]
+async fn multiple_content_types() -> Result<Vec<Content>> {
+    Ok(vec![
+        Content::text("Multiple content types test:"),
+        Content::image(png(), "image/png"),
+        Content::embedded(Embedded::text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        )),
+    ])
 }
 
 /// Fails as a tool fails: an `isError` result the model reads, not a protocol error.

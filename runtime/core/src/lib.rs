@@ -25,8 +25,8 @@ pub mod validate;
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use ctx::{AppState, Ctx, DistributedTrace};
 pub use declare::{
-    Blob, BlobError, Datatype, DateTime, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output,
-    PredicateInfo, Ref, Schema, Shape, ToolOutput,
+    Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Embedded, HandlerResult,
+    NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape, ToolOutput,
 };
 pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;

@@ -98,7 +98,10 @@ impl Client {
                 // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.
                 let mut result = rmcp::model::ServerResult::CallToolResult(crate::wire::call::answer(answer));
                 crate::wire::shape_result(&mut result, false);
-                Ok(serde_json::to_value(result).expect("a result serialises"))
+                // Through its JSON text, as the wire carries it (rmcp keeps a priority as an
+                // `f32`, whose value as an `f64` is not the number written).
+                let text = serde_json::to_vec(&result).expect("a result serialises");
+                Ok(serde_json::from_slice(&text).expect("a result reads back"))
             }
             Err(refusal) => Err(crate::wire::call::refusal(&refusal).into()),
         }

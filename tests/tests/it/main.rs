@@ -8,6 +8,7 @@
 
 mod budget;
 mod config_reference;
+mod content;
 mod coordination;
 mod deprecation;
 mod domain_errors;

@@ -4,6 +4,7 @@
 
 #[doc(hidden)]
 pub mod blob;
+mod content;
 mod output;
 #[doc(hidden)]
 pub mod rdf;
@@ -11,6 +12,7 @@ mod reference;
 mod traits;
 
 pub use blob::{Blob, BlobError};
+pub use content::{Annotations, Audience, Content, Embedded};
 #[doc(hidden)]
 pub use output::shape_output;
 pub use output::{HandlerResult, Output, ToolOutput};

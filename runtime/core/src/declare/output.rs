@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::content::Content;
 use super::traits::Shape;
 use crate::error::Error;
 
@@ -10,7 +11,7 @@ use crate::error::Error;
 /// structured (a shape, or a list of shapes), and empty otherwise.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a capability",
-    note = "return a `#[shape]` type, `Vec<Shape>`, a number, `bool`, `String`, `serde_json::Value` or `()`"
+    note = "return a `#[shape]` type, `Vec<Shape>`, a number, `bool`, `String`, `serde_json::Value`, `()`, or `Content` / `Vec<Content>` (images, audio, embedded resources)"
 )]
 pub trait ToolOutput {
     /// `,"outputSchema":{…}` or empty.
@@ -29,22 +30,37 @@ pub trait ToolOutput {
 }
 
 /// A handler's result as it goes on the wire: structured content (when the tool has an
-/// `outputSchema`) and its text mirror for hosts that only show `content[]`.
+/// `outputSchema`) and its text mirror for hosts that only show `content[]`, or content blocks
+/// of other kinds ([`Output::content`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
     /// `structuredContent`, for tools with an `outputSchema`.
     pub structured: Option<Value>,
-    /// The text block of `content[]`.
+    /// The text block of `content[]` (empty when the blocks are [`Output::blocks`]).
     pub text: String,
     /// `structured` is `{"items": [...]}` of a `Vec<Shape>` result: a result over
     /// `[mcp] max_result_bytes` keeps the items that fit instead of failing.
     list: bool,
+    /// `content[]` as the handler gave it (images, audio, embedded resources, mixed), in place
+    /// of the text block.
+    blocks: Option<Vec<Content>>,
 }
 
 impl Output {
     /// Structured content with its JSON text as the mirror.
     pub fn structured(value: Value) -> Self {
-        Output { text: value.to_string(), structured: Some(value), list: false }
+        Output { text: value.to_string(), structured: Some(value), list: false, blocks: None }
+    }
+    /// These blocks as `content[]`, without structured content.
+    pub fn content(blocks: Vec<Content>) -> Self {
+        Output { text: String::new(), structured: None, list: false, blocks: Some(blocks) }
+    }
+    /// The blocks given with [`Output::content`], if any.
+    pub fn blocks(&self) -> Option<&[Content]> {
+        self.blocks.as_deref()
+    }
+    pub(crate) fn take_blocks(&mut self) -> Option<Vec<Content>> {
+        self.blocks.take()
     }
     /// `{"items": items}` of a list result, with its JSON text as the mirror.
     pub(crate) fn list(items: Value) -> Self {
@@ -52,7 +68,7 @@ impl Output {
     }
     /// Text only.
     pub fn text(text: impl Into<String>) -> Self {
-        Output { structured: None, text: text.into(), list: false }
+        Output { structured: None, text: text.into(), list: false, blocks: None }
     }
     /// Whether this is a list result (see [`Output::list`]).
     pub(crate) fn is_list(&self) -> bool {
@@ -150,10 +166,26 @@ impl ToolOutput for Value {
     }
 }
 
+/// One block as the result's `content[]`: an image, audio, an embedded resource, a link.
+impl ToolOutput for Content {
+    const OUTPUT_SCHEMA_MEMBER: &'static str = "";
+    fn into_output(self) -> Result<Output, Error> {
+        Ok(Output::content(vec![self]))
+    }
+}
+
+/// Mixed content: the blocks in order.
+impl ToolOutput for Vec<Content> {
+    const OUTPUT_SCHEMA_MEMBER: &'static str = "";
+    fn into_output(self) -> Result<Output, Error> {
+        Ok(Output::content(self))
+    }
+}
+
 /// The declared return type of a handler: `trails::Result<T>` with `T: ToolOutput`.
 #[diagnostic::on_unimplemented(
     message = "a capability must return `trails::Result<T>`, found `{Self}`",
-    note = "change the return type to `trails::Result<T>` where `T` is a shape, `Vec<Shape>`, a number, `bool`, `String`, `serde_json::Value` or `()`"
+    note = "change the return type to `trails::Result<T>` where `T` is a shape, `Vec<Shape>`, a number, `bool`, `String`, `serde_json::Value`, `()`, `Content` or `Vec<Content>`"
 )]
 pub trait HandlerResult {
     /// The success type.

@@ -34,13 +34,23 @@ pub(crate) struct Owner<'a> {
 
 /// `output` as a tool result of at most `max` bytes of JSON text (`content[]`'s text block, and
 /// `structuredContent` which that text mirrors).
-pub(crate) fn result(output: Output, bound: &Bound, owner: Owner<'_>) -> ToolResult {
+pub(crate) fn result(mut output: Output, bound: &Bound, owner: Owner<'_>) -> ToolResult {
+    let keep = |body: Body| bound.kept.keep(owner.caller, owner.tool, body);
+    // Blocks of other kinds (an image, embedded resources) cannot be cut and stay whole: their
+    // JSON, as they go on the wire, fits or the result is an error naming the bound.
+    if let Some(blocks) = output.take_blocks() {
+        let json = serde_json::to_string(&blocks).unwrap_or_default();
+        if json.len() <= bound.max {
+            return ToolResult { content: blocks, structured_content: output.structured, is_error: false, meta: None };
+        }
+        tracing::debug!(size = json.len(), max = bound.max, "tool result over [mcp] max_result_bytes");
+        return too_large(json.len(), bound.max, keep(Body::Text(json)));
+    }
     let (size, max) = (output.text.len(), bound.max);
     if size <= max {
         return whole(output.text, output.structured);
     }
     tracing::debug!(size, max, "tool result over [mcp] max_result_bytes");
-    let keep = |body: Body| bound.kept.keep(owner.caller, owner.tool, body);
     match output.structured {
         Some(Value::Object(mut object)) if output.is_list() => match object.remove("items") {
             Some(Value::Array(items)) => cut_items(items, size, max, keep),
@@ -75,7 +85,7 @@ fn with_cut_note(mut result: ToolResult, note: String, mut cut: Value, handle: O
         }
         None => format!("{note} It is too large to keep for paging (over 16 MiB): ask for less."),
     };
-    result.content.push(Content::Text { text: next });
+    result.content.push(Content::text(next));
     result.set_trails_meta("cut", cut);
     result
 }
@@ -160,7 +170,7 @@ mod tests {
 
     fn text_of(result: &ToolResult, index: usize) -> String {
         match &result.content[index] {
-            Content::Text { text } => text.clone(),
+            Content::Text { text, .. } => text.clone(),
             other => panic!("not text: {other:?}"),
         }
     }
@@ -210,6 +220,21 @@ mod tests {
         let handle = result.meta.as_ref().unwrap()["trails"]["cut"]["handle"].as_str().unwrap().to_owned();
         let page = bound.kept.page(&handle, Some("alice"), 50, 4096).unwrap();
         assert_eq!((page["text"].as_str(), page["next_offset"].as_u64()), (Some(&*"é".repeat(75)), None));
+    }
+
+    #[test]
+    fn blocks_go_whole_or_as_an_error_naming_the_bound() {
+        let blocks = vec![Content::text("a chart:"), Content::image([7_u8; 300], "image/png")];
+        let size = serde_json::to_string(&blocks).unwrap().len();
+        let fits = result(Output::content(blocks.clone()), &bound(size), owner());
+        assert_eq!((fits.content, fits.is_error, fits.meta), (blocks.clone(), false, None));
+        let bound = bound(size - 1);
+        let over = result(Output::content(blocks), &bound, owner());
+        assert!(over.is_error);
+        let body = over.structured_content.unwrap();
+        assert_eq!(body["result_bytes"].as_u64(), Some(size as u64));
+        let page = bound.kept.page(body["handle"].as_str().unwrap(), Some("alice"), 0, 4096).unwrap();
+        assert!(page["text"].as_str().unwrap().starts_with(r#"[{"type":"text","text":"a chart:"}"#));
     }
 
     #[test]

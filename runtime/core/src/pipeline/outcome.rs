@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::auth::{Scope, ScopeSet};
+pub use crate::declare::Content;
 use crate::error::{Error, ErrorKind};
 use crate::validate::{echo_name, failed_message, FieldCode, FieldError};
 
@@ -44,42 +45,11 @@ pub struct ToolResult {
     pub meta: Option<Map<String, Value>>,
 }
 
-/// One block of a result's `content`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Content {
-    /// Text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// A link to a resource the result returns (an instance, a blob), MCP 2025-06-18+.
-    #[serde(rename_all = "camelCase")]
-    ResourceLink {
-        /// Its `trails://` URI.
-        uri: String,
-        /// What it is, readable: `Requirement REQ-1`.
-        name: String,
-        /// What `resources/read` answers with.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        mime_type: Option<String>,
-        /// Its size in bytes, when known (a blob).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        size: Option<u64>,
-    },
-}
-
 impl ToolResult {
     /// A successful result: `text` as its one content block, `structured` as its structured
     /// content.
     pub fn success(text: String, structured: Option<Value>) -> ToolResult {
-        ToolResult {
-            content: vec![Content::Text { text }],
-            structured_content: structured,
-            is_error: false,
-            meta: None,
-        }
+        ToolResult { content: vec![Content::text(text)], structured_content: structured, is_error: false, meta: None }
     }
 
     /// A failed result whose structured content is `body` (and its text, its JSON).
@@ -90,7 +60,7 @@ impl ToolResult {
     /// The first text block (what a host that shows text only shows first).
     pub fn text(&self) -> Option<&str> {
         self.content.iter().find_map(|content| match content {
-            Content::Text { text } => Some(text.as_str()),
+            Content::Text { text, .. } => Some(text.as_str()),
             _ => None,
         })
     }

@@ -45,7 +45,7 @@ pub(crate) fn attach(resources: &Resources, tool: &ToolEntry, result: &mut ToolR
         }
         // A text result that is one IRI (a handler returning a created instance's IRI).
         None => {
-            if let [Content::Text { text }] = &result.content[..] {
+            if let [Content::Text { text, .. }] = &result.content[..] {
                 links.iri(text.trim());
             }
         }
@@ -70,7 +70,7 @@ struct Links<'a> {
 impl Links<'_> {
     fn push(&mut self, uri: String, name: String, mime_type: Option<String>, size: Option<u64>) {
         if self.out.len() < MAX_LINKS && self.seen.insert(uri.clone()) {
-            self.out.push(Content::ResourceLink { uri, name, mime_type, size });
+            self.out.push(Content::ResourceLink { uri, name, mime_type, size, annotations: None });
         }
     }
 

@@ -26,7 +26,7 @@ pub(crate) fn answer(answer: Answer) -> CallToolResult {
 /// still reaches the client as it is.
 fn content_block(content: Content) -> ContentBlock {
     match content {
-        Content::Text { text } => ContentBlock::text(text),
+        Content::Text { text, annotations: None } => ContentBlock::text(text),
         other => serde_json::to_value(&other)
             .and_then(serde_json::from_value)
             .unwrap_or_else(|error| ContentBlock::text(format!("(content rmcp cannot carry: {error})"))),
