@@ -178,6 +178,51 @@ pub async fn even(
     Ok(n % 2 == 0)
 }
 
+/// How far each `fixtures.count` call (by its label) counted before its client cancelled it.
+pub static CANCELLED_AT: std::sync::Mutex<Vec<(String, u32)>> = std::sync::Mutex::new(Vec::new());
+
+/// Counts to `to`, a step every `pause_ms`, reporting each step as progress; stops when the
+/// client cancels the call (and records where, under `label`).
+#[capability(id = "fixtures.count", version = "1.0.0", side_effects(none))]
+pub async fn count(
+    ctx: &Ctx,
+    /// Where to stop.
+    #[predicate(min_value = 1, max_value = 1000)]
+    to: u32,
+    /// Milliseconds between steps.
+    #[predicate(max_value = 2000)]
+    pause_ms: u32,
+    /// What the test calls this call.
+    #[predicate(max_length = 40)]
+    label: String,
+) -> Result<String> {
+    for step in 1..=to {
+        tokio::select! {
+            () = ctx.cancelled() => {
+                CANCELLED_AT.lock().unwrap().push((label, step - 1));
+                return Ok(format!("cancelled after {}", step - 1));
+            }
+            () = tokio::time::sleep(std::time::Duration::from_millis(pause_ms.into())) => {}
+        }
+        ctx.progress(step.into(), Some(to.into()), Some(&format!("counted {step}"))).await;
+    }
+    Ok(format!("counted to {to}"))
+}
+
+/// What the call's request carried: the protocol version, whether it is in a session, the
+/// client's info and capabilities, the progress token.
+#[capability(id = "fixtures.request", version = "1.0.0", side_effects(none), idempotent)]
+pub async fn request(ctx: &Ctx) -> Result<serde_json::Value> {
+    let request = ctx.request();
+    Ok(serde_json::json!({
+        "protocol_version": request.protocol_version(),
+        "in_session": request.session_id().is_some(),
+        "client": request.client_info(),
+        "capabilities": request.client_capabilities(),
+        "progress_token": request.progress_token(),
+    }))
+}
+
 /// A chart: a caption for the model, the picture for the user, and its data embedded.
 #[capability(id = "fixtures.chart", version = "1.0.0", side_effects(none), idempotent)]
 pub async fn chart(
@@ -279,10 +324,12 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_attachment_create",
     "fixtures_chart",
     "fixtures_constraints",
+    "fixtures_count",
     "fixtures_even",
     "fixtures_fail",
     "fixtures_note_create",
     "fixtures_person_create",
+    "fixtures_request",
     "research_search",
     "trails_kg_get",
     "trails_kg_list",

@@ -62,6 +62,20 @@ async fn multiple_content_types() -> Result<Vec<Content>> {
     ])
 }
 
+/// Reports its progress at 0, 50 and 100 of 100, then answers with the request's progress token.
+#[capability(id = "test_tool_with_progress", version = "1.0.0", side_effects(none), idempotent)]
+async fn tool_with_progress(ctx: &Ctx) -> Result<String> {
+    for done in [0.0, 50.0, 100.0] {
+        ctx.progress(done, Some(100.0), Some(&format!("Completed step {done} of 100"))).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(match ctx.request().progress_token() {
+        Some(serde_json::Value::String(token)) => token.clone(),
+        Some(token) => token.to_string(),
+        None => "no progress token".to_owned(),
+    })
+}
+
 /// Fails as a tool fails: an `isError` result the model reads, not a protocol error.
 #[capability(id = "test_error_handling", version = "1.0.0", side_effects(none), idempotent)]
 async fn error_handling() -> Result<String> {

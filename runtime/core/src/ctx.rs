@@ -1,10 +1,15 @@
 //! What a handler knows about the call it is serving.
 
 use std::any::{Any, TypeId};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Scope, ScopeSet};
 use crate::error::Error;
+use futures_util::future::BoxFuture;
 
 /// Shared application state, handed to every handler (like axum's `State`).
 pub type AppState = Arc<dyn Any + Send + Sync>;
@@ -17,6 +22,122 @@ pub type AppState = Arc<dyn Any + Send + Sync>;
 pub struct DistributedTrace {
     /// 32 lowercase hex digits.
     pub trace_id: String,
+}
+
+/// What the client's request carried besides the tool's arguments, as a handler reads it
+/// ([`Ctx::request`]): its `_meta`, the protocol version it is answered under, its session, and
+/// what the client said of itself (`clientInfo` and `capabilities`: at `initialize` in a 2025-*
+/// session, in every request's `_meta` from 2026-07-28 on). Empty where a call came from no
+/// client (a unit test, `/invoke`).
+#[derive(Debug, Clone, Default)]
+pub struct RequestInfo {
+    meta: Map<String, Value>,
+    protocol_version: Option<String>,
+    session_id: Option<String>,
+    client_info: Option<Value>,
+    client_capabilities: Option<Value>,
+}
+
+impl RequestInfo {
+    /// What a transport read of a request.
+    pub fn new(
+        meta: Map<String, Value>,
+        protocol_version: Option<String>,
+        session_id: Option<String>,
+        client_info: Option<Value>,
+        client_capabilities: Option<Value>,
+    ) -> Self {
+        RequestInfo { meta, protocol_version, session_id, client_info, client_capabilities }
+    }
+    /// The request's `_meta` (empty when it had none).
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.meta
+    }
+    /// The `progressToken` the request carried: progress sent with [`Ctx::progress`] goes under it.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.meta.get("progressToken")
+    }
+    /// The protocol revision the call is answered under (`2025-11-25`, `2026-07-28`, …).
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
+    }
+    /// The MCP session it belongs to (2025-* revisions over HTTP).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+    /// The client's `clientInfo` (`{"name", "version", …}`).
+    pub fn client_info(&self) -> Option<&Value> {
+        self.client_info.as_ref()
+    }
+    /// The capabilities the client declared (`{"sampling": {}, "elicitation": {}, …}`).
+    pub fn client_capabilities(&self) -> Option<&Value> {
+        self.client_capabilities.as_ref()
+    }
+    /// Whether the client declared capability `name` (`"sampling"`, `"elicitation"`, `"roots"`).
+    pub fn client_declares(&self, name: &str) -> bool {
+        self.client_capabilities.as_ref().and_then(|capabilities| capabilities.get(name)).is_some()
+    }
+}
+
+/// Where a call's progress goes: a transport that can reach the client while the call runs
+/// implements it for a request that carried a `progressToken`.
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Send `notifications/progress` with these values.
+    fn send(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'static, ()>;
+}
+
+/// A call's progress reporter, attached by the transport ([`Ctx::progress`] uses it). It sends
+/// only increasing progress (MCP requires it), and at most one notification per
+/// [`Progress::EVERY`], besides the last (`progress == total`), so a handler may report in a
+/// tight loop.
+#[derive(Clone)]
+pub struct Progress {
+    sink: Arc<dyn ProgressSink>,
+    last: Arc<Mutex<Option<(Instant, f64)>>>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress").field("last", &self.last).finish_non_exhaustive()
+    }
+}
+
+impl Progress {
+    /// The shortest time between two notifications.
+    pub const EVERY: Duration = Duration::from_millis(20);
+
+    /// A reporter sending to `sink`.
+    pub fn new(sink: impl ProgressSink) -> Self {
+        Progress { sink: Arc::new(sink), last: Arc::default() }
+    }
+
+    fn admit(&self, progress: f64, total: Option<f64>) -> bool {
+        if !progress.is_finite() {
+            return false;
+        }
+        let mut last = self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = Instant::now();
+        let done = total.is_some_and(|total| progress >= total);
+        let admitted = match *last {
+            None => true,
+            Some((at, sent)) => progress > sent && (done || now.duration_since(at) >= Self::EVERY),
+        };
+        if admitted {
+            *last = Some((now, progress));
+        }
+        admitted
+    }
+}
+
+/// The signal a call's client cancelled it, attached by the transport ([`Ctx::cancelled`]).
+#[derive(Clone, Debug, Default)]
+pub struct Cancellation(CancellationToken);
+
+impl Cancellation {
+    /// A signal that fires when `token` is cancelled.
+    pub fn new(token: CancellationToken) -> Self {
+        Cancellation(token)
+    }
 }
 
 /// Per-call context handed to every handler.
@@ -104,6 +225,41 @@ impl Ctx {
     pub fn scopes(&self) -> ScopeSet {
         self.scopes
     }
+    /// What the client's request carried besides the arguments: its `_meta`, the protocol
+    /// version, the session, the client's info and declared capabilities.
+    pub fn request(&self) -> &RequestInfo {
+        static NONE: std::sync::OnceLock<RequestInfo> = std::sync::OnceLock::new();
+        self.extension::<RequestInfo>().unwrap_or_else(|| NONE.get_or_init(RequestInfo::default))
+    }
+
+    /// Tell the client how far the call has come — `done` of `total` (when known), with a
+    /// message — as `notifications/progress`, when its request carried a `progressToken` (else
+    /// nothing is sent). Progress that does not increase is not sent, nor more than one
+    /// notification per [`Progress::EVERY`] before the last.
+    pub async fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(progress) = self.extension::<Progress>() {
+            if progress.admit(done, total) {
+                progress.sink.send(done, total, message.map(str::to_owned)).await;
+            }
+        }
+    }
+
+    /// Completes when the client cancels the call (`notifications/cancelled`, or a 2026-07-28
+    /// client closing the request's stream); never, for a call no client can cancel. The call
+    /// is not stopped for it: the handler decides what to finish (a write it began is kept, and
+    /// an idempotency key records whatever the handler returned).
+    pub async fn cancelled(&self) {
+        match self.extension::<Cancellation>() {
+            Some(cancellation) => cancellation.0.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Whether the client has cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.extension::<Cancellation>().is_some_and(|cancellation| cancellation.0.is_cancelled())
+    }
+
     /// The application state of type `T`. Missing state is a server misconfiguration, reported
     /// to the client as an internal error (never with the type name).
     pub fn state<T: Any + Send + Sync>(&self) -> Result<&T, Error> {
@@ -117,6 +273,70 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a reporter sent: (progress, total, message).
+    type Report = (f64, Option<f64>, Option<String>);
+
+    #[derive(Clone, Default)]
+    struct Sent(Arc<Mutex<Vec<Report>>>);
+
+    impl ProgressSink for Sent {
+        fn send(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'static, ()> {
+            self.0.lock().unwrap().push((progress, total, message));
+            Box::pin(async {})
+        }
+    }
+
+    #[test]
+    fn progress_goes_only_up_at_a_bounded_rate_and_the_last_always() {
+        futures_util::FutureExt::now_or_never(async {
+            let sent = Sent::default();
+            let ctx = Ctx::local();
+            ctx.progress(1.0, None, None).await; // no reporter: nothing, no failure
+            let ctx = ctx.with_extension(Progress::new(sent.clone()));
+            ctx.progress(0.0, Some(100.0), Some("start")).await;
+            ctx.progress(0.0, Some(100.0), None).await; // not an increase
+            ctx.progress(10.0, Some(100.0), None).await; // too soon after the first
+            ctx.progress(f64::NAN, Some(100.0), None).await;
+            ctx.progress(100.0, Some(100.0), Some("done")).await; // the last, however soon
+            std::thread::sleep(Progress::EVERY);
+            ctx.progress(50.0, Some(100.0), None).await; // down again
+            let sent = sent.0.lock().unwrap().clone();
+            assert_eq!(sent, vec![(0.0, Some(100.0), Some("start".into())), (100.0, Some(100.0), Some("done".into()))]);
+        })
+        .expect("nothing awaits");
+    }
+
+    #[test]
+    fn cancellation_is_a_signal_the_handler_reads() {
+        let token = CancellationToken::new();
+        let ctx = Ctx::local().with_extension(Cancellation::new(token.clone()));
+        assert!(!ctx.is_cancelled());
+        assert!(futures_util::FutureExt::now_or_never(ctx.cancelled()).is_none());
+        token.cancel();
+        assert!(ctx.is_cancelled());
+        assert!(futures_util::FutureExt::now_or_never(ctx.cancelled()).is_some());
+        assert!(!Ctx::local().is_cancelled(), "no client, no cancellation");
+    }
+
+    #[test]
+    fn a_handler_reads_what_its_request_carried() {
+        assert!(Ctx::local().request().meta().is_empty());
+        let meta = serde_json::json!({ "progressToken": "p-1" }).as_object().unwrap().clone();
+        let info = RequestInfo::new(
+            meta,
+            Some("2026-07-28".into()),
+            None,
+            Some(serde_json::json!({ "name": "host" })),
+            Some(serde_json::json!({ "sampling": {} })),
+        );
+        let ctx = Ctx::local().with_extension(info);
+        let request = ctx.request();
+        assert_eq!(request.progress_token(), Some(&serde_json::json!("p-1")));
+        assert_eq!(request.protocol_version(), Some("2026-07-28"));
+        assert!(request.client_declares("sampling") && !request.client_declares("elicitation"));
+        assert_eq!(request.client_info().unwrap()["name"], "host");
+    }
 
     #[test]
     fn an_extension_is_found_by_its_type_and_replaced_by_another_of_it() {

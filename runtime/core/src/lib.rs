@@ -23,7 +23,7 @@ pub mod registry;
 pub mod validate;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
-pub use ctx::{AppState, Ctx, DistributedTrace};
+pub use ctx::{AppState, Cancellation, Ctx, DistributedTrace, Progress, ProgressSink, RequestInfo};
 pub use declare::{
     Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Embedded, HandlerResult,
     NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape, ToolOutput,

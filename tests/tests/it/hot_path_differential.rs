@@ -85,7 +85,8 @@ fn served_without_refusal(version: Version, label: &str, method: &str) -> [bool;
     // rmcp reads this as a custom request (no `uri`) and answers -32601. (A non-string cursor
     // still makes a typed `tools/list`.)
     let typed = label != "read without a uri";
-    if !OWNED.contains(&method) || !typed {
+    // A call asking for progress is answered as a stream its notifications go on first: rmcp's.
+    if !OWNED.contains(&method) || !typed || label == "call asking for progress" {
         return [false, false, false];
     }
     let supported = |v: &str| ["2025-06-18", "2025-11-25", "2026-07-28"].contains(&v);
@@ -148,6 +149,12 @@ fn calls() -> Vec<(&'static str, &'static str, Value, Option<String>)> {
         tool("call search", "research_search", json!({ "query": "graph", "limit": 2 })),
         tool("call search, bad arguments", "research_search", json!({ "query": "", "limit": 0, "extra": 1 })),
         tool("call an unknown tool", "no_such_tool", json!({})),
+        (
+            "call asking for progress",
+            "tools/call",
+            json!({ "name": "research_search", "arguments": { "query": "graph" }, "_meta": { "progressToken": 7 } }),
+            Some("research_search".to_owned()),
+        ),
         tool("call a dev tool", "trails_meta_fixture_inspect", json!({})),
         tool("call policy failure", "fixtures_fail", json!({ "how": "policy" })),
         tool("call budget failure", "fixtures_fail", json!({ "how": "budget" })),
@@ -188,6 +195,11 @@ fn message(id: Value, method: &str, mut params: Value, version: Version) -> Vec<
         });
         if version.capabilities {
             object["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        if let Some(Value::Object(given)) = params.get("_meta") {
+            for (key, value) in given {
+                object[key] = value.clone();
+            }
         }
         params["_meta"] = object;
     }

@@ -30,6 +30,7 @@ mod oauth;
 mod openapi;
 mod parts;
 mod policy;
+mod progress;
 mod registry;
 mod replicas;
 mod shacl;

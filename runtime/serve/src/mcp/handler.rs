@@ -30,6 +30,8 @@ pub(crate) struct SessionLink {
     /// The protocol version `initialize` agreed on (rmcp puts the same in the peer info the
     /// handler reads; the guard refuses a second `initialize` that would change it there).
     pub(crate) version: OnceLock<String>,
+    /// What the client said of itself at `initialize` (what a handler reads in `ctx.request()`).
+    pub(crate) client: OnceLock<Arc<InitializeRequestParams>>,
 }
 
 /// What one session (one stdio connection, one 2025-* HTTP session) keeps.
@@ -128,7 +130,21 @@ fn request(
     // may hold some).
     let mut meta = params_meta.map(|meta| meta.0 .0).unwrap_or_default();
     meta.extend(std::mem::take(&mut context.meta.0 .0));
-    method::Request { id: context.id.clone(), caller, meta, header_trace, session, version, transport }
+    let client = context.peer.peer_info();
+    method::Request {
+        id: context.id.clone(),
+        caller,
+        meta,
+        header_trace,
+        session,
+        version,
+        transport,
+        client,
+        // rmcp sends what the handler notifies on the request's own stream (stdio, its SSE
+        // answer), and cancels the token on `notifications/cancelled` or a hang-up.
+        peer: Some(context.peer.clone()),
+        cancel: Some(context.ct.clone()),
+    }
 }
 
 /// `_meta.authorization` as a string (`"Bearer …"` or the bare token).
@@ -183,6 +199,7 @@ impl ServerHandler for TrailsServer {
         // (rmcp negotiates again from this answer, to the same version.)
         let link = self.session.link.get_or_init(Arc::default);
         let _ = link.version.set(agreed.protocol_version.as_str().to_owned());
+        let _ = link.client.set(Arc::new(request.clone()));
         Ok(agreed)
     }
 

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::ErrorData;
+use futures_util::future::BoxFuture;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProgressToken};
+use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Map, Value};
 
 use tracing::Instrument;
@@ -20,6 +21,7 @@ use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
 use trails_core::ctx::DistributedTrace;
 use trails_core::pipeline::{Answer, Attach, CallRequest, Refusal, ValidationFailures, READ_TOOL};
+use trails_core::{Cancellation, Progress, ProgressSink, RequestInfo};
 use trails_governance::idempotency::SentKey;
 
 /// Which encoding the call's answer takes.
@@ -43,6 +45,34 @@ pub(crate) struct CallInfo {
     pub(crate) request_id: Option<String>,
     pub(crate) session_id: Option<String>,
     pub(crate) protocol_version: Option<String>,
+    /// What the handler reads of the request (`ctx.request()`).
+    pub(crate) request: Option<RequestInfo>,
+    /// Where `ctx.progress` goes: the request carried a `progressToken` and its framing can
+    /// reach the client while it runs.
+    pub(crate) progress: Option<Progress>,
+    /// What `ctx.cancelled()` awaits.
+    pub(crate) cancel: Option<Cancellation>,
+}
+
+/// `notifications/progress` to the peer of the request, under its token.
+pub(crate) struct ToPeer {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) token: ProgressToken,
+}
+
+impl ProgressSink for ToPeer {
+    fn send(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'static, ()> {
+        let peer = self.peer.clone();
+        let mut params = ProgressNotificationParam::new(self.token.clone(), progress);
+        params.total = total;
+        params.message = message;
+        Box::pin(async move {
+            // A client gone before the call ends is not the call's failure.
+            if let Err(error) = peer.notify_progress(params).await {
+                tracing::debug!(%error, "progress not sent");
+            }
+        })
+    }
 }
 
 /// `tools/call`: [`call`] for an MCP request, in MCP's types.
@@ -87,6 +117,15 @@ pub(crate) async fn call(
     }
     if let Some(key) = info.key {
         attach = attach.with(key);
+    }
+    if let Some(request) = info.request {
+        attach = attach.with(request);
+    }
+    if let Some(progress) = info.progress {
+        attach = attach.with(progress);
+    }
+    if let Some(cancel) = info.cancel {
+        attach = attach.with(cancel);
     }
     let request = CallRequest {
         tool: name,

@@ -79,17 +79,49 @@ pub(crate) struct Request {
     /// The protocol version it is answered under ([`version`]).
     pub(crate) version: Option<String>,
     pub(crate) transport: Transport,
+    /// What the client said of itself at `initialize`, in a session (a 2026-07-28 request says
+    /// it in `_meta`).
+    pub(crate) client: Option<Arc<rmcp::model::InitializeRequestParams>>,
+    /// The way back to the client while the request runs: a framing that can send it
+    /// notifications on the request's own stream (rmcp's: stdio, SSE) gives its peer.
+    pub(crate) peer: Option<rmcp::Peer<rmcp::RoleServer>>,
+    /// Cancelled when the client cancels the request or hangs up.
+    pub(crate) cancel: Option<tokio_util::sync::CancellationToken>,
 }
+
+/// `_meta`'s keys of the 2026-07-28 request envelope.
+const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 impl Request {
     /// What the call's span and its handler learn of the request.
     fn info(&self) -> CallInfo {
+        let initialized = self.client.as_deref();
+        let said = |key: &str, at_initialize: &dyn Fn(&rmcp::model::InitializeRequestParams) -> Option<Value>| {
+            self.meta.get(key).cloned().or_else(|| initialized.and_then(at_initialize))
+        };
+        let request = trails_core::RequestInfo::new(
+            self.meta.clone(),
+            self.version.clone(),
+            self.session.clone(),
+            said(CLIENT_INFO, &|params| serde_json::to_value(&params.client_info).ok()),
+            said(CLIENT_CAPABILITIES, &|params| serde_json::to_value(&params.capabilities).ok()),
+        );
+        let progress = match (&self.peer, self.meta.get("progressToken")) {
+            (Some(peer), Some(token)) => serde_json::from_value::<rmcp::model::ProgressToken>(token.clone())
+                .ok()
+                .map(|token| trails_core::Progress::new(call::ToPeer { peer: peer.clone(), token })),
+            _ => None,
+        };
         CallInfo {
             key: SentKey::from_meta(Some(&self.meta)),
             trace: TraceParent::from_meta(&self.meta).or_else(|| self.header_trace.clone()),
             request_id: Some(self.id.to_string()),
             session_id: self.session.clone(),
             protocol_version: self.version.clone(),
+            request: Some(request),
+            progress,
+            cancel: self.cancel.clone().map(trails_core::Cancellation::new),
         }
     }
 

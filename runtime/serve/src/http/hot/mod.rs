@@ -121,28 +121,35 @@ impl HotPath {
         // What is answered at once from tables cannot be cut off half-way: it needs no task of
         // its own (only the same answer to a panic).
         if planned.method.answered_from_tables() {
-            let listing = std::panic::AssertUnwindSafe(self.serve(planned, caller));
+            let listing = std::panic::AssertUnwindSafe(self.serve(planned, caller, None));
             return futures_util::FutureExt::catch_unwind(listing).await.unwrap_or_else(|_| internal_error());
         }
         // A client that hangs up does not cut a call off half-way (its writes and its provenance
         // record complete): what is left of it then runs on as a task of its own. Until then it
         // runs here, without a task's hand-off per call.
         let hot = self.clone();
-        let call = std::panic::AssertUnwindSafe(Detached::new(async move { hot.serve(planned, caller).await }));
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let hung_up = cancel.clone();
+        let call = std::panic::AssertUnwindSafe(Detached::new(
+            async move { hot.serve(planned, caller, Some(cancel)).await },
+            hung_up,
+        ));
         // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
         // leave the request hanging; this answers.
         futures_util::FutureExt::catch_unwind(call).await.unwrap_or_else(|_| internal_error())
     }
 }
 
-/// A future that, dropped before it is done, finishes as a spawned task instead of being cut off.
+/// A future that, dropped before it is done, finishes as a spawned task instead of being cut off
+/// (and cancels `hung_up`: the handler learns its client is gone).
 struct Detached<F: std::future::Future<Output = Response> + Send + 'static> {
     future: Option<std::pin::Pin<Box<F>>>,
+    hung_up: tokio_util::sync::CancellationToken,
 }
 
 impl<F: std::future::Future<Output = Response> + Send + 'static> Detached<F> {
-    fn new(future: F) -> Self {
-        Detached { future: Some(Box::pin(future)) }
+    fn new(future: F, hung_up: tokio_util::sync::CancellationToken) -> Self {
+        Detached { future: Some(Box::pin(future)), hung_up }
     }
 }
 
@@ -171,6 +178,7 @@ impl<F: std::future::Future<Output = Response> + Send + 'static> std::future::Fu
 impl<F: std::future::Future<Output = Response> + Send + 'static> Drop for Detached<F> {
     fn drop(&mut self) {
         if let (Some(future), Ok(runtime)) = (self.future.take(), tokio::runtime::Handle::try_current()) {
+            self.hung_up.cancel();
             runtime.spawn(future);
         }
     }
@@ -207,6 +215,12 @@ fn plan(
     let requested = meta.protocol_version();
     let meta_malformed = !meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty();
     let method = Method::of(request)?;
+    // A call that asks for progress is answered as a stream its notifications go on first:
+    // rmcp's framing (the hot path answers in one piece). (rmcp's own clients put a token on
+    // every request.)
+    if matches!(method, Method::CallTool(_)) && meta.0.contains_key("progressToken") {
+        return None;
+    }
     // `MCP-Protocol-Version`: the first value, visible ASCII, one rmcp knows unless `_meta` names
     // the version.
     let header = match headers.get("mcp-protocol-version") {
@@ -349,8 +363,13 @@ fn call_tool(message: Value) -> Option<(RequestId, ClientRequest)> {
 }
 
 impl HotPath {
-    async fn serve(&self, planned: Planned, caller: Caller) -> Response {
-        let (status, json) = self.outcome(planned, caller).await;
+    async fn serve(
+        &self,
+        planned: Planned,
+        caller: Caller,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Response {
+        let (status, json) = self.outcome(planned, caller, cancel).await;
         self.send(status, json)
     }
 
@@ -360,7 +379,7 @@ impl HotPath {
     async fn answer_in_session(self: &Arc<Self>, planned: Planned, caller: Caller, session: &Live) -> Response {
         let id = planned.id.clone();
         let hot = self.clone();
-        let outcome = std::panic::AssertUnwindSafe(async move { hot.outcome(planned, caller).await.1 });
+        let outcome = std::panic::AssertUnwindSafe(async move { hot.outcome(planned, caller, None).await.1 });
         let mut outcome = Box::pin(futures_util::FutureExt::catch_unwind(outcome));
         let event = |outcome: std::thread::Result<Pieces>| {
             outcome
@@ -379,8 +398,13 @@ impl HotPath {
         response
     }
 
-    /// The JSON answer and its HTTP status.
-    async fn outcome(&self, planned: Planned, caller: Caller) -> (StatusCode, Pieces) {
+    /// The JSON answer and its HTTP status. `cancel`: cancelled when the client hangs up.
+    async fn outcome(
+        &self,
+        planned: Planned,
+        caller: Caller,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> (StatusCode, Pieces) {
         let current = planned.current;
         let tool_call = matches!(planned.method, Method::CallTool(_));
         let request = method::Request {
@@ -391,6 +415,10 @@ impl HotPath {
             session: planned.session.as_ref().map(|session| session.id.clone()),
             version: Some(planned.version),
             transport: Transport::Http,
+            client: planned.session.as_ref().and_then(|session| session.link.client.get().cloned()),
+            // Nothing goes back before the answer: requests that ask for progress are rmcp's.
+            peer: None,
+            cancel,
         };
         let outcome = match method::answer(&self.shared, request, planned.method).await {
             Ok(Reply::Encoded(result)) => return (StatusCode::OK, response_pieces(&planned.id, result)),
