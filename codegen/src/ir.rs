@@ -338,3 +338,23 @@ pub struct Precondition {
     /// Its parameters, in the order written: `node_type = "Requirement"`.
     pub parameters: Vec<(String, Literal)>,
 }
+
+/// A `#[prompt]` declaration.
+pub struct PromptDecl {
+    /// Its name in `prompts/list` (the function's name unless `name = …`).
+    pub name: String,
+    /// A human-readable title.
+    pub title: Option<String>,
+    /// What it is for (the `///` doc or `description = …`).
+    pub description: String,
+    /// The scope a caller needs.
+    pub scope: ScopeDecl,
+    /// Its arguments: strings, each a named parameter with its docs and predicates.
+    pub arguments: ObjectDecl,
+    /// The function's parameters, in order.
+    pub params: Vec<Param>,
+    /// The declared return type.
+    pub return_type: syn::Type,
+    /// The function.
+    pub handler: syn::Ident,
+}

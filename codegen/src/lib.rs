@@ -15,6 +15,7 @@ pub mod field;
 pub mod ir;
 pub mod names;
 pub mod preview;
+pub mod prompt;
 #[cfg(feature = "scaffold")]
 pub mod scaffold;
 pub mod schema;
@@ -38,6 +39,11 @@ pub fn expand_node_type(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[capability(…)]`
 pub fn expand_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
     capability::expand(capability::Kind::Runtime, attr, item)
+}
+
+/// `#[prompt(…)]`
+pub fn expand_prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    prompt::expand(attr, item)
 }
 
 /// `#[meta_capability(…)]`

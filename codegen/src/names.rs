@@ -45,6 +45,26 @@ pub fn check_namespace(namespace: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A prompt's name: `[A-Za-z0-9_.-]`, at most 64 (as a tool's: hosts show prompts as slash
+/// commands, and the MCP schema's name pattern is a tool's).
+pub fn check_prompt_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("prompt name is empty; write `name = \"review\"`, or leave it out for the function's name".into());
+    }
+    if name.len() > MAX_ID_LEN {
+        return Err(format!(
+            "prompt name is {} characters long; hosts accept at most {MAX_ID_LEN}: shorten it",
+            name.len()
+        ));
+    }
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+        return Err(format!(
+            "prompt name `{name}` contains `{bad}`; names may use only ASCII letters, digits, `_`, `.` and `-`"
+        ));
+    }
+    Ok(())
+}
+
 /// A capability id: `[A-Za-z0-9_.-]`, at most 128, not under the reserved `trails.meta`.
 pub fn check_capability_id(id: &str) -> Result<(), String> {
     if id.is_empty() {

@@ -1,4 +1,4 @@
-//! The four Trails attributes. Each forwards its tokens to `trails-codegen`, which parses,
+//! The Trails attributes. Each forwards its tokens to `trails-codegen`, which parses,
 //! checks and generates; this crate only crosses the `proc_macro` boundary.
 
 #![warn(missing_docs)]
@@ -27,4 +27,11 @@ pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn meta_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
     trails_codegen::expand_meta_capability(attr.into(), item.into()).into()
+}
+
+/// A prompt: an MCP prompt named by its function (or `name`), its arguments the function's
+/// `String` parameters.
+#[proc_macro_attribute]
+pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    trails_codegen::expand_prompt(attr.into(), item.into()).into()
 }

@@ -178,6 +178,33 @@ pub async fn even(
     Ok(n % 2 == 0)
 }
 
+/// Ask for a review of a requirement.
+#[prompt(name = "review", title = "Review a requirement")]
+pub async fn review_prompt(
+    /// The requirement's id, `REQ-<n>`.
+    #[predicate(pattern = "^REQ-[0-9]+$")]
+    req_id: String,
+    /// How the review should sound.
+    #[predicate(one_of = ["kind", "blunt", "brief"])]
+    tone: Option<String>,
+) -> Result<Vec<PromptMessage>> {
+    let tone = tone.unwrap_or_else(|| "kind".to_owned());
+    Ok(vec![
+        PromptMessage::user(format!("Review {req_id}, in a {tone} tone.")),
+        PromptMessage::assistant(Content::embedded(Embedded::text(
+            format!("trails://kg/Requirement/{req_id}"),
+            "application/json",
+            "{}",
+        ))),
+    ])
+}
+
+/// What the schema should change (for builders).
+#[prompt(scope = "builder")]
+pub async fn schema_review(ctx: &Ctx) -> Result<String> {
+    Ok(format!("Review the schema as {}.", ctx.caller().unwrap_or("anonymous")))
+}
+
 /// How far each `fixtures.count` call (by its label) counted before its client cancelled it.
 pub static CANCELLED_AT: std::sync::Mutex<Vec<(String, u32)>> = std::sync::Mutex::new(Vec::new());
 

@@ -88,5 +88,48 @@ async fn logging_tool() -> Result<String> {
     Ok("Logged nothing: the request named no log level.".to_owned())
 }
 
+/// A prompt without arguments.
+#[prompt(name = "test_simple_prompt", title = "Simple prompt")]
+async fn simple_prompt() -> Result<String> {
+    Ok("This is a simple prompt for testing.".to_owned())
+}
+
+/// A prompt with two required arguments.
+#[prompt(name = "test_prompt_with_arguments")]
+async fn prompt_with_arguments(
+    /// The first argument.
+    arg1: String,
+    /// The second argument.
+    arg2: String,
+) -> Result<String> {
+    Ok(format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"))
+}
+
+/// A prompt that embeds the resource it is given.
+#[prompt(name = "test_prompt_with_embedded_resource")]
+#[allow(non_snake_case)]
+async fn prompt_with_embedded_resource(
+    /// The URI of the resource to embed.
+    resourceUri: String,
+) -> Result<Vec<PromptMessage>> {
+    Ok(vec![
+        PromptMessage::user(Content::embedded(Embedded::text(
+            resourceUri,
+            "text/plain",
+            "Embedded resource content for testing.",
+        ))),
+        PromptMessage::user("Please process the embedded resource above."),
+    ])
+}
+
+/// A prompt that shows an image.
+#[prompt(name = "test_prompt_with_image")]
+async fn prompt_with_image() -> Result<Vec<PromptMessage>> {
+    Ok(vec![
+        PromptMessage::user(Content::image(png(), "image/png")),
+        PromptMessage::user("Please analyze the image above."),
+    ])
+}
+
 /// Name this from `main` (`App::include`) so the linker keeps the declarations above.
 pub fn link() {}

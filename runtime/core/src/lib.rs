@@ -26,12 +26,13 @@ pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
 pub use ctx::{AppState, Cancellation, Ctx, DistributedTrace, Progress, ProgressSink, RequestInfo};
 pub use declare::{
     Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Embedded, HandlerResult,
-    NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, Ref, Schema, Shape, ToolOutput,
+    MessageRole, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, PromptMessage, PromptOutput, PromptResult,
+    Ref, Schema, Shape, ToolOutput,
 };
 pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
 pub use pipeline::SPANS;
-pub use registry::{Cost, DuplicateError, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
+pub use registry::{Cost, DuplicateError, PromptEntry, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 
 /// Support for generated code. Not a public API: names here change without notice. Generated
@@ -47,10 +48,12 @@ pub mod __private {
     pub use crate::ctx::Ctx;
     pub use crate::declare::{
         shape_output, Datatype, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
-        Schema, Shape, ToolOutput,
+        PromptMessage, PromptResult, Schema, Shape, ToolOutput,
     };
     pub use crate::error::{Error, Result};
-    pub use crate::registry::{BoxFuture, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
+    pub use crate::registry::{
+        BoxFuture, Declared, PromptEntry, ShapeEntry, ToolEntry, ToolKind, PROMPTS, SHAPES, TOOLS,
+    };
     pub use crate::validate::{
         concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,
         IntegerRule, ItemRule, NumberRule, ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,

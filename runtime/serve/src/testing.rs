@@ -68,6 +68,49 @@ impl Client {
         serde_json::to_value(tools.as_ref()).ok().and_then(|tools| tools.as_array().cloned()).unwrap_or_default()
     }
 
+    /// The `prompts/list` entries this caller sees, as the wire carries them.
+    pub fn prompts(&self) -> Vec<Value> {
+        let listed = crate::method::list_prompts(&self.shared, &self.request());
+        serde_json::to_value(listed.prompts).ok().and_then(|p| p.as_array().cloned()).unwrap_or_default()
+    }
+
+    /// Get prompt `name` with `arguments` (a JSON object of strings, or `null` for none): `Ok`
+    /// with the `GetPromptResult` as JSON (`messages`) as a 2025-11-25 peer receives it, or the
+    /// JSON-RPC error MCP would send (every argument error at once, an unknown prompt).
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        let arguments = match arguments {
+            Value::Object(arguments) => Some(arguments),
+            Value::Null => None,
+            _ => {
+                let message = "a prompt's arguments are a JSON object".into();
+                return Err(CallError { code: -32602, message, data: None });
+            }
+        };
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        let result = crate::method::get_prompt(&self.shared, self.request(), params).await?;
+        let mut result = rmcp::model::ServerResult::GetPromptResult(result);
+        crate::wire::shape_result(&mut result, false);
+        let text = serde_json::to_vec(&result).expect("a result serialises");
+        Ok(serde_json::from_slice(&text).expect("a result reads back"))
+    }
+
+    /// A request of this caller's, as a framing hands one to the method table.
+    fn request(&self) -> crate::method::Request {
+        crate::method::Request {
+            id: rmcp::model::NumberOrString::Number(0),
+            caller: self.caller.clone(),
+            meta: Map::new(),
+            header_trace: None,
+            session: None,
+            version: Some("2025-11-25".into()),
+            transport: crate::method::Transport::Http,
+            client: None,
+            peer: None,
+            cancel: None,
+        }
+    }
+
     /// Call tool `name` — its MCP name as `tools/list` gives it (`notes_echo`), or the capability
     /// id it projects (`notes.echo`) — with `arguments` (a JSON object, or `null` for none): `Ok`
     /// with the `CallToolResult` as JSON (`content`, `structuredContent`, `isError`) as a

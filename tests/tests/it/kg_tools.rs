@@ -276,7 +276,7 @@ async fn template_variables_complete_from_the_store() {
     let unknown = client.complete_resource_argument("trails://kg/Nope/{id}", "id", "", None).await.unwrap_err();
     assert!(unknown.to_string().contains("not one of this server's resource templates"), "{unknown}");
     let prompt = client.complete_prompt_argument("summarise", "topic", "", None).await.unwrap_err();
-    assert!(prompt.to_string().contains("no prompts"), "{prompt}");
+    assert!(prompt.to_string().contains("unknown prompt: summarise"), "{prompt}");
 }
 
 /// Bounded evidence (PDPP): a listed instance is an evidence card built from the fields its type

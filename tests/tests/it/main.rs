@@ -31,6 +31,7 @@ mod openapi;
 mod parts;
 mod policy;
 mod progress;
+mod prompts;
 mod registry;
 mod replicas;
 mod shacl;

@@ -6,6 +6,7 @@
 pub mod blob;
 mod content;
 mod output;
+mod prompt;
 #[doc(hidden)]
 pub mod rdf;
 mod reference;
@@ -16,6 +17,7 @@ pub use content::{Annotations, Audience, Content, Embedded};
 #[doc(hidden)]
 pub use output::shape_output;
 pub use output::{HandlerResult, Output, ToolOutput};
+pub use prompt::{MessageRole, PromptMessage, PromptOutput, PromptResult};
 pub use rdf::{Datatype, DisplayRole, NodeTypeInfo, PredicateInfo};
 pub use reference::{DateTime, Ref};
 pub use traits::{NodeType, ObjectShape, Schema, Shape};

@@ -243,6 +243,20 @@ impl Pipeline {
         }
     }
 
+    /// The context a handler of `caller`'s request gets besides a tool call's: its own trace id,
+    /// the caller, the app's state, and what `attach` carries (a prompt's function gets this).
+    pub fn context(&self, caller: &Caller, attach: Attach) -> Ctx {
+        let trace_id = uuid::Uuid::new_v4().simple().to_string();
+        let mut ctx = Ctx::new(trace_id, caller.name.clone(), caller.scopes).with_client(caller.client.clone());
+        for (id, value) in attach.0 {
+            ctx.attach(id, value);
+        }
+        if let Some(state) = &self.state {
+            ctx = ctx.with_state(state.clone());
+        }
+        ctx
+    }
+
     /// Run `request`: admit it, then the guards, then the handler.
     pub async fn call(&self, request: CallRequest<'_>) -> Result<Answer, Refusal> {
         let CallRequest { tool: name, arguments, caller, failures, attach } = request;

@@ -5,6 +5,7 @@
 //! linker-collected slice ([`linkme`]): no code runs per item at start-up.
 
 mod entry;
+mod prompt;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,6 +13,7 @@ use std::fmt;
 use serde_json::Value;
 
 pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
+pub use prompt::{PromptEntry, PromptFn, PROMPTS};
 
 use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
@@ -21,7 +23,7 @@ use crate::validate::{check_patterns, run, PatternError};
 /// Two items that claim the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateError {
-    /// `tool` or `node type`.
+    /// `tool`, `prompt` or `node type`.
     pub what: &'static str,
     /// The shared name.
     pub name: &'static str,
@@ -36,10 +38,10 @@ pub struct DuplicateError {
 
 impl fmt::Display for DuplicateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fix = if self.what == "tool" {
-            "change its `id`, or its `namespace`/`op`"
-        } else {
-            "give one a different `label`"
+        let fix = match self.what {
+            "tool" => "change its `id`, or its `namespace`/`op`",
+            "prompt" => "change its `name`",
+            _ => "give one a different `label`",
         };
         write!(f, "two {}s are both named `{}`: `{}` and `{}`", self.what, self.name, self.first, self.second)?;
         if let Some((first, second)) = self.ids {
@@ -55,7 +57,7 @@ impl std::error::Error for DuplicateError {}
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
-    /// Two tools or two node types share a name.
+    /// Two tools, prompts or node types share a name.
     #[error(transparent)]
     Duplicate(#[from] DuplicateError),
     /// A declared `pattern` that this binary's `regex` does not parse.
@@ -68,6 +70,7 @@ pub enum RegistryError {
 pub struct Registry {
     tools: BTreeMap<&'static str, &'static ToolEntry>,
     shapes: BTreeMap<&'static str, &'static ShapeEntry>,
+    prompts: BTreeMap<&'static str, &'static PromptEntry>,
 }
 
 impl Registry {
@@ -76,7 +79,9 @@ impl Registry {
     /// — or if a declared `pattern` does not parse here.
     pub fn collect() -> Result<Registry, RegistryError> {
         check_patterns()?;
-        Ok(Registry::from_entries(TOOLS.iter(), SHAPES.iter())?)
+        let mut registry = Registry::from_entries(TOOLS.iter(), SHAPES.iter())?;
+        registry.prompts = prompt::by_name(PROMPTS.iter())?;
+        Ok(registry)
     }
 
     pub(crate) fn from_entries(
@@ -113,7 +118,7 @@ impl Registry {
             // Two plain shapes may share a Rust name in different modules; key by source then.
             shapes_by_name.insert(shape.source, shape);
         }
-        Ok(Registry { tools: by_name, shapes: shapes_by_name })
+        Ok(Registry { tools: by_name, shapes: shapes_by_name, prompts: BTreeMap::new() })
     }
 
     /// Tools in name order.

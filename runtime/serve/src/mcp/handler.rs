@@ -4,10 +4,11 @@
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject,
-    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject, ServerCapabilities, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -156,7 +157,7 @@ impl ServerHandler for TrailsServer {
     fn get_info(&self) -> InitializeResult {
         // Every app has resources (the schema, stats, the manifest); only the knowledge graph's
         // change on their own.
-        let capabilities = match self.shared.resources.kg {
+        let mut capabilities = match self.shared.resources.kg {
             Some(_) => ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
@@ -166,6 +167,13 @@ impl ServerHandler for TrailsServer {
                 .build(),
             None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
         };
+        // Prompts are declared when the app has some (and their arguments complete).
+        if !self.shared.prompts.is_empty() {
+            let mut prompts = rmcp::model::PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+            capabilities.completions.get_or_insert_with(Default::default);
+        }
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -266,6 +274,25 @@ impl ServerHandler for TrailsServer {
         let caller = self.caller(&context)?;
         let asked = request(&mut context, params.meta.take(), caller, self.transport);
         method::complete(&self.shared, &asked, params).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        Ok(method::list_prompts(&self.shared, &request(&mut context, None, caller, self.transport)))
+    }
+
+    async fn get_prompt(
+        &self,
+        mut params: GetPromptRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = self.caller(&context)?;
+        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        method::get_prompt(&self.shared, asked, params).await.map(GetPromptResponse::Complete)
     }
 
     async fn read_resource(

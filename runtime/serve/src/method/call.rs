@@ -54,6 +54,23 @@ pub(crate) struct CallInfo {
     pub(crate) cancel: Option<Cancellation>,
 }
 
+impl CallInfo {
+    /// `attach` with what a handler reads of its request: `ctx.request()`, where
+    /// `ctx.progress` goes, what `ctx.cancelled()` awaits.
+    pub(crate) fn handler_sees(self, mut attach: Attach) -> Attach {
+        if let Some(request) = self.request {
+            attach = attach.with(request);
+        }
+        if let Some(progress) = self.progress {
+            attach = attach.with(progress);
+        }
+        if let Some(cancel) = self.cancel {
+            attach = attach.with(cancel);
+        }
+        attach
+    }
+}
+
 /// `notifications/progress` to the peer of the request, under its token.
 pub(crate) struct ToPeer {
     pub(crate) peer: Peer<RoleServer>,
@@ -98,7 +115,7 @@ pub(crate) async fn call(
     arguments: Option<Map<String, Value>>,
     caller: Caller,
     via: Via,
-    info: CallInfo,
+    mut info: CallInfo,
 ) -> Result<Answer, Refusal> {
     let started = std::time::Instant::now();
     let span = request_span("tools/call", name, &info);
@@ -115,18 +132,10 @@ pub(crate) async fn call(
     if let Some(trace_id) = distributed {
         attach = attach.with(DistributedTrace { trace_id });
     }
-    if let Some(key) = info.key {
+    if let Some(key) = info.key.take() {
         attach = attach.with(key);
     }
-    if let Some(request) = info.request {
-        attach = attach.with(request);
-    }
-    if let Some(progress) = info.progress {
-        attach = attach.with(progress);
-    }
-    if let Some(cancel) = info.cancel {
-        attach = attach.with(cancel);
-    }
+    let attach = info.handler_sees(attach);
     let request = CallRequest {
         tool: name,
         arguments: arguments.map(Value::Object).unwrap_or(Value::Null),

@@ -13,6 +13,7 @@
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
 mod call;
+mod prompts;
 mod resources;
 mod span;
 mod tools;
@@ -20,8 +21,8 @@ mod tools;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams, ErrorData, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerResult,
+    CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerResult,
 };
 use serde_json::{Map, Value};
 
@@ -31,6 +32,7 @@ use trails_core::auth::Caller;
 use trails_governance::idempotency::SentKey;
 
 pub(crate) use call::{call, call_tool, CallInfo, Via};
+pub(crate) use prompts::{get_prompt, list_prompts};
 pub(crate) use resources::{complete, list_resources, list_templates, read_resource};
 pub(crate) use tools::{list_tools, list_tools_json};
 
@@ -140,6 +142,8 @@ pub(crate) enum Method {
     ListResourceTemplates,
     ReadResource(ReadResourceRequestParams),
     Complete(CompleteRequestParams),
+    ListPrompts,
+    GetPrompt(GetPromptRequestParams),
 }
 
 impl Method {
@@ -152,6 +156,8 @@ impl Method {
             ClientRequest::ListResourceTemplatesRequest(_) => Method::ListResourceTemplates,
             ClientRequest::ReadResourceRequest(read) => Method::ReadResource(read.params),
             ClientRequest::CompleteRequest(complete) => Method::Complete(complete.params),
+            ClientRequest::ListPromptsRequest(_) => Method::ListPrompts,
+            ClientRequest::GetPromptRequest(get) => Method::GetPrompt(get.params),
             _ => return None,
         })
     }
@@ -165,13 +171,15 @@ impl Method {
             Method::ListResourceTemplates => "resources/templates/list",
             Method::ReadResource(_) => "resources/read",
             Method::Complete(_) => "completion/complete",
+            Method::ListPrompts => "prompts/list",
+            Method::GetPrompt(_) => "prompts/get",
         }
     }
 
     /// Whether it is answered at once from the pre-computed tables (nothing runs that a client
     /// hanging up could cut off half-way).
     pub(crate) fn answered_from_tables(&self) -> bool {
-        matches!(self, Method::ListTools | Method::ListResources | Method::ListResourceTemplates)
+        matches!(self, Method::ListTools | Method::ListResources | Method::ListResourceTemplates | Method::ListPrompts)
     }
 
     /// What it names (the `Mcp-Name` header of 2026-07-28): a tool, a resource.
@@ -179,6 +187,7 @@ impl Method {
         match self {
             Method::CallTool(call) => Some(&call.name),
             Method::ReadResource(read) => Some(&read.uri),
+            Method::GetPrompt(get) => Some(&get.name),
             _ => None,
         }
     }
@@ -211,6 +220,10 @@ pub(crate) async fn answer(shared: &Arc<Shared>, request: Request, method: Metho
             ServerResult::from(ReadResourceResponse::Complete(read_resource(shared, &request, params).await?))
         }
         Method::Complete(params) => ServerResult::CompleteResult(complete(shared, &request, params).await?),
+        Method::ListPrompts => ServerResult::ListPromptsResult(list_prompts(shared, &request)),
+        Method::GetPrompt(params) => {
+            ServerResult::from(GetPromptResponse::Complete(get_prompt(shared, request, params).await?))
+        }
     };
     Ok(Reply::Result(result))
 }

@@ -1,5 +1,5 @@
-//! `resources/list`, `resources/templates/list`, `resources/read` and `completion/complete` (of
-//! the templates' variables), over the resources layer.
+//! `resources/list`, `resources/templates/list`, `resources/read` and `completion/complete`,
+//! over the resources layer.
 
 use std::sync::Arc;
 
@@ -39,12 +39,16 @@ pub(crate) async fn read_resource(
     outcome
 }
 
-/// Completions of a resource template's variables (instance keys, `where` fields).
+/// Completions of a prompt's arguments (their `one_of`), or of a resource template's variables
+/// (instance keys, `where` fields).
 pub(crate) async fn complete(
     shared: &Shared,
-    _request: &Request,
+    request: &Request,
     params: CompleteRequestParams,
 ) -> Result<CompleteResult, ErrorData> {
+    if let Some(name) = params.r#ref.as_prompt_name() {
+        return super::prompts::complete(shared, &request.caller, name, &params.argument).map(CompleteResult::new);
+    }
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let info = crate::resources::complete(&shared.resources, &params.r#ref, &params.argument, &trace_id).await?;
     Ok(CompleteResult::new(info))

@@ -17,6 +17,9 @@ pub const GOLDEN_TITLE: &str = "trails-app";
 /// The `info.version` of the golden OpenAPI document.
 pub const GOLDEN_VERSION: &str = "0.0.0";
 
+/// Where the prompts' goldens are, under `schemas/`.
+const PROMPTS_DIR: &str = "mcp/prompts";
+
 /// What [`sync`] does with a file that differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -57,6 +60,10 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     let served = served(registry);
     for (tool, descriptor) in &served {
         files.insert(Path::new("mcp").join(format!("{}.json", tool.name())), render_tool(descriptor));
+    }
+    // Each prompt's `prompts/list` entry, as a tool's.
+    for prompt in registry.prompts() {
+        files.insert(Path::new(PROMPTS_DIR).join(format!("{}.json", prompt.name())), render_tool(prompt.descriptor()));
     }
     // The manifest keeps the canonical field order (serde_json's `preserve_order` is on).
     let manifest: Value = serde_json::from_str(&registry.manifest()).expect("canonical descriptors are valid JSON");
@@ -162,10 +169,14 @@ pub fn sync(registry: &Registry, schemas_dir: &Path, mode: Mode) -> io::Result<V
         writes.push((path, text));
     }
     let mut stale = Vec::new();
-    if fs::symlink_metadata(&mcp_dir).is_ok_and(|meta| meta.is_dir()) {
-        for entry in fs::read_dir(&mcp_dir)? {
+    for folder in ["mcp", PROMPTS_DIR] {
+        let dir = schemas_dir.join(folder);
+        if !fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir()) {
+            continue;
+        }
+        for entry in fs::read_dir(&dir)? {
             let path = entry?.path();
-            let relative = Path::new("mcp").join(path.file_name().expect("read_dir yields names"));
+            let relative = Path::new(folder).join(path.file_name().expect("read_dir yields names"));
             if path.extension().is_some_and(|e| e == "json") && !expected.contains_key(&relative) {
                 if fs::symlink_metadata(&path).is_ok_and(|meta| !meta.is_file()) {
                     drifts.push(refused(schemas_dir, relative, "is not a regular file (a symbolic link is refused)"));
@@ -174,7 +185,7 @@ pub fn sync(registry: &Registry, schemas_dir: &Path, mode: Mode) -> io::Result<V
                 drifts.push(Drift {
                     path: relative,
                     change: Change::Removed,
-                    diff: "tool no longer exists; golden is stale\n".into(),
+                    diff: "tool or prompt no longer exists; golden is stale\n".into(),
                 });
                 stale.push(path);
             }

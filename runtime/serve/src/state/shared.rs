@@ -14,7 +14,7 @@ use crate::resources::{Live, Resources, Spending, StoreFacts};
 use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
-use trails_core::registry::Registry;
+use trails_core::registry::{PromptEntry, Registry};
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// What the resources read: the knowledge graph every call gets, and the declarations.
     pub(crate) resources: Resources,
+    /// The app's prompts, in name order, each with its `prompts/list` entry.
+    pub(crate) prompts: Vec<(&'static PromptEntry, rmcp::model::Prompt)>,
     /// Who issues the bearer tokens accepted beside `[[http.tokens]]` (`[auth.oauth]`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) authority: Option<Arc<dyn super::Authority>>,
@@ -95,8 +97,16 @@ impl Shared {
             budgets: kept.take::<Arc<dyn Spending>>(),
             store: kept.take::<StoreFacts>().unwrap_or_default(),
         };
+        let prompts = registry
+            .prompts()
+            .map(|entry| {
+                let listed = serde_json::from_str(entry.descriptor()).expect("#[prompt] emits an MCP prompt");
+                (entry, listed)
+            })
+            .collect();
         Shared {
             pipeline,
+            prompts,
             listings,
             mcp,
             http,

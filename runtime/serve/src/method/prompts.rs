@@ -1,0 +1,91 @@
+//! `prompts/list`, `prompts/get` and the completion of a prompt's arguments: the app's
+//! `#[prompt]`s, each seen by callers that hold its scope (the others are told it does not
+//! exist, as `[mcp] mask_denied` tells of tools).
+
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use rmcp::model::{
+    ArgumentInfo, CompletionInfo, ErrorData, GetPromptRequestParams, GetPromptResult, ListPromptsResult, PromptMessage,
+};
+use serde_json::{json, Value};
+
+use super::span::{request_done, request_span};
+use super::Request;
+use crate::state::{Control, Shared};
+use crate::wire;
+use trails_core::auth::Caller;
+use trails_core::pipeline::{Attach, Refusal};
+use trails_core::registry::PromptEntry;
+use trails_core::validate::echo_name;
+
+/// The prompt `name`, if `caller` may see it.
+fn visible(shared: &Shared, caller: &Caller, name: &str) -> Option<&'static PromptEntry> {
+    let (entry, _) = shared.prompts.iter().find(|(entry, _)| entry.name() == name)?;
+    caller.scopes.contains(entry.scope()).then_some(*entry)
+}
+
+fn unknown(name: &str) -> ErrorData {
+    let name = echo_name(name);
+    ErrorData::invalid_params(format!("unknown prompt: {name}"), Some(json!({ "prompt": name })))
+}
+
+pub(crate) fn list_prompts(shared: &Shared, request: &Request) -> ListPromptsResult {
+    let scopes = request.caller.scopes;
+    let prompts = shared.prompts.iter().filter(|(entry, _)| scopes.contains(entry.scope()));
+    ListPromptsResult::with_all_items(prompts.map(|(_, listed)| listed.clone()).collect())
+}
+
+pub(crate) async fn get_prompt(
+    shared: &Arc<Shared>,
+    request: Request,
+    params: GetPromptRequestParams,
+) -> Result<GetPromptResult, ErrorData> {
+    let Some(entry) = visible(shared, &request.caller, &params.name) else { return Err(unknown(&params.name)) };
+    let info = request.info();
+    let (span, started) = (request_span("prompts/get", entry.name(), &info), std::time::Instant::now());
+    span.record("gen_ai.prompt.name", entry.name());
+    let ctx =
+        shared.pipeline.context(&request.caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
+    let trace_id = ctx.trace_id().to_owned();
+    let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);
+    let got = std::panic::AssertUnwindSafe(entry.get(ctx, arguments)).catch_unwind();
+    let outcome = match tracing::Instrument::instrument(got, span.clone()).await {
+        Ok(Ok(messages)) => messages
+            .into_iter()
+            .map(|message| serde_json::to_value(message).and_then(serde_json::from_value::<PromptMessage>))
+            .collect::<Result<Vec<_>, _>>()
+            .map(GetPromptResult::new)
+            .map_err(|error| trails_core::Error::internal(format!("a prompt message rmcp cannot carry: {error}"))),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(trails_core::Error::internal("the prompt's function panicked")),
+    };
+    let outcome = outcome.map_err(|error| {
+        if let trails_core::Error::Internal(detail) = &error {
+            tracing::error!(prompt = entry.name(), trace_id, detail, "prompt failed");
+        }
+        wire::call::refusal(&Refusal::Failed { error, trace_id })
+    });
+    let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
+    request_done(&span, "prompts/get", Some(entry.name()), error_type.as_deref(), started);
+    outcome
+}
+
+/// The values argument `argument` of prompt `name` may take (its `one_of`) that start with what
+/// was typed.
+pub(crate) fn complete(
+    shared: &Shared,
+    caller: &Caller,
+    name: &str,
+    argument: &ArgumentInfo,
+) -> Result<CompletionInfo, ErrorData> {
+    let entry = visible(shared, caller, name).ok_or_else(|| unknown(name))?;
+    let values: Vec<String> = entry
+        .completions(&argument.name)
+        .iter()
+        .filter(|value| value.starts_with(argument.value.as_str()))
+        .take(CompletionInfo::MAX_VALUES)
+        .map(|value| (*value).to_owned())
+        .collect();
+    CompletionInfo::with_all_values(values).map_err(|error| ErrorData::internal_error(error, None))
+}
