@@ -358,3 +358,30 @@ pub struct PromptDecl {
     /// The function.
     pub handler: syn::Ident,
 }
+
+/// A `#[resource]` declaration: a fixed URI, or a template whose `{variables}` are the
+/// function's `String` parameters.
+pub struct ResourceDecl {
+    /// The URI or URI template.
+    pub uri: String,
+    /// The template's variables, in order (empty: a fixed URI).
+    pub variables: Vec<String>,
+    /// Its name (the function's unless `name = …`).
+    pub name: String,
+    /// A human-readable title.
+    pub title: Option<String>,
+    /// What it holds (the `///` doc or `description = …`).
+    pub description: String,
+    /// Its MIME type.
+    pub mime_type: Option<String>,
+    /// The scope a caller needs.
+    pub scope: ScopeDecl,
+    /// The variables as parameters, with their docs and predicates.
+    pub arguments: ObjectDecl,
+    /// The function's parameters, in order.
+    pub params: Vec<Param>,
+    /// The declared return type.
+    pub return_type: syn::Type,
+    /// The function.
+    pub handler: syn::Ident,
+}

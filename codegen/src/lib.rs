@@ -16,6 +16,7 @@ pub mod ir;
 pub mod names;
 pub mod preview;
 pub mod prompt;
+pub mod resource;
 #[cfg(feature = "scaffold")]
 pub mod scaffold;
 pub mod schema;
@@ -44,6 +45,11 @@ pub fn expand_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[prompt(…)]`
 pub fn expand_prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand(attr, item)
+}
+
+/// `#[resource(…)]`
+pub fn expand_resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    resource::expand(attr, item)
 }
 
 /// `#[meta_capability(…)]`

@@ -35,3 +35,10 @@ pub fn meta_capability(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     trails_codegen::expand_prompt(attr.into(), item.into()).into()
 }
+
+/// A resource of the app's own: a fixed URI (`memo://insights`) or a URI template whose
+/// `{variables}` are the function's `String` parameters.
+#[proc_macro_attribute]
+pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    trails_codegen::expand_resource(attr.into(), item.into()).into()
+}

@@ -71,7 +71,7 @@ pub use trails_serve::{config, part, serve};
 
 // What an author writes; everything else is in a named module.
 pub use trails_core::{Blob, Ctx, DateTime, Error, Ref, Result};
-pub use trails_macros::{capability, meta_capability, node_type, prompt, shape};
+pub use trails_macros::{capability, meta_capability, node_type, prompt, resource, shape};
 pub use trails_serve::{App, BuildError};
 
 #[cfg(feature = "dev")]
@@ -92,6 +92,12 @@ pub mod declare {
 /// [`Content`](content::Content) or a `Vec<Content>` (mixed content); see chapter 2 of the guide.
 pub mod content {
     pub use trails_core::{Annotations, Audience, Content, Embedded};
+}
+
+/// The app's own resources: what a `#[resource]` returns, and the linked entries; see chapter 2
+/// of the guide.
+pub mod resource {
+    pub use trails_core::{ResourceEntry, ResourceOutput, ResourceResult};
 }
 
 /// Prompts: what a `#[prompt]` returns ([`PromptMessage`](prompt::PromptMessage)s), and the
@@ -131,7 +137,9 @@ pub mod prelude {
     pub use crate::error::{FieldCode, FieldError};
     pub use crate::kg::KgCtx;
     pub use crate::prompt::PromptMessage;
-    pub use crate::{capability, meta_capability, node_type, prompt, shape, Blob, Ctx, DateTime, Error, Ref, Result};
+    pub use crate::{
+        capability, meta_capability, node_type, prompt, resource, shape, Blob, Ctx, DateTime, Error, Ref, Result,
+    };
 }
 
 /// Test your capabilities in process, without sockets: a [`Client`](testing::Client) calls a built

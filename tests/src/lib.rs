@@ -178,6 +178,31 @@ pub async fn even(
     Ok(n % 2 == 0)
 }
 
+/// The note pinned for every caller.
+#[resource(uri = "notes://pinned", title = "Pinned note", mime_type = "text/markdown")]
+pub async fn pinned() -> Result<String> {
+    Ok("# Pinned\nShip on Friday.".to_owned())
+}
+
+/// A yearly report of one kind.
+#[resource(uri = "reports://{year}/{kind}", name = "report", mime_type = "application/json")]
+pub async fn report(
+    /// The year, four digits.
+    #[predicate(pattern = "^[0-9]{4}$")]
+    year: String,
+    /// Which report.
+    #[predicate(one_of = ["sales", "costs"])]
+    kind: String,
+) -> Result<String> {
+    Ok(serde_json::json!({ "year": year, "kind": kind }).to_string())
+}
+
+/// The operators' runbook (builders only).
+#[resource(uri = "ops://runbook", scope = "builder")]
+pub async fn runbook() -> Result<Vec<u8>> {
+    Ok(b"restart it".to_vec())
+}
+
 /// Ask for a review of a requirement.
 #[prompt(name = "review", title = "Review a requirement")]
 pub async fn review_prompt(

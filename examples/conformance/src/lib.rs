@@ -131,5 +131,32 @@ async fn prompt_with_image() -> Result<Vec<PromptMessage>> {
     ])
 }
 
+/// A fixed text resource.
+#[resource(uri = "test://static-text", name = "static-text", title = "Static Text Resource", mime_type = "text/plain")]
+async fn static_text() -> Result<String> {
+    Ok("This is the content of the static text resource.".to_owned())
+}
+
+/// A fixed binary resource: an image.
+#[resource(uri = "test://static-binary", name = "static-binary", mime_type = "image/png")]
+async fn static_binary() -> Result<Vec<u8>> {
+    Ok(png())
+}
+
+/// A resource clients subscribe to.
+#[resource(uri = "test://watched-resource", name = "watched-resource", mime_type = "text/plain")]
+async fn watched_resource() -> Result<String> {
+    Ok("Watched resource content".to_owned())
+}
+
+/// The data of one item, by id.
+#[resource(uri = "test://template/{id}/data", name = "template", mime_type = "application/json")]
+async fn template_data(
+    /// The item's id.
+    id: String,
+) -> Result<String> {
+    Ok(serde_json::json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") }).to_string())
+}
+
 /// Name this from `main` (`App::include`) so the linker keeps the declarations above.
 pub fn link() {}

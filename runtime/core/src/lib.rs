@@ -27,12 +27,14 @@ pub use ctx::{AppState, Cancellation, Ctx, DistributedTrace, Progress, ProgressS
 pub use declare::{
     Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Embedded, HandlerResult,
     MessageRole, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, PromptMessage, PromptOutput, PromptResult,
-    Ref, Schema, Shape, ToolOutput,
+    Ref, ResourceOutput, ResourceResult, Schema, Shape, ToolOutput,
 };
 pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
 pub use pipeline::SPANS;
-pub use registry::{Cost, DuplicateError, PromptEntry, Registry, RegistryError, ShapeEntry, ToolEntry, ToolKind};
+pub use registry::{
+    Cost, DuplicateError, PromptEntry, Registry, RegistryError, ResourceEntry, ShapeEntry, ToolEntry, ToolKind,
+};
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 
 /// Support for generated code. Not a public API: names here change without notice. Generated
@@ -47,12 +49,13 @@ pub mod __private {
     pub use crate::auth::Scope;
     pub use crate::ctx::Ctx;
     pub use crate::declare::{
-        shape_output, Datatype, DisplayRole, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo,
-        PromptMessage, PromptResult, Schema, Shape, ToolOutput,
+        shape_output, Datatype, DisplayRole, Embedded, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output,
+        PredicateInfo, PromptMessage, PromptResult, ResourceResult, Schema, Shape, ToolOutput,
     };
     pub use crate::error::{Error, Result};
     pub use crate::registry::{
-        BoxFuture, Declared, PromptEntry, ShapeEntry, ToolEntry, ToolKind, PROMPTS, SHAPES, TOOLS,
+        BoxFuture, Declared, PromptEntry, ResourceEntry, ShapeEntry, ToolEntry, ToolKind, PROMPTS, RESOURCES, SHAPES,
+        TOOLS,
     };
     pub use crate::validate::{
         concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,

@@ -28,6 +28,7 @@ mod manifest;
 mod mcp_e2e;
 mod oauth;
 mod openapi;
+mod own_resources;
 mod parts;
 mod policy;
 mod progress;

@@ -10,6 +10,7 @@ mod prompt;
 #[doc(hidden)]
 pub mod rdf;
 mod reference;
+mod resource;
 mod traits;
 
 pub use blob::{Blob, BlobError};
@@ -20,4 +21,5 @@ pub use output::{HandlerResult, Output, ToolOutput};
 pub use prompt::{MessageRole, PromptMessage, PromptOutput, PromptResult};
 pub use rdf::{Datatype, DisplayRole, NodeTypeInfo, PredicateInfo};
 pub use reference::{DateTime, Ref};
+pub use resource::{ResourceOutput, ResourceResult};
 pub use traits::{NodeType, ObjectShape, Schema, Shape};

@@ -6,6 +6,7 @@
 
 mod entry;
 mod prompt;
+mod resource;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +15,7 @@ use serde_json::Value;
 
 pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
 pub use prompt::{PromptEntry, PromptFn, PROMPTS};
+pub use resource::{ResourceEntry, ResourceFn, RESOURCES};
 
 use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
@@ -41,6 +43,7 @@ impl fmt::Display for DuplicateError {
         let fix = match self.what {
             "tool" => "change its `id`, or its `namespace`/`op`",
             "prompt" => "change its `name`",
+            "resource" => "change its `uri`",
             _ => "give one a different `label`",
         };
         write!(f, "two {}s are both named `{}`: `{}` and `{}`", self.what, self.name, self.first, self.second)?;
@@ -71,6 +74,7 @@ pub struct Registry {
     tools: BTreeMap<&'static str, &'static ToolEntry>,
     shapes: BTreeMap<&'static str, &'static ShapeEntry>,
     prompts: BTreeMap<&'static str, &'static PromptEntry>,
+    resources: BTreeMap<&'static str, &'static ResourceEntry>,
 }
 
 impl Registry {
@@ -81,6 +85,7 @@ impl Registry {
         check_patterns()?;
         let mut registry = Registry::from_entries(TOOLS.iter(), SHAPES.iter())?;
         registry.prompts = prompt::by_name(PROMPTS.iter())?;
+        registry.resources = resource::by_uri(RESOURCES.iter())?;
         Ok(registry)
     }
 
@@ -118,7 +123,7 @@ impl Registry {
             // Two plain shapes may share a Rust name in different modules; key by source then.
             shapes_by_name.insert(shape.source, shape);
         }
-        Ok(Registry { tools: by_name, shapes: shapes_by_name, prompts: BTreeMap::new() })
+        Ok(Registry { tools: by_name, shapes: shapes_by_name, prompts: BTreeMap::new(), resources: BTreeMap::new() })
     }
 
     /// Tools in name order.

@@ -4,22 +4,65 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, ErrorData, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceRequestParams, ReadResourceResult,
+    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorData, ListResourceTemplatesResult, ListResourcesResult,
+    ReadResourceRequestParams, ReadResourceResult, ResourceContents,
 };
 
 use super::span::{request_done, request_span};
 use super::Request;
-use crate::state::Shared;
+use crate::state::{Control, Shared};
+use trails_core::pipeline::{Attach, Refusal};
+use trails_core::registry::ResourceEntry;
 
 // Node-type data, the schema and stats are `runtime` scope, which every caller has; `doctor` and
 // `prov/latest` need `builder` (unknown to others, as masked tools are).
+// The app's own (`#[resource]`) come first, each seen by callers holding its scope.
 pub(crate) fn list_resources(shared: &Shared, request: &Request) -> ListResourcesResult {
-    ListResourcesResult::with_all_items(crate::resources::list(&shared.resources, request.caller.scopes))
+    let scopes = request.caller.scopes;
+    let own = shared.own_resources.fixed.iter().filter(|(entry, _)| scopes.contains(entry.scope()));
+    let mut listed: Vec<_> = own.map(|(_, resource)| resource.clone()).collect();
+    listed.extend(crate::resources::list(&shared.resources, scopes));
+    ListResourcesResult::with_all_items(listed)
 }
 
-pub(crate) fn list_templates(shared: &Shared, _request: &Request) -> ListResourceTemplatesResult {
-    ListResourceTemplatesResult::with_all_items(crate::resources::templates(&shared.resources))
+pub(crate) fn list_templates(shared: &Shared, request: &Request) -> ListResourceTemplatesResult {
+    let scopes = request.caller.scopes;
+    let own = shared.own_resources.templates.iter().filter(|(entry, _)| scopes.contains(entry.scope()));
+    let mut listed: Vec<_> = own.map(|(_, template)| template.clone()).collect();
+    listed.extend(crate::resources::templates(&shared.resources));
+    ListResourceTemplatesResult::with_all_items(listed)
+}
+
+/// Read one of the app's own resources: its function, with the caller's context.
+async fn read_own(
+    shared: &Arc<Shared>,
+    request: &Request,
+    entry: &'static ResourceEntry,
+    uri: &str,
+    variables: serde_json::Map<String, serde_json::Value>,
+) -> Result<ReadResourceResult, ErrorData> {
+    let info = request.info();
+    let ctx =
+        shared.pipeline.context(&request.caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
+    let trace_id = ctx.trace_id().to_owned();
+    let read = std::panic::AssertUnwindSafe(entry.read(ctx, uri, variables));
+    let outcome = match futures_util::FutureExt::catch_unwind(read).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(trails_core::Error::internal("the resource's function panicked")),
+    };
+    match outcome.and_then(|contents| {
+        serde_json::to_value(contents)
+            .and_then(serde_json::from_value::<ResourceContents>)
+            .map_err(|error| trails_core::Error::internal(format!("contents rmcp cannot carry: {error}")))
+    }) {
+        Ok(contents) => Ok(ReadResourceResult::new(vec![contents])),
+        Err(error) => {
+            if let trails_core::Error::Internal(detail) = &error {
+                tracing::error!(resource = entry.uri(), trace_id, detail, "resource read failed");
+            }
+            Err(crate::wire::call::refusal(&Refusal::Failed { error, trace_id }))
+        }
+    }
 }
 
 pub(crate) async fn read_resource(
@@ -32,8 +75,17 @@ pub(crate) async fn read_resource(
     let info = request.info();
     let (span, started) = (request_span("resources/read", &uri, &info), std::time::Instant::now());
     span.record("mcp.resource.uri", uri.as_str());
-    let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, shared.view(&request.caller));
-    let outcome = tracing::Instrument::instrument(read, span.clone()).await.map_err(|error| error.into_mcp(&uri));
+    let own = shared.own_resources.find(&uri).filter(|(entry, _)| request.caller.scopes.contains(entry.scope()));
+    let outcome = match own {
+        Some((entry, variables)) => {
+            tracing::Instrument::instrument(read_own(shared, request, entry, &uri, variables), span.clone()).await
+        }
+        None => {
+            let view = shared.view(&request.caller);
+            let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, view);
+            tracing::Instrument::instrument(read, span.clone()).await.map_err(|error| error.into_mcp(&uri))
+        }
+    };
     let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
     request_done(&span, "resources/read", None, error_type.as_deref(), started);
     outcome
@@ -48,6 +100,19 @@ pub(crate) async fn complete(
 ) -> Result<CompleteResult, ErrorData> {
     if let Some(name) = params.r#ref.as_prompt_name() {
         return super::prompts::complete(shared, &request.caller, name, &params.argument).map(CompleteResult::new);
+    }
+    let own = shared.own_resources.templates.iter().map(|(entry, _)| *entry);
+    let scopes = request.caller.scopes;
+    if let Some(entry) = own
+        .filter(|entry| scopes.contains(entry.scope()))
+        .find(|entry| Some(entry.uri()) == params.r#ref.as_resource_uri())
+    {
+        let typed = params.argument.value.as_str();
+        let values = entry.completions(&params.argument.name).iter().filter(|value| value.starts_with(typed));
+        let values = values.take(CompletionInfo::MAX_VALUES).map(|value| (*value).to_owned()).collect();
+        return CompletionInfo::with_all_values(values)
+            .map(CompleteResult::new)
+            .map_err(|error| ErrorData::internal_error(error, None));
     }
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let info = crate::resources::complete(&shared.resources, &params.r#ref, &params.argument, &trace_id).await?;

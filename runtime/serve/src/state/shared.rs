@@ -14,7 +14,7 @@ use crate::resources::{Live, Resources, Spending, StoreFacts};
 use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
-use trails_core::registry::{PromptEntry, Registry};
+use trails_core::registry::{PromptEntry, Registry, ResourceEntry};
 
 /// Everything built once per process and shared by every connection.
 pub(crate) struct Shared {
@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) resources: Resources,
     /// The app's prompts, in name order, each with its `prompts/list` entry.
     pub(crate) prompts: Vec<(&'static PromptEntry, rmcp::model::Prompt)>,
+    /// The app's own resources and templates (`#[resource]`), in URI order.
+    pub(crate) own_resources: OwnResources,
     /// Who issues the bearer tokens accepted beside `[[http.tokens]]` (`[auth.oauth]`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) authority: Option<Arc<dyn super::Authority>>,
@@ -63,6 +65,39 @@ pub(crate) struct Brought {
     /// connection, the parts' routes.
     pub(crate) kept: super::Kept,
     pub(crate) background: Vec<Background>,
+}
+
+/// The app's `#[resource]`s, each with its listing entry.
+#[derive(Default)]
+pub(crate) struct OwnResources {
+    pub(crate) fixed: Vec<(&'static ResourceEntry, rmcp::model::Resource)>,
+    pub(crate) templates: Vec<(&'static ResourceEntry, rmcp::model::ResourceTemplate)>,
+}
+
+impl OwnResources {
+    fn of(registry: &Registry) -> OwnResources {
+        let mut own = OwnResources::default();
+        for entry in registry.resources() {
+            let listed = entry.descriptor();
+            match entry.is_template() {
+                true => {
+                    own.templates.push((entry, serde_json::from_str(listed).expect("#[resource] emits a template")))
+                }
+                false => own.fixed.push((entry, serde_json::from_str(listed).expect("#[resource] emits a resource"))),
+            }
+        }
+        own
+    }
+
+    /// The resource `uri` names, with its variables.
+    pub(crate) fn find(
+        &self,
+        uri: &str,
+    ) -> Option<(&'static ResourceEntry, serde_json::Map<String, serde_json::Value>)> {
+        let fixed = self.fixed.iter().map(|(entry, _)| *entry);
+        let templates = self.templates.iter().map(|(entry, _)| *entry);
+        fixed.chain(templates).find_map(|entry| entry.matches(uri).map(|variables| (entry, variables)))
+    }
 }
 
 impl Shared {
@@ -104,9 +139,11 @@ impl Shared {
                 (entry, listed)
             })
             .collect();
+        let own_resources = OwnResources::of(registry);
         Shared {
             pipeline,
             prompts,
+            own_resources,
             listings,
             mcp,
             http,
