@@ -22,6 +22,7 @@ pub mod scaffold;
 pub mod schema;
 pub mod shacl;
 pub mod shape;
+mod signature;
 pub mod template;
 pub mod validator;
 

@@ -70,7 +70,7 @@ pub use trails_kg as kg;
 pub use trails_serve::{config, part, serve};
 
 // What an author writes; everything else is in a named module.
-pub use trails_core::{Blob, Ctx, DateTime, Error, Ref, Result};
+pub use trails_core::{Blob, Ctx, DateTime, Error, LogLevel, Ref, Result};
 pub use trails_macros::{capability, meta_capability, node_type, prompt, resource, shape};
 pub use trails_serve::{App, BuildError};
 
@@ -138,7 +138,8 @@ pub mod prelude {
     pub use crate::kg::KgCtx;
     pub use crate::prompt::PromptMessage;
     pub use crate::{
-        capability, meta_capability, node_type, prompt, resource, shape, Blob, Ctx, DateTime, Error, Ref, Result,
+        capability, meta_capability, node_type, prompt, resource, shape, Blob, Ctx, DateTime, Error, LogLevel, Ref,
+        Result,
     };
 }
 

@@ -257,6 +257,7 @@ pub async fn count(
             () = tokio::time::sleep(std::time::Duration::from_millis(pause_ms.into())) => {}
         }
         ctx.progress(step.into(), Some(to.into()), Some(&format!("counted {step}"))).await;
+        ctx.log(trails::LogLevel::Debug, format!("counted {step}")).await;
     }
     Ok(format!("counted to {to}"))
 }

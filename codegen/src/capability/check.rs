@@ -28,19 +28,7 @@ pub(super) fn checked(
 
 /// `scope = "…"`, defaulting to `dev` for meta capabilities.
 pub(super) fn scope(lit: Option<&LitStr>, diags: &mut Diagnostics) -> Option<ScopeDecl> {
-    let Some(lit) = lit else { return Some(ScopeDecl::Dev) };
-    match lit.value().as_str() {
-        "runtime" => Some(ScopeDecl::Runtime),
-        "builder" => Some(ScopeDecl::Builder),
-        "dev" => Some(ScopeDecl::Dev),
-        other => {
-            diags.error_spanned(
-                lit,
-                format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs"),
-            );
-            None
-        }
-    }
+    crate::signature::scope(lit, ScopeDecl::Dev, diags)
 }
 
 fn one_of(lit: Option<&LitStr>, key: &str, allowed: &[&str], default: &str, diags: &mut Diagnostics) -> String {

@@ -2,7 +2,7 @@
 //! (`&Ctx`, then one `#[shape]` input or named parameters with per-parameter predicates).
 
 use proc_macro2::Span;
-use syn::{FnArg, Pat, ReturnType, Type};
+use syn::{FnArg, Pat, ReturnType};
 
 use super::attr::CapabilityAttrs;
 use super::{check, Kind};
@@ -11,16 +11,6 @@ use crate::diag::Diagnostics;
 use crate::field::{classify, parse_field};
 use crate::ir::{CapabilityDecl, Input, ObjectDecl, Param, Scalar, ScopeDecl, ToolKindDecl};
 use crate::names;
-
-fn is_ctx(ty: &Type) -> bool {
-    match ty {
-        Type::Reference(reference) => match &*reference.elem {
-            Type::Path(path) => path.path.segments.last().is_some_and(|s| s.ident == "Ctx"),
-            _ => false,
-        },
-        _ => false,
-    }
-}
 
 /// Identity: (kind, id, MCP name, scope).
 fn identity(
@@ -153,7 +143,7 @@ fn signature(sig: &syn::Signature, diags: &mut Diagnostics) -> (Input, Vec<Param
             }
             FnArg::Typed(typed) => typed,
         };
-        if is_ctx(&typed.ty) {
+        if crate::signature::is_ctx(&typed.ty) {
             params.push(Param::Ctx);
             continue;
         }

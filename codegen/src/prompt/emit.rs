@@ -4,7 +4,6 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::args::Literal;
 use crate::ir::{Param, PromptDecl};
 use crate::template::json_string;
 use crate::validator::{object_rules, object_validator};
@@ -54,14 +53,7 @@ pub(super) fn generate(decl: &PromptDecl, function: &syn::ItemFn) -> TokenStream
     });
     let rules = object_rules(&decl.arguments, None);
     let validator = object_validator();
-    let completions = decl.arguments.fields.iter().filter(|field| !field.constraints.one_of.is_empty()).map(|field| {
-        let argument = &field.name;
-        let values = field.constraints.one_of.iter().filter_map(|value| match value {
-            Literal::Str(value) => Some(value.as_str()),
-            _ => None,
-        });
-        quote!((#argument, &[#(#values),*]))
-    });
+    let completions = crate::signature::completions(&decl.arguments);
     let call_args = decl.params.iter().map(|param| match param {
         Param::Ctx => quote!(&ctx),
         Param::Named(ident) => quote!(arguments.#ident),
@@ -117,7 +109,7 @@ pub(super) fn generate(decl: &PromptDecl, function: &syn::ItemFn) -> TokenStream
                 #name,
                 ::trails::__private::Scope::#scope,
                 #descriptor,
-                &[#(#completions),*],
+                #completions,
                 __trails_validate,
                 __trails_get,
                 ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),

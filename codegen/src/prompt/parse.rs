@@ -1,7 +1,7 @@
 //! `#[prompt(name, title, description, scope)]` and the function's signature → [`PromptDecl`].
 
 use proc_macro2::TokenStream;
-use syn::{FnArg, Pat, ReturnType, Type};
+use syn::{FnArg, Pat, ReturnType};
 
 use crate::args::{self, Keys};
 use crate::diag::Diagnostics;
@@ -25,11 +25,6 @@ const PROMPT_KEYS: Keys<PromptKey> = Keys {
         ("scope", PromptKey::Scope),
     ],
 };
-
-fn is_ctx(ty: &Type) -> bool {
-    matches!(ty, Type::Reference(reference)
-        if matches!(&*reference.elem, Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "Ctx")))
-}
 
 pub(super) fn declaration(attr: TokenStream, function: &syn::ItemFn, diags: &mut Diagnostics) -> Option<PromptDecl> {
     let args = args::parse_args(attr, diags);
@@ -75,21 +70,7 @@ pub(super) fn declaration(attr: TokenStream, function: &syn::ItemFn, diags: &mut
             String::new()
         }
     };
-    let scope = match &scope {
-        None => ScopeDecl::Runtime,
-        Some(lit) => match lit.value().as_str() {
-            "runtime" => ScopeDecl::Runtime,
-            "builder" => ScopeDecl::Builder,
-            "dev" => ScopeDecl::Dev,
-            other => {
-                diags.error_spanned(
-                    lit,
-                    format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs"),
-                );
-                ScopeDecl::Runtime
-            }
-        },
-    };
+    let scope = crate::signature::scope(scope.as_ref(), ScopeDecl::Runtime, diags).unwrap_or(ScopeDecl::Runtime);
     let (arguments, params) = signature(sig, diags);
     let return_type = match &sig.output {
         ReturnType::Type(_, ty) => (**ty).clone(),
@@ -124,7 +105,7 @@ fn signature(sig: &syn::Signature, diags: &mut Diagnostics) -> (ObjectDecl, Vec<
             }
             FnArg::Typed(typed) => typed,
         };
-        if is_ctx(&typed.ty) {
+        if crate::signature::is_ctx(&typed.ty) {
             params.push(Param::Ctx);
             continue;
         }

@@ -4,7 +4,6 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::args::Literal;
 use crate::ir::{Param, ResourceDecl};
 use crate::template::json_string;
 use crate::validator::{object_rules, object_validator};
@@ -43,14 +42,7 @@ pub(super) fn generate(decl: &ResourceDecl, function: &syn::ItemFn) -> TokenStre
     });
     let rules = object_rules(&decl.arguments, None);
     let validator = object_validator();
-    let completions = decl.arguments.fields.iter().filter(|field| !field.constraints.one_of.is_empty()).map(|field| {
-        let variable = &field.name;
-        let values = field.constraints.one_of.iter().filter_map(|value| match value {
-            Literal::Str(value) => Some(value.as_str()),
-            _ => None,
-        });
-        quote!((#variable, &[#(#values),*]))
-    });
+    let completions = crate::signature::completions(&decl.arguments);
     let call_args = decl.params.iter().map(|param| match param {
         Param::Ctx => quote!(&ctx),
         Param::Named(ident) => quote!(variables.#ident),
@@ -104,7 +96,7 @@ pub(super) fn generate(decl: &ResourceDecl, function: &syn::ItemFn) -> TokenStre
                 ::trails::__private::Scope::#scope,
                 #descriptor,
                 &[#(#variables),*],
-                &[#(#completions),*],
+                #completions,
                 __trails_read,
                 ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#handler)),
             );

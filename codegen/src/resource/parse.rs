@@ -2,7 +2,7 @@
 //! → [`ResourceDecl`].
 
 use proc_macro2::TokenStream;
-use syn::{FnArg, Pat, ReturnType, Type};
+use syn::{FnArg, Pat, ReturnType};
 
 use crate::args::{self, Keys};
 use crate::diag::Diagnostics;
@@ -30,11 +30,6 @@ const RESOURCE_KEYS: Keys<ResourceKey> = Keys {
         ("scope", ResourceKey::Scope),
     ],
 };
-
-fn is_ctx(ty: &Type) -> bool {
-    matches!(ty, Type::Reference(reference)
-        if matches!(&*reference.elem, Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "Ctx")))
-}
 
 /// The `{variables}` of a URI template, or why it is not one Trails serves.
 pub(crate) fn variables(uri: &str) -> Result<Vec<String>, String> {
@@ -129,21 +124,7 @@ pub(super) fn declaration(attr: TokenStream, function: &syn::ItemFn, diags: &mut
             String::new()
         }
     };
-    let scope = match &scope {
-        None => ScopeDecl::Runtime,
-        Some(lit) => match lit.value().as_str() {
-            "runtime" => ScopeDecl::Runtime,
-            "builder" => ScopeDecl::Builder,
-            "dev" => ScopeDecl::Dev,
-            other => {
-                diags.error_spanned(
-                    lit,
-                    format!("scope `{other}` is not one of `runtime`, `builder`, `dev`; pick the least a caller needs"),
-                );
-                ScopeDecl::Runtime
-            }
-        },
-    };
+    let scope = crate::signature::scope(scope.as_ref(), ScopeDecl::Runtime, diags).unwrap_or(ScopeDecl::Runtime);
     let (arguments, params) = signature(sig, &variables, &uri, diags);
     let return_type = match &sig.output {
         ReturnType::Type(_, ty) => (**ty).clone(),
@@ -187,7 +168,7 @@ fn signature(
             }
             FnArg::Typed(typed) => typed,
         };
-        if is_ctx(&typed.ty) {
+        if crate::signature::is_ctx(&typed.ty) {
             params.push(Param::Ctx);
             continue;
         }

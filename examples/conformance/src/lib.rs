@@ -82,6 +82,16 @@ async fn error_handling() -> Result<String> {
     Err(Error::precondition_failed("This tool intentionally returns an error for testing"))
 }
 
+/// Logs three messages at `info` as it runs (to a client that asked for them).
+#[capability(id = "test_tool_with_logging", version = "1.0.0", side_effects(none), idempotent)]
+async fn tool_with_logging(ctx: &Ctx) -> Result<String> {
+    for message in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+        ctx.log(LogLevel::Info, message).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok("Logged three messages.".to_owned())
+}
+
 /// Answers without logging: no `notifications/message` unless the request asks for a level.
 #[capability(id = "test_logging_tool", version = "1.0.0", side_effects(none), idempotent)]
 async fn logging_tool() -> Result<String> {

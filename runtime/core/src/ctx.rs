@@ -129,6 +129,61 @@ impl Progress {
     }
 }
 
+/// How severe a message a handler logs to its client is (MCP's levels, syslog's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// What happened.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something to look at.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A part failed.
+    Critical,
+    /// Act now.
+    Alert,
+    /// Unusable.
+    Emergency,
+}
+
+/// Where a call's log messages go: a transport that can reach the client while the call runs
+/// implements it, for a client that asked for messages (a 2025 session's `logging/setLevel`, a
+/// 2026-07-28 request's `_meta` log level).
+pub trait LogSink: Send + Sync + 'static {
+    /// Send `notifications/message`.
+    fn send(&self, level: LogLevel, data: Value) -> BoxFuture<'static, ()>;
+}
+
+/// A call's logger, attached by the transport ([`Ctx::log`] uses it): it sends messages at or
+/// above the level the client asked for, at most [`ClientLog::MAX_PER_CALL`] per call.
+#[derive(Clone)]
+pub struct ClientLog {
+    sink: Arc<dyn LogSink>,
+    least: LogLevel,
+    sent: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl std::fmt::Debug for ClientLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientLog").field("least", &self.least).finish_non_exhaustive()
+    }
+}
+
+impl ClientLog {
+    /// Messages one call sends at most (a handler logging in a loop cannot flood its client).
+    pub const MAX_PER_CALL: usize = 1000;
+
+    /// A logger sending messages at `least` and above to `sink`.
+    pub fn new(sink: impl LogSink, least: LogLevel) -> Self {
+        ClientLog { sink: Arc::new(sink), least, sent: Arc::default() }
+    }
+}
+
 /// The signal a call's client cancelled it, attached by the transport ([`Ctx::cancelled`]).
 #[derive(Clone, Debug, Default)]
 pub struct Cancellation(CancellationToken);
@@ -244,6 +299,17 @@ impl Ctx {
         }
     }
 
+    /// Send the client a log message (`notifications/message`, with `data`: a string or any JSON)
+    /// when it asked for messages of `level` or less severe ones; nothing otherwise (MCP sends
+    /// no message a client did not ask for). The server's own log is `tracing`'s, not this.
+    pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        let Some(log) = self.extension::<ClientLog>() else { return };
+        if level < log.least || log.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= ClientLog::MAX_PER_CALL {
+            return;
+        }
+        log.sink.send(level, data.into()).await;
+    }
+
     /// Completes when the client cancels the call (`notifications/cancelled`, or a 2026-07-28
     /// client closing the request's stream); never, for a call no client can cancel. The call
     /// is not stopped for it: the handler decides what to finish (a write it began is kept, and
@@ -303,6 +369,38 @@ mod tests {
             ctx.progress(50.0, Some(100.0), None).await; // down again
             let sent = sent.0.lock().unwrap().clone();
             assert_eq!(sent, vec![(0.0, Some(100.0), Some("start".into())), (100.0, Some(100.0), Some("done".into()))]);
+        })
+        .expect("nothing awaits");
+    }
+
+    #[derive(Clone, Default)]
+    struct Logged(Arc<Mutex<Vec<(LogLevel, Value)>>>);
+
+    impl LogSink for Logged {
+        fn send(&self, level: LogLevel, data: Value) -> BoxFuture<'static, ()> {
+            self.0.lock().unwrap().push((level, data));
+            Box::pin(async {})
+        }
+    }
+
+    #[test]
+    fn a_client_gets_the_messages_it_asked_for_and_no_more() {
+        futures_util::FutureExt::now_or_never(async {
+            Ctx::local().log(LogLevel::Emergency, "no client: nothing, no failure").await;
+            let logged = Logged::default();
+            let ctx = Ctx::local().with_extension(ClientLog::new(logged.clone(), LogLevel::Info));
+            ctx.log(LogLevel::Debug, "below").await;
+            ctx.log(LogLevel::Info, "started").await;
+            ctx.log(LogLevel::Error, serde_json::json!({ "failed": 1 })).await;
+            for _ in 0..2 * ClientLog::MAX_PER_CALL {
+                ctx.log(LogLevel::Warning, "again").await;
+            }
+            let logged = logged.0.lock().unwrap();
+            assert_eq!(
+                logged[..2],
+                [(LogLevel::Info, "started".into()), (LogLevel::Error, serde_json::json!({ "failed": 1 }))]
+            );
+            assert_eq!(logged.len(), ClientLog::MAX_PER_CALL, "bounded per call");
         })
         .expect("nothing awaits");
     }

@@ -23,7 +23,9 @@ pub mod registry;
 pub mod validate;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
-pub use ctx::{AppState, Cancellation, Ctx, DistributedTrace, Progress, ProgressSink, RequestInfo};
+pub use ctx::{
+    AppState, Cancellation, ClientLog, Ctx, DistributedTrace, LogLevel, LogSink, Progress, ProgressSink, RequestInfo,
+};
 pub use declare::{
     Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Embedded, HandlerResult,
     MessageRole, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, PromptMessage, PromptOutput, PromptResult,

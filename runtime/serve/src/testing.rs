@@ -108,6 +108,7 @@ impl Client {
             client: None,
             peer: None,
             cancel: None,
+            log_level: None,
         }
     }
 

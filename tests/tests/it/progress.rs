@@ -66,13 +66,22 @@ async fn a_2026_call_gets_its_progress_on_its_own_stream_before_its_answer() {
     assert_eq!(first["params"]["message"], "counted 1");
 }
 
-/// A client that keeps the progress it is sent.
+/// A client that keeps the progress and the log messages it is sent.
 #[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+struct Seen(Arc<Mutex<Vec<ProgressNotificationParam>>>, Arc<Mutex<Vec<Value>>>);
 
 impl ClientHandler for Seen {
     async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
         self.0.lock().unwrap().push(params);
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.1.lock().unwrap().push(serde_json::to_value(params).unwrap());
     }
 }
 
@@ -97,6 +106,19 @@ async fn a_session_gets_progress_and_its_cancellation_reaches_the_handler() {
     assert_eq!(serde_json::to_value(&done.content).unwrap()[0]["text"], "counted to 3");
     let values: Vec<f64> = seen.0.lock().unwrap().iter().map(|p| p.progress).collect();
     assert_eq!(values, vec![1.0, 2.0, 3.0]);
+    assert!(seen.1.lock().unwrap().is_empty(), "no log messages before the client asks for them");
+    // Once it asks (2025's `logging/setLevel`), the messages at that level and above.
+    #[allow(deprecated)]
+    {
+        let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Debug);
+        client.set_level(level).await.unwrap();
+    }
+    client.call_tool(serde_json::from_value(count(2, 30, "logged")).unwrap()).await.unwrap();
+    let logged = seen.1.lock().unwrap().clone();
+    assert_eq!(
+        logged,
+        vec![json!({ "level": "debug", "data": "counted 1" }), json!({ "level": "debug", "data": "counted 2" })]
+    );
 
     // A long count, cancelled once it has begun.
     let handle = client
@@ -209,4 +231,47 @@ async fn wait_for_cancellation(label: &str) -> u32 {
     let found = || trails_tests::CANCELLED_AT.lock().unwrap().iter().find(|(l, _)| l == label).map(|(_, at)| *at);
     wait_for(|| found().is_some()).await;
     found().unwrap()
+}
+
+/// A session's call the hot path answers (no progress asked for) is cancelled by the session's
+/// `notifications/cancelled` as one rmcp answers is.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_cancels_a_call_the_hot_path_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = trails_tests::in_process::settings(&format!("[kg]\npath = {:?}\n", dir.path().join("kg")));
+    let served = trails_tests::in_process::serve(trails::App::new(), settings).await;
+    let client = reqwest::Client::new();
+    let post = |body: Value, session: Option<String>| {
+        let mut request = client
+            .post(format!("http://{}/mcp", served.addr))
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let opened = post(
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
+        None,
+    )
+    .await
+    .unwrap();
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    opened.text().await.unwrap();
+    post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }), Some(session.clone())).await.unwrap();
+    let call = post(
+        json!({ "jsonrpc": "2.0", "id": "long-1", "method": "tools/call", "params": count(1000, 20, "hot session") }),
+        Some(session.clone()),
+    );
+    let answered = tokio::spawn(async move { call.await.unwrap().text().await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": { "requestId": "long-1", "reason": "no longer needed" } });
+    assert_eq!(post(cancel, Some(session)).await.unwrap().status(), 202);
+    let at = wait_for_cancellation("hot session").await;
+    assert!((1..1000).contains(&at), "the handler stopped at step {at}");
+    let body = answered.await.unwrap();
+    assert!(body.contains(&format!("cancelled after {at}")), "{body}");
 }

@@ -1,6 +1,7 @@
 //! The app's own resources, as `#[resource]` emits them: a fixed URI (`memo://insights`) or a
 //! template with variables (`test://template/{id}/data`, RFC 6570's simple `{var}`: one path
-//! segment, no `/`), each read by its function.
+//! segment — no `/`, not `.` or `..` — as written in the URI, not percent-decoded), each read
+//! by its function.
 
 use std::collections::BTreeMap;
 
@@ -85,13 +86,16 @@ impl ResourceEntry {
             let close = open + template[open..].find('}')?;
             let name = &template[open + 1..close];
             template = &template[close + 1..];
-            // Up to the next literal text of the template (or the end), within one segment.
-            let end = match template.find('{').map_or(template, |next| &template[..next]) {
-                "" => rest.len(),
-                literal => rest.find(literal)?,
+            // Up to the next literal text of the template (the template's tail: the end, less it),
+            // within one segment.
+            let end = match template.find('{') {
+                Some(next) => rest.find(&template[..next])?,
+                None => rest.len().checked_sub(template.len()).filter(|end| rest[*end..] == *template)?,
             };
-            let value = &rest[..end];
-            if value.is_empty() || value.contains('/') {
+            let value = rest.get(..end)?;
+            // One segment, and not one that walks the path (`.`, `..`): a variable is often used
+            // as a name. Values arrive as the URI writes them (not percent-decoded).
+            if value.is_empty() || value.contains('/') || value == "." || value == ".." {
                 return None;
             }
             variables.insert(name.to_owned(), Value::String(value.to_owned()));
@@ -117,13 +121,23 @@ impl std::fmt::Debug for ResourceEntry {
 #[distributed_slice]
 pub static RESOURCES: [ResourceEntry];
 
-/// The resources by URI (template); two of one are refused, naming both.
+/// The resources by URI (template); two of one (or two templates of one form) are refused,
+/// naming both.
 pub(crate) fn by_uri(
     resources: impl IntoIterator<Item = &'static ResourceEntry>,
 ) -> Result<BTreeMap<&'static str, &'static ResourceEntry>, DuplicateError> {
     let mut by_uri = BTreeMap::new();
+    // Two templates that differ only in their variables' names match the same URIs.
+    let mut by_form = BTreeMap::new();
     for resource in resources {
-        if let Some(first) = by_uri.insert(resource.uri, resource) {
+        let form: String = resource
+            .uri
+            .split('{')
+            .map(|part| part.split_once('}').map_or(part, |(_, rest)| rest))
+            .collect::<Vec<_>>()
+            .join("{}");
+        let clash = by_uri.insert(resource.uri, resource).or(by_form.insert(form, resource));
+        if let Some(first) = clash {
             return Err(DuplicateError {
                 what: "resource",
                 name: resource.uri,
@@ -160,6 +174,16 @@ mod tests {
         )
     }
 
+    static A: std::sync::LazyLock<ResourceEntry> = std::sync::LazyLock::new(|| entry("a://{x}/data", &["x"]));
+    static B: std::sync::LazyLock<ResourceEntry> = std::sync::LazyLock::new(|| entry("a://{y}/data", &["y"]));
+
+    #[test]
+    fn two_templates_of_one_form_are_refused() {
+        let error = by_uri([&*A, &*B]).unwrap_err();
+        assert_eq!(error.what, "resource");
+        assert!(by_uri([&*A]).is_ok());
+    }
+
     #[test]
     fn a_uri_matches_its_resource_and_binds_the_variables() {
         let fixed = entry("memo://insights", &[]);
@@ -173,6 +197,10 @@ mod tests {
         {
             assert_eq!(template.matches(miss), None, "{miss}");
         }
+        let suffixed = entry("x://{name}.md", &["name"]);
+        assert_eq!(suffixed.matches("x://a.md.md").unwrap()["name"], "a.md", "up to the template's tail");
+        assert_eq!(suffixed.matches("x://..md"), None, "`.` walks the path");
+        assert_eq!(template.matches("test://template/../data"), None);
         let two = entry("files://{dir}/{name}", &["dir", "name"]);
         let bound = two.matches("files://docs/readme.md").unwrap();
         assert_eq!((bound["dir"].as_str(), bound["name"].as_str()), (Some("docs"), Some("readme.md")));

@@ -164,7 +164,8 @@ impl App {
         }
         // An app with nothing of its own may still scaffold its first declarations: `meta`, and a
         // process that serves the dev scope (the `gen.*` tools), only warn.
-        if !declares_anything(TOOLS.iter(), SHAPES.iter()) {
+        let others = !trails_core::registry::PROMPTS.is_empty() || !trails_core::registry::RESOURCES.is_empty();
+        if !others && !declares_anything(TOOLS.iter(), SHAPES.iter()) {
             let error = BuildError::NothingDeclared;
             match cli.command {
                 Command::Meta { .. } => tracing::warn!("{error}"),
@@ -256,7 +257,8 @@ impl App {
     }
 }
 
-/// Whether any tool or shape is the app's own, not one of the built-ins in `builtin/`.
+/// Whether any tool or shape is the app's own, not one of the built-ins in `builtin/` (every
+/// prompt and resource is the app's).
 fn declares_anything(
     tools: impl IntoIterator<Item = &'static ToolEntry>,
     shapes: impl IntoIterator<Item = &'static ShapeEntry>,

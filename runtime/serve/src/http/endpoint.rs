@@ -76,6 +76,10 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Reques
     }
     // The hot path's answer, or the caller back for rmcp.
     let answered = match (&endpoint.hot, posted) {
+        (Some(hot), Some((rpc, message))) if rpc.method.as_deref() == Some("notifications/cancelled") => {
+            hot.cancelled(&message, ticket.session());
+            Err(caller)
+        }
         (Some(hot), Some((rpc, message))) => match hot.plan(&parts.headers, &rpc, message, ticket.session()) {
             Some(planned) => Ok(hot.answer(planned, caller).await),
             None => Err(caller),

@@ -50,6 +50,9 @@ pub(crate) struct Live {
     pub(crate) link: Arc<SessionLink>,
     /// The hot path's answers a client may still resume.
     pub(crate) answers: Answers,
+    /// The calls the hot path is answering, by request id (JSON text): what the session's
+    /// `notifications/cancelled` cancels (rmcp knows only its own requests).
+    pub(crate) in_flight: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
 }
 
 pub(crate) struct SessionGuard {
@@ -257,7 +260,12 @@ impl Ticket {
             Ticket::Initialize(reservation, Opening { owner, link }) => {
                 let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
                 reservation.commit(opened_id.map(|id| {
-                    let live = Arc::new(Live { id: id.to_owned(), link, answers: Answers::default() });
+                    let live = Arc::new(Live {
+                        id: id.to_owned(),
+                        link,
+                        answers: Answers::default(),
+                        in_flight: Mutex::default(),
+                    });
                     (id.to_owned(), Opened { owner, at: Instant::now(), initialized: false, live: Some(live) })
                 }));
             }

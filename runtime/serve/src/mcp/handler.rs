@@ -21,6 +21,7 @@ use crate::wire::errors;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::{bearer, Caller, Scope, ScopeSet};
 use trails_core::pipeline::Lookup;
+use trails_core::LogLevel;
 
 /// What a 2025-* HTTP session's handler shares with the session guard in front of it, which
 /// answers some of the session's requests without it (`http/hot/`).
@@ -33,6 +34,15 @@ pub(crate) struct SessionLink {
     pub(crate) version: OnceLock<String>,
     /// What the client said of itself at `initialize` (what a handler reads in `ctx.request()`).
     pub(crate) client: OnceLock<Arc<InitializeRequestParams>>,
+    /// The least severe log message the client asked for (`logging/setLevel`; none: no messages).
+    pub(crate) log_level: std::sync::Mutex<Option<LogLevel>>,
+}
+
+impl SessionLink {
+    /// The level `logging/setLevel` set, if any.
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
+        *self.log_level.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// What one session (one stdio connection, one 2025-* HTTP session) keeps.
@@ -113,6 +123,7 @@ fn request(
     params_meta: Option<RequestMetaObject>,
     caller: Caller,
     transport: Transport,
+    session_level: Option<LogLevel>,
 ) -> method::Request {
     let parts = context.extensions.get::<http::request::Parts>();
     let headers = parts.map(|parts| &parts.headers);
@@ -132,6 +143,11 @@ fn request(
     let mut meta = params_meta.map(|meta| meta.0 .0).unwrap_or_default();
     meta.extend(std::mem::take(&mut context.meta.0 .0));
     let client = context.peer.peer_info();
+    // A 2026-07-28 request names its own level; a session's is the one `logging/setLevel` set.
+    let log_level = match meta.get(method::LOG_LEVEL) {
+        Some(level) => serde_json::from_value(level.clone()).ok(),
+        None => session_level,
+    };
     method::Request {
         id: context.id.clone(),
         caller,
@@ -145,6 +161,7 @@ fn request(
         // answer), and cancels the token on `notifications/cancelled` or a hang-up.
         peer: Some(context.peer.clone()),
         cancel: Some(context.ct.clone()),
+        log_level,
     }
 }
 
@@ -167,11 +184,15 @@ impl ServerHandler for TrailsServer {
                 .build(),
             None => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
         };
-        // Prompts are declared when the app has some (and their arguments complete).
+        // Log messages a handler sends (`ctx.log`), for a session that sets a level.
+        capabilities.logging = Some(Default::default());
+        // (A prompt list does not change while the server runs: no `listChanged`.)
         if !self.shared.prompts.is_empty() {
-            let mut prompts = rmcp::model::PromptsCapability::default();
-            prompts.list_changed = Some(true);
-            capabilities.prompts = Some(prompts);
+            capabilities.prompts = Some(rmcp::model::PromptsCapability::default());
+        }
+        // What completes: the knowledge graph's templates (above), prompts' and the app's
+        // templates' variables.
+        if !self.shared.prompts.is_empty() || !self.shared.own_resources.templates.is_empty() {
             capabilities.completions.get_or_insert_with(Default::default);
         }
         InitializeResult::new(capabilities)
@@ -235,7 +256,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(method::list_tools(&self.shared, &request(&mut context, None, caller, self.transport)))
+        Ok(method::list_tools(&self.shared, &request(&mut context, None, caller, self.transport, self.log_level())))
     }
 
     async fn call_tool(
@@ -244,7 +265,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
         method::call_tool(&self.shared, asked, params).await.map(CallToolResponse::Complete)
     }
 
@@ -254,7 +275,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(method::list_resources(&self.shared, &request(&mut context, None, caller, self.transport)))
+        Ok(method::list_resources(&self.shared, &request(&mut context, None, caller, self.transport, self.log_level())))
     }
 
     async fn list_resource_templates(
@@ -263,7 +284,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(method::list_templates(&self.shared, &request(&mut context, None, caller, self.transport)))
+        Ok(method::list_templates(&self.shared, &request(&mut context, None, caller, self.transport, self.log_level())))
     }
 
     async fn complete(
@@ -272,8 +293,25 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let caller = self.caller(&context)?;
-        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
         method::complete(&self.shared, &asked, params).await
+    }
+
+    // 2025-* sessions' logging (2026-07-28 names a level per request): rmcp refuses the method
+    // itself for 2026-07-28 peers.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.caller(&context)?;
+        let level: LogLevel = serde_json::to_value(request.level)
+            .and_then(serde_json::from_value)
+            .map_err(|error| ErrorData::invalid_params(format!("not a log level: {error}"), None))?;
+        let link = self.session.link.get_or_init(Arc::default);
+        *link.log_level.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(level);
+        Ok(())
     }
 
     async fn list_prompts(
@@ -282,7 +320,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let caller = self.caller(&context)?;
-        Ok(method::list_prompts(&self.shared, &request(&mut context, None, caller, self.transport)))
+        Ok(method::list_prompts(&self.shared, &request(&mut context, None, caller, self.transport, self.log_level())))
     }
 
     async fn get_prompt(
@@ -291,7 +329,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
         method::get_prompt(&self.shared, asked, params).await.map(GetPromptResponse::Complete)
     }
 
@@ -301,7 +339,7 @@ impl ServerHandler for TrailsServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&context)?;
-        let asked = request(&mut context, params.meta.take(), caller, self.transport);
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
         method::read_resource(&self.shared, &asked, params).await.map(ReadResourceResponse::Complete)
     }
 
@@ -372,6 +410,11 @@ impl ServerHandler for TrailsServer {
 impl TrailsServer {
     /// Whether an HTTP request belongs to a session (stateless requests have nowhere to deliver
     /// later notifications).
+    /// The level this session's client asked for with `logging/setLevel`.
+    fn log_level(&self) -> Option<LogLevel> {
+        self.session.link.get().and_then(|link| link.log_level())
+    }
+
     fn in_session(&self, extensions: &rmcp::model::Extensions) -> bool {
         self.shared.http.sessions
             && extensions

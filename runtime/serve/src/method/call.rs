@@ -21,7 +21,7 @@ use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
 use trails_core::ctx::DistributedTrace;
 use trails_core::pipeline::{Answer, Attach, CallRequest, Refusal, ValidationFailures, READ_TOOL};
-use trails_core::{Cancellation, Progress, ProgressSink, RequestInfo};
+use trails_core::{Cancellation, ClientLog, LogLevel, LogSink, Progress, ProgressSink, RequestInfo};
 use trails_governance::idempotency::SentKey;
 
 /// Which encoding the call's answer takes.
@@ -52,6 +52,60 @@ pub(crate) struct CallInfo {
     pub(crate) progress: Option<Progress>,
     /// What `ctx.cancelled()` awaits.
     pub(crate) cancel: Option<Cancellation>,
+    /// Where `ctx.log` goes: the client asked for messages and the framing can reach it.
+    pub(crate) log: Option<ClientLog>,
+}
+
+/// `notifications/message` to the peer of the request.
+pub(crate) struct LogToPeer(pub(crate) Peer<RoleServer>);
+
+impl LogSink for LogToPeer {
+    #[allow(deprecated)]
+    fn send(&self, level: LogLevel, data: Value) -> BoxFuture<'static, ()> {
+        let peer = self.0.clone();
+        Box::pin(async move {
+            let Ok(level) = serde_json::to_value(level).and_then(serde_json::from_value) else { return };
+            let message = rmcp::model::LoggingMessageNotificationParam::new(level, data);
+            if let Err(error) = peer.notify_logging_message(message).await {
+                tracing::debug!(%error, "log message not sent");
+            }
+        })
+    }
+}
+
+/// Run a prompt's or a resource's function `run` for `caller` as a tool's handler runs: its own
+/// context (with `info`'s view of the request and the server's `Control`), a panic caught, an
+/// internal error's detail logged under the call's trace id and never sent. `Err` carries the
+/// error and that trace id.
+pub(crate) async fn run_function<T, F>(
+    shared: &Arc<Shared>,
+    caller: &Caller,
+    info: CallInfo,
+    what: &str,
+    run: impl FnOnce(trails_core::Ctx) -> F,
+) -> Result<T, (trails_core::Error, String)>
+where
+    F: std::future::Future<Output = Result<T, trails_core::Error>>,
+{
+    let ctx = shared.pipeline.context(caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
+    let trace_id = ctx.trace_id().to_owned();
+    let ran = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run(ctx))).await;
+    let error = match ran {
+        Ok(Ok(value)) => return Ok(value),
+        Ok(Err(error)) => error,
+        Err(_) => trails_core::Error::internal(format!("{what} panicked")),
+    };
+    if let trails_core::Error::Internal(detail) = &error {
+        tracing::error!(trace_id, detail, "{what} failed");
+    }
+    Err((error, trace_id))
+}
+
+/// `value` (one of Trails' types in MCP's shape) as rmcp's type of the same shape.
+pub(crate) fn as_rmcp<T: serde::de::DeserializeOwned>(value: impl serde::Serialize) -> Result<T, trails_core::Error> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|error| trails_core::Error::internal(format!("a value rmcp cannot carry: {error}")))
 }
 
 impl CallInfo {
@@ -66,6 +120,9 @@ impl CallInfo {
         }
         if let Some(cancel) = self.cancel {
             attach = attach.with(cancel);
+        }
+        if let Some(log) = self.log {
+            attach = attach.with(log);
         }
         attach
     }

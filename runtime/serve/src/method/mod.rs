@@ -31,7 +31,7 @@ use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
 use trails_governance::idempotency::SentKey;
 
-pub(crate) use call::{call, call_tool, CallInfo, Via};
+pub(crate) use call::{as_rmcp, call, call_tool, run_function, CallInfo, Via};
 pub(crate) use prompts::{get_prompt, list_prompts};
 pub(crate) use resources::{complete, list_resources, list_templates, read_resource};
 pub(crate) use tools::{list_tools, list_tools_json};
@@ -89,7 +89,12 @@ pub(crate) struct Request {
     pub(crate) peer: Option<rmcp::Peer<rmcp::RoleServer>>,
     /// Cancelled when the client cancels the request or hangs up.
     pub(crate) cancel: Option<tokio_util::sync::CancellationToken>,
+    /// The least severe log message the client asked for (none: it gets none).
+    pub(crate) log_level: Option<trails_core::LogLevel>,
 }
+
+/// `_meta`'s key of a 2026-07-28 request's log level.
+pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// `_meta`'s keys of the 2026-07-28 request envelope.
 const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
@@ -102,8 +107,11 @@ impl Request {
         let said = |key: &str, at_initialize: &dyn Fn(&rmcp::model::InitializeRequestParams) -> Option<Value>| {
             self.meta.get(key).cloned().or_else(|| initialized.and_then(at_initialize))
         };
+        // Over stdio `_meta.authorization` is the bearer token: not the handler's to read.
+        let mut meta = self.meta.clone();
+        meta.remove("authorization");
         let request = trails_core::RequestInfo::new(
-            self.meta.clone(),
+            meta,
             self.version.clone(),
             self.session.clone(),
             said(CLIENT_INFO, &|params| serde_json::to_value(&params.client_info).ok()),
@@ -115,7 +123,12 @@ impl Request {
                 .map(|token| trails_core::Progress::new(call::ToPeer { peer: peer.clone(), token })),
             _ => None,
         };
+        let log = match (&self.peer, self.log_level) {
+            (Some(peer), Some(least)) => Some(trails_core::ClientLog::new(call::LogToPeer(peer.clone()), least)),
+            _ => None,
+        };
         CallInfo {
+            log,
             key: SentKey::from_meta(Some(&self.meta)),
             trace: TraceParent::from_meta(&self.meta).or_else(|| self.header_trace.clone()),
             request_id: Some(self.id.to_string()),

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use futures_util::FutureExt as _;
 use rmcp::model::{
     ArgumentInfo, CompletionInfo, ErrorData, GetPromptRequestParams, GetPromptResult, ListPromptsResult, PromptMessage,
 };
@@ -12,10 +11,10 @@ use serde_json::{json, Value};
 
 use super::span::{request_done, request_span};
 use super::Request;
-use crate::state::{Control, Shared};
+use crate::state::Shared;
 use crate::wire;
 use trails_core::auth::Caller;
-use trails_core::pipeline::{Attach, Refusal};
+use trails_core::pipeline::Refusal;
 use trails_core::registry::PromptEntry;
 use trails_core::validate::echo_name;
 
@@ -45,27 +44,15 @@ pub(crate) async fn get_prompt(
     let info = request.info();
     let (span, started) = (request_span("prompts/get", entry.name(), &info), std::time::Instant::now());
     span.record("gen_ai.prompt.name", entry.name());
-    let ctx =
-        shared.pipeline.context(&request.caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
-    let trace_id = ctx.trace_id().to_owned();
     let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);
-    let got = std::panic::AssertUnwindSafe(entry.get(ctx, arguments)).catch_unwind();
-    let outcome = match tracing::Instrument::instrument(got, span.clone()).await {
-        Ok(Ok(messages)) => messages
-            .into_iter()
-            .map(|message| serde_json::to_value(message).and_then(serde_json::from_value::<PromptMessage>))
-            .collect::<Result<Vec<_>, _>>()
-            .map(GetPromptResult::new)
-            .map_err(|error| trails_core::Error::internal(format!("a prompt message rmcp cannot carry: {error}"))),
-        Ok(Err(error)) => Err(error),
-        Err(_) => Err(trails_core::Error::internal("the prompt's function panicked")),
-    };
-    let outcome = outcome.map_err(|error| {
-        if let trails_core::Error::Internal(detail) = &error {
-            tracing::error!(prompt = entry.name(), trace_id, detail, "prompt failed");
-        }
-        wire::call::refusal(&Refusal::Failed { error, trace_id })
+    let got = super::run_function(shared, &request.caller, info, "a prompt's function", |ctx| async move {
+        let messages = entry.get(ctx, arguments).await?;
+        messages.into_iter().map(super::as_rmcp::<PromptMessage>).collect::<Result<Vec<_>, _>>()
     });
+    let outcome = tracing::Instrument::instrument(got, span.clone())
+        .await
+        .map(GetPromptResult::new)
+        .map_err(|(error, trace_id)| wire::call::refusal(&Refusal::Failed { error, trace_id }));
     let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
     request_done(&span, "prompts/get", Some(entry.name()), error_type.as_deref(), started);
     outcome
@@ -80,12 +67,5 @@ pub(crate) fn complete(
     argument: &ArgumentInfo,
 ) -> Result<CompletionInfo, ErrorData> {
     let entry = visible(shared, caller, name).ok_or_else(|| unknown(name))?;
-    let values: Vec<String> = entry
-        .completions(&argument.name)
-        .iter()
-        .filter(|value| value.starts_with(argument.value.as_str()))
-        .take(CompletionInfo::MAX_VALUES)
-        .map(|value| (*value).to_owned())
-        .collect();
-    CompletionInfo::with_all_values(values).map_err(|error| ErrorData::internal_error(error, None))
+    super::resources::complete_from(entry.completions(&argument.name), &argument.value)
 }

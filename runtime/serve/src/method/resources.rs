@@ -10,8 +10,8 @@ use rmcp::model::{
 
 use super::span::{request_done, request_span};
 use super::Request;
-use crate::state::{Control, Shared};
-use trails_core::pipeline::{Attach, Refusal};
+use crate::state::Shared;
+use trails_core::pipeline::Refusal;
 use trails_core::registry::ResourceEntry;
 
 // Node-type data, the schema and stats are `runtime` scope, which every caller has; `doctor` and
@@ -33,35 +33,25 @@ pub(crate) fn list_templates(shared: &Shared, request: &Request) -> ListResource
     ListResourceTemplatesResult::with_all_items(listed)
 }
 
-/// Read one of the app's own resources: its function, with the caller's context.
+/// Read one of the app's own resources: its function, with the caller's context. A not-found
+/// error is the unknown-resource error any URI naming nothing gets.
 async fn read_own(
     shared: &Arc<Shared>,
     request: &Request,
+    info: super::CallInfo,
     entry: &'static ResourceEntry,
     uri: &str,
     variables: serde_json::Map<String, serde_json::Value>,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let info = request.info();
-    let ctx =
-        shared.pipeline.context(&request.caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
-    let trace_id = ctx.trace_id().to_owned();
-    let read = std::panic::AssertUnwindSafe(entry.read(ctx, uri, variables));
-    let outcome = match futures_util::FutureExt::catch_unwind(read).await {
-        Ok(outcome) => outcome,
-        Err(_) => Err(trails_core::Error::internal("the resource's function panicked")),
-    };
-    match outcome.and_then(|contents| {
-        serde_json::to_value(contents)
-            .and_then(serde_json::from_value::<ResourceContents>)
-            .map_err(|error| trails_core::Error::internal(format!("contents rmcp cannot carry: {error}")))
-    }) {
+    let read = super::run_function(shared, &request.caller, info, "a resource's function", |ctx| async move {
+        super::as_rmcp::<ResourceContents>(entry.read(ctx, uri, variables).await?)
+    });
+    match read.await {
         Ok(contents) => Ok(ReadResourceResult::new(vec![contents])),
-        Err(error) => {
-            if let trails_core::Error::Internal(detail) = &error {
-                tracing::error!(resource = entry.uri(), trace_id, detail, "resource read failed");
-            }
-            Err(crate::wire::call::refusal(&Refusal::Failed { error, trace_id }))
+        Err((trails_core::Error::Domain(domain), _)) if domain.kind() == trails_core::ErrorKind::NotFound => {
+            Err(crate::wire::errors::unknown_resource(uri))
         }
+        Err((error, trace_id)) => Err(crate::wire::call::refusal(&Refusal::Failed { error, trace_id })),
     }
 }
 
@@ -71,16 +61,17 @@ pub(crate) async fn read_resource(
     params: ReadResourceRequestParams,
 ) -> Result<ReadResourceResult, ErrorData> {
     let uri = params.uri;
-    let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let info = request.info();
     let (span, started) = (request_span("resources/read", &uri, &info), std::time::Instant::now());
     span.record("mcp.resource.uri", uri.as_str());
-    let own = shared.own_resources.find(&uri).filter(|(entry, _)| request.caller.scopes.contains(entry.scope()));
+    let own = shared.own_resources.find(&uri, request.caller.scopes);
     let outcome = match own {
         Some((entry, variables)) => {
-            tracing::Instrument::instrument(read_own(shared, request, entry, &uri, variables), span.clone()).await
+            let read = read_own(shared, request, info, entry, &uri, variables);
+            tracing::Instrument::instrument(read, span.clone()).await
         }
         None => {
+            let trace_id = uuid::Uuid::new_v4().simple().to_string();
             let view = shared.view(&request.caller);
             let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, view);
             tracing::Instrument::instrument(read, span.clone()).await.map_err(|error| error.into_mcp(&uri))
@@ -107,14 +98,17 @@ pub(crate) async fn complete(
         .filter(|entry| scopes.contains(entry.scope()))
         .find(|entry| Some(entry.uri()) == params.r#ref.as_resource_uri())
     {
-        let typed = params.argument.value.as_str();
-        let values = entry.completions(&params.argument.name).iter().filter(|value| value.starts_with(typed));
-        let values = values.take(CompletionInfo::MAX_VALUES).map(|value| (*value).to_owned()).collect();
-        return CompletionInfo::with_all_values(values)
-            .map(CompleteResult::new)
-            .map_err(|error| ErrorData::internal_error(error, None));
+        return complete_from(entry.completions(&params.argument.name), &params.argument.value)
+            .map(CompleteResult::new);
     }
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     let info = crate::resources::complete(&shared.resources, &params.r#ref, &params.argument, &trace_id).await?;
     Ok(CompleteResult::new(info))
+}
+
+/// The declared values (a `one_of`) that start with what was typed, at most MCP's count.
+pub(super) fn complete_from(values: &[&str], typed: &str) -> Result<CompletionInfo, ErrorData> {
+    let values = values.iter().filter(|value| value.starts_with(typed)).take(CompletionInfo::MAX_VALUES);
+    CompletionInfo::with_all_values(values.map(|value| (*value).to_owned()).collect())
+        .map_err(|error| ErrorData::internal_error(error, None))
 }

@@ -89,14 +89,19 @@ impl OwnResources {
         own
     }
 
-    /// The resource `uri` names, with its variables.
+    /// The resource `uri` names for a caller with `scopes` (fixed URIs first), with its
+    /// variables.
     pub(crate) fn find(
         &self,
         uri: &str,
+        scopes: trails_core::auth::ScopeSet,
     ) -> Option<(&'static ResourceEntry, serde_json::Map<String, serde_json::Value>)> {
         let fixed = self.fixed.iter().map(|(entry, _)| *entry);
         let templates = self.templates.iter().map(|(entry, _)| *entry);
-        fixed.chain(templates).find_map(|entry| entry.matches(uri).map(|variables| (entry, variables)))
+        fixed
+            .chain(templates)
+            .filter(|entry| scopes.contains(entry.scope()))
+            .find_map(|entry| entry.matches(uri).map(|variables| (entry, variables)))
     }
 }
 

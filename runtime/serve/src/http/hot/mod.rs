@@ -116,7 +116,7 @@ impl HotPath {
     pub(crate) async fn answer(self: &Arc<Self>, planned: Planned, caller: Caller) -> Response {
         tracing::debug!(id = %planned.id, "answered on the hot path");
         if let Some(session) = planned.session.clone() {
-            return self.answer_in_session(planned, caller, &session).await;
+            return self.answer_in_session(planned, caller, session).await;
         }
         // What is answered at once from tables cannot be cut off half-way: it needs no task of
         // its own (only the same answer to a panic).
@@ -137,6 +137,50 @@ impl HotPath {
         // A panic outside the handler's own guard (which answers `-32603` itself): rmcp would
         // leave the request hanging; this answers.
         futures_util::FutureExt::catch_unwind(call).await.unwrap_or_else(|_| internal_error())
+    }
+}
+
+/// A session's call the hot path is answering, cancellable by id until it is done.
+struct InFlight {
+    session: Arc<Live>,
+    key: String,
+    token: tokio_util::sync::CancellationToken,
+}
+
+/// Calls of one session whose cancellation is kept at once (more run on, uncancellable).
+const MAX_IN_FLIGHT: usize = 256;
+
+impl InFlight {
+    fn register(session: &Arc<Live>, id: &RequestId) -> Option<InFlight> {
+        let key = serde_json::to_string(id).ok()?;
+        let mut calls = session.in_flight.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if calls.len() >= MAX_IN_FLIGHT || calls.contains_key(&key) {
+            return None;
+        }
+        let token = tokio_util::sync::CancellationToken::new();
+        calls.insert(key.clone(), token.clone());
+        Some(InFlight { session: session.clone(), key, token })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.session.in_flight.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&self.key);
+    }
+}
+
+impl HotPath {
+    /// A session's `notifications/cancelled` (`message`): cancel the call of that id the hot
+    /// path is answering, if it is one (rmcp, which the notification goes on to, cancels its own).
+    pub(crate) fn cancelled(&self, message: &Value, session: Option<&Arc<Live>>) {
+        let (Some(session), Some(id)) = (session, message.get("params").and_then(|params| params.get("requestId")))
+        else {
+            return;
+        };
+        let calls = session.in_flight.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(token) = calls.get(&id.to_string()) {
+            token.cancel();
+        }
     }
 }
 
@@ -219,6 +263,11 @@ fn plan(
     // rmcp's framing (the hot path answers in one piece). (rmcp's own clients put a token on
     // every request.)
     if matches!(method, Method::CallTool(_)) && meta.0.contains_key("progressToken") {
+        return None;
+    }
+    // So is one whose client asked for log messages (they go before the answer too).
+    let logs = meta.0.contains_key(method::LOG_LEVEL) || session.is_some_and(|s| s.link.log_level().is_some());
+    if matches!(method, Method::CallTool(_)) && logs {
         return None;
     }
     // `MCP-Protocol-Version`: the first value, visible ASCII, one rmcp knows unless `_meta` names
@@ -376,10 +425,17 @@ impl HotPath {
     /// A request in a session: its answer as one event if it is ready at once, else primed for
     /// resumption while it runs on as a task of its own (which a client hanging up does not cut
     /// off either).
-    async fn answer_in_session(self: &Arc<Self>, planned: Planned, caller: Caller, session: &Live) -> Response {
+    async fn answer_in_session(self: &Arc<Self>, planned: Planned, caller: Caller, session: Arc<Live>) -> Response {
         let id = planned.id.clone();
         let hot = self.clone();
-        let outcome = std::panic::AssertUnwindSafe(async move { hot.outcome(planned, caller, None).await.1 });
+        // What the session's `notifications/cancelled` for this id cancels, while it runs.
+        let in_flight = InFlight::register(&session, &id);
+        let cancel = in_flight.as_ref().map(|in_flight| in_flight.token.clone());
+        let outcome = std::panic::AssertUnwindSafe(async move {
+            let answered = hot.outcome(planned, caller, cancel).await.1;
+            drop(in_flight);
+            answered
+        });
         let mut outcome = Box::pin(futures_util::FutureExt::catch_unwind(outcome));
         let event = |outcome: std::thread::Result<Pieces>| {
             outcome
@@ -416,9 +472,11 @@ impl HotPath {
             version: Some(planned.version),
             transport: Transport::Http,
             client: planned.session.as_ref().and_then(|session| session.link.client.get().cloned()),
-            // Nothing goes back before the answer: requests that ask for progress are rmcp's.
+            // Nothing goes back before the answer: requests that ask for progress or log messages
+            // are rmcp's.
             peer: None,
             cancel,
+            log_level: None,
         };
         let outcome = match method::answer(&self.shared, request, planned.method).await {
             Ok(Reply::Encoded(result)) => return (StatusCode::OK, response_pieces(&planned.id, result)),
@@ -518,7 +576,12 @@ pub(crate) fn fuzz(data: &[u8]) {
     }
     let link = crate::mcp::SessionLink::default();
     let _ = link.version.set("2025-06-18".into());
-    let live = Arc::new(Live { id: "fuzz".into(), link: Arc::new(link), answers: Answers::default() });
+    let live = Arc::new(Live {
+        id: "fuzz".into(),
+        link: Arc::new(link),
+        answers: Answers::default(),
+        in_flight: std::sync::Mutex::default(),
+    });
     let modes = [
         (false, false, None),
         (true, false, None),
