@@ -94,3 +94,24 @@ pub async fn stats(ctx: &Ctx) -> Result<Stats> {
     let by_status = by_status.into_iter().map(|(status, count)| StatusCount { status, count: count as u64 }).collect();
     Ok(Stats { requirements, people, by_status })
 }
+
+/// Triage the requirements of one status: read them, then accept, reject or link an owner.
+#[prompt(name = "triage", title = "Triage requirements")]
+pub async fn triage(
+    /// Which requirements to go through.
+    #[predicate(one_of = ["proposed", "accepted", "rejected"])]
+    status: Option<String>,
+) -> Result<Vec<PromptMessage>> {
+    let status = status.unwrap_or_else(|| "proposed".to_owned());
+    Ok(vec![
+        PromptMessage::user(format!(
+            "Triage the {status} requirements: list them with `requirements_search` (status \"{status}\"), then for \
+             each decide whether to accept or reject it (`requirements_update`) and who owns it \
+             (`requirements_link`). Say what you changed and why."
+        )),
+        PromptMessage::user(Content::link(
+            format!("trails://kg/Requirement?where=status={status}"),
+            format!("{status} requirements"),
+        )),
+    ])
+}

@@ -3,5 +3,11 @@
 
 fn main() -> std::process::ExitCode {
     // The capabilities are declared in the library crate: name it, or the linker leaves them out.
-    trails::App::new().include(requirements::link).named("requirements", env!("CARGO_PKG_VERSION")).run()
+    trails::App::new()
+        .include(requirements::link)
+        .named("requirements", env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "Requirements and the people who own them. Search before you create (ids are unique);              register a person with `people_create` before you make them an owner. The `triage`              prompt walks through the open ones.",
+        )
+        .run()
 }

@@ -13,7 +13,8 @@ async fn serve(sessions: bool) -> trails_tests::in_process::InProcess {
         "[mcp]\nscopes = [\"builder\"]\n\n[http]\nsessions = {sessions}\n\n[[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
         trails::auth::sha256_hex(BUILDER_TOKEN)
     );
-    let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap());
+    let app =
+        trails::App::new().kg(trails::kg::Kg::temporary().unwrap()).instructions("Start with the `review` prompt.");
     trails_tests::in_process::serve(app, trails_tests::in_process::settings(&toml)).await
 }
 
@@ -24,8 +25,9 @@ async fn a_prompt_is_listed_by_scope_and_got_with_its_arguments_checked() {
     let builder = Client::with_token(&served.server, BUILDER_TOKEN).unwrap();
     let names =
         |client: &Client| client.prompts().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
-    assert_eq!(names(&anonymous), ["review"]);
-    assert_eq!(names(&builder), ["review", "schema_review"]);
+    // (The example app's `triage` is linked into this binary too.)
+    assert_eq!(names(&anonymous), ["review", "triage"]);
+    assert_eq!(names(&builder), ["review", "schema_review", "triage"]);
     assert_eq!(
         anonymous.prompts()[0],
         json!({ "name": "review", "title": "Review a requirement", "description": "Ask for a review of a requirement.",
@@ -67,13 +69,16 @@ async fn a_prompt_is_listed_by_scope_and_got_with_its_arguments_checked() {
 async fn over_http_prompts_are_declared_listed_got_and_completed() {
     let served = serve(true).await;
     let session = trails_tests::client::connect(served.addr, None).await;
+    let instructions = session.peer_info().unwrap().instructions.clone().unwrap();
+    assert!(instructions.starts_with("Start with the `review` prompt.\n\n"), "the app's own first: {instructions}");
+    assert!(instructions.contains("Validation failures are"), "then how Trails' errors read: {instructions}");
     let capabilities = session.peer_info().unwrap().capabilities.clone();
     let declared = serde_json::to_value(&capabilities).unwrap();
     assert_eq!(declared["prompts"], json!({}), "{declared}: the list does not change while serving");
     assert!(declared["logging"].is_object(), "{declared}");
     assert!(declared["completions"].is_object(), "{declared}");
     let listed = session.list_prompts(None).await.unwrap();
-    assert_eq!(listed.prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["review"]);
+    assert_eq!(listed.prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["review", "triage"]);
     let mut get = rmcp::model::GetPromptRequestParams::new("review");
     get.arguments = json!({ "req_id": "REQ-1" }).as_object().cloned();
     let got = session.get_prompt(get).await.unwrap();

@@ -28,6 +28,7 @@ pub struct App {
     kg: Option<Kg>,
     guards: Vec<Arc<dyn Guard>>,
     parts: Vec<Box<dyn Part>>,
+    instructions: Option<String>,
 }
 
 impl Default for App {
@@ -46,6 +47,7 @@ impl App {
             kg: None,
             guards: Vec::new(),
             parts: Vec::new(),
+            instructions: None,
         }
     }
 
@@ -76,6 +78,14 @@ impl App {
     /// added.
     pub fn part(mut self, part: impl Part) -> App {
         self.parts.push(Box::new(part));
+        self
+    }
+
+    /// What the server tells a client about itself at `initialize` (and `server/discover`):
+    /// how to use its tools together, what to call first. Hosts give it to the model. Trails'
+    /// note on how its errors read follows it.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> App {
+        self.instructions = Some(instructions.into());
         self
     }
 
@@ -111,6 +121,7 @@ impl App {
             state: self.state,
             name: self.name,
             version: self.version,
+            instructions: self.instructions,
             kg,
             guards,
             kept: assembled.kept,

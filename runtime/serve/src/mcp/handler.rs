@@ -198,7 +198,7 @@ impl ServerHandler for TrailsServer {
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(errors::instructions(self.shared.mcp.validation_errors))
+            .with_instructions(self.shared.instructions.clone())
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {

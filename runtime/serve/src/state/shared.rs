@@ -32,6 +32,9 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// What the resources read: the knowledge graph every call gets, and the declarations.
     pub(crate) resources: Resources,
+    /// What `initialize` (and `server/discover`) tells a client: the app's instructions, then
+    /// how Trails' errors read.
+    pub(crate) instructions: String,
     /// The app's prompts, in name order, each with its `prompts/list` entry.
     pub(crate) prompts: Vec<(&'static PromptEntry, rmcp::model::Prompt)>,
     /// The app's own resources and templates (`#[resource]`), in URI order.
@@ -57,6 +60,8 @@ pub(crate) struct Brought {
     /// `serverInfo` name and version.
     pub(crate) name: String,
     pub(crate) version: String,
+    /// The app's own `instructions` (`App::instructions`).
+    pub(crate) instructions: Option<String>,
     pub(crate) kg: Option<trails_kg::Kg>,
     /// Every guard, in the order calls pass them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
@@ -107,7 +112,12 @@ impl OwnResources {
 
 impl Shared {
     pub(crate) fn new(registry: &Registry, mcp: McpSettings, http: HttpSettings, brought: Brought) -> Shared {
-        let Brought { state, name, version, kg, guards, mut kept, background } = brought;
+        let Brought { state, name, version, instructions, kg, guards, mut kept, background } = brought;
+        // The app's own first, then how Trails' errors read.
+        let instructions = match instructions {
+            Some(own) => format!("{own}\n\n{}", crate::wire::errors::instructions(mcp.validation_errors)),
+            None => crate::wire::errors::instructions(mcp.validation_errors).to_owned(),
+        };
         let catalog = Catalog::new(registry, mcp.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
@@ -147,6 +157,7 @@ impl Shared {
         let own_resources = OwnResources::of(registry);
         Shared {
             pipeline,
+            instructions,
             prompts,
             own_resources,
             listings,
