@@ -1,5 +1,5 @@
 //! What every handler attribute (`#[capability]`, `#[prompt]`, `#[resource]`) reads alike: the
-//! `&Ctx` parameter, and the `scope` key.
+//! function, the `&Ctx` parameter, the `scope` key, the `one_of` completions.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -8,6 +8,44 @@ use syn::{LitStr, Type};
 use crate::args::Literal;
 use crate::diag::Diagnostics;
 use crate::ir::{ObjectDecl, ScopeDecl};
+
+/// Expand `#[what(attr)] item` for a function attribute: parse it (`declare`, reporting its
+/// faults), strip the parameters' `#[predicate]`s and docs (the declaration keeps them), then
+/// `generate` — or, on a fault, the function alone beside the errors, so that one fault does
+/// not cascade.
+pub(crate) fn expand_function<D>(
+    what: &str,
+    attr: TokenStream,
+    item: TokenStream,
+    declare: fn(TokenStream, &syn::ItemFn, &mut Diagnostics) -> Option<D>,
+    generate: fn(&D, &syn::ItemFn) -> TokenStream,
+) -> TokenStream {
+    let mut function: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(error) => {
+            return syn::Error::new(error.span(), format!("#[{what}] applies to an `async fn`")).to_compile_error()
+        }
+    };
+    let mut diags = Diagnostics::new();
+    let decl = declare(attr, &function, &mut diags);
+    strip_param_attributes(&mut function);
+    match (decl, diags.finish()) {
+        (Some(decl), Ok(())) => generate(&decl, &function),
+        (_, result) => {
+            let errors = result.err().map(|e| e.to_compile_error()).unwrap_or_default();
+            quote!(#errors #function)
+        }
+    }
+}
+
+/// The function as rustc must see it: without the `#[predicate]`s and docs of its parameters.
+pub(crate) fn strip_param_attributes(function: &mut syn::ItemFn) {
+    for input in function.sig.inputs.iter_mut() {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.retain(|a| !a.path().is_ident("predicate") && !a.path().is_ident("doc"));
+        }
+    }
+}
 
 /// Whether a parameter is the handler's `&Ctx`.
 pub(crate) fn is_ctx(ty: &Type) -> bool {

@@ -9,7 +9,6 @@ mod parse;
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::FnArg;
 
 use crate::diag::Diagnostics;
 use crate::ir::CapabilityDecl;
@@ -64,7 +63,7 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         );
     }
     let decl = parse(kind, attr, &function, &mut diags);
-    strip_param_attributes(&mut function);
+    crate::signature::strip_param_attributes(&mut function);
     match (decl, diags.finish()) {
         (Some(decl), Ok(())) => emit::generate(&decl, &function),
         (_, result) => {
@@ -78,12 +77,4 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn parse(kind: Kind, attr: TokenStream, function: &syn::ItemFn, diags: &mut Diagnostics) -> Option<CapabilityDecl> {
     let attrs = attr::parse(kind, attr, diags);
     parse::declaration(kind, attrs, function, diags)
-}
-
-fn strip_param_attributes(function: &mut syn::ItemFn) {
-    for input in function.sig.inputs.iter_mut() {
-        if let FnArg::Typed(typed) = input {
-            typed.attrs.retain(|a| !a.path().is_ident("predicate") && !a.path().is_ident("doc"));
-        }
-    }
 }

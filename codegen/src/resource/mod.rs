@@ -7,31 +7,10 @@ mod emit;
 mod parse;
 
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::FnArg;
-
-use crate::diag::Diagnostics;
 
 /// Expand `#[resource(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut function: syn::ItemFn = match syn::parse2(item) {
-        Ok(f) => f,
-        Err(error) => return syn::Error::new(error.span(), "#[resource] applies to an `async fn`").to_compile_error(),
-    };
-    let mut diags = Diagnostics::new();
-    let decl = parse::declaration(attr, &function, &mut diags);
-    for input in function.sig.inputs.iter_mut() {
-        if let FnArg::Typed(typed) = input {
-            typed.attrs.retain(|a| !a.path().is_ident("predicate") && !a.path().is_ident("doc"));
-        }
-    }
-    match (decl, diags.finish()) {
-        (Some(decl), Ok(())) => emit::generate(&decl, &function),
-        (_, result) => {
-            let errors = result.err().map(|e| e.to_compile_error()).unwrap_or_default();
-            quote!(#errors #function)
-        }
-    }
+    crate::signature::expand_function("resource", attr, item, parse::declaration, emit::generate)
 }
 
 pub use emit::descriptor;
