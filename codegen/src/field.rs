@@ -26,6 +26,7 @@ enum PredicateKey {
     MaxLength,
     Description,
     Role,
+    Header,
 }
 
 /// Every `#[predicate]` key; `min`/`max` are the Python API's spellings of `min_count`/`max_count`.
@@ -47,6 +48,7 @@ const PREDICATE_KEYS: Keys<PredicateKey> = Keys {
         ("max_length", PredicateKey::MaxLength),
         ("description", PredicateKey::Description),
         ("role", PredicateKey::Role),
+        ("header", PredicateKey::Header),
     ],
 };
 
@@ -176,6 +178,7 @@ pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diag
         constraints: Constraints::default(),
         iri: None,
         role: None,
+        header: None,
         span: ident.span(),
         ty: kind,
     };
@@ -206,6 +209,23 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
     };
     for &(key, arg) in predicates {
         match key {
+            PredicateKey::Header => {
+                if !is_string || field.ty.array {
+                    wrong_type(diags, arg, "a `String` argument (an HTTP header carries text)", "");
+                    continue;
+                }
+                if let Some(name) = args::expect_str(arg, "\"Region\"", diags) {
+                    let value = name.value();
+                    if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                        diags.error_spanned(
+                            &name,
+                            format!("header name `{value}` is not one: letters, digits and `-` (it is sent as `Mcp-Param-{value}`)"),
+                        );
+                    } else {
+                        field.header = Some(value);
+                    }
+                }
+            }
             PredicateKey::Description => {
                 if let Some(text) = args::expect_str(arg, "\"what this field means\"", diags) {
                     field.description = Some(text.value());

@@ -157,6 +157,9 @@ pub struct Field {
     pub iri: Option<String>,
     /// Its display role, with where `role` was written.
     pub role: Option<(Role, Span)>,
+    /// SEP-2243: the `Mcp-Param-<name>` HTTP header that must carry this (string) argument's
+    /// value too (`#[predicate(header = "Region")]`), published as `x-mcp-header`.
+    pub header: Option<String>,
     /// Where the field is, for messages.
     pub span: Span,
 }

@@ -87,6 +87,10 @@ pub fn field_schema(field: &Field) -> Template {
     } else {
         scalar_members(&field.ty.scalar, &field.constraints, field.description.is_some(), &mut t);
     }
+    // SEP-2243: the argument is sent as the `Mcp-Param-<name>` header too (a string field only).
+    if let Some(header) = &field.header {
+        t.text(&format!(",\"x-mcp-header\":{}", json_string(header)));
+    }
     t.text("}");
     t
 }

@@ -115,6 +115,12 @@ fn signature(sig: &syn::Signature, diags: &mut Diagnostics) -> (ObjectDecl, Vec<
         };
         params.push(Param::Named(pat.ident.clone()));
         let Some(field) = parse_field(&pat.ident, &typed.ty, &typed.attrs, diags) else { continue };
+        if field.header.is_some() {
+            diags.error_spanned(
+                &pat.ident,
+                "`header` sends a tool's argument as an HTTP header too; a prompt argument has none: remove it",
+            );
+        }
         if field.ty.array || !matches!(field.ty.scalar, Scalar::String) {
             diags.error_spanned(
                 &typed.ty,

@@ -194,6 +194,12 @@ fn signature(
             continue;
         }
         let Some(field) = parse_field(&pat.ident, &typed.ty, &typed.attrs, diags) else { continue };
+        if field.header.is_some() {
+            diags.error_spanned(
+                &pat.ident,
+                "`header` sends a tool's argument as an HTTP header too; a template variable has none: remove it",
+            );
+        }
         if field.ty.array || field.ty.optional || !matches!(field.ty.scalar, Scalar::String) {
             diags.error_spanned(
                 &typed.ty,

@@ -76,6 +76,16 @@ async fn tool_with_progress(ctx: &Ctx) -> Result<String> {
     })
 }
 
+/// Echoes its region, which the client sends as the `Mcp-Param-Region` header too (SEP-2243).
+#[capability(id = "test_custom_headers", version = "1.0.0", side_effects(none), idempotent)]
+async fn custom_headers(
+    /// Where the caller is.
+    #[predicate(header = "Region")]
+    region: String,
+) -> Result<String> {
+    Ok(format!("Region: {region}"))
+}
+
 /// Fails as a tool fails: an `isError` result the model reads, not a protocol error.
 #[capability(id = "test_error_handling", version = "1.0.0", side_effects(none), idempotent)]
 async fn error_handling() -> Result<String> {
