@@ -106,6 +106,13 @@ pub mod prompt {
     pub use trails_core::{MessageRole, PromptEntry, PromptMessage, PromptOutput, PromptResult};
 }
 
+/// What a handler asks its client while it runs ([`Ctx::elicit`], [`Ctx::sample`],
+/// [`Ctx::roots`]): the user's answer, the client's model's, the client's roots; see chapter 2 of
+/// the guide.
+pub mod input {
+    pub use trails_core::{Elicited, Root, Sample, Sampled};
+}
+
 /// What a call fails with: validation failures (the field errors a refused call carries, which a
 /// handler may return for its own rules) and the domain errors a handler returns for the caller to
 /// act on (`Error::not_found`, `conflict`, `precondition_failed`, `unavailable`).
@@ -135,6 +142,7 @@ pub mod prelude {
     pub use crate::content::{Content, Embedded};
     pub use crate::declare::Output;
     pub use crate::error::{FieldCode, FieldError};
+    pub use crate::input::{Elicited, Sample};
     pub use crate::kg::KgCtx;
     pub use crate::prompt::PromptMessage;
     pub use crate::{

@@ -108,6 +108,114 @@ async fn logging_tool() -> Result<String> {
     Ok("Logged nothing: the request named no log level.".to_owned())
 }
 
+/// Who the user is (an elicitation's form).
+#[shape(iri = "https://example.org/conformance#UserName")]
+pub struct UserName {
+    /// Their name.
+    pub name: String,
+}
+
+/// Whether the user agrees (an elicitation's form).
+#[shape(iri = "https://example.org/conformance#Confirmation")]
+pub struct Confirmation {
+    /// Yes or no.
+    pub ok: bool,
+}
+
+/// The user's favourite colour (an elicitation's form).
+#[shape(iri = "https://example.org/conformance#Colour")]
+pub struct Colour {
+    /// A colour.
+    pub color: String,
+}
+
+/// What a prompt should be about (an elicitation's form).
+#[shape(iri = "https://example.org/conformance#PromptContext")]
+pub struct PromptContext {
+    /// The context.
+    pub context: String,
+}
+
+fn answer_of<T>(elicited: Elicited<T>) -> Result<T> {
+    elicited.accepted().ok_or_else(|| Error::precondition_failed("the user gave no answer"))
+}
+
+/// Asks the user's name, then greets them.
+#[capability(id = "test_input_required_result_elicitation", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_elicitation(ctx: &Ctx) -> Result<String> {
+    let user = answer_of(ctx.elicit::<UserName>("user_name", "What is your name?").await?)?;
+    Ok(format!("Hello, {}!", user.name))
+}
+
+/// Asks the client's model a question, and answers with what it said.
+#[capability(id = "test_input_required_result_sampling", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_sampling(ctx: &Ctx) -> Result<String> {
+    let sampled = ctx.sample("capital_question", Sample::user("What is the capital of France?", 100)).await?;
+    Ok(format!("The model said: {}", sampled.text()))
+}
+
+/// Asks the client for its roots, and names them.
+#[capability(id = "test_input_required_result_list_roots", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_list_roots(ctx: &Ctx) -> Result<String> {
+    let roots = ctx.roots("client_roots").await?;
+    let uris: Vec<_> = roots.iter().map(|root| root.uri.as_str()).collect();
+    Ok(format!("The client's roots: {}", uris.join(", ")))
+}
+
+/// Asks for a confirmation; its answer comes back with the state the server sealed.
+#[capability(id = "test_input_required_result_request_state", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_request_state(ctx: &Ctx) -> Result<String> {
+    let confirmed = answer_of(ctx.elicit::<Confirmation>("confirm", "Please confirm").await?)?;
+    Ok(format!("state-ok: confirmed = {}", confirmed.ok))
+}
+
+/// Asks the user, the client's model and the client's roots at once.
+#[capability(id = "test_input_required_result_multiple_inputs", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_multiple_inputs(ctx: &Ctx) -> Result<String> {
+    let (user, greeting, roots) = tokio::join!(
+        ctx.elicit::<UserName>("user_name", "What is your name?"),
+        ctx.sample("greeting", Sample::user("Generate a greeting", 50)),
+        ctx.roots("client_roots"),
+    );
+    let (user, greeting, roots) = (answer_of(user?)?, greeting?, roots?);
+    Ok(format!("{} {} ({} roots)", greeting.text(), user.name, roots.len()))
+}
+
+/// Asks two questions, one round after the other.
+#[capability(id = "test_input_required_result_multi_round", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_multi_round(ctx: &Ctx) -> Result<String> {
+    let user = answer_of(ctx.elicit::<UserName>("step1", "Step 1: What is your name?").await?)?;
+    let colour = answer_of(ctx.elicit::<Colour>("step2", "Step 2: What is your favorite color?").await?)?;
+    Ok(format!("{} likes {}", user.name, colour.color))
+}
+
+/// Asks for a confirmation under a state the server checks.
+#[capability(id = "test_input_required_result_tampered_state", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_tampered_state(ctx: &Ctx) -> Result<String> {
+    let confirmed = answer_of(ctx.elicit::<Confirmation>("confirm", "Please confirm").await?)?;
+    Ok(format!("confirmed = {}", confirmed.ok))
+}
+
+/// Asks the user and the client's model, each only if the client can be asked it.
+#[capability(id = "test_input_required_result_capabilities", version = "1.0.0", side_effects(none), idempotent)]
+async fn input_required_capabilities(ctx: &Ctx) -> Result<String> {
+    let (user, sampled) = tokio::join!(
+        ctx.elicit::<UserName>("user_name", "What is your name?"),
+        ctx.sample("question", Sample::user("What is the capital of France?", 100)),
+    );
+    // A client that cannot be asked one of them gets the other only.
+    let name = user.ok().and_then(Elicited::accepted).map_or("someone".to_owned(), |user| user.name);
+    let said = sampled.map_or_else(|error| error.to_string(), |sampled| sampled.text());
+    Ok(format!("{name}: {said}"))
+}
+
+/// A prompt that asks the user what it should be about.
+#[prompt(name = "test_input_required_result_prompt")]
+async fn input_required_prompt(ctx: &Ctx) -> Result<String> {
+    let context = answer_of(ctx.elicit::<PromptContext>("user_context", "What context should the prompt use?").await?)?;
+    Ok(format!("Write about {}.", context.context))
+}
+
 /// A prompt without arguments.
 #[prompt(name = "test_simple_prompt", title = "Simple prompt")]
 async fn simple_prompt() -> Result<String> {

@@ -23,6 +23,7 @@ pub mod registry;
 pub mod validate;
 
 pub use auth::{sha256_hex, BadTokenHash, Scope, ScopeSet, UnknownScope};
+pub use ctx::input::{Elicited, Root, Sample, Sampled};
 pub use ctx::{
     AppState, Cancellation, ClientLog, Ctx, DistributedTrace, LogLevel, LogSink, Progress, ProgressSink, RequestInfo,
 };

@@ -89,7 +89,7 @@ impl Client {
         let mut params = rmcp::model::GetPromptRequestParams::new(name);
         params.arguments = arguments;
         let result = crate::method::get_prompt(&self.shared, self.request(), params).await?;
-        let mut result = rmcp::model::ServerResult::GetPromptResult(result);
+        let mut result = rmcp::model::ServerResult::from(result);
         crate::wire::shape_result(&mut result, false);
         let text = serde_json::to_vec(&result).expect("a result serialises");
         Ok(serde_json::from_slice(&text).expect("a result reads back"))

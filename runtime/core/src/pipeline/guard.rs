@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::bound::{self, Bound};
 use super::{Answer, Refusal, ToolResult};
 use crate::auth::Caller;
+use crate::ctx::input::{until_asked, Input};
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::registry::ToolEntry;
@@ -238,16 +239,23 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 async fn handle(call: Call) -> Result<Answer, Refusal> {
     let Call { tool, ctx, arguments, validation_as_result, bound: limit, caller } = call;
     let trace_id = ctx.trace_id().to_owned();
+    // A round of an input-required result stops where the handler waits for an answer it
+    // does not have yet.
+    let round = match ctx.extension::<Input>() {
+        Some(Input::Round(round)) => Some(round.clone()),
+        _ => None,
+    };
     // The handler's own future, and its start: a panic in either fails this call only.
-    let ran = AssertUnwindSafe(async move { (tool.call)(ctx, arguments).await });
+    let ran = AssertUnwindSafe(async move { until_asked(round.as_deref(), (tool.call)(ctx, arguments)).await });
     let span =
         tracing::debug_span!(target: super::SPANS, "handler", otel.name = %format_args!("handler {}", tool.name));
     match tracing::Instrument::instrument(ran.catch_unwind(), span).await {
-        Ok(Ok(output)) => {
+        Ok(Err(asked)) => Err(Refusal::InputRequired(Box::new(asked))),
+        Ok(Ok(Ok(output))) => {
             let owner = bound::Owner { caller: caller.name.as_deref(), tool: tool.name };
             Ok(Answer::new(bound::result(output, &limit, owner)))
         }
-        Ok(Err(error)) => failed(error, &trace_id, validation_as_result),
+        Ok(Ok(Err(error))) => failed(error, &trace_id, validation_as_result),
         Err(panic) => {
             let detail = panic_text(&*panic);
             tracing::error!(%detail, trace_id, "handler panicked");

@@ -111,6 +111,10 @@ pub enum Refusal {
         /// What the caller holds.
         caller_scopes: ScopeSet,
     },
+    /// The handler waits for answers from the client (a round of an input-required result,
+    /// MCP 2026-07-28): nothing completed, and the client calls again with the answers. An MCP
+    /// transport answers it as `InputRequiredResult`; the guards see the call end unfinished.
+    InputRequired(Box<crate::ctx::input::Asked>),
     /// The call was admitted and failed: bad arguments, a policy, a budget, the handler.
     Failed {
         /// Why.
@@ -128,6 +132,7 @@ impl Refusal {
             Refusal::UnknownTool { .. } => INVALID_PARAMS,
             Refusal::AuthenticationRequired { .. } => AUTHENTICATION_FAILED,
             Refusal::ScopeDenied { .. } => SCOPE_DENIED,
+            Refusal::InputRequired(_) => INVALID_PARAMS,
             Refusal::Failed { error, .. } => match error {
                 Error::Validation { .. } | Error::UnknownTool(_) => INVALID_PARAMS,
                 Error::PolicyDenied(_) => POLICY_DENIED,
@@ -155,6 +160,10 @@ impl Refusal {
                  server's [mcp] scopes / TRAILS_MCP_SCOPES)",
                 caller_scopes.names().join(", ")
             ),
+            Refusal::InputRequired(_) => {
+                "the call needs answers from its client (an input-required result), which this transport cannot carry"
+                    .to_owned()
+            }
             Refusal::Failed { error, .. } => error.to_string(),
         }
     }
@@ -171,6 +180,7 @@ impl Refusal {
             Refusal::ScopeDenied { tool, scope, caller_scopes } => {
                 Some(json!({ "tool": tool, "required_scope": scope.as_str(), "caller_scopes": caller_scopes.names() }))
             }
+            Refusal::InputRequired(asked) => Some(json!({ "inputRequests": asked.requests })),
             Refusal::Failed { error, trace_id } => match error {
                 Error::Validation { errors, total } => Some(validation_data(errors, *total)),
                 Error::BudgetExceeded { retry_after_secs, .. } => {

@@ -242,6 +242,16 @@ pub struct McpConfig {
     /// result keeps the items that fit and says so; a text result is cut and says so; another
     /// structured result becomes an `isError` result naming the size.
     pub max_result_bytes: Option<usize>,
+    /// Keys that seal the `requestState` of input-required results (protocol 2026-07-28): base64
+    /// of 32 random bytes each (`openssl rand -base64 32`); the first seals, every one opens, so a
+    /// new key goes first and the old one stays until its states expired. Every replica needs
+    /// the same. Unset: a key drawn at start (states then hold within this process only).
+    /// `TRAILS_REQUEST_STATE_KEYS` (comma-separated) overrides.
+    #[serde(default)]
+    pub request_state_keys: Vec<String>,
+    /// Seconds a `requestState` opens after it was issued: how long a user has to answer
+    /// (default 600; 10 to 86400).
+    pub request_state_secs: Option<u64>,
 }
 
 /// How validation failures reach the client (`runtime/guide/07-wire-contract.md`).

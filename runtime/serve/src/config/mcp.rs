@@ -42,6 +42,68 @@ pub struct McpSettings {
     pub max_result_bytes: usize,
     /// `[capability.manifest] enabled`: serve the capability manifest.
     pub manifest_enabled: bool,
+    /// `[mcp] request_state_keys` and `request_state_secs`.
+    pub(crate) request_state: RequestStateKeys,
+}
+
+/// Most seconds a `requestState` opens when `[mcp] request_state_secs` is unset.
+pub const DEFAULT_REQUEST_STATE_SECS: u64 = 600;
+
+/// The keys that seal `requestState` (at least one), and how long a state opens.
+#[derive(Clone)]
+pub(crate) struct RequestStateKeys {
+    pub(crate) keys: Vec<[u8; 32]>,
+    pub(crate) lifetime: std::time::Duration,
+    /// Configured, not drawn at start.
+    pub(crate) configured: bool,
+}
+
+impl std::fmt::Debug for RequestStateKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestStateKeys")
+            .field("keys", &format_args!("{} (not shown)", self.keys.len()))
+            .field("lifetime", &self.lifetime)
+            .field("configured", &self.configured)
+            .finish()
+    }
+}
+
+impl RequestStateKeys {
+    fn resolve(mcp: &McpConfig, env: &Env) -> Result<RequestStateKeys, ConfigError> {
+        use base64::Engine as _;
+        use chacha20poly1305::aead::{Generate, Key};
+        let (key, written): (&'static str, Vec<String>) = match env.get("TRAILS_REQUEST_STATE_KEYS") {
+            Some(list) => ("TRAILS_REQUEST_STATE_KEYS", list.split(',').map(str::to_owned).collect()),
+            None => ("[mcp] request_state_keys", mcp.request_state_keys.clone()),
+        };
+        let mut keys = Vec::new();
+        for (n, written) in written.iter().map(|key| key.trim()).filter(|key| !key.is_empty()).enumerate() {
+            let decoded = base64::engine::general_purpose::STANDARD.decode(written).ok();
+            let Some(key32) = decoded.and_then(|bytes| <[u8; 32]>::try_from(bytes).ok()) else {
+                return Err(ConfigError::Value {
+                    key,
+                    value: format!("key {} (not shown)", n + 1),
+                    expected: "base64 of 32 random bytes each (`openssl rand -base64 32`)",
+                });
+            };
+            keys.push(key32);
+        }
+        let configured = !keys.is_empty();
+        if !configured {
+            let drawn = Key::<chacha20poly1305::XChaCha20Poly1305>::try_generate().map_err(|error| {
+                ConfigError::Value { key, value: error.to_string(), expected: "a random source to draw a key from" }
+            })?;
+            keys.push(drawn.into());
+        }
+        let secs = within(
+            "[mcp] request_state_secs",
+            mcp.request_state_secs,
+            DEFAULT_REQUEST_STATE_SECS,
+            10..=86400,
+            "10 to 86400",
+        )?;
+        Ok(RequestStateKeys { keys, lifetime: std::time::Duration::from_secs(secs), configured })
+    }
 }
 
 impl McpSettings {
@@ -124,7 +186,9 @@ impl McpSettings {
                 expected: "at least 4 × [mcp] tool_window_chars (a window of 4-byte characters must fit in a result)",
             });
         }
+        let request_state = RequestStateKeys::resolve(&mcp, env)?;
         Ok(McpSettings {
+            request_state,
             production,
             process_scopes,
             stdio_token,

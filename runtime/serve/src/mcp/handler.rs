@@ -266,7 +266,7 @@ impl ServerHandler for TrailsServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context)?;
         let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
-        method::call_tool(&self.shared, asked, params).await.map(CallToolResponse::Complete)
+        method::call_tool(&self.shared, asked, params).await
     }
 
     async fn list_resources(
@@ -330,7 +330,7 @@ impl ServerHandler for TrailsServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let caller = self.caller(&context)?;
         let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
-        method::get_prompt(&self.shared, asked, params).await.map(GetPromptResponse::Complete)
+        method::get_prompt(&self.shared, asked, params).await
     }
 
     async fn read_resource(
@@ -340,7 +340,7 @@ impl ServerHandler for TrailsServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&context)?;
         let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
-        method::read_resource(&self.shared, &asked, params).await.map(ReadResourceResponse::Complete)
+        method::read_resource(&self.shared, &asked, params).await
     }
 
     // Subscriptions (see `subscribe`): 2025-* sessions subscribe per URI; 2026-07-28 clients

@@ -6,12 +6,13 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ProgressNotificationParam, ProgressToken};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Map, Value};
 
 use tracing::Instrument;
 
+use super::input::Rounds;
 use super::span::{request_done, request_span};
 use super::{reads_links, Request};
 use crate::config::ValidationErrors;
@@ -19,6 +20,7 @@ use crate::state::{Control, Shared};
 use crate::wire;
 use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
+use trails_core::ctx::input::{until_asked, Asked, Input};
 use trails_core::ctx::DistributedTrace;
 use trails_core::pipeline::{Answer, Attach, CallRequest, Refusal, ValidationFailures, READ_TOOL};
 use trails_core::{Cancellation, ClientLog, LogLevel, LogSink, Progress, ProgressSink, RequestInfo};
@@ -54,6 +56,17 @@ pub(crate) struct CallInfo {
     pub(crate) cancel: Option<Cancellation>,
     /// Where `ctx.log` goes: the client asked for messages and the framing can reach it.
     pub(crate) log: Option<ClientLog>,
+    /// How `ctx.elicit`, `ctx.sample` and `ctx.roots` reach the client: a round of an
+    /// input-required result, or a request through the framing's peer.
+    pub(crate) input: Option<Input>,
+}
+
+/// Why a prompt's or a resource's function did not give its value.
+pub(crate) enum Unfinished {
+    /// It failed with this error; the trace id it was logged under.
+    Failed(trails_core::Error, String),
+    /// It asked the client what its round had no answer for.
+    Asked(Asked),
 }
 
 /// `notifications/message` to the peer of the request.
@@ -75,30 +88,35 @@ impl LogSink for LogToPeer {
 
 /// Run a prompt's or a resource's function `run` for `caller` as a tool's handler runs: its own
 /// context (with `info`'s view of the request and the server's `Control`), a panic caught, an
-/// internal error's detail logged under the call's trace id and never sent. `Err` carries the
-/// error and that trace id.
+/// internal error's detail logged under the call's trace id and never sent, and — in a round of
+/// an input-required result — stopped where it waits for an answer the round does not have.
 pub(crate) async fn run_function<T, F>(
     shared: &Arc<Shared>,
     caller: &Caller,
     info: CallInfo,
     what: &str,
     run: impl FnOnce(trails_core::Ctx) -> F,
-) -> Result<T, (trails_core::Error, String)>
+) -> Result<T, Unfinished>
 where
     F: std::future::Future<Output = Result<T, trails_core::Error>>,
 {
+    let round = match &info.input {
+        Some(Input::Round(round)) => Some(round.clone()),
+        _ => None,
+    };
     let ctx = shared.pipeline.context(caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
     let trace_id = ctx.trace_id().to_owned();
-    let ran = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run(ctx))).await;
-    let error = match ran {
-        Ok(Ok(value)) => return Ok(value),
-        Ok(Err(error)) => error,
+    let ran = std::panic::AssertUnwindSafe(until_asked(round.as_deref(), run(ctx)));
+    let error = match futures_util::FutureExt::catch_unwind(ran).await {
+        Ok(Ok(Ok(value))) => return Ok(value),
+        Ok(Err(asked)) => return Err(Unfinished::Asked(asked)),
+        Ok(Ok(Err(error))) => error,
         Err(_) => trails_core::Error::internal(format!("{what} panicked")),
     };
     if let trails_core::Error::Internal(detail) = &error {
         tracing::error!(trace_id, detail, "{what} failed");
     }
-    Err((error, trace_id))
+    Err(Unfinished::Failed(error, trace_id))
 }
 
 /// `value` (one of Trails' types in MCP's shape) as rmcp's type of the same shape.
@@ -123,6 +141,9 @@ impl CallInfo {
         }
         if let Some(log) = self.log {
             attach = attach.with(log);
+        }
+        if let Some(input) = self.input {
+            attach = attach.with(input);
         }
         attach
     }
@@ -149,16 +170,23 @@ impl ProgressSink for ToPeer {
     }
 }
 
-/// `tools/call`: [`call`] for an MCP request, in MCP's types.
+/// `tools/call`: [`call`] for an MCP request, in MCP's types — in rounds of input-required
+/// results from 2026-07-28 on.
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
     request: Request,
-    params: CallToolRequestParams,
-) -> Result<CallToolResult, ErrorData> {
+    mut params: CallToolRequestParams,
+) -> Result<CallToolResponse, ErrorData> {
     let via = Via::Mcp { links: reads_links(request.version.as_deref()) };
-    let info = request.info();
+    let (state, responses) = (params.request_state.take(), params.input_responses.take());
+    let rounds =
+        Rounds::of(shared, &request, ("tools/call", &params.name), params.arguments.as_ref(), state, responses)?;
+    let info = request.info(rounds.as_ref().map(Rounds::round));
     match call(shared, &params.name, params.arguments, request.caller, via, info).await {
-        Ok(answer) => Ok(wire::call::answer(answer)),
+        Ok(answer) => Ok(CallToolResponse::Complete(wire::call::answer(answer))),
+        Err(Refusal::InputRequired(asked)) => {
+            super::input::asked(shared, rounds.as_ref(), *asked).map(CallToolResponse::InputRequired)
+        }
         Err(refusal) => Err(wire::call::refusal(&refusal)),
     }
 }

@@ -13,6 +13,7 @@
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
 mod call;
+mod input;
 mod prompts;
 mod resources;
 mod span;
@@ -21,8 +22,8 @@ mod tools;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerResult,
+    CallToolRequestParams, ClientRequest, CompleteRequestParams, ErrorData, GetPromptRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, RequestId, ServerResult,
 };
 use serde_json::{Map, Value};
 
@@ -31,7 +32,8 @@ use crate::wire::trace::TraceParent;
 use trails_core::auth::Caller;
 use trails_governance::idempotency::SentKey;
 
-pub(crate) use call::{as_rmcp, call, call_tool, run_function, CallInfo, Via};
+pub(crate) use call::{as_rmcp, call, call_tool, run_function, CallInfo, Unfinished, Via};
+pub(crate) use input::Rounds;
 pub(crate) use prompts::{get_prompt, list_prompts};
 pub(crate) use resources::{complete, list_resources, list_templates, read_resource};
 pub(crate) use tools::{list_tools, list_tools_json};
@@ -101,8 +103,9 @@ const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 impl Request {
-    /// What the call's span and its handler learn of the request.
-    fn info(&self) -> CallInfo {
+    /// What the call's span and its handler learn of the request; `round`: the round of an
+    /// input-required result it runs as (2026-07-28), else its handler asks through the peer.
+    fn info(&self, round: Option<Arc<trails_core::ctx::input::Round>>) -> CallInfo {
         let initialized = self.client.as_deref();
         let said = |key: &str, at_initialize: &dyn Fn(&rmcp::model::InitializeRequestParams) -> Option<Value>| {
             self.meta.get(key).cloned().or_else(|| initialized.and_then(at_initialize))
@@ -137,6 +140,7 @@ impl Request {
             request: Some(request),
             progress,
             cancel: self.cancel.clone().map(trails_core::Cancellation::new),
+            input: input::input(round, self.peer.as_ref()),
         }
     }
 
@@ -224,19 +228,13 @@ pub(crate) async fn answer(shared: &Arc<Shared>, request: Request, method: Metho
                 Transport::Stdio => Reply::Result(ServerResult::ListToolsResult(list_tools(shared, &request))),
             })
         }
-        Method::CallTool(params) => {
-            ServerResult::from(CallToolResponse::Complete(call_tool(shared, request, params).await?))
-        }
+        Method::CallTool(params) => ServerResult::from(call_tool(shared, request, params).await?),
         Method::ListResources => ServerResult::ListResourcesResult(list_resources(shared, &request)),
         Method::ListResourceTemplates => ServerResult::ListResourceTemplatesResult(list_templates(shared, &request)),
-        Method::ReadResource(params) => {
-            ServerResult::from(ReadResourceResponse::Complete(read_resource(shared, &request, params).await?))
-        }
+        Method::ReadResource(params) => ServerResult::from(read_resource(shared, &request, params).await?),
         Method::Complete(params) => ServerResult::CompleteResult(complete(shared, &request, params).await?),
         Method::ListPrompts => ServerResult::ListPromptsResult(list_prompts(shared, &request)),
-        Method::GetPrompt(params) => {
-            ServerResult::from(GetPromptResponse::Complete(get_prompt(shared, request, params).await?))
-        }
+        Method::GetPrompt(params) => ServerResult::from(get_prompt(shared, request, params).await?),
     };
     Ok(Reply::Result(result))
 }

@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ArgumentInfo, CompletionInfo, ErrorData, GetPromptRequestParams, GetPromptResult, ListPromptsResult, PromptMessage,
+    ArgumentInfo, CompletionInfo, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    ListPromptsResult, PromptMessage,
 };
 use serde_json::{json, Value};
 
 use super::span::{request_done, request_span};
-use super::Request;
+use super::{Request, Rounds, Unfinished};
 use crate::state::Shared;
 use crate::wire;
 use trails_core::auth::Caller;
@@ -35,13 +36,17 @@ pub(crate) fn list_prompts(shared: &Shared, request: &Request) -> ListPromptsRes
     ListPromptsResult::with_all_items(prompts.map(|(_, listed)| listed.clone()).collect())
 }
 
+/// `prompts/get`: the prompt's function, in rounds of input-required results from 2026-07-28 on.
 pub(crate) async fn get_prompt(
     shared: &Arc<Shared>,
     request: Request,
     params: GetPromptRequestParams,
-) -> Result<GetPromptResult, ErrorData> {
+) -> Result<GetPromptResponse, ErrorData> {
     let Some(entry) = visible(shared, &request.caller, &params.name) else { return Err(unknown(&params.name)) };
-    let info = request.info();
+    let (state, responses) = (params.request_state, params.input_responses);
+    let target = ("prompts/get", entry.name());
+    let rounds = Rounds::of(shared, &request, target, params.arguments.as_ref(), state, responses)?;
+    let info = request.info(rounds.as_ref().map(Rounds::round));
     let (span, started) = (request_span("prompts/get", entry.name(), &info), std::time::Instant::now());
     span.record("gen_ai.prompt.name", entry.name());
     let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);
@@ -49,10 +54,13 @@ pub(crate) async fn get_prompt(
         let messages = entry.get(ctx, arguments).await?;
         messages.into_iter().map(super::as_rmcp::<PromptMessage>).collect::<Result<Vec<_>, _>>()
     });
-    let outcome = tracing::Instrument::instrument(got, span.clone())
-        .await
-        .map(GetPromptResult::new)
-        .map_err(|(error, trace_id)| wire::call::refusal(&Refusal::Failed { error, trace_id }));
+    let outcome = match tracing::Instrument::instrument(got, span.clone()).await {
+        Ok(messages) => Ok(GetPromptResponse::Complete(GetPromptResult::new(messages))),
+        Err(Unfinished::Asked(asked)) => {
+            super::input::asked(shared, rounds.as_ref(), asked).map(GetPromptResponse::InputRequired)
+        }
+        Err(Unfinished::Failed(error, trace_id)) => Err(wire::call::refusal(&Refusal::Failed { error, trace_id })),
+    };
     let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());
     request_done(&span, "prompts/get", Some(entry.name()), error_type.as_deref(), started);
     outcome

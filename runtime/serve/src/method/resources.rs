@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ErrorData, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceRequestParams, ReadResourceResult, ResourceContents,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
 };
 
 use super::span::{request_done, request_span};
-use super::Request;
+use super::{Request, Rounds, Unfinished};
 use crate::state::Shared;
 use trails_core::pipeline::Refusal;
 use trails_core::registry::ResourceEntry;
@@ -38,43 +38,57 @@ pub(crate) fn list_templates(shared: &Shared, request: &Request) -> ListResource
 async fn read_own(
     shared: &Arc<Shared>,
     request: &Request,
-    info: super::CallInfo,
+    rounds: Option<&Rounds>,
     entry: &'static ResourceEntry,
     uri: &str,
     variables: serde_json::Map<String, serde_json::Value>,
-) -> Result<ReadResourceResult, ErrorData> {
+) -> Result<ReadResourceResponse, ErrorData> {
+    let info = request.info(rounds.map(Rounds::round));
     let read = super::run_function(shared, &request.caller, info, "a resource's function", |ctx| async move {
         super::as_rmcp::<ResourceContents>(entry.read(ctx, uri, variables).await?)
     });
     match read.await {
-        Ok(contents) => Ok(ReadResourceResult::new(vec![contents])),
-        Err((trails_core::Error::Domain(domain), _)) if domain.kind() == trails_core::ErrorKind::NotFound => {
+        Ok(contents) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents]))),
+        Err(Unfinished::Asked(asked)) => {
+            super::input::asked(shared, rounds, asked).map(ReadResourceResponse::InputRequired)
+        }
+        Err(Unfinished::Failed(trails_core::Error::Domain(domain), _))
+            if domain.kind() == trails_core::ErrorKind::NotFound =>
+        {
             Err(crate::wire::errors::unknown_resource(uri))
         }
-        Err((error, trace_id)) => Err(crate::wire::call::refusal(&Refusal::Failed { error, trace_id })),
+        Err(Unfinished::Failed(error, trace_id)) => {
+            Err(crate::wire::call::refusal(&Refusal::Failed { error, trace_id }))
+        }
     }
 }
 
+/// `resources/read`: one of the app's own (in rounds of input-required results from 2026-07-28
+/// on), else the server's.
 pub(crate) async fn read_resource(
     shared: &Arc<Shared>,
     request: &Request,
     params: ReadResourceRequestParams,
-) -> Result<ReadResourceResult, ErrorData> {
+) -> Result<ReadResourceResponse, ErrorData> {
     let uri = params.uri;
-    let info = request.info();
-    let (span, started) = (request_span("resources/read", &uri, &info), std::time::Instant::now());
+    let (span, started) = (request_span("resources/read", &uri, &request.info(None)), std::time::Instant::now());
     span.record("mcp.resource.uri", uri.as_str());
     let own = shared.own_resources.find(&uri, request.caller.scopes);
     let outcome = match own {
         Some((entry, variables)) => {
-            let read = read_own(shared, request, info, entry, &uri, variables);
+            let read = async {
+                let (state, responses) = (params.request_state, params.input_responses);
+                let rounds = Rounds::of(shared, request, ("resources/read", &uri), None, state, responses)?;
+                read_own(shared, request, rounds.as_ref(), entry, &uri, variables).await
+            };
             tracing::Instrument::instrument(read, span.clone()).await
         }
         None => {
             let trace_id = uuid::Uuid::new_v4().simple().to_string();
             let view = shared.view(&request.caller);
             let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, view);
-            tracing::Instrument::instrument(read, span.clone()).await.map_err(|error| error.into_mcp(&uri))
+            let read = tracing::Instrument::instrument(read, span.clone()).await;
+            read.map(ReadResourceResponse::Complete).map_err(|error| error.into_mcp(&uri))
         }
     };
     let error_type = outcome.as_ref().err().map(|error| error.code.0.to_string());

@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     pub(crate) listings: Listings,
     /// `[project]`, `[mcp]`, `[capability]`.
     pub(crate) mcp: McpSettings,
+    /// What seals the `requestState` of input-required results (`[mcp] request_state_keys`).
+    pub(crate) sealer: crate::wire::request_state::Sealer,
     /// `[http]` (read by HTTP, and by the sessions' bounds).
     pub(crate) http: HttpSettings,
     pub(crate) name: String,
@@ -161,6 +163,7 @@ impl Shared {
             prompts,
             own_resources,
             listings,
+            sealer: crate::wire::request_state::Sealer::new(&mcp.request_state),
             mcp,
             http,
             name,

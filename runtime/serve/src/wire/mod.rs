@@ -5,6 +5,7 @@ pub(crate) mod call;
 pub(crate) mod errors;
 #[cfg(any(feature = "http", feature = "stdio"))]
 pub(crate) mod jsonrpc;
+pub(crate) mod request_state;
 pub(crate) mod trace;
 
 /// rmcp's last step on a result: 2026-07-28 peers get cache hints, older ones no `resultType`.

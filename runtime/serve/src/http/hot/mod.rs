@@ -270,6 +270,15 @@ fn plan(
     if matches!(method, Method::CallTool(_)) && logs {
         return None;
     }
+    // And one a 2025 session's handler may ask its client about (`ctx.elicit`, `ctx.sample`,
+    // `ctx.roots`): the question is a request on rmcp's connection to the client.
+    let may_ask = session.and_then(|s| s.link.client.get()).is_some_and(|client| {
+        let declared = &client.capabilities;
+        declared.elicitation.is_some() || declared.sampling.is_some() || declared.roots.is_some()
+    });
+    if matches!(method, Method::CallTool(_) | Method::ReadResource(_)) && may_ask {
+        return None;
+    }
     // `MCP-Protocol-Version`: the first value, visible ASCII, one rmcp knows unless `_meta` names
     // the version.
     let header = match headers.get("mcp-protocol-version") {

@@ -1,5 +1,7 @@
 //! What a handler knows about the call it is serving.
 
+pub mod input;
+
 use std::any::{Any, TypeId};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -8,8 +10,10 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Scope, ScopeSet};
+use crate::declare::ObjectShape;
 use crate::error::Error;
 use futures_util::future::BoxFuture;
+use input::{Elicited, Input, Kind, Root, Sample, Sampled};
 
 /// Shared application state, handed to every handler (like axum's `State`).
 pub type AppState = Arc<dyn Any + Send + Sync>;
@@ -324,6 +328,49 @@ impl Ctx {
     /// Whether the client has cancelled the call.
     pub fn is_cancelled(&self) -> bool {
         self.extension::<Cancellation>().is_some_and(|cancellation| cancellation.0.is_cancelled())
+    }
+
+    /// Ask the user a question through the client (MCP elicitation): `message`, and a form
+    /// with `T`'s fields (a flat shape of strings, numbers, booleans and enums, as MCP
+    /// requires). The answer is validated like arguments (a failure is `-32602` naming the
+    /// answer's fields). `key` names the question: from protocol 2026-07-28 on, the call is
+    /// answered with an input-required result and runs again from the start once the client
+    /// answers, and the question asked under the same key then has its answer at once — so ask
+    /// before you write. A client that declared no `elicitation` capability (or a call no client
+    /// made: `/invoke`) gets the `precondition_failed` error the model reads.
+    pub async fn elicit<T: ObjectShape>(&self, key: &str, message: &str) -> Result<Elicited<T>, Error> {
+        let params = input::elicit_params::<T>(message)?;
+        let answer = self.ask(key, Kind::Elicitation, params).await?;
+        input::elicited(key, answer)
+    }
+
+    /// Ask the client's model (MCP sampling). As [`Ctx::elicit`]: `key`, the capability
+    /// (`sampling`), the rounds.
+    pub async fn sample(&self, key: &str, request: Sample) -> Result<Sampled, Error> {
+        let answer = self.ask(key, Kind::Sampling, input::sample_params(&request)).await?;
+        input::sampled(key, answer)
+    }
+
+    /// The client's roots (MCP `roots/list`). As [`Ctx::elicit`]: `key`, the capability
+    /// (`roots`), the rounds.
+    pub async fn roots(&self, key: &str) -> Result<Vec<Root>, Error> {
+        let answer = self.ask(key, Kind::Roots, serde_json::json!({})).await?;
+        input::roots(key, answer)
+    }
+
+    async fn ask(&self, key: &str, kind: Kind, params: Value) -> Result<Value, Error> {
+        let capability = kind.capability();
+        let Some(input) = self.extension::<Input>() else {
+            return Err(Error::precondition_failed(format!(
+                "this call needs its client's `{capability}` and came from none that can be asked"
+            )));
+        };
+        if !self.request().client_declares(capability) {
+            return Err(Error::precondition_failed(format!(
+                "this call needs its client's `{capability}`, which the client did not declare"
+            )));
+        }
+        input::ask(input, key, kind, params).await
     }
 
     /// The application state of type `T`. Missing state is a server misconfiguration, reported

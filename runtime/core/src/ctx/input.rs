@@ -1,0 +1,363 @@
+//! Asking the client while a call runs: its user (elicitation), its model (sampling), its roots.
+//!
+//! A transport attaches an [`Input`] to the call: in a 2025 session (or over stdio before
+//! 2026-07-28) a server-to-client request that the call awaits ([`Asker`]); from 2026-07-28 on a
+//! [`Round`] of an input-required result (MCP's multi round-trip requests): what the client
+//! answered so far, by key. A question the round has no answer for stops the call where it
+//! waits ([`until_asked`]); the transport answers `InputRequiredResult` with every question
+//! asked by then, and the client calls again with the answers, which the call — run again from
+//! the start — finds under the same keys.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::declare::{Content, ObjectShape};
+use crate::error::Error;
+use crate::validate::{FieldCode, FieldError};
+
+/// A server-to-client request a transport sends and awaits: `method` (`elicitation/create`,
+/// `sampling/createMessage`, `roots/list`) with `params`, answered with the client's result.
+pub trait Asker: Send + Sync + 'static {
+    /// Send the request and await the client's result.
+    fn ask(&self, method: &'static str, params: Value) -> BoxFuture<'static, Result<Value, Error>>;
+}
+
+/// How a call reaches its client for input, attached by the transport.
+#[derive(Clone)]
+pub enum Input {
+    /// A request to the client, awaited (2025 sessions, stdio).
+    Ask(Arc<dyn Asker>),
+    /// A round of an input-required result (2026-07-28).
+    Round(Arc<Round>),
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Input::Ask(_) => f.write_str("Input::Ask"),
+            Input::Round(round) => f.debug_tuple("Input::Round").field(round).finish(),
+        }
+    }
+}
+
+/// One round of a call answered with input-required results: the answers the client gave so
+/// far (by the key the call asked under), and the questions this round asked that it has no
+/// answer for.
+#[derive(Debug, Default)]
+pub struct Round {
+    answers: Map<String, Value>,
+    asked: Mutex<Map<String, Value>>,
+}
+
+impl Round {
+    /// A round with these answers (none: the call's first).
+    pub fn new(answers: Map<String, Value>) -> Round {
+        Round { answers, asked: Mutex::default() }
+    }
+
+    /// The answers it has.
+    pub fn answers(&self) -> &Map<String, Value> {
+        &self.answers
+    }
+
+    fn ask(&self, key: &str, method: &'static str, params: Value) -> Option<Value> {
+        if let Some(answer) = self.answers.get(key) {
+            return Some(answer.clone());
+        }
+        let request = json!({ "method": method, "params": params });
+        self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(key.to_owned(), request);
+        None
+    }
+
+    fn take_asked(&self) -> Map<String, Value> {
+        std::mem::take(&mut *self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+}
+
+/// What a round asked that it had no answer for: the transport's input-required result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    /// The questions, by key: `{"method", "params"}` each (MCP's `inputRequests`).
+    pub requests: Map<String, Value>,
+}
+
+/// Run `future` to its end, or — given a `round` — until it waits for an answer the round does
+/// not have: then it is dropped where it waits, and every question it asked by then is the
+/// `Err`. (Questions asked together — `futures::join!` — are asked in one round.)
+pub async fn until_asked<F: Future>(round: Option<&Round>, future: F) -> Result<F::Output, Asked> {
+    let Some(round) = round else { return Ok(future.await) };
+    let mut future = pin!(future);
+    std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
+        Poll::Ready(output) => Poll::Ready(Ok(output)),
+        Poll::Pending => {
+            let requests = round.take_asked();
+            match requests.is_empty() {
+                true => Poll::Pending,
+                false => Poll::Ready(Err(Asked { requests })),
+            }
+        }
+    })
+    .await
+}
+
+/// What the user answered an elicitation ([`crate::Ctx::elicit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// The user answered: the shape, validated.
+    Accepted(T),
+    /// The user said no.
+    Declined,
+    /// The user dismissed the question without answering.
+    Cancelled,
+}
+
+impl<T> Elicited<T> {
+    /// The answer, if the user gave one.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            Elicited::Accepted(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// A request to the client's model ([`crate::Ctx::sample`]): messages, and the most tokens
+/// the answer may take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    messages: Vec<Value>,
+    max_tokens: u32,
+    system_prompt: Option<String>,
+}
+
+impl Sample {
+    /// One user message asking `text`, answered in at most `max_tokens` tokens.
+    pub fn user(text: impl Into<String>, max_tokens: u32) -> Sample {
+        Sample { messages: Vec::new(), max_tokens, system_prompt: None }.then_user(text)
+    }
+
+    /// A further user message.
+    pub fn then_user(mut self, text: impl Into<String>) -> Sample {
+        self.messages.push(json!({ "role": "user", "content": Content::text(text) }));
+        self
+    }
+
+    /// The system prompt the client's model is asked to use.
+    pub fn system(mut self, prompt: impl Into<String>) -> Sample {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    fn params(&self) -> Value {
+        let mut params = json!({ "messages": self.messages, "maxTokens": self.max_tokens });
+        if let Some(prompt) = &self.system_prompt {
+            params["systemPrompt"] = json!(prompt);
+        }
+        params
+    }
+}
+
+/// What the client's model answered ([`crate::Ctx::sample`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Sampled {
+    /// The model that answered.
+    #[serde(default)]
+    pub model: String,
+    /// Why it stopped (`endTurn`, `maxTokens`, …).
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// What it answered.
+    #[serde(deserialize_with = "one_or_many")]
+    pub content: Vec<Content>,
+}
+
+impl Sampled {
+    /// The answer's text (its text blocks, joined).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|content| match content {
+                Content::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<Content>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(Content),
+        Many(Vec<Content>),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(content) => vec![content],
+        OneOrMany::Many(contents) => contents,
+    })
+}
+
+/// One of the client's roots ([`crate::Ctx::roots`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// What the client calls it.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// The capability a client declares for each question.
+pub(super) enum Kind {
+    Elicitation,
+    Sampling,
+    Roots,
+}
+
+impl Kind {
+    pub(super) fn capability(&self) -> &'static str {
+        match self {
+            Kind::Elicitation => "elicitation",
+            Kind::Sampling => "sampling",
+            Kind::Roots => "roots",
+        }
+    }
+
+    fn method(&self) -> &'static str {
+        match self {
+            Kind::Elicitation => "elicitation/create",
+            Kind::Sampling => "sampling/createMessage",
+            Kind::Roots => "roots/list",
+        }
+    }
+}
+
+/// Ask through `input` under `key`: the client's answer. A round without it never completes
+/// (see [`until_asked`]).
+pub(super) async fn ask(input: &Input, key: &str, kind: Kind, params: Value) -> Result<Value, Error> {
+    match input {
+        Input::Ask(asker) => asker.ask(kind.method(), params).await,
+        Input::Round(round) => match round.ask(key, kind.method(), params) {
+            Some(answer) => Ok(answer),
+            None => std::future::pending().await,
+        },
+    }
+}
+
+/// A malformed answer under `key`: `-32602`, naming it (the answer is the client's input).
+fn malformed(key: &str, expected: &str, answer: &Value, error: impl std::fmt::Display) -> Error {
+    let field = format!("inputResponses.{key}");
+    let message = format!("the answer to `{key}` is not {expected}: {error}");
+    Error::validation(vec![FieldError::rejecting(&field, FieldCode::Type, message, answer, json!(expected))])
+}
+
+pub(super) fn elicit_params<T: ObjectShape>(message: &str) -> Result<Value, Error> {
+    let schema: Value = serde_json::from_str(T::SCHEMA)
+        .map_err(|error| Error::internal(format!("{}'s schema is not JSON: {error}", T::NAME)))?;
+    Ok(json!({ "mode": "form", "message": message, "requestedSchema": schema }))
+}
+
+pub(super) fn elicited<T: ObjectShape>(key: &str, answer: Value) -> Result<Elicited<T>, Error> {
+    #[derive(Deserialize)]
+    struct Answer {
+        action: String,
+        #[serde(default)]
+        content: Option<Value>,
+    }
+    let parsed: Answer = serde_json::from_value(answer.clone())
+        .map_err(|error| malformed(key, "an elicitation result", &answer, error))?;
+    match parsed.action.as_str() {
+        "accept" => {
+            let content = parsed.content.unwrap_or_else(|| json!({}));
+            let mut errors = T::validate(&content);
+            if !errors.is_empty() {
+                for error in &mut errors {
+                    error.field = format!("inputResponses.{key}.content.{}", error.field);
+                }
+                return Err(Error::validation(errors));
+            }
+            serde_json::from_value(content.clone())
+                .map(Elicited::Accepted)
+                .map_err(|error| malformed(key, T::NAME, &content, error))
+        }
+        "decline" => Ok(Elicited::Declined),
+        "cancel" => Ok(Elicited::Cancelled),
+        other => Err(malformed(key, "an elicitation result", &answer, format!("unknown action `{other}`"))),
+    }
+}
+
+pub(super) fn sample_params(sample: &Sample) -> Value {
+    sample.params()
+}
+
+pub(super) fn sampled(key: &str, answer: Value) -> Result<Sampled, Error> {
+    serde_json::from_value(answer.clone()).map_err(|error| malformed(key, "a sampling result", &answer, error))
+}
+
+pub(super) fn roots(key: &str, answer: Value) -> Result<Vec<Root>, Error> {
+    #[derive(Deserialize)]
+    struct Roots {
+        roots: Vec<Root>,
+    }
+    serde_json::from_value::<Roots>(answer.clone())
+        .map(|roots| roots.roots)
+        .map_err(|error| malformed(key, "a roots/list result", &answer, error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_stops_the_call_at_its_first_unanswered_questions_and_asks_them_together() {
+        let round = Round::new(Map::new());
+        let input = Input::Round(Arc::new(Round::default()));
+        let Input::Round(inner) = &input else { unreachable!() };
+        let asked = futures_util::FutureExt::now_or_never(until_asked(Some(inner), async {
+            let (a, b) = futures_util::join!(
+                ask(&input, "a", Kind::Roots, json!({})),
+                ask(&input, "b", Kind::Sampling, json!({ "maxTokens": 1 }))
+            );
+            (a.is_ok(), b.is_ok())
+        }))
+        .expect("never waits");
+        let asked = asked.expect_err("both unanswered");
+        assert_eq!(asked.requests.len(), 2);
+        assert_eq!(asked.requests["a"]["method"], "roots/list");
+        assert_eq!(asked.requests["b"]["params"]["maxTokens"], 1);
+        assert!(round.answers().is_empty());
+    }
+
+    #[test]
+    fn an_answered_round_runs_the_call_to_its_end() {
+        let mut answers = Map::new();
+        answers.insert("a".into(), json!({ "roots": [{ "uri": "file:///r" }] }));
+        let round = Arc::new(Round::new(answers));
+        let input = Input::Round(round.clone());
+        let done = futures_util::FutureExt::now_or_never(until_asked(Some(&round), async {
+            roots("a", ask(&input, "a", Kind::Roots, json!({})).await.unwrap()).unwrap()
+        }))
+        .unwrap()
+        .unwrap();
+        assert_eq!(done, vec![Root { uri: "file:///r".into(), name: None }]);
+    }
+
+    #[test]
+    fn a_malformed_answer_names_its_key() {
+        let Err(Error::Validation { errors, .. }) = roots("where", json!(12345)) else { panic!() };
+        assert_eq!(errors[0].field, "inputResponses.where");
+        let Err(Error::Validation { .. }) = sampled("s", json!({ "role": "assistant" })) else { panic!() };
+        let sampled = sampled("s", json!({ "content": { "type": "text", "text": "Paris" }, "model": "m" })).unwrap();
+        assert_eq!(sampled.text(), "Paris");
+    }
+}
