@@ -27,6 +27,7 @@ enum PredicateKey {
     Description,
     Role,
     Header,
+    Default,
 }
 
 /// Every `#[predicate]` key; `min`/`max` are the Python API's spellings of `min_count`/`max_count`.
@@ -49,6 +50,7 @@ const PREDICATE_KEYS: Keys<PredicateKey> = Keys {
         ("description", PredicateKey::Description),
         ("role", PredicateKey::Role),
         ("header", PredicateKey::Header),
+        ("default", PredicateKey::Default),
     ],
 };
 
@@ -184,6 +186,7 @@ pub fn parse_field(ident: &syn::Ident, ty: &Type, attrs: &[syn::Attribute], diag
     };
     apply_predicates(&mut field, &predicates, diags);
     check_ranges(&field, &predicate_args, diags);
+    check_default(&field, &predicate_args, diags);
     Some(field)
 }
 
@@ -209,6 +212,38 @@ fn apply_predicates(field: &mut Field, predicates: &[(PredicateKey, &Arg)], diag
     };
     for &(key, arg) in predicates {
         match key {
+            PredicateKey::Default => {
+                let Some(expr) = args::expect_value(arg, "\"John Doe\"", diags) else { continue };
+                if field.ty.array || !(is_string || is_number || matches!(scalar, Scalar::Bool)) {
+                    wrong_type(diags, arg, "a string, number or boolean (the value a form starts with)", "");
+                    continue;
+                }
+                let value = match (&scalar, args::literal(expr)) {
+                    (Scalar::String, Some(value @ Literal::Str(_))) | (Scalar::Bool, Some(value @ Literal::Bool(_))) => {
+                        Some(value)
+                    }
+                    (Scalar::Int(_) | Scalar::Float, Some(Literal::Int(_) | Literal::Float(_))) => {
+                        number_for(&scalar, expr, "default", diags).map(|number| match number {
+                            Num::Int(i) => Literal::Int(i),
+                            Num::Float(f) => Literal::Float(f),
+                        })
+                    }
+                    (_, value) => {
+                        let what = value.map_or_else(|| "not a literal".to_owned(), |value| value.kind().to_owned());
+                        diags.error_spanned(
+                            expr,
+                            format!(
+                                "`default` {} is {what}, but `{}` is {}; give a literal of the field's type",
+                                expr.to_token_stream(),
+                                field.name,
+                                scalar.describe()
+                            ),
+                        );
+                        None
+                    }
+                };
+                field.constraints.default = value;
+            }
             PredicateKey::Header => {
                 if !is_string || field.ty.array {
                     wrong_type(diags, arg, "a `String` argument (an HTTP header carries text)", "");
@@ -452,6 +487,46 @@ fn number_for(scalar: &Scalar, expr: &syn::Expr, key: &str, diags: &mut Diagnost
         _ => {
             diags.error_spanned(expr, format!("`{key}` takes a number literal"));
             None
+        }
+    }
+}
+
+/// A `default` is a value the field accepts: in its `one_of`, within its bounds and lengths.
+fn check_default(field: &Field, args: &[Arg], diags: &mut Diagnostics) {
+    let c = &field.constraints;
+    let Some(default) = &c.default else { return };
+    let shown = crate::schema::literal_json(default);
+    let mut refuse = |why: String| {
+        diags.error_at(
+            key_span(args, "default"),
+            format!("`default = {shown}` is not a value `{}` accepts: {why}; give one it does", field.name),
+        )
+    };
+    if !c.one_of.is_empty() && !c.one_of.contains(default) {
+        let values: Vec<String> = c.one_of.iter().map(crate::schema::literal_json).collect();
+        refuse(format!("it is not one of {}", values.join(", ")));
+    }
+    let number = match default {
+        Literal::Int(i) => Some(*i as f64),
+        Literal::Float(f) => Some(*f),
+        _ => None,
+    };
+    if let Some(number) = number {
+        let (min, max) = match &field.ty.scalar {
+            Scalar::Int(kind) => {
+                let (min, max) = c.int_range(kind);
+                (Some(min as f64), Some(max as f64))
+            }
+            _ => (c.min_value.map(Num::as_f64), c.max_value.map(Num::as_f64)),
+        };
+        if min.is_some_and(|min| number < min) || max.is_some_and(|max| number > max) {
+            refuse("it is out of the field's range".to_owned());
+        }
+    }
+    if let Literal::Str(text) = default {
+        let length = text.chars().count() as u64;
+        if c.min_length.is_some_and(|min| length < min) || c.max_length.is_some_and(|max| length > max) {
+            refuse(format!("its length, {length}, is outside `min_length`/`max_length`"));
         }
     }
 }

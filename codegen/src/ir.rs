@@ -114,6 +114,9 @@ pub struct Constraints {
     pub max_items: Option<u64>,
     /// A node type's list: a set in the graph, so repeating an item is refused (`uniqueItems`).
     pub unique_items: bool,
+    /// `default`: the value a form starts with (the schema's `default`; an annotation, as in
+    /// JSON Schema: an absent value stays absent).
+    pub default: Option<Literal>,
 }
 
 impl Constraints {
@@ -326,6 +329,8 @@ pub struct CapabilityDecl {
     pub reasoning: String,
     /// Assurance level, free text.
     pub assurance: Option<String>,
+    /// `confirm`: the question the user is asked (MCP elicitation) before a call runs.
+    pub confirm: Option<String>,
     /// The handler function.
     pub handler: syn::Ident,
     /// Its parameters in order.

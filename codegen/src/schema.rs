@@ -146,6 +146,9 @@ fn scalar_members(scalar: &Scalar, c: &Constraints, described: bool, t: &mut Tem
         let values: Vec<String> = c.one_of.iter().map(literal_json).collect();
         t.text(&format!(",\"enum\":[{}]", values.join(",")));
     }
+    if let Some(default) = &c.default {
+        t.text(&format!(",\"default\":{}", literal_json(default)));
+    }
 }
 
 /// A literal as JSON text.

@@ -370,8 +370,46 @@ pub async fn create_attachment(ctx: &Ctx, attachment: Attachment) -> Result<Atta
     Ok(ctx.kg()?.create(attachment).await?.value)
 }
 
+/// Who asks (an elicitation's form).
+#[shape(iri = "https://example.org/fixtures#Name")]
+pub struct Name {
+    /// What to call them.
+    #[predicate(min_length = 1, max_length = 40)]
+    pub name: String,
+}
+
+/// The `greeting` of each call whose `fixtures.ask` handler began (tests running side by side
+/// tell their own apart by it).
+pub static ASKED: std::sync::Mutex<Vec<Option<String>>> = std::sync::Mutex::new(Vec::new());
+/// How many times `fixtures.purge` ran.
+pub static PURGED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Greets the user by the name they give, and the client's model's idea of a greeting.
+#[capability(id = "fixtures.ask", version = "1.0.0", side_effects(none), idempotent)]
+pub async fn ask(ctx: &Ctx, greeting: Option<String>) -> Result<String> {
+    ASKED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(greeting.clone());
+    let name = match ctx.elicit::<Name>("name", "What is your name?").await? {
+        Elicited::Accepted(name) => name.name,
+        Elicited::Declined => return Err(Error::precondition_failed("the user would not say")),
+        Elicited::Cancelled => return Err(Error::precondition_failed("the user dismissed the question")),
+    };
+    let greeting = match greeting {
+        Some(greeting) => greeting,
+        None => ctx.sample("greeting", Sample::user("A one-word greeting", 10)).await?.text(),
+    };
+    Ok(format!("{greeting}, {name}!"))
+}
+
+/// Forgets everything the fixture counted, once the user confirms.
+#[capability(id = "fixtures.purge", version = "1.0.0", side_effects(deletes), confirm = "Forget every count?")]
+pub async fn purge() -> Result<String> {
+    PURGED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok("purged".to_owned())
+}
+
 /// Names of every tool this fixture app declares (plus the runtime's built-ins).
 pub const FIXTURE_TOOLS: &[&str] = &[
+    "fixtures_ask",
     "fixtures_assign",
     "fixtures_assign_v1",
     "fixtures_attachment_create",
@@ -382,6 +420,7 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_fail",
     "fixtures_note_create",
     "fixtures_person_create",
+    "fixtures_purge",
     "fixtures_request",
     "research_search",
     "trails_kg_get",

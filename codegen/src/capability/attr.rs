@@ -29,6 +29,7 @@ enum CapabilityKey {
     VersionStatus,
     Reasoning,
     Assurance,
+    Confirm,
 }
 
 const CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
@@ -48,6 +49,7 @@ const CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
         ("version_status", CapabilityKey::VersionStatus),
         ("reasoning", CapabilityKey::Reasoning),
         ("assurance", CapabilityKey::Assurance),
+        ("confirm", CapabilityKey::Confirm),
     ],
 };
 
@@ -129,6 +131,7 @@ pub(super) struct CapabilityAttrs {
     pub(super) version_status: Option<LitStr>,
     pub(super) reasoning: Option<LitStr>,
     pub(super) assurance: Option<LitStr>,
+    pub(super) confirm: Option<LitStr>,
 }
 
 pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) -> CapabilityAttrs {
@@ -158,6 +161,15 @@ pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) ->
             CapabilityKey::VersionStatus => attrs.version_status = string("\"stable\"", diags),
             CapabilityKey::Reasoning => attrs.reasoning = string("\"none\"", diags),
             CapabilityKey::Assurance => attrs.assurance = string("\"self-asserted\"", diags),
+            CapabilityKey::Confirm => {
+                attrs.confirm = string("\"Delete this requirement for good?\"", diags);
+                if let Some(question) = attrs.confirm.as_ref().filter(|question| question.value().trim().is_empty()) {
+                    diags.error_spanned(
+                        question,
+                        "`confirm` is the question the user is asked before the call runs; it cannot be empty",
+                    );
+                }
+            }
         }
     }
     attrs

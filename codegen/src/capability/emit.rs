@@ -76,6 +76,9 @@ pub fn descriptor(decl: &CapabilityDecl) -> Template {
     if decl.version_status != "stable" {
         meta.push(format!("\"version_status\":{}", json_string(&decl.version_status)));
     }
+    if let Some(question) = &decl.confirm {
+        meta.push(format!("\"confirm\":{}", json_string(question)));
+    }
     meta.push(format!("\"manifest_uri\":{}", json_string(&manifest_uri(&decl.id))));
     t.text(&meta.join(",")).text("}}}");
     t
@@ -176,6 +179,9 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
         None => t.text("null"),
     };
     t.text(&key(Field::VersionStatus)).string(&decl.version_status);
+    if let Some(question) = &decl.confirm {
+        t.text(&key(Field::Confirm)).string(question);
+    }
     t.text("}");
     t
 }
@@ -221,6 +227,10 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
     let cost_tokens = decl.cost.as_ref().and_then(|c| c.tokens).unwrap_or(0);
     let cost_usd = decl.cost.as_ref().and_then(|c| c.usd).unwrap_or(0.0);
     let idempotent = decl.idempotent;
+    let confirm = match &decl.confirm {
+        Some(question) => quote!(::core::option::Option::Some(#question)),
+        None => quote!(::core::option::Option::None),
+    };
     let deprecated = decl.version_status == "deprecated";
     let deprecates = match &decl.deprecates {
         Some(id) => quote!(::core::option::Option::Some(#id)),
@@ -327,6 +337,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     !<<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SCHEMA_MEMBER.is_empty(),
                     <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_IRI,
                     <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_LIST,
+                    #confirm,
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,

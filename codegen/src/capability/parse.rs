@@ -124,6 +124,7 @@ pub(super) fn declaration(
         version_status,
         reasoning,
         assurance: attrs.assurance.map(|l| l.value()),
+        confirm: attrs.confirm.map(|l| l.value()),
         handler: sig.ident.clone(),
         params,
     })

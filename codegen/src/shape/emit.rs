@@ -236,11 +236,24 @@ fn object_impls(
             );
         }
     });
+    // A form MCP elicitation can show: each field a string, number, boolean or enum (or a
+    // list of enum values), and so the parent's.
+    let form_fields = object.fields.iter().map(|field| match (&field.ty.scalar, field.ty.array) {
+        (Scalar::String | Scalar::Int(_) | Scalar::Float | Scalar::Bool | Scalar::DateTime, false) => quote!(true),
+        (Scalar::Nested(ty), false) => quote!(<#ty as ::trails::__private::Schema>::FORM_FIELD),
+        (Scalar::Nested(ty), true) => quote!(<#ty as ::trails::__private::Schema>::IS_ENUM),
+        _ => quote!(false),
+    });
+    let parent_form = match parent {
+        Some(parent) => quote!(<#parent as ::trails::__private::ObjectShape>::FORM),
+        None => quote!(true),
+    };
     quote! {
         #inherited_clashes
         #(#unique_checks)*
         #[diagnostic::do_not_recommend]
         impl ::trails::__private::ObjectShape for #ident {
+            const FORM: bool = #parent_form #(&& #form_fields)*;
             const PROPERTY_MEMBERS: &'static str = #properties;
             const REQUIRED_MEMBERS: &'static str = #required;
             const FIELD_NAMES: &'static [&'static str] = #field_names;

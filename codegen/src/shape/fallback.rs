@@ -46,6 +46,8 @@ pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
     let object = is_struct.then(|| {
         quote! {
             impl ::trails::__private::ObjectShape for #ident {
+                // A shape that failed its build is no form (no second error from `ctx.elicit`).
+                const FORM: bool = true;
                 const PROPERTY_MEMBERS: &'static str = "";
                 const REQUIRED_MEMBERS: &'static str = "";
                 const FIELD_NAMES: &'static [&'static str] = &[];

@@ -209,6 +209,262 @@ async fn input_required_capabilities(ctx: &Ctx) -> Result<String> {
     Ok(format!("{name}: {said}"))
 }
 
+/// Needs the client's model: a client that did not declare `sampling` gets `-32021`.
+#[capability(id = "test_missing_capability", version = "1.0.0", side_effects(none), idempotent)]
+async fn missing_capability(ctx: &Ctx) -> Result<String> {
+    let sampled = ctx.sample("question", Sample::user("What is the capital of France?", 100)).await?;
+    Ok(sampled.text())
+}
+
+/// Asks the user on the request's own answer (an input-required result), never as a request
+/// of the server's own.
+#[capability(id = "test_streaming_elicitation", version = "1.0.0", side_effects(none), idempotent)]
+async fn streaming_elicitation(ctx: &Ctx) -> Result<String> {
+    let user = answer_of(ctx.elicit::<UserName>("user_name", "What is your name?").await?)?;
+    Ok(format!("Hello, {}!", user.name))
+}
+
+/// Changes the tool list (`test_toggled_tool` comes or goes): listeners hear of it.
+#[capability(id = "test_trigger_tool_change", version = "1.0.0", side_effects(none))]
+async fn trigger_tool_change(ctx: &Ctx) -> Result<String> {
+    let control = ctx.extension::<trails::serve::Control>().ok_or_else(|| Error::internal("no server control"))?;
+    let enabled = TOGGLED.fetch_xor(true, std::sync::atomic::Ordering::SeqCst);
+    control.set_tool_enabled("test_toggled_tool", !enabled).await.map_err(Error::internal)?;
+    Ok(format!("test_toggled_tool is {}", if enabled { "off" } else { "on" }))
+}
+
+static TOGGLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Comes and goes with `test_trigger_tool_change`.
+#[capability(id = "test_toggled_tool", version = "1.0.0", side_effects(none), idempotent)]
+async fn toggled_tool() -> Result<String> {
+    Ok("here".to_owned())
+}
+
+/// What `test_elicitation` asks for.
+#[shape(iri = "https://example.org/conformance#Contact")]
+pub struct Contact {
+    /// User's response
+    pub username: String,
+    /// User's email address
+    pub email: String,
+}
+
+/// What the user answered, as the suite reads it.
+fn described<T: serde::Serialize>(elicited: Elicited<T>) -> String {
+    match elicited {
+        Elicited::Accepted(content) => {
+            format!("action=accept, content={}", serde_json::to_string(&content).unwrap_or_default())
+        }
+        Elicited::Declined => "action=decline".to_owned(),
+        Elicited::Cancelled => "action=cancel".to_owned(),
+    }
+}
+
+/// Asks the client's model `prompt` (a 2025 session's `sampling/createMessage`).
+#[capability(id = "test_sampling", version = "1.0.0", side_effects(none), idempotent)]
+async fn sampling(
+    ctx: &Ctx,
+    /// The prompt to send to the LLM.
+    prompt: String,
+) -> Result<String> {
+    let sampled = ctx.sample("prompt", Sample::user(prompt, 100)).await?;
+    Ok(format!("LLM response: {}", sampled.text()))
+}
+
+/// Asks the user `message` (a 2025 session's `elicitation/create`).
+#[capability(id = "test_elicitation", version = "1.0.0", side_effects(none), idempotent)]
+async fn elicitation(
+    ctx: &Ctx,
+    /// The message to show the user.
+    message: String,
+) -> Result<String> {
+    let answer = ctx.elicit::<Contact>("contact", &message).await?;
+    Ok(format!("User response: {}", described(answer)))
+}
+
+/// A form whose every field starts with a value (SEP-1034).
+#[shape(iri = "https://example.org/conformance#Defaults")]
+pub struct Defaults {
+    /// A name.
+    #[predicate(default = "John Doe")]
+    pub name: Option<String>,
+    /// An age.
+    #[predicate(default = 30)]
+    pub age: Option<i64>,
+    /// A score.
+    #[predicate(default = 95.5)]
+    pub score: Option<f64>,
+    /// A status.
+    #[predicate(one_of = ["active", "inactive", "pending"], default = "active")]
+    pub status: Option<String>,
+    /// Whether it is verified.
+    #[predicate(default = true)]
+    pub verified: Option<bool>,
+}
+
+/// Asks for a form whose fields have defaults.
+#[capability(id = "test_elicitation_sep1034_defaults", version = "1.0.0", side_effects(none), idempotent)]
+async fn elicitation_defaults(ctx: &Ctx) -> Result<String> {
+    let answer = ctx.elicit::<Defaults>("defaults", "Please review the defaults").await?;
+    Ok(format!("Elicitation completed: {}", described(answer)))
+}
+
+/// Three options, named as they are sent.
+#[shape(iri = "https://example.org/conformance#Option", rename_all = "lowercase")]
+pub enum Choice {
+    /// The first.
+    Option1,
+    /// The second.
+    Option2,
+    /// The third.
+    Option3,
+}
+
+/// A string field whose schema is written by hand (`trails::declare::Schema`): the forms of enum
+/// SEP-1330 names that a `#[shape]` enum does not produce (titled values, legacy `enumNames`).
+macro_rules! choice {
+    ($name:ident, $members:literal, [$($value:literal),*]) => {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(serde_json::Value);
+
+        impl trails::declare::Schema for $name {
+            const SCHEMA_MEMBERS: &'static str = $members;
+            // A choice a form shows (`ctx.elicit` takes it).
+            const FORM_FIELD: bool = true;
+            fn validate_at(value: &serde_json::Value, path: &mut trails::error::Path, errors: &mut trails::error::Errors) {
+                let allowed = [$($value),*];
+                let one = |item: &serde_json::Value| item.as_str().is_some_and(|text| allowed.contains(&text));
+                let fits = match value {
+                    serde_json::Value::Array(items) => $members.starts_with(r#""type":"array""#) && items.iter().all(one),
+                    item => !$members.starts_with(r#""type":"array""#) && one(item),
+                };
+                if !fits {
+                    let field = path.current();
+                    let message = format!("{field} must be {}", allowed.join(" or "));
+                    let constraint = serde_json::json!(allowed);
+                    errors.push(FieldError { field, code: FieldCode::OneOf, message, value: value.clone(), constraint });
+                }
+            }
+        }
+    };
+}
+
+choice!(
+    TitledSingle,
+    r#""type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]"#,
+    ["value1", "value2", "value3"]
+);
+choice!(
+    LegacyTitled,
+    r#""type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]"#,
+    ["opt1", "opt2", "opt3"]
+);
+choice!(
+    TitledMulti,
+    r#""type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}"#,
+    ["value1", "value2", "value3"]
+);
+
+/// A form with every kind of enum (SEP-1330).
+#[shape(iri = "https://example.org/conformance#Enums")]
+#[allow(non_snake_case)]
+pub struct Enums {
+    /// An untitled single choice.
+    pub untitledSingle: Option<Choice>,
+    /// A titled single choice.
+    pub titledSingle: Option<TitledSingle>,
+    /// A titled single choice, the legacy way.
+    pub legacyEnum: Option<LegacyTitled>,
+    /// An untitled multiple choice.
+    pub untitledMulti: Option<Vec<Choice>>,
+    /// A titled multiple choice.
+    pub titledMulti: Option<TitledMulti>,
+}
+
+/// Asks for a form with every kind of enum.
+#[capability(id = "test_elicitation_sep1330_enums", version = "1.0.0", side_effects(none), idempotent)]
+async fn elicitation_enums(ctx: &Ctx) -> Result<String> {
+    let answer = ctx.elicit::<Enums>("enums", "Please choose").await?;
+    Ok(format!("Elicitation completed: {}", described(answer)))
+}
+
+/// A JSON Schema 2020-12 input the macros do not write (`$defs`, `$ref`, `allOf`/`anyOf`,
+/// `if`/`then`/`else`), written by hand with its own validator (`trails::declare::Schema`).
+macro_rules! contact_schema {
+    () => {
+        r##""$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false"##
+    };
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct ContactInput(serde_json::Map<String, serde_json::Value>);
+
+impl trails::declare::Schema for ContactInput {
+    const SCHEMA_MEMBERS: &'static str = contact_schema!();
+    fn validate_at(value: &serde_json::Value, path: &mut trails::error::Path, errors: &mut trails::error::Errors) {
+        let mut refuse = |field: &str, code: FieldCode, message: String, constraint: serde_json::Value| {
+            let field =
+                if path.current().is_empty() { field.to_owned() } else { format!("{}/{field}", path.current()) };
+            let value = value.get(&field).cloned().unwrap_or(serde_json::Value::Null);
+            errors.push(FieldError { field, code, message, value, constraint });
+        };
+        let Some(object) = value.as_object() else {
+            refuse("", FieldCode::Type, "the arguments must be an object".into(), serde_json::json!("object"));
+            return;
+        };
+        for (name, value) in object {
+            let fits = match name.as_str() {
+                "name" | "phone" | "email" => value.is_string(),
+                "contactMethod" => matches!(value.as_str(), Some("phone" | "email")),
+                "address" => {
+                    value.as_object().is_some_and(|address| address.values().all(serde_json::Value::is_string))
+                }
+                _ => {
+                    refuse(
+                        name,
+                        FieldCode::UnknownField,
+                        format!("{name} is not an argument"),
+                        serde_json::json!(false),
+                    );
+                    continue;
+                }
+            };
+            if !fits {
+                refuse(name, FieldCode::Type, format!("{name} does not fit its schema"), serde_json::Value::Null);
+            }
+        }
+        let needs = if object.get("contactMethod").and_then(|method| method.as_str()) == Some("phone") {
+            "phone"
+        } else {
+            "email"
+        };
+        if !object.contains_key(needs) {
+            refuse(
+                needs,
+                FieldCode::Required,
+                format!("{needs} is required for this contact method"),
+                serde_json::json!(needs),
+            );
+        }
+    }
+}
+
+impl trails::declare::Shape for ContactInput {
+    const NAME: &'static str = "ContactInput";
+    const IRI: &'static str = "https://example.org/conformance#ContactInput";
+    const IRI_JSON: &'static str = "\"https://example.org/conformance#ContactInput\"";
+    const SCHEMA: &'static str = concat!("{", contact_schema!(), "}");
+    const LIST_OUTPUT_SCHEMA_MEMBER: &'static str = "";
+}
+
+/// Tool with JSON Schema 2020-12 features
+#[capability(id = "json_schema_2020_12_tool", version = "1.0.0", side_effects(none), idempotent)]
+async fn json_schema_2020_12_tool(input: ContactInput) -> Result<String> {
+    Ok(format!("{} fields", input.0.len()))
+}
+
 /// A prompt that asks the user what it should be about.
 #[prompt(name = "test_input_required_result_prompt")]
 async fn input_required_prompt(ctx: &Ctx) -> Result<String> {

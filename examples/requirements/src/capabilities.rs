@@ -35,6 +35,22 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
     Ok(updated.value)
 }
 
+/// Delete a requirement for good; what was recorded of it stays in provenance. The user is asked
+/// first.
+#[capability(id = "requirements.delete", version = "1.0.0",
+             preconditions(instance_exists(node_type = "Requirement", key = "req_id")),
+             side_effects(writes = ["https://example.org/graphs/requirements"], deletes, provenance),
+             confirm = "Delete this requirement for good? Its history stays in provenance.")]
+pub async fn delete(
+    ctx: &Ctx,
+    /// The requirement to delete.
+    #[predicate(pattern = r"^REQ-\d+$", max_length = 16)]
+    req_id: String,
+) -> Result<String> {
+    ctx.kg()?.delete::<Requirement>(&req_id).await?;
+    Ok(format!("{req_id} deleted"))
+}
+
 /// Find requirements by title text and status, highest priority first.
 #[capability(
     id = "requirements.search",

@@ -43,6 +43,11 @@ pub enum Error {
     /// [`Error::precondition_failed`] and [`Error::unavailable`].
     #[error("{0}")]
     Domain(DomainError),
+    /// The call needs a capability its client did not declare (`elicitation`, `sampling`,
+    /// `roots`: [`crate::Ctx::elicit`] and the like): MCP's `-32021`, with
+    /// `{"requiredCapabilities": {"<name>": {}}}`.
+    #[error("this call needs the client's `{0}` capability, which the client did not declare")]
+    MissingClientCapability(&'static str),
     /// Anything else: `-32603`. The detail is for logs only and never sent to the client.
     #[error("internal error")]
     Internal(String),

@@ -19,7 +19,7 @@ use oxrdf::vocab::{rdf, xsd};
 use oxrdf::{Literal, NamedNode, Term};
 
 use super::store::{Check, StoreError, Triples, Write};
-use crate::pipeline::{Failure, Guard, GuardFuture, Next};
+use crate::pipeline::{Failure, Guard, GuardFuture, Next, Refusal};
 use crate::registry::ToolKind;
 
 /// The PROV-O namespace.
@@ -439,6 +439,8 @@ impl Guard for ProvenanceGuard {
                     Some(Failure::Domain(domain)) => (None, Some(domain.kind().as_str())),
                     _ => (None, None),
                 },
+                // A round of an input-required result: it ended asking the client, not failing.
+                Err(Refusal::InputRequired(_)) => (None, Some("input_required")),
                 Err(refusal) => (Some(refusal.code()), None),
             };
             let call = Call {

@@ -158,6 +158,9 @@ pub enum CanonicalField {
     Assurance,
     /// `stable`, `deprecated`, …
     VersionStatus,
+    /// The question the user is asked before a call runs — only where declared, after the others
+    /// (not in [`CanonicalField::ALL`]).
+    Confirm,
 }
 
 impl CanonicalField {
@@ -196,6 +199,7 @@ impl CanonicalField {
             CanonicalField::Reasoning => "reasoning",
             CanonicalField::Assurance => "assurance",
             CanonicalField::VersionStatus => "version_status",
+            CanonicalField::Confirm => "confirm",
         }
     }
 }

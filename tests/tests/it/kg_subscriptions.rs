@@ -519,3 +519,28 @@ async fn an_abandoned_subscribed_session_expires_although_writes_keep_firing() {
     }
     drop(abandoned);
 }
+
+/// An app's own resources (`#[resource]`) are subscribed to like the server's, and fire when the
+/// app says they changed (`Control::resource_updated`): a fixed URI, a URI a template names.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apps_own_resources_fire_when_the_app_says_they_changed() {
+    let app = trails::App::new().kg(trails::kg::Kg::temporary().unwrap());
+    let served = trails_tests::in_process::serve(app, trails_tests::in_process::settings("")).await;
+    let (client, mut updates) = session(http_transport(served.addr, None)).await;
+    subscribe(&client, "notes://pinned").await.unwrap();
+    subscribe(&client, "reports://2026/sales").await.unwrap();
+    let refused = subscribe(&client, "ops://runbook").await.unwrap_err();
+    assert!(refused.message.contains("unknown resource"), "another scope's is unknown: {refused:?}");
+    let control = served.server.control();
+    control.resource_updated("notes://pinned");
+    control.resource_updated("reports://2026/sales");
+    control.resource_updated("reports://2025/sales");
+    let seen = updated(&mut updates, &["notes://pinned", "reports://2026/sales"]).await;
+    assert_eq!(seen, BTreeSet::from(["notes://pinned".to_owned(), "reports://2026/sales".to_owned()]));
+    unsubscribe(&client, "notes://pinned").await;
+    control.resource_updated("notes://pinned");
+    control.resource_updated("reports://2026/sales");
+    let seen = updated(&mut updates, &["reports://2026/sales"]).await;
+    assert_eq!(seen, BTreeSet::from(["reports://2026/sales".to_owned()]), "unsubscribed, no update");
+    client.cancel().await.unwrap();
+}

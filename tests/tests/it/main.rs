@@ -19,6 +19,7 @@ mod harness;
 mod hot_path_differential;
 mod http_connections;
 mod idempotency;
+mod input_required;
 mod kg_crash;
 mod kg_mcp;
 mod kg_subscriptions;

@@ -35,7 +35,7 @@ fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
     assert_eq!(report["dropped"], serde_json::json!([]), "terms expansion dropped: {report}");
 
     let document: Value = serde_json::from_str(&manifest).unwrap();
-    let mut with_roles = 0;
+    let (mut with_roles, mut confirmed) = (0, 0);
     for descriptor in document["@graph"].as_array().unwrap() {
         let mut keys: Vec<&str> = descriptor.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys[..2], ["@id", "@type"]);
@@ -46,9 +46,16 @@ fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
             keys.remove(at);
             with_roles += 1;
         }
+        // A capability declared with `confirm` says so last.
+        if keys.last() == Some(&trails_pattern::CanonicalField::Confirm.name()) {
+            assert!(descriptor["confirm"].as_str().is_some_and(|question| !question.is_empty()));
+            keys.pop();
+            confirmed += 1;
+        }
         assert_eq!(keys[2..], canonical(), "{}", descriptor["id"]);
     }
     assert!(with_roles > 0, "the example's requirements have roles");
+    assert!(confirmed > 0, "the example's `requirements.delete` asks first");
 
     // The check can fail: under a context that defines one term, expansion drops the others.
     let mut narrow = document.clone();

@@ -22,6 +22,7 @@ fn every_declared_tool_is_collected() {
     let example = [
         "people_create",
         "requirements_create",
+        "requirements_delete",
         "requirements_link",
         "requirements_search",
         "requirements_update",

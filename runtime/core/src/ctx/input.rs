@@ -267,15 +267,20 @@ pub(super) fn elicit_params<T: ObjectShape>(message: &str) -> Result<Value, Erro
     Ok(json!({ "mode": "form", "message": message, "requestedSchema": schema }))
 }
 
+/// An elicitation result as the client sent it.
+#[derive(Deserialize)]
+struct ElicitAnswer {
+    action: String,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+fn elicit_answer(key: &str, answer: &Value) -> Result<ElicitAnswer, Error> {
+    serde_json::from_value(answer.clone()).map_err(|error| malformed(key, "an elicitation result", answer, error))
+}
+
 pub(super) fn elicited<T: ObjectShape>(key: &str, answer: Value) -> Result<Elicited<T>, Error> {
-    #[derive(Deserialize)]
-    struct Answer {
-        action: String,
-        #[serde(default)]
-        content: Option<Value>,
-    }
-    let parsed: Answer = serde_json::from_value(answer.clone())
-        .map_err(|error| malformed(key, "an elicitation result", &answer, error))?;
+    let parsed = elicit_answer(key, &answer)?;
     match parsed.action.as_str() {
         "accept" => {
             let content = parsed.content.unwrap_or_else(|| json!({}));
@@ -294,6 +299,15 @@ pub(super) fn elicited<T: ObjectShape>(key: &str, answer: Value) -> Result<Elici
         "cancel" => Ok(Elicited::Cancelled),
         other => Err(malformed(key, "an elicitation result", &answer, format!("unknown action `{other}`"))),
     }
+}
+
+/// The key the confirmation guard asks under (a handler's own keys are its own).
+pub const CONFIRM_KEY: &str = "trails_confirm";
+
+pub(super) fn confirmed(answer: Value) -> Result<bool, Error> {
+    let parsed = elicit_answer(CONFIRM_KEY, &answer)?;
+    let yes = parsed.content.as_ref().and_then(|content| content.get("confirm")).and_then(Value::as_bool);
+    Ok(parsed.action == "accept" && yes == Some(true))
 }
 
 pub(super) fn sample_params(sample: &Sample) -> Value {
@@ -320,22 +334,24 @@ mod tests {
 
     #[test]
     fn a_round_stops_the_call_at_its_first_unanswered_questions_and_asks_them_together() {
-        let round = Round::new(Map::new());
-        let input = Input::Round(Arc::new(Round::default()));
-        let Input::Round(inner) = &input else { unreachable!() };
-        let asked = futures_util::FutureExt::now_or_never(until_asked(Some(inner), async {
-            let (a, b) = futures_util::join!(
+        let round = Arc::new(Round::default());
+        let input = Input::Round(round.clone());
+        let mut reached_the_end = false;
+        let asked = futures_util::FutureExt::now_or_never(until_asked(Some(&round), async {
+            let (a, b) = futures_util::future::join(
                 ask(&input, "a", Kind::Roots, json!({})),
-                ask(&input, "b", Kind::Sampling, json!({ "maxTokens": 1 }))
-            );
+                ask(&input, "b", Kind::Sampling, json!({ "maxTokens": 1 })),
+            )
+            .await;
+            reached_the_end = true;
             (a.is_ok(), b.is_ok())
         }))
         .expect("never waits");
         let asked = asked.expect_err("both unanswered");
+        assert!(!reached_the_end, "stopped where it waited");
         assert_eq!(asked.requests.len(), 2);
         assert_eq!(asked.requests["a"]["method"], "roots/list");
         assert_eq!(asked.requests["b"]["params"]["maxTokens"], 1);
-        assert!(round.answers().is_empty());
     }
 
     #[test]

@@ -336,12 +336,36 @@ impl Ctx {
     /// answer's fields). `key` names the question: from protocol 2026-07-28 on, the call is
     /// answered with an input-required result and runs again from the start once the client
     /// answers, and the question asked under the same key then has its answer at once — so ask
-    /// before you write. A client that declared no `elicitation` capability (or a call no client
-    /// made: `/invoke`) gets the `precondition_failed` error the model reads.
+    /// before you write. A client that declared no `elicitation` capability gets MCP's `-32021`
+    /// ([`Error::MissingClientCapability`], which the handler may also handle: ask otherwise);
+    /// a call no client made (`/invoke`, a test) the `precondition_failed` error.
     pub async fn elicit<T: ObjectShape>(&self, key: &str, message: &str) -> Result<Elicited<T>, Error> {
+        const {
+            assert!(
+                T::FORM,
+                "`ctx.elicit` asks for a form, and MCP's forms are flat: every field of the shape must be a string, \
+                 number, boolean or `#[shape]` enum (or a `Vec` of one); ask for a nested shape's fields directly"
+            )
+        };
         let params = input::elicit_params::<T>(message)?;
         let answer = self.ask(key, Kind::Elicitation, params).await?;
         input::elicited(key, answer)
+    }
+
+    /// Whether the user confirms `question` (the confirmation guard's: `confirm = "…"`): a
+    /// yes/no form, `true` only for an accepted yes.
+    pub(crate) async fn confirm(&self, question: &str) -> Result<bool, Error> {
+        let params = serde_json::json!({
+            "mode": "form",
+            "message": question,
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "confirm": { "type": "boolean", "title": "Confirm", "description": question } },
+                "required": ["confirm"],
+            },
+        });
+        let answer = self.ask(input::CONFIRM_KEY, Kind::Elicitation, params).await?;
+        input::confirmed(answer)
     }
 
     /// Ask the client's model (MCP sampling). As [`Ctx::elicit`]: `key`, the capability
@@ -366,9 +390,7 @@ impl Ctx {
             )));
         };
         if !self.request().client_declares(capability) {
-            return Err(Error::precondition_failed(format!(
-                "this call needs its client's `{capability}`, which the client did not declare"
-            )));
+            return Err(Error::MissingClientCapability(capability));
         }
         input::ask(input, key, kind, params).await
     }

@@ -59,6 +59,10 @@ pub trait Schema {
     /// Whether the type is a `#[shape]` unit enum (its values are names): a `status` role fits it.
     #[doc(hidden)]
     const IS_ENUM: bool = false;
+    /// Whether a field of this type fits a form MCP elicitation shows (`Ctx::elicit`): a
+    /// string, number, boolean or enum. A `#[shape]` enum does; a hand-written schema of one of
+    /// those says so.
+    const FORM_FIELD: bool = Self::IS_ENUM;
     /// Check `value` against every constraint, appending failures at `path`.
     fn validate_at(value: &Value, path: &mut Path, errors: &mut Errors);
 }
@@ -102,6 +106,10 @@ pub trait Shape: Schema + Serialize + DeserializeOwned {
     note = "only structs with named fields annotated with `#[trails::shape]` or `#[trails::node_type]` can be extended; unit enums and foreign types cannot"
 )]
 pub trait ObjectShape: Shape {
+    /// Whether it is a form MCP elicitation can show (`Ctx::elicit`): flat, each field a string,
+    /// number, boolean or enum, or a list of enum values.
+    #[doc(hidden)]
+    const FORM: bool;
     /// The members of the schema's `properties`, without braces (inherited ones first).
     const PROPERTY_MEMBERS: &'static str;
     /// The items of the schema's `required`, without brackets (inherited ones first).

@@ -284,3 +284,32 @@ impl Guard for Validation {
         })
     }
 }
+
+/// The confirmation guard: a capability declared with `confirm = "…"` runs only once the user
+/// said yes (MCP elicitation, through the client: a 2025 session's request, a 2026-07-28
+/// input-required result). Declined, dismissed or answered no, the call is the
+/// `precondition_failed` result the model reads, and nothing ran; a client that cannot ask its
+/// user gets `-32021`. It comes after validation and policies (no one is asked about a call that
+/// would be refused) and before idempotency keys and budgets (nothing is charged until then).
+pub struct Confirmation;
+
+impl Guard for Confirmation {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            let Some(question) = call.tool().confirm() else { return next.run(call).await };
+            let round = match call.ctx().extension::<Input>() {
+                Some(Input::Round(round)) => Some(round.clone()),
+                _ => None,
+            };
+            match until_asked(round.as_deref(), call.ctx().confirm(question)).await {
+                Err(asked) => Err(Refusal::InputRequired(Box::new(asked))),
+                Ok(Ok(true)) => next.run(call).await,
+                Ok(Ok(false)) => call.failed(Error::precondition_failed(format!(
+                    "the user did not confirm `{}` (\"{question}\"): nothing ran",
+                    call.tool().id()
+                ))),
+                Ok(Err(error)) => call.failed(error),
+            }
+        })
+    }
+}

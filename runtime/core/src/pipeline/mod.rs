@@ -22,9 +22,9 @@ pub use catalog::NoSuchTool;
 #[doc(hidden)]
 pub use catalog::{Catalog, Lookup, Served, View};
 pub use continuation::{Continuations, MAX_KEPT_BYTES, READ_TOOL};
-#[doc(hidden)]
-pub use guard::Validation;
 pub use guard::{Call, Guard, GuardFuture, Next};
+#[doc(hidden)]
+pub use guard::{Confirmation, Validation};
 
 pub use outcome::{
     Content, Refusal, ToolResult, AUTHENTICATION_FAILED, BUDGET_EXCEEDED, INTERNAL_ERROR, INVALID_PARAMS,

@@ -19,6 +19,8 @@ pub const POLICY_DENIED: i32 = -32002;
 pub const BUDGET_EXCEEDED: i32 = -32003;
 /// The caller lacks the tool's scope.
 pub const SCOPE_DENIED: i32 = -32004;
+/// The call needs a capability the client did not declare (MCP's code).
+pub const MISSING_CLIENT_CAPABILITY: i32 = -32021;
 /// Bad arguments, or an unknown tool (JSON-RPC's own code).
 pub const INVALID_PARAMS: i32 = -32602;
 /// Anything else (JSON-RPC's own code).
@@ -136,6 +138,7 @@ impl Refusal {
             Refusal::Failed { error, .. } => match error {
                 Error::Validation { .. } | Error::UnknownTool(_) => INVALID_PARAMS,
                 Error::PolicyDenied(_) => POLICY_DENIED,
+                Error::MissingClientCapability(_) => MISSING_CLIENT_CAPABILITY,
                 Error::BudgetExceeded { .. } => BUDGET_EXCEEDED,
                 // A tool call answers these as results; a refusal carries one only where no
                 // result can (a guard's own refusal): the caller's request, or the server's state.
@@ -188,6 +191,7 @@ impl Refusal {
                 }
                 Error::Internal(_) => Some(json!({ "trace_id": trace_id })),
                 Error::Domain(domain) => Some(domain.to_json()),
+                Error::MissingClientCapability(name) => Some(json!({ "requiredCapabilities": { *name: {} } })),
                 Error::PolicyDenied(_) | Error::UnknownTool(_) => None,
             },
         }

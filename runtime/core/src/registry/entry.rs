@@ -138,6 +138,11 @@ impl ToolEntry {
         self.shacl
     }
 
+    /// The question the user is asked before a call runs (`confirm`), if any.
+    pub fn confirm(&self) -> Option<&'static str> {
+        self.declared.confirm
+    }
+
     /// The Cedar policies (by `@id`) that must allow a call (`policy_required`).
     pub fn policy_required(&self) -> &'static [&'static str] {
         self.declared.policy_required
@@ -207,6 +212,8 @@ pub struct Declared {
     /// `ToolOutput::OUTPUT_IRI`.
     pub(crate) output_shape: Option<&'static str>,
     pub(crate) output_list: bool,
+    /// `confirm`: the question the user is asked before a call runs.
+    pub(crate) confirm: Option<&'static str>,
 }
 
 impl Declared {
@@ -223,6 +230,7 @@ impl Declared {
         output_schema: bool,
         output_shape: Option<&'static str>,
         output_list: bool,
+        confirm: Option<&'static str>,
     ) -> Declared {
         Declared {
             policy_required,
@@ -233,6 +241,7 @@ impl Declared {
             output_schema,
             output_shape,
             output_list,
+            confirm,
         }
     }
 }

@@ -195,7 +195,7 @@ mod tests {
             "{}",
             "{}",
             "",
-            Declared::__new(&[], 0, 0.0, false, false, None, false, None, false),
+            Declared::__new(&[], 0, 0.0, false, false, None, false, None, false, None),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,

@@ -299,7 +299,7 @@ mod tests {
             "{}",
             "{}",
             "",
-            trails_core::registry::Declared::__new(policies, 0, 0.0, false, false, None, false, None, false),
+            trails_core::registry::Declared::__new(policies, 0, 0.0, false, false, None, false, None, false, None),
             |_, _, _| {},
             |_, _| Box::pin(async { Ok(trails_core::declare::Output::text("")) }),
             "test",

@@ -16,7 +16,7 @@ use crate::server::{ServeError, Server};
 use crate::state::{Brought, Listings, Shared};
 use trails_core::auth::{sha256_hex, ScopeSet};
 use trails_core::ctx::AppState;
-use trails_core::pipeline::{Catalog, Guard, Validation};
+use trails_core::pipeline::{Catalog, Confirmation, Guard, Validation};
 use trails_core::registry::{Registry, ShapeEntry, ToolEntry, SHAPES, TOOLS};
 use trails_kg::Kg;
 
@@ -116,6 +116,10 @@ impl App {
         guards.extend(assembled.guards(Slot::Authorize));
         guards.extend(self.guards);
         guards.extend(assembled.guards(Slot::App));
+        // Asked once the call would run, before anything is charged (only where declared).
+        if registry.tools().any(|tool| tool.confirm().is_some()) {
+            guards.push(Arc::new(Confirmation));
+        }
         guards.extend(assembled.guards(Slot::Settle));
         let brought = Brought {
             state: self.state,

@@ -390,12 +390,7 @@ impl ServerHandler for TrailsServer {
             .resource_subscriptions
             .as_ref()
             .filter(|uris| uris.len() <= self.shared.mcp.max_subscriptions)
-            .map(|uris| {
-                uris.iter()
-                    .filter(|uri| crate::resources::topic(&self.shared.resources, uri, anyone).is_ok())
-                    .cloned()
-                    .collect()
-            });
+            .map(|uris| uris.iter().filter(|uri| self.shared.topic(uri, anyone).is_ok()).cloned().collect());
         Some(accepted)
     }
 

@@ -110,7 +110,7 @@ impl SessionSubscriptions {
         caller: &Caller,
         uri: &str,
     ) -> Result<(), ErrorData> {
-        let topic = crate::resources::topic(&shared.resources, uri, caller.scopes)?;
+        let topic = shared.topic(uri, caller.scopes)?;
         self.open(shared, peer, idle_limit)?.watch(topic, uri).map_err(refusal)
     }
 
@@ -180,7 +180,7 @@ pub(crate) async fn listen(
     let subscriber = CloseOnDrop(subscriber);
     let accepted = context.accepted();
     for uri in accepted.resource_subscriptions.iter().flatten() {
-        let topic = crate::resources::topic(&shared.resources, uri, caller.scopes)?;
+        let topic = shared.topic(uri, caller.scopes)?;
         subscriber.0.watch(topic, uri).map_err(refusal)?;
     }
     if accepted.tools_list_changed == Some(true) {

@@ -32,6 +32,9 @@ pub(crate) enum Topic {
     Umbrella(&'static str),
     /// `trails://kg/<Type>/<id>`: the instance with this IRI.
     Instance(String),
+    /// One of the app's own resources (`#[resource]`), by its URI: fired when the app says it
+    /// changed (`Control::resource_updated`).
+    Own(String),
 }
 
 impl Topic {

@@ -19,6 +19,13 @@ impl Control {
     pub async fn set_tool_enabled(&self, name: &str, enabled: bool) -> Result<bool, NoSuchTool> {
         self.0.set_tool_enabled(name, enabled)
     }
+
+    /// One of the app's own resources (`#[resource]`: a fixed URI, or one a template names)
+    /// changed: the sessions and listeners subscribed to `uri` get
+    /// `notifications/resources/updated` (on this replica: an app with several tells each).
+    pub fn resource_updated(&self, uri: &str) {
+        self.0.resource_updated(uri)
+    }
 }
 
 /// A part's handle on the running server, given to its background tasks.

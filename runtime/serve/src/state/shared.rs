@@ -10,7 +10,7 @@ use rmcp::model::Tool;
 use super::listings::Listings;
 use super::notifier::Subscriptions;
 use crate::config::{HttpSettings, McpSettings};
-use crate::resources::{Live, Resources, Spending, StoreFacts};
+use crate::resources::{Live, Resources, Spending, StoreFacts, Topic};
 use trails_core::auth::Caller;
 use trails_core::ctx::AppState;
 use trails_core::pipeline::{Catalog, Guard, NoSuchTool, Pipeline, View};
@@ -184,6 +184,20 @@ impl Shared {
             self.subscriptions.tool_list_changed();
         }
         Ok(changed)
+    }
+
+    /// What a subscription to `uri` watches, for a caller with `scopes`: one of the app's own
+    /// resources, else the server's; the `-32602` that explains why not otherwise.
+    pub(crate) fn topic(&self, uri: &str, scopes: trails_core::auth::ScopeSet) -> Result<Topic, rmcp::ErrorData> {
+        match self.own_resources.find(uri, scopes) {
+            Some(_) => Ok(Topic::Own(uri.to_owned())),
+            None => crate::resources::topic(&self.resources, uri, scopes),
+        }
+    }
+
+    /// One of the app's own resources changed: its subscribers are told.
+    pub(crate) fn resource_updated(&self, uri: &str) {
+        self.subscriptions.fire_own(uri);
     }
 
     /// What `caller` sees of the catalog (its scopes, less what guards hide from it).

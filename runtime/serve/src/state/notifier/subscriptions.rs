@@ -205,6 +205,11 @@ impl Subscriptions {
         }
     }
 
+    /// One of the app's own resources changed.
+    pub(crate) fn fire_own(&self, uri: &str) {
+        self.fire(&[Topic::Own(uri.to_owned())]);
+    }
+
     /// Tell the listeners that asked for it that the tool list changed.
     pub(crate) fn tool_list_changed(&self) {
         for subscriber in self.live().iter().filter(|s| s.tool_list.load(Ordering::Relaxed)) {

@@ -1,0 +1,96 @@
+//! The official Python MCP SDK (PyPI `mcp`) drives the fixture app: a tool that asks the user,
+//! the client's model and its roots, a tool reporting progress and two prompts, over Streamable
+//! HTTP (2026-07-28, and a 2025 session) and stdio (`tests/interop/python_asks.py`).
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The fixture app's process, stopped when dropped.
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_http() -> (Served, String) {
+    let address = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["serve", "--http", &address.to_string()])
+        .current_dir(std::env::temp_dir())
+        .env("TRAILS_LOG", "warn")
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(address).is_err() {
+        assert!(Instant::now() < deadline, "the fixture app did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (Served(child), format!("http://{address}/mcp"))
+}
+
+fn drive(args: &[&str]) -> Value {
+    let venv = trails_tests::servers::python().expect("the Python tools");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/python_asks.py");
+    let output = Command::new(venv.join("bin/python"))
+        .arg(script)
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .env("TRAILS_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the Python client failed ({args:?}):\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON report")
+}
+
+/// What every transport shows the same way: progress before the answer, the prompt's text.
+fn assert_common(report: &Value, how: &str) {
+    let steps: Vec<f64> = report["progress"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert_eq!(steps, [0.0, 50.0, 100.0], "{how}: {report}");
+    assert_eq!(report["progress"][1][1], 100.0, "{how}: the total");
+    assert_eq!(report["prompt"], json!(["Prompt with arguments: arg1='one', arg2='two'"]), "{how}");
+}
+
+/// 2026-07-28: the SDK answers the input-required rounds with its callbacks and calls again.
+fn assert_current(report: &Value, how: &str) {
+    assert_eq!(report["protocol"], "2026-07-28", "{how}: {report}");
+    assert_eq!(report["asked_is_error"], false, "{how}: {report}");
+    assert_eq!(report["asked_result"], json!(["Hello Ada (1 roots)"]), "{how}: the three answers reached the tool");
+    let asked: Vec<&str> = report["asked"].as_array().unwrap().iter().map(|a| a["method"].as_str().unwrap()).collect();
+    for method in ["elicitation/create", "sampling/createMessage", "roots/list"] {
+        assert!(asked.contains(&method), "{how}: {method} not asked: {asked:?}");
+    }
+    assert_eq!(report["asking_prompt"], json!(["Write about release notes."]), "{how}: a prompt asks too");
+    assert_common(report, how);
+}
+
+/// A 2025 session: the same questions as requests to the client.
+fn assert_legacy(report: &Value, how: &str) {
+    assert_eq!(report["protocol"], "2025-11-25", "{how}: {report}");
+    let result = report["asked_result"][0].as_str().unwrap();
+    assert!(result.starts_with("User response: action=accept"), "{how}: {result}");
+    assert!(result.contains("ada@example.org"), "{how}: {result}");
+    assert_eq!(report["asked"], json!([{ "method": "elicitation/create", "message": "Who are you?" }]), "{how}");
+    assert_common(report, how);
+}
+
+#[test]
+fn the_python_sdk_answers_what_the_fixture_asks_over_http_and_stdio() {
+    let (_served, url) = serve_http();
+    assert_current(&drive(&["auto", "http", &url]), "HTTP, 2026-07-28");
+    assert_legacy(&drive(&["legacy", "http", &url]), "HTTP, a 2025 session");
+    let binary = env!("CARGO_BIN_EXE_conformance");
+    assert_current(&drive(&["auto", "stdio", binary, "serve", "--stdio"]), "stdio, 2026-07-28");
+    assert_legacy(&drive(&["legacy", "stdio", binary, "serve", "--stdio"]), "stdio, 2025");
+}
