@@ -46,7 +46,8 @@ pub(super) fn impls(kind: Kind, item: &syn::Item) -> TokenStream {
     let object = is_struct.then(|| {
         quote! {
             impl ::trails::__private::ObjectShape for #ident {
-                // A shape that failed its build is no form (no second error from `ctx.elicit`).
+                // A shape that failed its build passes as a form: its own error is the one to read, not a
+                // second from `ctx.elicit`.
                 const FORM: bool = true;
                 const PROPERTY_MEMBERS: &'static str = "";
                 const REQUIRED_MEMBERS: &'static str = "";

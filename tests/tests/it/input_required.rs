@@ -173,6 +173,21 @@ async fn a_declared_confirmation_is_asked_before_the_handler_runs() {
     assert_eq!(trails_tests::PURGED.load(Ordering::SeqCst), before + 1);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn only_answers_to_questions_the_state_says_were_asked_count() {
+    let (server, _dir) = serve().await;
+    // A confirmation answered before it was asked (no state) is not one: the user is asked.
+    let yes = json!({ "trails_confirm": accept(json!({ "confirm": true })) });
+    let (_, first) = call(&server, "fixtures_purge", json!({ "_meta": meta(both()), "inputResponses": yes })).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "not run on an answer it never asked for: {first}");
+    // An answer to another question than the state's is ignored, and the question stands.
+    let state = first["result"]["requestState"].clone();
+    let other = json!({ "name": accept(json!({ "name": "Ada" })) });
+    let params = json!({ "_meta": meta(both()), "requestState": state, "inputResponses": other });
+    let (_, again) = call(&server, "fixtures_purge", params).await;
+    assert!(again["result"]["inputRequests"].get("trails_confirm").is_some(), "{again}");
+}
+
 /// A 2025 client that answers what the server asks: the user says "Ada", the model "Hi".
 #[derive(Clone)]
 struct Answers;

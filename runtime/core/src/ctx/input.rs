@@ -8,10 +8,11 @@
 //! asked by then, and the client calls again with the answers, which the call — run again from
 //! the start — finds under the same keys.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
+use std::task::{Poll, Waker};
 
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -46,37 +47,89 @@ impl std::fmt::Debug for Input {
     }
 }
 
+impl Input {
+    /// The round, when it is one.
+    pub fn round(&self) -> Option<&Arc<Round>> {
+        match self {
+            Input::Round(round) => Some(round),
+            Input::Ask(_) => None,
+        }
+    }
+}
+
+/// The keys the server asks under itself (the confirmation's); a handler's must not start so.
+pub const RESERVED_PREFIX: &str = "trails_";
+
 /// One round of a call answered with input-required results: the answers the client gave so
-/// far (by the key the call asked under), and the questions this round asked that it has no
-/// answer for.
-#[derive(Debug, Default)]
+/// far (by the key the call asked under), and what the call did with them while it ran.
+#[derive(Default)]
 pub struct Round {
     answers: Map<String, Value>,
-    asked: Mutex<Map<String, Value>>,
+    state: Mutex<RoundState>,
+}
+
+#[derive(Default)]
+struct RoundState {
+    /// The questions asked that have no answer yet, by key.
+    asked: Map<String, Value>,
+    /// The keys whose answers the call has read.
+    consulted: BTreeSet<String>,
+    /// `until_asked` is running the call: only then can a question wait for its round to end.
+    running: bool,
+    /// Who to wake when a question is asked off the polled future (a spawned task's).
+    waker: Option<Waker>,
+}
+
+// The answers are the user's: never in a log line.
+impl std::fmt::Debug for Round {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Round").field("answers", &self.answers.keys().collect::<Vec<_>>()).finish_non_exhaustive()
+    }
+}
+
+/// What a round makes of a question.
+enum Asking {
+    Answered(Value),
+    Waiting,
+    /// Asked outside `until_asked` (a guard, or a task still running after its call ended).
+    Outside,
 }
 
 impl Round {
     /// A round with these answers (none: the call's first).
     pub fn new(answers: Map<String, Value>) -> Round {
-        Round { answers, asked: Mutex::default() }
+        Round { answers, state: Mutex::default() }
     }
 
-    /// The answers it has.
-    pub fn answers(&self) -> &Map<String, Value> {
-        &self.answers
+    fn state(&self) -> std::sync::MutexGuard<'_, RoundState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn ask(&self, key: &str, method: &'static str, params: Value) -> Option<Value> {
-        if let Some(answer) = self.answers.get(key) {
-            return Some(answer.clone());
+    /// The answers the call read: what the next round's state carries (an answer the call never
+    /// asked for is not kept).
+    pub fn consulted(&self) -> Map<String, Value> {
+        let state = self.state();
+        self.answers
+            .iter()
+            .filter(|(key, _)| state.consulted.contains(*key))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    fn ask(&self, key: &str, method: &'static str, params: Value) -> Asking {
+        let mut state = self.state();
+        if !state.running {
+            return Asking::Outside;
         }
-        let request = json!({ "method": method, "params": params });
-        self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(key.to_owned(), request);
-        None
-    }
-
-    fn take_asked(&self) -> Map<String, Value> {
-        std::mem::take(&mut *self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        // A key asked again in the same round (its answer did not do) is asked anew.
+        if let Some(answer) = self.answers.get(key).filter(|_| state.consulted.insert(key.to_owned())) {
+            return Asking::Answered(answer.clone());
+        }
+        state.asked.insert(key.to_owned(), json!({ "method": method, "params": params }));
+        if let Some(waker) = state.waker.take() {
+            waker.wake();
+        }
+        Asking::Waiting
     }
 }
 
@@ -89,17 +142,32 @@ pub struct Asked {
 
 /// Run `future` to its end, or — given a `round` — until it waits for an answer the round does
 /// not have: then it is dropped where it waits, and every question it asked by then is the
-/// `Err`. (Questions asked together — `futures::join!` — are asked in one round.)
+/// `Err` (questions asked together — `join!` — are one round when each branch reaches its
+/// question before the call waits). A question asked outside it (a guard's, a task's that
+/// outlives the call) fails at once instead of waiting.
 pub async fn until_asked<F: Future>(round: Option<&Round>, future: F) -> Result<F::Output, Asked> {
     let Some(round) = round else { return Ok(future.await) };
+    struct Running<'a>(&'a Round);
+    impl Drop for Running<'_> {
+        fn drop(&mut self) {
+            let mut state = self.0.state();
+            state.running = false;
+            state.waker = None;
+        }
+    }
+    round.state().running = true;
+    let _running = Running(round);
     let mut future = pin!(future);
-    std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
-        Poll::Ready(output) => Poll::Ready(Ok(output)),
-        Poll::Pending => {
-            let requests = round.take_asked();
-            match requests.is_empty() {
-                true => Poll::Pending,
-                false => Poll::Ready(Err(Asked { requests })),
+    std::future::poll_fn(|cx| {
+        round.state().waker = Some(cx.waker().clone());
+        match future.as_mut().poll(cx) {
+            Poll::Ready(output) => Poll::Ready(Ok(output)),
+            Poll::Pending => {
+                let requests = std::mem::take(&mut round.state().asked);
+                match requests.is_empty() {
+                    true => Poll::Pending,
+                    false => Poll::Ready(Err(Asked { requests })),
+                }
             }
         }
     })
@@ -242,14 +310,18 @@ impl Kind {
     }
 }
 
-/// Ask through `input` under `key`: the client's answer. A round without it never completes
-/// (see [`until_asked`]).
+/// Ask through `input` under `key`: the client's answer. In a round without one, the call
+/// waits until [`until_asked`] stops it.
 pub(super) async fn ask(input: &Input, key: &str, kind: Kind, params: Value) -> Result<Value, Error> {
     match input {
         Input::Ask(asker) => asker.ask(kind.method(), params).await,
         Input::Round(round) => match round.ask(key, kind.method(), params) {
-            Some(answer) => Ok(answer),
-            None => std::future::pending().await,
+            Asking::Answered(answer) => Ok(answer),
+            Asking::Waiting => std::future::pending().await,
+            Asking::Outside => Err(Error::internal(format!(
+                "`{key}` was asked outside the handler's own run (from a guard, or by a task that outlived its \
+                 call): only a handler's questions, and a declared `confirm`, reach the client"
+            ))),
         },
     }
 }
@@ -301,7 +373,8 @@ pub(super) fn elicited<T: ObjectShape>(key: &str, answer: Value) -> Result<Elici
     }
 }
 
-/// The key the confirmation guard asks under (a handler's own keys are its own).
+/// The key the confirmation guard asks under (a handler's keys may not start with
+/// [`RESERVED_PREFIX`]).
 pub const CONFIRM_KEY: &str = "trails_confirm";
 
 pub(super) fn confirmed(answer: Value) -> Result<bool, Error> {
@@ -375,5 +448,36 @@ mod tests {
         let Err(Error::Validation { .. }) = sampled("s", json!({ "role": "assistant" })) else { panic!() };
         let sampled = sampled("s", json!({ "content": { "type": "text", "text": "Paris" }, "model": "m" })).unwrap();
         assert_eq!(sampled.text(), "Paris");
+    }
+
+    #[tokio::test]
+    async fn a_question_a_spawned_task_asks_ends_the_round_too() {
+        let round = Arc::new(Round::default());
+        let input = Input::Round(round.clone());
+        let asked = until_asked(Some(&round), async {
+            let input = input.clone();
+            tokio::spawn(async move { ask(&input, "later", Kind::Roots, json!({})).await.is_ok() }).await
+        })
+        .await;
+        assert_eq!(asked.expect_err("asked from the task").requests.len(), 1);
+    }
+
+    #[test]
+    fn a_question_outside_the_run_fails_at_once_and_a_key_asked_again_is_asked_anew() {
+        let mut answers = Map::new();
+        answers.insert("a".into(), json!({ "roots": [] }));
+        answers.insert("unasked".into(), json!({ "roots": [] }));
+        let round = Arc::new(Round::new(answers));
+        let input = Input::Round(round.clone());
+        let outside = futures_util::FutureExt::now_or_never(ask(&input, "a", Kind::Roots, json!({})));
+        assert!(matches!(outside, Some(Err(Error::Internal(_)))), "no round is running");
+        let asked = futures_util::FutureExt::now_or_never(until_asked(Some(&round), async {
+            assert!(ask(&input, "a", Kind::Roots, json!({})).await.is_ok(), "answered the first time");
+            ask(&input, "a", Kind::Roots, json!({})).await.is_ok()
+        }))
+        .expect("never waits");
+        assert!(asked.expect_err("asked again").requests.contains_key("a"));
+        let kept: Vec<String> = round.consulted().keys().cloned().collect();
+        assert_eq!(kept, ["a"], "an answer the call never read is not carried on");
     }
 }

@@ -77,9 +77,14 @@ impl RequestInfo {
     pub fn client_capabilities(&self) -> Option<&Value> {
         self.client_capabilities.as_ref()
     }
-    /// Whether the client declared capability `name` (`"sampling"`, `"elicitation"`, `"roots"`).
+    /// Whether the client declared capability `name` (`"sampling"`, `"elicitation"`, `"roots"`):
+    /// an object under its name (for `elicitation`, one that takes forms: `{}` or with `form`).
     pub fn client_declares(&self, name: &str) -> bool {
-        self.client_capabilities.as_ref().and_then(|capabilities| capabilities.get(name)).is_some()
+        let declared = self.client_capabilities.as_ref().and_then(|capabilities| capabilities.get(name));
+        match (name, declared.and_then(Value::as_object)) {
+            ("elicitation", Some(modes)) => modes.is_empty() || modes.contains_key("form"),
+            (_, object) => object.is_some(),
+        }
     }
 }
 
@@ -343,8 +348,9 @@ impl Ctx {
         const {
             assert!(
                 T::FORM,
-                "`ctx.elicit` asks for a form, and MCP's forms are flat: every field of the shape must be a string, \
-                 number, boolean or `#[shape]` enum (or a `Vec` of one); ask for a nested shape's fields directly"
+                "`ctx.elicit` asks for a form, and MCP's forms are flat: each field of the shape a string, number, \
+                 boolean or `#[shape]` enum, or a `Vec` of an enum (a hand-written field type says \
+                 `Schema::FORM_FIELD`); ask for a nested shape's fields in a shape of their own"
             )
         };
         let params = input::elicit_params::<T>(message)?;
@@ -383,15 +389,30 @@ impl Ctx {
     }
 
     async fn ask(&self, key: &str, kind: Kind, params: Value) -> Result<Value, Error> {
+        if key.starts_with(input::RESERVED_PREFIX) && key != input::CONFIRM_KEY {
+            return Err(Error::internal(format!(
+                "question key `{key}`: keys starting with `{}` are the server's own; choose another",
+                input::RESERVED_PREFIX
+            )));
+        }
         let capability = kind.capability();
+        let request = self.request();
+        if !request.client_declares(capability) {
+            // A client that did not declare it, or none at all (`/invoke`, a test).
+            return Err(match request.client_capabilities() {
+                Some(_) => Error::MissingClientCapability(capability),
+                None => Error::precondition_failed(format!(
+                    "this call needs to ask its client (`{capability}`), and no MCP client made it: call it \
+                     over MCP from a client that declares `{capability}`"
+                )),
+            });
+        }
         let Some(input) = self.extension::<Input>() else {
             return Err(Error::precondition_failed(format!(
-                "this call needs its client's `{capability}` and came from none that can be asked"
+                "this call needs to ask its client (`{capability}`), and this request cannot carry a question (a \
+                 2025-* request outside a session): open a session, or call with protocol 2026-07-28"
             )));
         };
-        if !self.request().client_declares(capability) {
-            return Err(Error::MissingClientCapability(capability));
-        }
         input::ask(input, key, kind, params).await
     }
 

@@ -241,10 +241,7 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
     let trace_id = ctx.trace_id().to_owned();
     // A round of an input-required result stops where the handler waits for an answer it
     // does not have yet.
-    let round = match ctx.extension::<Input>() {
-        Some(Input::Round(round)) => Some(round.clone()),
-        _ => None,
-    };
+    let round = ctx.extension::<Input>().and_then(Input::round).cloned();
     // The handler's own future, and its start: a panic in either fails this call only.
     let ran = AssertUnwindSafe(async move { until_asked(round.as_deref(), (tool.call)(ctx, arguments)).await });
     let span =
@@ -297,10 +294,7 @@ impl Guard for Confirmation {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let Some(question) = call.tool().confirm() else { return next.run(call).await };
-            let round = match call.ctx().extension::<Input>() {
-                Some(Input::Round(round)) => Some(round.clone()),
-                _ => None,
-            };
+            let round = call.ctx().extension::<Input>().and_then(Input::round).cloned();
             match until_asked(round.as_deref(), call.ctx().confirm(question)).await {
                 Err(asked) => Err(Refusal::InputRequired(Box::new(asked))),
                 Ok(Ok(true)) => next.run(call).await,

@@ -101,6 +101,14 @@ impl App {
     pub fn build(self, settings: Settings) -> Result<Server, BuildError> {
         let registry = Registry::collect()?;
         let Settings { mcp, http, telemetry: _, parts, env } = settings;
+        // A key drawn at start seals states no other process (nor this one, restarted) opens.
+        if mcp.production && !mcp.request_state.configured {
+            tracing::warn!(
+                "[mcp] request_state_keys is unset: input-required rounds (questions to the user, `confirm`) are \
+                 sealed with a key drawn at start, so a round answered after a restart, or through another \
+                 replica, is refused; set the same keys on every replica"
+            );
+        }
         // The built-in parts (the store among them: an app's own `App::kg` is served instead),
         // each handed its own section, then the app's, which read theirs from what is left.
         let (builtin, sections) = crate::part::builtin::parts(parts, http.public_url.as_deref(), &env)?;

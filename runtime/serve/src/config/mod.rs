@@ -293,6 +293,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn request_state_keys_are_32_bytes_of_base64_the_environment_overrides_and_none_draws_one() {
+        let key = |byte: u8| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [byte; 32]);
+        let toml = format!("[mcp]\nrequest_state_keys = [{:?}, {:?}]\nrequest_state_secs = 60\n", key(1), key(2));
+        let settings = Settings::resolve(Config::parse(&toml).unwrap(), |_| None).unwrap();
+        let keys = &settings.mcp.request_state;
+        assert!(keys.configured && keys.keys == [[1; 32], [2; 32]], "in order: the first seals");
+        assert_eq!(keys.lifetime, std::time::Duration::from_secs(60));
+        assert!(!format!("{settings:?}").contains(&key(1)), "keys never in a log line");
+        let env = move |name: &str| (name == "TRAILS_REQUEST_STATE_KEYS").then(|| key(3));
+        assert_eq!(Settings::resolve(Config::parse(&toml).unwrap(), env).unwrap().mcp.request_state.keys, [[3; 32]]);
+        for bad in ["not base64!", "c2hvcnQ="] {
+            let toml = format!("[mcp]\nrequest_state_keys = [{bad:?}]\n");
+            let error = Settings::resolve(Config::parse(&toml).unwrap(), |_| None).unwrap_err().to_string();
+            assert!(error.contains("request_state_keys") && !error.contains(bad), "{error}");
+        }
+        let drawn = Settings::resolve(Config::default(), |_| None).unwrap().mcp.request_state;
+        assert!(!drawn.configured && drawn.keys.len() == 1);
+        assert_ne!(drawn.keys, Settings::resolve(Config::default(), |_| None).unwrap().mcp.request_state.keys);
+    }
+
+    #[test]
     fn toml_and_env_resolve() {
         let config = Config::parse(
             r#"

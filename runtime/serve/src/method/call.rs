@@ -100,10 +100,7 @@ pub(crate) async fn run_function<T, F>(
 where
     F: std::future::Future<Output = Result<T, trails_core::Error>>,
 {
-    let round = match &info.input {
-        Some(Input::Round(round)) => Some(round.clone()),
-        _ => None,
-    };
+    let round = info.input.as_ref().and_then(Input::round).cloned();
     let ctx = shared.pipeline.context(caller, info.handler_sees(Attach::default().with(Control(shared.clone()))));
     let trace_id = ctx.trace_id().to_owned();
     let ran = std::panic::AssertUnwindSafe(until_asked(round.as_deref(), run(ctx)));
@@ -181,7 +178,7 @@ pub(crate) async fn call_tool(
     let (state, responses) = (params.request_state.take(), params.input_responses.take());
     let rounds =
         Rounds::of(shared, &request, ("tools/call", &params.name), params.arguments.as_ref(), state, responses)?;
-    let info = request.info(rounds.as_ref().map(Rounds::round));
+    let info = request.info(shared, rounds.as_ref());
     match call(shared, &params.name, params.arguments, request.caller, via, info).await {
         Ok(answer) => Ok(CallToolResponse::Complete(wire::call::answer(answer))),
         Err(Refusal::InputRequired(asked)) => {
@@ -232,7 +229,8 @@ pub(crate) async fn call(
     // `error.type`: the JSON-RPC code of a refusal, `tool_error` for an `isError` result.
     let error_type = match &outcome {
         Ok(answer) if answer.result().is_error => Some("tool_error".to_owned()),
-        Ok(_) => None,
+        // A round that asked the client did not fail: the call goes on in the next.
+        Ok(_) | Err(Refusal::InputRequired(_)) => None,
         Err(refused) => Some(wire::call::refusal(refused).code.0.to_string()),
     };
     request_done(&span, "tools/call", Some(name), error_type.as_deref(), started);

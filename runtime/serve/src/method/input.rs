@@ -18,11 +18,16 @@ use serde_json::{json, Map, Value};
 
 use super::Request;
 use crate::state::Shared;
-use crate::wire::request_state::refused;
-use trails_core::ctx::input::{Asked, Asker, Input, Round};
+use crate::wire::request_state::{refused, MAX_STATE_BYTES};
+use trails_core::ctx::input::{self, Asked, Asker, Input, Round};
+
+/// Most bytes of the answers a call carries over its rounds: a state holding them fits.
+const MAX_ANSWER_BYTES: usize = MAX_STATE_BYTES / 2;
 
 /// Most answers one call collects over its rounds.
 const MAX_ANSWERS: usize = 64;
+/// What a state is bound to begins with this: no other use of the keys opens one.
+const DOMAIN: &str = "trails/request-state/1";
 
 /// A 2026-07-28 request's rounds: the round it runs as, and what its state is bound to.
 pub(crate) struct Rounds {
@@ -32,9 +37,11 @@ pub(crate) struct Rounds {
 
 impl Rounds {
     /// The rounds of `request`, which asks `method` of `target` with `arguments`: the answers its
-    /// `state` sealed, with the `responses` it carries now. `None` before 2026-07-28 (a 2025
-    /// client asks through the session instead). `Err`: a state that does not open, or answers
-    /// that are not results (`-32602`); nothing runs.
+    /// `state` sealed, with those of the `responses` it carries now that answer what the state
+    /// says was asked (without a state, any but the server's own keys: the first round asked
+    /// nothing yet). `None` before 2026-07-28 (a 2025 client is asked through its session).
+    /// `Err`: a state that does not open, answers that are not results or too many or too large
+    /// (`-32602`); nothing runs.
     pub(crate) fn of(
         shared: &Shared,
         request: &Request,
@@ -46,17 +53,34 @@ impl Rounds {
         if !request.current() {
             return Ok(None);
         }
-        // `{}` and no arguments are the same call.
-        let arguments = arguments.filter(|arguments| !arguments.is_empty());
+        // `{}` and no arguments are the same call; the same arguments in another order too.
+        let arguments = arguments.filter(|arguments| !arguments.is_empty()).map(canonical);
         let caller = &request.caller;
-        let binding =
-            serde_json::to_vec(&json!([method, target, caller.name, caller.client, caller.scopes.names(), arguments]))
-                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        let mut answers = match state {
-            Some(state) => shared.sealer.open(&state, &binding)?,
-            None => Map::new(),
+        let scopes = caller.scopes.names();
+        let bound = json!([DOMAIN, shared.name, method, target, caller.name, caller.client, scopes, arguments]);
+        let binding = serde_json::to_vec(&bound).map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        let (mut answers, asked) = match state {
+            Some(state) => {
+                let mut opened = shared.sealer.open(&state, &binding)?;
+                let answers = match opened.remove("answers") {
+                    Some(Value::Object(answers)) => answers,
+                    _ => Map::new(),
+                };
+                let asked: Vec<String> =
+                    opened.remove("asked").and_then(|asked| serde_json::from_value(asked).ok()).unwrap_or_default();
+                (answers, Some(asked))
+            }
+            None => (Map::new(), None),
         };
         for (key, answer) in responses.unwrap_or_default() {
+            let expected = match &asked {
+                Some(asked) => asked.contains(&key),
+                None => !key.starts_with(input::RESERVED_PREFIX),
+            };
+            // What was not asked is ignored (MCP: unrecognised answers are not an error).
+            if !expected {
+                continue;
+            }
             if !answer.is_object() {
                 return Err(refused(&format!("inputResponses.{key} is not a result object (the client's answer)")));
             }
@@ -64,6 +88,12 @@ impl Rounds {
         }
         if answers.len() > MAX_ANSWERS {
             return Err(refused(&format!("one call takes at most {MAX_ANSWERS} answers")));
+        }
+        let size = serde_json::to_vec(&answers).map_or(0, |text| text.len());
+        if size > MAX_ANSWER_BYTES {
+            return Err(refused(&format!(
+                "the answers come to {size} bytes; one call carries at most {MAX_ANSWER_BYTES} over its rounds"
+            )));
         }
         Ok(Some(Rounds { round: Arc::new(Round::new(answers)), binding }))
     }
@@ -74,13 +104,33 @@ impl Rounds {
     }
 
     /// The input-required result for what the round `asked`: its questions, and the state
-    /// sealing the round's answers for the next one.
+    /// sealing what the next round needs (the answers the call read, the keys it asked).
     pub(crate) fn input_required(&self, shared: &Shared, asked: Asked) -> Result<InputRequiredResult, ErrorData> {
+        let keys: Vec<&String> = asked.requests.keys().collect();
+        let mut payload = Map::new();
+        payload.insert("answers".to_owned(), Value::Object(self.round.consulted()));
+        payload.insert("asked".to_owned(), json!(keys));
+        let state = shared.sealer.seal(payload, &self.binding)?;
         let requests = serde_json::from_value(Value::Object(asked.requests))
             .map_err(|error| ErrorData::internal_error(format!("an input request rmcp cannot carry: {error}"), None))?;
-        let state = shared.sealer.seal(self.round.answers(), &self.binding)?;
         Ok(InputRequiredResult::new(Some(requests), Some(state)))
     }
+}
+
+/// `value` with every object's keys in order (a binding must not depend on how they were sent).
+fn canonical(arguments: &Map<String, Value>) -> Value {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|key| (key.clone(), sorted(&map[key]))).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(&Value::Object(arguments.clone()))
 }
 
 /// The answer to a request that ran as a round and asked: its input-required result, or —
@@ -92,32 +142,58 @@ pub(crate) fn asked(shared: &Shared, rounds: Option<&Rounds>, asked: Asked) -> R
     }
 }
 
-/// A 2025 session's (or stdio's) way to ask: a request to the client on its connection.
-pub(crate) struct ToClient(pub(crate) rmcp::Peer<rmcp::RoleServer>);
+/// A 2025 session's (or stdio's) way to ask: a request to the client on its connection, waited
+/// for at most `within` (the time a user has to answer, `[mcp] request_state_secs`) and until
+/// the client cancels the call.
+pub(crate) struct ToClient {
+    pub(crate) peer: rmcp::Peer<rmcp::RoleServer>,
+    pub(crate) within: std::time::Duration,
+    pub(crate) cancel: Option<tokio_util::sync::CancellationToken>,
+}
 
 impl Asker for ToClient {
     fn ask(&self, method: &'static str, params: Value) -> BoxFuture<'static, Result<Value, trails_core::Error>> {
-        let peer = self.0.clone();
+        let (peer, within, cancel) = (self.peer.clone(), self.within, self.cancel.clone().unwrap_or_default());
         Box::pin(async move {
             let request: rmcp::model::ServerRequest =
                 serde_json::from_value(json!({ "method": method, "params": params }))
                     .map_err(|error| trails_core::Error::internal(format!("{method} rmcp cannot carry: {error}")))?;
-            let answer = peer.send_request(request).await.map_err(|error| match error {
-                rmcp::ServiceError::McpError(error) => {
-                    trails_core::Error::precondition_failed(format!("the client refused {method}: {}", error.message))
+            let answered = tokio::select! {
+                answered = tokio::time::timeout(within, peer.send_request(request)) => answered,
+                () = cancel.cancelled() => {
+                    return Err(trails_core::Error::precondition_failed(format!("the client cancelled the call while it asked ({method})")));
                 }
-                error => trails_core::Error::unavailable(format!("the client did not answer {method}: {error}")),
-            })?;
+            };
+            let answer = match answered {
+                Err(_) => {
+                    let secs = within.as_secs();
+                    return Err(trails_core::Error::unavailable(format!(
+                        "the client did not answer {method} within {secs} s"
+                    )));
+                }
+                Ok(Err(rmcp::ServiceError::McpError(error))) => {
+                    let message = format!("the client refused {method}: {}", error.message);
+                    return Err(trails_core::Error::precondition_failed(message));
+                }
+                Ok(Err(error)) => {
+                    return Err(trails_core::Error::unavailable(format!(
+                        "the client did not answer {method}: {error}"
+                    )));
+                }
+                Ok(Ok(answer)) => answer,
+            };
             serde_json::to_value(answer).map_err(|error| trails_core::Error::internal(error.to_string()))
         })
     }
 }
 
-/// How a request's handler asks its client: rounds from 2026-07-28 on, else through `peer`.
-pub(crate) fn input(round: Option<Arc<Round>>, peer: Option<&rmcp::Peer<rmcp::RoleServer>>) -> Option<Input> {
-    match (round, peer) {
-        (Some(round), _) => Some(Input::Round(round)),
-        (None, Some(peer)) => Some(Input::Ask(Arc::new(ToClient(peer.clone())))),
-        (None, None) => None,
+/// How a request's handler asks its client: rounds from 2026-07-28 on, else a request on the
+/// connection where one carries the answer back (stdio, a 2025 session), else not at all.
+pub(crate) fn input(round: Option<Arc<Round>>, request: &Request, within: std::time::Duration) -> Option<Input> {
+    if let Some(round) = round {
+        return Some(Input::Round(round));
     }
+    let connected = request.transport == super::Transport::Stdio || request.session.is_some();
+    let peer = request.peer.as_ref().filter(|_| connected)?;
+    Some(Input::Ask(Arc::new(ToClient { peer: peer.clone(), within, cancel: request.cancel.clone() })))
 }

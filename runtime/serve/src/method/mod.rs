@@ -103,9 +103,9 @@ const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 impl Request {
-    /// What the call's span and its handler learn of the request; `round`: the round of an
-    /// input-required result it runs as (2026-07-28), else its handler asks through the peer.
-    fn info(&self, round: Option<Arc<trails_core::ctx::input::Round>>) -> CallInfo {
+    /// What the call's span and its handler learn of the request; `rounds`: the rounds of
+    /// input-required results it runs in (2026-07-28), else its handler asks through the peer.
+    fn info(&self, shared: &Shared, rounds: Option<&Rounds>) -> CallInfo {
         let initialized = self.client.as_deref();
         let said = |key: &str, at_initialize: &dyn Fn(&rmcp::model::InitializeRequestParams) -> Option<Value>| {
             self.meta.get(key).cloned().or_else(|| initialized.and_then(at_initialize))
@@ -140,7 +140,7 @@ impl Request {
             request: Some(request),
             progress,
             cancel: self.cancel.clone().map(trails_core::Cancellation::new),
-            input: input::input(round, self.peer.as_ref()),
+            input: input::input(rounds.map(Rounds::round), self, shared.mcp.request_state.lifetime),
         }
     }
 

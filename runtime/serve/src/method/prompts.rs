@@ -46,7 +46,7 @@ pub(crate) async fn get_prompt(
     let (state, responses) = (params.request_state, params.input_responses);
     let target = ("prompts/get", entry.name());
     let rounds = Rounds::of(shared, &request, target, params.arguments.as_ref(), state, responses)?;
-    let info = request.info(rounds.as_ref().map(Rounds::round));
+    let info = request.info(shared, rounds.as_ref());
     let (span, started) = (request_span("prompts/get", entry.name(), &info), std::time::Instant::now());
     span.record("gen_ai.prompt.name", entry.name());
     let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);

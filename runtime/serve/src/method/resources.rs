@@ -38,12 +38,11 @@ pub(crate) fn list_templates(shared: &Shared, request: &Request) -> ListResource
 async fn read_own(
     shared: &Arc<Shared>,
     request: &Request,
-    rounds: Option<&Rounds>,
+    (info, rounds): (super::CallInfo, Option<&Rounds>),
     entry: &'static ResourceEntry,
     uri: &str,
     variables: serde_json::Map<String, serde_json::Value>,
 ) -> Result<ReadResourceResponse, ErrorData> {
-    let info = request.info(rounds.map(Rounds::round));
     let read = super::run_function(shared, &request.caller, info, "a resource's function", |ctx| async move {
         super::as_rmcp::<ResourceContents>(entry.read(ctx, uri, variables).await?)
     });
@@ -64,23 +63,27 @@ async fn read_own(
 }
 
 /// `resources/read`: one of the app's own (in rounds of input-required results from 2026-07-28
-/// on), else the server's.
+/// on), else the server's (which never ask).
 pub(crate) async fn read_resource(
     shared: &Arc<Shared>,
     request: &Request,
     params: ReadResourceRequestParams,
 ) -> Result<ReadResourceResponse, ErrorData> {
     let uri = params.uri;
-    let (span, started) = (request_span("resources/read", &uri, &request.info(None)), std::time::Instant::now());
-    span.record("mcp.resource.uri", uri.as_str());
     let own = shared.own_resources.find(&uri, request.caller.scopes);
+    let rounds = match own {
+        Some(_) => {
+            let (state, responses) = (params.request_state, params.input_responses);
+            Rounds::of(shared, request, ("resources/read", &uri), None, state, responses)?
+        }
+        None => None,
+    };
+    let info = request.info(shared, rounds.as_ref());
+    let (span, started) = (request_span("resources/read", &uri, &info), std::time::Instant::now());
+    span.record("mcp.resource.uri", uri.as_str());
     let outcome = match own {
         Some((entry, variables)) => {
-            let read = async {
-                let (state, responses) = (params.request_state, params.input_responses);
-                let rounds = Rounds::of(shared, request, ("resources/read", &uri), None, state, responses)?;
-                read_own(shared, request, rounds.as_ref(), entry, &uri, variables).await
-            };
+            let read = read_own(shared, request, (info, rounds.as_ref()), entry, &uri, variables);
             tracing::Instrument::instrument(read, span.clone()).await
         }
         None => {

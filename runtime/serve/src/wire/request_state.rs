@@ -44,9 +44,11 @@ impl Sealer {
         Sealer { keys, lifetime }
     }
 
-    pub(crate) fn seal(&self, answers: &Map<String, Value>, binding: &[u8]) -> Result<String, ErrorData> {
-        let expires = now_secs() + self.lifetime.as_secs();
-        let plain = serde_json::to_vec(&json!({ "answers": answers, "expires": expires }))
+    /// `payload` (an object), sealed for the request `binding` names, opening until the sealer's
+    /// lifetime is up.
+    pub(crate) fn seal(&self, mut payload: Map<String, Value>, binding: &[u8]) -> Result<String, ErrorData> {
+        payload.insert("expires".to_owned(), json!(now_secs() + self.lifetime.as_secs()));
+        let plain = serde_json::to_vec(&payload)
             .map_err(|error| ErrorData::internal_error(format!("request state: {error}"), None))?;
         let nonce =
             XNonce::try_generate().map_err(|error| ErrorData::internal_error(format!("no nonce: {error}"), None))?;
@@ -64,6 +66,7 @@ impl Sealer {
         Ok(state)
     }
 
+    /// The payload `state` sealed for `binding`, if it opens and has not expired.
     pub(crate) fn open(&self, state: &str, binding: &[u8]) -> Result<Map<String, Value>, ErrorData> {
         const NOT_OURS: &str = "requestState is not one this server issued for this request: tampered, sealed for \
                                 another call or caller, or under a key it no longer has; call again without it";
@@ -82,14 +85,11 @@ impl Sealer {
             .iter()
             .find_map(|key| key.decrypt(&nonce, Payload { msg: sealed, aad: binding }).ok())
             .ok_or_else(|| refused(NOT_OURS))?;
-        let opened: Value = serde_json::from_slice(&plain).map_err(|_| refused(NOT_OURS))?;
-        if opened["expires"].as_u64().is_none_or(|expires| expires < now_secs()) {
+        let Ok(Value::Object(mut opened)) = serde_json::from_slice(&plain) else { return Err(refused(NOT_OURS)) };
+        if opened.remove("expires").and_then(|expires| expires.as_u64()).is_none_or(|expires| expires < now_secs()) {
             return Err(refused("requestState has expired: call again without it, and answer anew"));
         }
-        match opened.get("answers") {
-            Some(Value::Object(answers)) => Ok(answers.clone()),
-            _ => Err(refused(NOT_OURS)),
-        }
+        Ok(opened)
     }
 }
 
@@ -114,13 +114,16 @@ mod tests {
     const MINUTE: Duration = Duration::from_secs(60);
 
     fn answers() -> Map<String, Value> {
-        json!({ "name": { "action": "accept", "content": { "name": "Alice" } } }).as_object().unwrap().clone()
+        json!({ "answers": { "name": { "action": "accept", "content": { "name": "Alice" } } } })
+            .as_object()
+            .unwrap()
+            .clone()
     }
 
     #[test]
     fn a_state_opens_for_its_own_call_only_and_untouched() {
         let sealer = sealer(&[A], MINUTE);
-        let state = sealer.seal(&answers(), b"tools/call t").unwrap();
+        let state = sealer.seal(answers(), b"tools/call t").unwrap();
         assert_eq!(sealer.open(&state, b"tools/call t").unwrap(), answers());
         assert!(sealer.open(&state, b"tools/call u").is_err(), "another call");
         assert!(sealer.open(&format!("{state}-TAMPERED"), b"tools/call t").is_err());
@@ -133,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_key_rotated_in_still_opens_the_states_of_the_one_before() {
-        let old = sealer(&[A], MINUTE).seal(&answers(), b"p").unwrap();
+        let old = sealer(&[A], MINUTE).seal(answers(), b"p").unwrap();
         assert!(sealer(&[B, A], MINUTE).open(&old, b"p").is_ok(), "the new key first, the old one still opens");
         assert!(sealer(&[B], MINUTE).open(&old, b"p").is_err(), "the old key gone");
     }
@@ -141,7 +144,7 @@ mod tests {
     #[test]
     fn an_expired_state_is_refused() {
         let sealer = sealer(&[A], Duration::ZERO);
-        let state = sealer.seal(&answers(), b"t").unwrap();
+        let state = sealer.seal(answers(), b"t").unwrap();
         std::thread::sleep(Duration::from_millis(1100));
         let error = sealer.open(&state, b"t").unwrap_err();
         assert!(error.message.contains("expired"), "{error:?}");
