@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 /// expected failure with its reason).
 const SETS: [&str; 2] = ["2026-07-28", "2025-11-25"];
 
+/// The Skills extension's scenarios, each of which must pass.
+const SKILLS: [&str; 3] = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"];
+
 pub(crate) fn conformance() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
@@ -73,6 +76,24 @@ fn run() -> Result<bool, String> {
             .map_err(|error| format!("cannot run the suite: {error}"))?;
         if !status.success() {
             eprintln!("error: requirements {set}: the suite failed (its checks: {})", results.display());
+            passed = false;
+        }
+    }
+    // The Skills extension's scenarios (SEP-2640) belong to no requirement set: each runs alone.
+    for scenario in SKILLS {
+        let results = target.join("conformance").join(scenario);
+        let _ = std::fs::remove_dir_all(&results);
+        println!("xtask: conformance suite, {scenario}, against {address}");
+        let status = Command::new(node_bin.join("node"))
+            .arg(suite.join("node_modules/.bin/conformance"))
+            .args(["server", "--url", &format!("http://{address}/mcp"), "--scenario", scenario])
+            .arg("-o")
+            .arg(&results)
+            .env("PATH", &path)
+            .status()
+            .map_err(|error| format!("cannot run the suite: {error}"))?;
+        if !status.success() {
+            eprintln!("error: {scenario}: the suite failed (its checks: {})", results.display());
             passed = false;
         }
     }

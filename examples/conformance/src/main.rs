@@ -2,5 +2,10 @@
 //! `serve --stdio`; `cargo xtask conformance` runs the official suite against it.
 
 fn main() -> std::process::ExitCode {
-    trails::App::new().include(conformance::link).named("conformance", env!("CARGO_PKG_VERSION")).run()
+    trails::App::new()
+        .include(conformance::link)
+        .named("conformance", env!("CARGO_PKG_VERSION"))
+        // A skill per namespace of its tools, for the Skills extension's scenarios.
+        .generated_skills()
+        .run()
 }

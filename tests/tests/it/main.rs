@@ -37,6 +37,7 @@ mod prompts;
 mod registry;
 mod replicas;
 mod shacl;
+mod skills;
 mod stdio_lines;
 mod telemetry;
 mod ui;

@@ -29,6 +29,7 @@ pub struct App {
     guards: Vec<Arc<dyn Guard>>,
     parts: Vec<Box<dyn Part>>,
     instructions: Option<String>,
+    skills: bool,
 }
 
 impl Default for App {
@@ -48,6 +49,7 @@ impl App {
             guards: Vec::new(),
             parts: Vec::new(),
             instructions: None,
+            skills: false,
         }
     }
 
@@ -86,6 +88,15 @@ impl App {
     /// note on how its errors read follows it.
     pub fn instructions(mut self, instructions: impl Into<String>) -> App {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Serve a skill per capability namespace, generated from the declarations (MCP's Skills
+    /// extension, SEP-2640): what each runtime tool does, what must hold first, what it changes
+    /// and costs, whether it asks the user, and a call to start from — at
+    /// `skill://<namespace>/SKILL.md`, for hosts that load skills (chapter 2 of the guide).
+    pub fn generated_skills(mut self) -> App {
+        self.skills = true;
         self
     }
 
@@ -134,6 +145,7 @@ impl App {
             name: self.name,
             version: self.version,
             instructions: self.instructions,
+            skills: self.skills,
             kg,
             guards,
             kept: assembled.kept,

@@ -195,6 +195,11 @@ impl ServerHandler for TrailsServer {
         if !self.shared.prompts.is_empty() || !self.shared.own_resources.templates.is_empty() {
             capabilities.completions.get_or_insert_with(Default::default);
         }
+        // Skills ride on resources (declared above).
+        if self.shared.skills.is_some() {
+            let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), Default::default());
+        }
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(self.shared.name.clone(), self.shared.version.clone()))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -312,6 +317,24 @@ impl ServerHandler for TrailsServer {
         let link = self.session.link.get_or_init(Arc::default);
         *link.log_level.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(level);
         Ok(())
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        self.caller(&context)?;
+        method::list_skills(&self.shared)
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        self.caller(&context)?;
+        method::get_skill(&self.shared, &request)
     }
 
     async fn list_prompts(

@@ -16,6 +16,7 @@ mod call;
 mod input;
 mod prompts;
 mod resources;
+mod skills;
 mod span;
 mod tools;
 
@@ -36,6 +37,7 @@ pub(crate) use call::{as_rmcp, call, call_tool, run_function, CallInfo, Unfinish
 pub(crate) use input::Rounds;
 pub(crate) use prompts::{get_prompt, list_prompts};
 pub(crate) use resources::{complete, list_resources, list_templates, read_resource};
+pub(crate) use skills::{get_skill, list_skills};
 pub(crate) use tools::{list_tools, list_tools_json};
 
 /// The protocol revisions this server implements.
@@ -161,6 +163,8 @@ pub(crate) enum Method {
     Complete(CompleteRequestParams),
     ListPrompts,
     GetPrompt(GetPromptRequestParams),
+    ListSkills,
+    GetSkill(rmcp::model::GetSkillRequestParams),
 }
 
 impl Method {
@@ -175,6 +179,8 @@ impl Method {
             ClientRequest::CompleteRequest(complete) => Method::Complete(complete.params),
             ClientRequest::ListPromptsRequest(_) => Method::ListPrompts,
             ClientRequest::GetPromptRequest(get) => Method::GetPrompt(get.params),
+            ClientRequest::ListSkillsRequest(_) => Method::ListSkills,
+            ClientRequest::GetSkillRequest(get) => Method::GetSkill(get.params),
             _ => return None,
         })
     }
@@ -190,13 +196,23 @@ impl Method {
             Method::Complete(_) => "completion/complete",
             Method::ListPrompts => "prompts/list",
             Method::GetPrompt(_) => "prompts/get",
+            Method::ListSkills => "skills/list",
+            Method::GetSkill(_) => "skills/get",
         }
     }
 
     /// Whether it is answered at once from the pre-computed tables (nothing runs that a client
     /// hanging up could cut off half-way).
     pub(crate) fn answered_from_tables(&self) -> bool {
-        matches!(self, Method::ListTools | Method::ListResources | Method::ListResourceTemplates | Method::ListPrompts)
+        matches!(
+            self,
+            Method::ListTools
+                | Method::ListResources
+                | Method::ListResourceTemplates
+                | Method::ListPrompts
+                | Method::ListSkills
+                | Method::GetSkill(_)
+        )
     }
 
     /// What it names (the `Mcp-Name` header of 2026-07-28): a tool, a resource.
@@ -235,6 +251,8 @@ pub(crate) async fn answer(shared: &Arc<Shared>, request: Request, method: Metho
         Method::Complete(params) => ServerResult::CompleteResult(complete(shared, &request, params).await?),
         Method::ListPrompts => ServerResult::ListPromptsResult(list_prompts(shared, &request)),
         Method::GetPrompt(params) => ServerResult::from(get_prompt(shared, request, params).await?),
+        Method::ListSkills => ServerResult::ListSkillsResult(list_skills(shared)?),
+        Method::GetSkill(params) => ServerResult::GetSkillResult(get_skill(shared, &params)?),
     };
     Ok(Reply::Result(result))
 }

@@ -21,6 +21,7 @@ pub(crate) fn list_resources(shared: &Shared, request: &Request) -> ListResource
     let scopes = request.caller.scopes;
     let own = shared.own_resources.fixed.iter().filter(|(entry, _)| scopes.contains(entry.scope()));
     let mut listed: Vec<_> = own.map(|(_, resource)| resource.clone()).collect();
+    listed.extend(shared.skills.iter().flat_map(|skills| skills.resources()));
     listed.extend(crate::resources::list(&shared.resources, scopes));
     ListResourcesResult::with_all_items(listed)
 }
@@ -85,6 +86,10 @@ pub(crate) async fn read_resource(
         Some((entry, variables)) => {
             let read = read_own(shared, request, (info, rounds.as_ref()), entry, &uri, variables);
             tracing::Instrument::instrument(read, span.clone()).await
+        }
+        None if uri.starts_with("skill://") => {
+            let read = shared.skills.as_ref().and_then(|skills| skills.read(&uri));
+            read.map(ReadResourceResponse::Complete).ok_or_else(|| crate::wire::errors::unknown_resource(&uri))
         }
         None => {
             let trace_id = uuid::Uuid::new_v4().simple().to_string();

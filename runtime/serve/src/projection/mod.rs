@@ -4,5 +4,6 @@
 #[cfg(feature = "http")]
 pub(crate) use trails_core::projection::*;
 pub(crate) mod served;
+pub(crate) mod skills;
 #[cfg(feature = "dev")]
 pub mod snapshot;

@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) prompts: Vec<(&'static PromptEntry, rmcp::model::Prompt)>,
     /// The app's own resources and templates (`#[resource]`), in URI order.
     pub(crate) own_resources: OwnResources,
+    /// The skills served (`skills/list`), when the app asked for them.
+    pub(crate) skills: Option<crate::projection::skills::Skills>,
     /// Who issues the bearer tokens accepted beside `[[http.tokens]]` (`[auth.oauth]`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) authority: Option<Arc<dyn super::Authority>>,
@@ -64,6 +66,8 @@ pub(crate) struct Brought {
     pub(crate) version: String,
     /// The app's own `instructions` (`App::instructions`).
     pub(crate) instructions: Option<String>,
+    /// Serve the skills generated from the declarations (`App::generated_skills`).
+    pub(crate) skills: bool,
     pub(crate) kg: Option<trails_kg::Kg>,
     /// Every guard, in the order calls pass them.
     pub(crate) guards: Vec<Arc<dyn Guard>>,
@@ -114,7 +118,8 @@ impl OwnResources {
 
 impl Shared {
     pub(crate) fn new(registry: &Registry, mcp: McpSettings, http: HttpSettings, brought: Brought) -> Shared {
-        let Brought { state, name, version, instructions, kg, guards, mut kept, background } = brought;
+        let Brought { state, name, version, instructions, skills, kg, guards, mut kept, background } = brought;
+        let skills = skills.then(|| crate::projection::skills::Skills::generated(registry, &name));
         // The app's own first, then how Trails' errors read.
         let instructions = match instructions {
             Some(own) => format!("{own}\n\n{}", crate::wire::errors::instructions(mcp.validation_errors)),
@@ -162,6 +167,7 @@ impl Shared {
             instructions,
             prompts,
             own_resources,
+            skills,
             listings,
             sealer: crate::wire::request_state::Sealer::new(&mcp.request_state),
             mcp,
