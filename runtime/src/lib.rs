@@ -154,9 +154,11 @@ pub mod prelude {
 /// Test your capabilities in process, without sockets: a [`Client`](testing::Client) calls a built
 /// [`Server`](crate::serve::Server) through the same path as `tools/call` over MCP — the caller's scopes, bearer
 /// tokens checked as HTTP checks them, admission, every guard, validation, the handler, result
-/// bounding — and gets what the wire would carry. What it does not do: send an idempotency key,
-/// apply a transport's own limits (`[http] max_body_bytes`, the stdio line bound), or answer in a
-/// 2026-07-28 peer's shape. The `testing` feature, for dev-dependencies:
+/// bounding — and gets what the wire would carry. A handler's questions (`ctx.elicit`, a declared
+/// `confirm`) get the answers given with [`Client::answering`](testing::Client::answering), or end
+/// the call with the input-required result naming them. What it does not do: send an
+/// idempotency key, apply a transport's own limits (`[http] max_body_bytes`, the stdio line
+/// bound), or answer in a 2026-07-28 peer's shape. The `testing` feature, for dev-dependencies:
 ///
 /// ```toml
 /// [dev-dependencies]

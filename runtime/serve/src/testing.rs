@@ -14,6 +14,9 @@ use trails_core::auth::Caller;
 pub struct Client {
     shared: Arc<Shared>,
     caller: Caller,
+    /// The answers it gives the questions a call asks (`ctx.elicit`, `ctx.sample`, `ctx.roots`,
+    /// a declared `confirm`), by key.
+    answers: Map<String, Value>,
 }
 
 /// What MCP would answer with a JSON-RPC error instead of a result: the code, the message and
@@ -43,7 +46,7 @@ impl Client {
     pub fn anonymous(server: &Server) -> Client {
         let shared = server.shared().clone();
         let caller = Caller::anonymous(shared.mcp.process_scopes);
-        Client { shared, caller }
+        Client { shared, caller, answers: Map::new() }
     }
 
     /// The caller `token` authenticates (one of `[[http.tokens]]`), with its scopes as the
@@ -59,7 +62,7 @@ impl Client {
                 crate::wire::errors::authentication_failed()
             })
         })?;
-        Ok(Client { shared, caller })
+        Ok(Client { shared, caller, answers: Map::new() })
     }
 
     /// The `tools/list` entries this caller sees, as the wire carries them.
@@ -135,7 +138,7 @@ impl Client {
             arguments,
             self.caller.clone(),
             Via::Mcp { links: true },
-            Default::default(),
+            self.asking(),
         );
         match called.await {
             Ok(answer) => {
@@ -147,7 +150,34 @@ impl Client {
                 let text = serde_json::to_vec(&result).expect("a result serialises");
                 Ok(serde_json::from_slice(&text).expect("a result reads back"))
             }
+            // A question without an answer: what a 2026-07-28 client is sent.
+            Err(trails_core::pipeline::Refusal::InputRequired(asked)) => {
+                Ok(serde_json::json!({ "resultType": "input_required", "inputRequests": asked.requests }))
+            }
             Err(refusal) => Err(crate::wire::call::refusal(&refusal).into()),
+        }
+    }
+
+    /// The same caller, answering the question a call asks under `key` with `answer` — an
+    /// elicitation result (`{"action": "accept", "content": {…}}`, `{"action": "decline"}`), a
+    /// sampling result (`{"role": "assistant", "content": {…}, "model": …}`) or a roots result
+    /// (`{"roots": [{"uri": …}]}`); a declared `confirm` asks under `trails_confirm`. The client
+    /// declares elicitation, sampling and roots; a question it has no answer for ends the call
+    /// with the input-required result a 2026-07-28 client gets (`resultType:
+    /// "input_required"`, its `inputRequests` by key), the handler stopped where it asked.
+    pub fn answering(mut self, key: &str, answer: Value) -> Client {
+        self.answers.insert(key.to_owned(), answer);
+        self
+    }
+
+    /// What a call's handler gets to ask with: a round holding this client's answers.
+    fn asking(&self) -> crate::method::CallInfo {
+        let capabilities = serde_json::json!({ "elicitation": {}, "sampling": {}, "roots": {} });
+        let round = trails_core::ctx::input::Round::new(self.answers.clone());
+        crate::method::CallInfo {
+            request: Some(trails_core::RequestInfo::new(Map::new(), None, None, None, Some(capabilities))),
+            input: Some(trails_core::ctx::input::Input::Round(Arc::new(round))),
+            ..Default::default()
         }
     }
 }

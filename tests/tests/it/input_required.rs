@@ -238,3 +238,19 @@ async fn a_2025_session_is_asked_with_requests_to_its_client() {
     assert_eq!(trails_tests::PURGED.load(Ordering::SeqCst), before);
     client.cancel().await.unwrap();
 }
+
+/// The in-process test client answers questions as a 2026-07-28 client does.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_test_client_answers_the_questions_it_is_given_and_shows_the_rest() {
+    let (server, _dir) = serve().await;
+    let client = trails::testing::Client::anonymous(&server.server);
+    let asked = client.call("fixtures_ask", json!({ "greeting": "Hi" })).await.unwrap();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert_eq!(asked["inputRequests"]["name"]["method"], "elicitation/create");
+    let answered = client.clone().answering("name", accept(json!({ "name": "Ada" })));
+    let done = answered.call("fixtures_ask", json!({ "greeting": "Hi" })).await.unwrap();
+    assert_eq!(done["content"][0]["text"], "Hi, Ada!", "{done}");
+    let declined = client.answering("trails_confirm", json!({ "action": "decline" }));
+    let refused = declined.call("fixtures_purge", json!({})).await.unwrap();
+    assert_eq!(refused["structuredContent"]["kind"], "precondition_failed", "{refused}");
+}

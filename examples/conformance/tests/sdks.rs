@@ -1,6 +1,7 @@
-//! The official Python MCP SDK (PyPI `mcp`) drives the fixture app: a tool that asks the user,
-//! the client's model and its roots, a tool reporting progress and two prompts, over Streamable
-//! HTTP (2026-07-28, and a 2025 session) and stdio (`tests/interop/python_asks.py`).
+//! The official Python and TypeScript MCP SDKs drive the fixture app: a tool that asks the user,
+//! the client's model and its roots, a tool reporting progress and prompts, over Streamable HTTP
+//! (2026-07-28, and a 2025 session) and stdio (`tests/interop/python_asks.py`,
+//! `tests/interop/ts/asks.mjs`).
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -93,4 +94,44 @@ fn the_python_sdk_answers_what_the_fixture_asks_over_http_and_stdio() {
     let binary = env!("CARGO_BIN_EXE_conformance");
     assert_current(&drive(&["auto", "stdio", binary, "serve", "--stdio"]), "stdio, 2026-07-28");
     assert_legacy(&drive(&["legacy", "stdio", binary, "serve", "--stdio"]), "stdio, 2025");
+}
+
+/// The TypeScript SDKs: `@modelcontextprotocol/client` 2.x at 2026-07-28, `@modelcontextprotocol/sdk`
+/// 1.x as a 2025 session.
+fn drive_typescript(args: &[&str]) -> Value {
+    let dir = trails_tests::servers::node_packages(&["ts/asks.mjs"]);
+    let output = Command::new("node").arg(dir.join("asks.mjs")).args(args).env("TRAILS_LOG", "warn").output().unwrap();
+    assert!(
+        output.status.success(),
+        "the TypeScript client failed ({args:?}):\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON report")
+}
+
+fn assert_typescript(report: &Value, how: &str) {
+    let modern = &report["modern"];
+    assert_eq!(modern["protocol"], "2026-07-28", "{how}: {modern}");
+    assert_eq!(modern["asked_result"], json!(["Hello Ada (1 roots)"]), "{how}: the SDK answered the rounds");
+    let asked = modern["asked"].as_array().unwrap();
+    for method in ["elicitation/create", "sampling/createMessage", "roots/list"] {
+        assert!(asked.contains(&json!(method)), "{how}: {method} not asked: {asked:?}");
+    }
+    assert_eq!(modern["asking_prompt"], json!(["Write about release notes."]), "{how}");
+    let legacy = &report["legacy"];
+    assert!(legacy["asked_result"][0].as_str().unwrap().contains("ada@example.org"), "{how}: {legacy}");
+    assert_eq!(legacy["asked"], json!(["Who are you?"]), "{how}");
+    for side in [modern, legacy] {
+        let steps: Vec<f64> = side["progress"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+        assert_eq!(steps, [0.0, 50.0, 100.0], "{how}: {side}");
+        assert_eq!(side["prompt"], json!(["Prompt with arguments: arg1='one', arg2='two'"]), "{how}");
+    }
+}
+
+#[test]
+fn the_typescript_sdks_answer_what_the_fixture_asks_over_http_and_stdio() {
+    let (_served, url) = serve_http();
+    assert_typescript(&drive_typescript(&["http", &url]), "HTTP");
+    assert_typescript(&drive_typescript(&["stdio", env!("CARGO_BIN_EXE_conformance"), "serve", "--stdio"]), "stdio");
 }
