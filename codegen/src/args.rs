@@ -318,10 +318,17 @@ fn foreign_name(key: &str) -> Option<(&'static str, &'static str)> {
 
 /// The accepted key nearest to a misspelt one, if it is near enough to be a likely typo.
 pub(crate) fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    allowed
+    let near = allowed
         .iter()
         .map(|candidate| (strsim::damerau_levenshtein(key, candidate), *candidate))
         .filter(|(distance, candidate)| *distance <= 3.max(candidate.len() / 3))
         .min()
-        .map(|(_, candidate)| candidate)
+        .map(|(_, candidate)| candidate);
+    // A longer or shorter form of a key (`confirmation` for `confirm`) is what was meant too.
+    near.or_else(|| {
+        let stem = |candidate: &&&str| {
+            key.len().min(candidate.len()) >= 4 && (key.starts_with(**candidate) || candidate.starts_with(key))
+        };
+        allowed.iter().filter(stem).max_by_key(|candidate| candidate.len()).copied()
+    })
 }
