@@ -59,43 +59,35 @@ fn run() -> Result<bool, String> {
         std::iter::once(node_bin.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )
     .map_err(|error| error.to_string())?;
-    let mut passed = true;
-    for set in SETS {
-        let results = target.join("conformance").join(set);
+    let url = format!("http://{address}/mcp");
+    // One run of the suite: `selection` picks its scenarios; its checks land in `<target>/conformance/<name>`.
+    let run = |name: &str, selection: &[&std::ffi::OsStr]| -> Result<bool, String> {
+        let results = target.join("conformance").join(name);
         let _ = std::fs::remove_dir_all(&results);
-        println!("xtask: conformance suite, requirements {set}, against {address}");
+        println!("xtask: conformance suite, {name}, against {address}");
         let status = Command::new(node_bin.join("node"))
             .arg(suite.join("node_modules/.bin/conformance"))
-            .args(["server", "--url", &format!("http://{address}/mcp"), "--requirements", set])
-            .arg("--expected-failures")
-            .arg(fixture.join(format!("expected-failures-{set}.yaml")))
+            .args(["server", "--url", &url])
+            .args(selection)
             .arg("-o")
             .arg(&results)
             .env("PATH", &path)
             .status()
             .map_err(|error| format!("cannot run the suite: {error}"))?;
         if !status.success() {
-            eprintln!("error: requirements {set}: the suite failed (its checks: {})", results.display());
-            passed = false;
+            eprintln!("error: {name}: the suite failed (its checks: {})", results.display());
         }
+        Ok(status.success())
+    };
+    let mut passed = true;
+    for set in SETS {
+        let expected = fixture.join(format!("expected-failures-{set}.yaml"));
+        let selection = ["--requirements".as_ref(), set.as_ref(), "--expected-failures".as_ref(), expected.as_os_str()];
+        passed &= run(set, &selection)?;
     }
     // The Skills extension's scenarios (SEP-2640) belong to no requirement set: each runs alone.
     for scenario in SKILLS {
-        let results = target.join("conformance").join(scenario);
-        let _ = std::fs::remove_dir_all(&results);
-        println!("xtask: conformance suite, {scenario}, against {address}");
-        let status = Command::new(node_bin.join("node"))
-            .arg(suite.join("node_modules/.bin/conformance"))
-            .args(["server", "--url", &format!("http://{address}/mcp"), "--scenario", scenario])
-            .arg("-o")
-            .arg(&results)
-            .env("PATH", &path)
-            .status()
-            .map_err(|error| format!("cannot run the suite: {error}"))?;
-        if !status.success() {
-            eprintln!("error: {scenario}: the suite failed (its checks: {})", results.display());
-            passed = false;
-        }
+        passed &= run(scenario, &["--scenario".as_ref(), scenario.as_ref()])?;
     }
     drop(server);
     Ok(passed)

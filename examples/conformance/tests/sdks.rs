@@ -36,23 +36,24 @@ fn serve_http() -> (Served, String) {
     (Served(child), format!("http://{address}/mcp"))
 }
 
-fn drive(args: &[&str]) -> Value {
-    let venv = trails_tests::servers::python().expect("the Python tools");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/python_asks.py");
-    let output = Command::new(venv.join("bin/python"))
-        .arg(script)
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .env("TRAILS_LOG", "warn")
-        .output()
-        .unwrap();
+/// What `command` printed, as the one JSON report the interop scripts print.
+fn report(mut command: Command, what: &str) -> Value {
+    let output = command.current_dir(std::env::temp_dir()).env("TRAILS_LOG", "warn").output().unwrap();
     assert!(
         output.status.success(),
-        "the Python client failed ({args:?}):\n{}\n{}",
+        "{what} failed:\n{}\n{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).expect("one JSON report")
+}
+
+/// The Python SDK.
+fn drive(args: &[&str]) -> Value {
+    let venv = trails_tests::servers::python().expect("the Python tools");
+    let mut command = Command::new(venv.join("bin/python"));
+    command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/python_asks.py")).args(args);
+    report(command, &format!("the Python client ({args:?})"))
 }
 
 /// What every transport shows the same way: progress before the answer, the prompt's text.
@@ -100,14 +101,9 @@ fn the_python_sdk_answers_what_the_fixture_asks_over_http_and_stdio() {
 /// 1.x as a 2025 session.
 fn drive_typescript(args: &[&str]) -> Value {
     let dir = trails_tests::servers::node_packages(&["ts/asks.mjs"]);
-    let output = Command::new("node").arg(dir.join("asks.mjs")).args(args).env("TRAILS_LOG", "warn").output().unwrap();
-    assert!(
-        output.status.success(),
-        "the TypeScript client failed ({args:?}):\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("one JSON report")
+    let mut command = Command::new("node");
+    command.arg(dir.join("asks.mjs")).args(args);
+    report(command, &format!("the TypeScript client ({args:?})"))
 }
 
 fn assert_typescript(report: &Value, how: &str) {
