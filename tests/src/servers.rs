@@ -56,6 +56,19 @@ fn provision() -> Result<PathBuf, String> {
 const NODE_PACKAGES: [(&str, &str); 3] =
     [("@modelcontextprotocol/sdk", "1.32.2"), ("@modelcontextprotocol/client", "2.4.0"), ("oidc-provider", "9.13.3")];
 
+/// The one JSON report an interop script (`tests/interop/`) prints, run as `command` with the
+/// server's log kept to warnings; the script's output when it fails.
+pub fn interop_report(mut command: Command, what: &str) -> serde_json::Value {
+    let output = command.env("TRAILS_LOG", "warn").output().unwrap_or_else(|error| panic!("{what}: {error}"));
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{what} printed no JSON report: {error}"))
+}
+
 /// The directory holding `node_modules` (`TRAILS_NODE_DIR`, default `~/.cache/trails-node`,
 /// outside the clone so it is reused), with the pinned packages installed by the machine's npm on
 /// first use, and `scripts` (paths under `tests/interop/`) copied next to them: ES modules

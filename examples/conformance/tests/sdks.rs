@@ -36,16 +36,10 @@ fn serve_http() -> (Served, String) {
     (Served(child), format!("http://{address}/mcp"))
 }
 
-/// What `command` printed, as the one JSON report the interop scripts print.
+/// The report of the interop script `command` runs, away from any `trails.toml`.
 fn report(mut command: Command, what: &str) -> Value {
-    let output = command.current_dir(std::env::temp_dir()).env("TRAILS_LOG", "warn").output().unwrap();
-    assert!(
-        output.status.success(),
-        "{what} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("one JSON report")
+    command.current_dir(std::env::temp_dir());
+    trails_tests::servers::interop_report(command, what)
 }
 
 /// The Python SDK.

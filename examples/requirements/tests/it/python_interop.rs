@@ -53,20 +53,9 @@ fn client_script() -> PathBuf {
 fn drive(python: &Path, args: &[&str]) -> Value {
     // Each run gets its own store, deleted afterwards.
     let data = tempfile::tempdir().unwrap();
-    let output = Command::new(python)
-        .arg(client_script())
-        .args(args)
-        .env("TRAILS_LOG", "warn")
-        .env("TRAILS_KG_PATH", data.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "python client failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("the client prints one JSON report")
+    let mut command = Command::new(python);
+    command.arg(client_script()).args(args).env("TRAILS_KG_PATH", data.path());
+    trails_tests::servers::interop_report(command, "the Python client")
 }
 
 fn assert_report(report: &Value, transport: &str) {

@@ -17,20 +17,9 @@ fn node_dir() -> PathBuf {
 
 fn drive(node_dir: &Path, args: &[&str]) -> Value {
     let data = tempfile::tempdir().unwrap();
-    let output = Command::new("node")
-        .arg(node_dir.join("client.mjs"))
-        .args(args)
-        .env("TRAILS_LOG", "warn")
-        .env("TRAILS_KG_PATH", data.path())
-        .output()
-        .expect("node is installed");
-    assert!(
-        output.status.success(),
-        "the TypeScript client failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("the client prints one JSON report")
+    let mut command = Command::new("node");
+    command.arg(node_dir.join("client.mjs")).args(args).env("TRAILS_KG_PATH", data.path());
+    trails_tests::servers::interop_report(command, "the TypeScript client")
 }
 
 fn assert_report(report: &Value, transport: &str) {
