@@ -226,6 +226,7 @@ pub struct ShapeDecl {
 
 /// The scope a tool needs: the runtime's own type.
 pub use trails_pattern::Scope as ScopeDecl;
+pub use trails_pattern::TaskSupport;
 
 /// Runtime capability or meta capability, with the meta naming parts.
 pub enum ToolKindDecl {
@@ -331,6 +332,8 @@ pub struct CapabilityDecl {
     pub assurance: Option<String>,
     /// `confirm`: the question the user is asked (MCP elicitation) before a call runs.
     pub confirm: Option<String>,
+    /// `task`: whether a call may run as an MCP task.
+    pub task: TaskSupport,
     /// The handler function.
     pub handler: syn::Ident,
     /// Its parameters in order.

@@ -44,12 +44,16 @@ fn run() -> Result<bool, String> {
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let address = free_address()?;
+    // A data directory of its own, new each run (the tasks' records are kept there).
+    let data = target.join("conformance/data");
+    let _ = std::fs::remove_dir_all(&data);
     let mut server = Server(
         Command::new(target.join("debug/conformance"))
             .args(["serve", "--http", &address.to_string()])
             // Nothing of the developer's: no `trails.toml` of another app, no tokens.
             .current_dir(std::env::temp_dir())
             .env("RUST_LOG", "warn")
+            .env("TRAILS_KG_PATH", &data)
             .spawn()
             .map_err(|error| format!("cannot start the fixture app: {error}"))?,
     );

@@ -7,7 +7,7 @@ use syn::LitStr;
 use super::Kind;
 use crate::args::{self, Arg, ArgValue, Keys, Literal};
 use crate::diag::Diagnostics;
-use crate::ir::{Cost, Precondition, SideEffects};
+use crate::ir::{Cost, Precondition, SideEffects, TaskSupport};
 use crate::names;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,7 @@ enum CapabilityKey {
     Reasoning,
     Assurance,
     Confirm,
+    Task,
 }
 
 const CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
@@ -50,6 +51,7 @@ const CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
         ("reasoning", CapabilityKey::Reasoning),
         ("assurance", CapabilityKey::Assurance),
         ("confirm", CapabilityKey::Confirm),
+        ("task", CapabilityKey::Task),
     ],
 };
 
@@ -132,6 +134,7 @@ pub(super) struct CapabilityAttrs {
     pub(super) reasoning: Option<LitStr>,
     pub(super) assurance: Option<LitStr>,
     pub(super) confirm: Option<LitStr>,
+    pub(super) task: TaskSupport,
 }
 
 pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) -> CapabilityAttrs {
@@ -170,9 +173,39 @@ pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) ->
                     );
                 }
             }
+            CapabilityKey::Task => attrs.task = task(arg, diags),
         }
     }
     attrs
+}
+
+/// `task` (a task when it outlasts the inline bound), or `task = "optional" | "required" |
+/// "forbidden"`, the Tasks extension's modes.
+fn task(arg: &Arg, diags: &mut Diagnostics) -> TaskSupport {
+    const EXPECTED: &str = "write `task` (a task when the call outlasts the server's inline bound), `task = \"required\"` (always a task) or `task = \"forbidden\"`";
+    let ArgValue::Value(expr) = &arg.value else {
+        if let ArgValue::List(_) = arg.value {
+            diags.error_at(arg.span, format!("`task` takes no list: {EXPECTED}"));
+        }
+        return TaskSupport::Optional;
+    };
+    let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(mode), .. }) = expr else {
+        diags.error_spanned(expr, format!("`task` takes a mode: {EXPECTED}"));
+        return TaskSupport::Optional;
+    };
+    match TaskSupport::named(&mode.value()) {
+        Some(support) => support,
+        None => {
+            let nearest = TaskSupport::ALL
+                .iter()
+                .map(|mode| mode.as_str())
+                .min_by_key(|known| strsim::levenshtein(known, &mode.value()))
+                .filter(|known| strsim::levenshtein(known, &mode.value()) <= 3);
+            let hint = nearest.map(|known| format!("did you mean `\"{known}\"`? ")).unwrap_or_default();
+            diags.error_spanned(mode, format!("unknown task mode `{}`; {hint}{EXPECTED}", mode.value()));
+            TaskSupport::Optional
+        }
+    }
 }
 
 /// `preconditions(requirement_exists(node_type = "Requirement"), signed_in)`: each a kind with

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ir::{CapabilityDecl, Input, Param, ToolKindDecl};
+use crate::ir::{CapabilityDecl, Input, Param, TaskSupport, ToolKindDecl};
 use crate::schema::{literal_json, object_members};
 use crate::template::{json_string, Hole, Template};
 use crate::validator::{object_rules, object_validator};
@@ -78,6 +78,9 @@ pub fn descriptor(decl: &CapabilityDecl) -> Template {
     }
     if let Some(question) = &decl.confirm {
         meta.push(format!("\"confirm\":{}", json_string(question)));
+    }
+    if decl.task != TaskSupport::Forbidden {
+        meta.push(format!("\"task\":{}", json_string(decl.task.as_str())));
     }
     meta.push(format!("\"manifest_uri\":{}", json_string(&manifest_uri(&decl.id))));
     t.text(&meta.join(",")).text("}}}");
@@ -182,6 +185,9 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
     if let Some(question) = &decl.confirm {
         t.text(&key(Field::Confirm)).string(question);
     }
+    if decl.task != TaskSupport::Forbidden {
+        t.text(&key(Field::Task)).string(decl.task.as_str());
+    }
     t.text("}");
     t
 }
@@ -231,6 +237,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
         Some(question) => quote!(::core::option::Option::Some(#question)),
         None => quote!(::core::option::Option::None),
     };
+    let task = quote::format_ident!("{}", decl.task.variant());
     let deprecated = decl.version_status == "deprecated";
     let deprecates = match &decl.deprecates {
         Some(id) => quote!(::core::option::Option::Some(#id)),
@@ -338,6 +345,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_IRI,
                     <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_LIST,
                     #confirm,
+                    ::trails::__private::TaskSupport::#task,
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,

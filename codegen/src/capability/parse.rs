@@ -125,6 +125,7 @@ pub(super) fn declaration(
         reasoning,
         assurance: attrs.assurance.map(|l| l.value()),
         confirm: attrs.confirm.map(|l| l.value()),
+        task: attrs.task,
         handler: sig.ident.clone(),
         params,
     })

@@ -465,6 +465,103 @@ async fn json_schema_2020_12_tool(input: ContactInput) -> Result<String> {
     Ok(format!("{} fields", input.0.len()))
 }
 
+// The Tasks extension's fixtures (`tasks-*`): capabilities declared `task` run as MCP tasks
+// when they outlast `[tasks] inline_ms` (500 ms here, the default), or at once with
+// `ctx.become_task()`.
+
+/// Greets `name` at once (never a task).
+#[capability(id = "greet", version = "1.0.0", side_effects(none), idempotent)]
+async fn greet(
+    /// Who to greet.
+    name: String,
+) -> Result<String> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Waits `seconds`, then answers: a task when that is longer than the inline bound; cancelled
+/// as soon as it is asked to be.
+#[capability(id = "slow_compute", version = "1.0.0", side_effects(none), idempotent, task)]
+async fn slow_compute(
+    ctx: &Ctx,
+    /// How long to work.
+    #[predicate(min_value = 0, max_value = 3600)]
+    seconds: u64,
+    /// What to call the result.
+    label: Option<String>,
+) -> Result<String> {
+    tokio::select! {
+        () = tokio::time::sleep(std::time::Duration::from_secs(seconds)) => {}
+        () = ctx.cancelled() => return Err(Error::precondition_failed("cancelled")),
+    }
+    Ok(format!("{} done after {seconds} s", label.as_deref().unwrap_or("compute")))
+}
+
+/// Fails as a tool does (an error result) after about a second; always a task.
+#[capability(id = "failing_job", version = "1.0.0", side_effects(none), idempotent, task = "required")]
+async fn failing_job() -> Result<String> {
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    Err(Error::precondition_failed("the job failed, as it always does"))
+}
+
+/// Breaks (a panic: a protocol error) after about a second.
+#[capability(id = "protocol_error_job", version = "1.0.0", side_effects(none), idempotent, task)]
+async fn protocol_error_job() -> Result<String> {
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    panic!("the job broke");
+}
+
+/// Whether to go ahead (a task's elicitation form).
+#[shape(iri = "https://example.org/conformance#DeleteConfirmation")]
+pub struct DeleteConfirmation {
+    /// Yes or no.
+    pub confirm: bool,
+}
+
+/// A name, confirmed (a task's elicitation form).
+#[shape(iri = "https://example.org/conformance#NamedConfirmation")]
+pub struct NamedConfirmation {
+    /// A name.
+    pub name: String,
+    /// Yes or no.
+    pub confirm: bool,
+}
+
+/// Becomes a task, then asks the user to confirm the deletion of `filename`.
+#[capability(id = "confirm_delete", version = "1.0.0", side_effects(none), task)]
+async fn confirm_delete(
+    ctx: &Ctx,
+    /// The file to delete.
+    filename: String,
+) -> Result<String> {
+    ctx.become_task().await;
+    let answer = ctx.elicit::<DeleteConfirmation>("confirm", &format!("Delete {filename}?")).await?;
+    match answer.accepted() {
+        Some(DeleteConfirmation { confirm: true }) => Ok(format!("Deleted {filename}")),
+        _ => Ok(format!("Kept {filename}")),
+    }
+}
+
+/// Becomes a task, then asks two questions at once.
+#[capability(id = "multi_input", version = "1.0.0", side_effects(none), task)]
+async fn multi_input(ctx: &Ctx) -> Result<String> {
+    ctx.become_task().await;
+    let (first, second) = tokio::join!(
+        ctx.elicit::<NamedConfirmation>("first", "The first name?"),
+        ctx.elicit::<NamedConfirmation>("second", "The second name?"),
+    );
+    let (first, second) = (answer_of(first?)?, answer_of(second?)?);
+    Ok(format!("{} and {}", first.name, second.name))
+}
+
+/// Asks the user's name first (as input-required results), then works on as a task.
+#[capability(id = "test_tool_with_task", version = "1.0.0", side_effects(none), task = "required")]
+async fn tool_with_task(ctx: &Ctx) -> Result<String> {
+    let user = answer_of(ctx.elicit::<UserName>("user_name", "What is your name?").await?)?;
+    ctx.become_task().await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    Ok(format!("Hello, {}! Your task is done.", user.name))
+}
+
 /// A prompt that asks the user what it should be about.
 #[prompt(name = "test_input_required_result_prompt")]
 async fn input_required_prompt(ctx: &Ctx) -> Result<String> {

@@ -1,6 +1,6 @@
 //! What the compiler (the macros, `trails-codegen`) and the runtime must mean alike, defined once
 //! in a crate both depend on: the names they share ([`Scope`], [`DisplayRole`],
-//! [`CanonicalField`]) and what a `pattern` means.
+//! [`CanonicalField`], [`TaskSupport`]) and what a `pattern` means.
 //!
 //! A `pattern` means what ECMA-262 says it means — JSON Schema's regex dialect, what Ajv and
 //! every JavaScript client run (with the `u` flag) — not what Rust's `regex` says. The macro
@@ -25,7 +25,7 @@
 
 mod vocab;
 
-pub use vocab::{CanonicalField, DisplayRole, Scope, UnknownScope};
+pub use vocab::{CanonicalField, DisplayRole, Scope, TaskSupport, UnknownScope};
 
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassPerl, ClassPerlKind, ClassSetBinaryOp, ClassSetItem, GroupKind, Span, Visitor,

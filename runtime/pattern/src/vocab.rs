@@ -161,6 +161,9 @@ pub enum CanonicalField {
     /// The question the user is asked before a call runs — only where declared, after the others
     /// (not in [`CanonicalField::ALL`]).
     Confirm,
+    /// Whether a call may run as an MCP task ([`TaskSupport`]) — only where declared, last (not in
+    /// [`CanonicalField::ALL`]).
+    Task,
 }
 
 impl CanonicalField {
@@ -200,7 +203,49 @@ impl CanonicalField {
             CanonicalField::Assurance => "assurance",
             CanonicalField::VersionStatus => "version_status",
             CanonicalField::Confirm => "confirm",
+            CanonicalField::Task => "task",
         }
+    }
+}
+
+/// Whether a capability's calls may run as MCP tasks (the Tasks extension's modes): the client
+/// gets a task handle and polls for the result instead of holding the request open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum TaskSupport {
+    /// Never a task: the call holds its request until it ends (the default).
+    #[default]
+    Forbidden,
+    /// A task when the client supports them and the call outlasts the server's inline bound.
+    Optional,
+    /// Always a task: a client that supports none is refused (`-32021`).
+    Required,
+}
+
+impl TaskSupport {
+    /// Every mode, in the order above.
+    pub const ALL: [TaskSupport; 3] = [TaskSupport::Forbidden, TaskSupport::Optional, TaskSupport::Required];
+
+    /// The wire name: `forbidden`, `optional` or `required`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// The variant's name, as generated code writes it.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "Forbidden",
+            TaskSupport::Optional => "Optional",
+            TaskSupport::Required => "Required",
+        }
+    }
+
+    /// The mode named `name`, if it is one.
+    pub fn named(name: &str) -> Option<TaskSupport> {
+        TaskSupport::ALL.into_iter().find(|mode| mode.as_str() == name)
     }
 }
 
@@ -219,6 +264,10 @@ mod tests {
         }
         for (_, role) in DisplayRole::ALL {
             assert_eq!(format!("{role:?}"), role.variant());
+        }
+        for mode in TaskSupport::ALL {
+            assert_eq!(TaskSupport::named(mode.as_str()), Some(mode));
+            assert_eq!(format!("{mode:?}"), mode.variant());
         }
         assert_eq!(
             "admin".parse::<Scope>().unwrap_err().to_string(),

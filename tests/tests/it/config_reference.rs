@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::de::{self, Deserialize, Visitor};
 use trails::config::{
     AuthConfig, BudgetConfig, CapabilityConfig, Config, CoordinationConfig, HttpConfig, IdempotencyConfig,
-    IntrospectionConfig, KgConfig, ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig,
+    IntrospectionConfig, KgConfig, ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TasksConfig,
     TelemetryConfig, TokenConfig,
 };
 
@@ -85,7 +85,7 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
     assert_eq!(trails::config::SECTIONS, keys::<Config>());
     // Tables as sections (`[http]`) are keys of their parent too: those are covered by the
     // section's own keys.
-    let sections: [(&str, &[&str]); 16] = [
+    let sections: [(&str, &[&str]); 17] = [
         ("", keys::<Config>()),
         ("project", keys::<ProjectConfig>()),
         ("mcp", keys::<McpConfig>()),
@@ -102,6 +102,7 @@ fn the_guides_trails_toml_parses_and_shows_every_key() {
         ("auth.oauth.introspection", keys::<IntrospectionConfig>()),
         ("telemetry", keys::<TelemetryConfig>()),
         ("coordination", keys::<CoordinationConfig>()),
+        ("tasks", keys::<TasksConfig>()),
     ];
     let tables: BTreeSet<&str> = sections.iter().map(|(table, _)| *table).collect();
     let mut missing = Vec::new();

@@ -61,6 +61,7 @@ const RUNTIME: &[Unit] = &[
     unit("policy", Group::Govern, 1),
     unit("budget", Group::Govern, 1),
     unit("idempotency", Group::Govern, 1),
+    unit("tasks", Group::Govern, 1),
     unit("config", Group::Serve, 0),
     unit("memory", Group::Serve, 0),
     unit("throttle", Group::Serve, 0),

@@ -23,10 +23,11 @@ use crate::error::Error;
 use crate::validate::{FieldCode, FieldError};
 
 /// A server-to-client request a transport sends and awaits: `method` (`elicitation/create`,
-/// `sampling/createMessage`, `roots/list`) with `params`, answered with the client's result.
+/// `sampling/createMessage`, `roots/list`) with `params`, asked under the call's `key`, answered
+/// with the client's result.
 pub trait Asker: Send + Sync + 'static {
     /// Send the request and await the client's result.
-    fn ask(&self, method: &'static str, params: Value) -> BoxFuture<'static, Result<Value, Error>>;
+    fn ask(&self, key: &str, method: &'static str, params: Value) -> BoxFuture<'static, Result<Value, Error>>;
 }
 
 /// How a call reaches its client for input, attached by the transport.
@@ -78,6 +79,8 @@ struct RoundState {
     running: bool,
     /// Who to wake when a question is asked off the polled future (a spawned task's).
     waker: Option<Waker>,
+    /// Where questions go once the call outlived its round ([`Round::escalate`]): an MCP task's.
+    escalated: Option<Arc<dyn Asker>>,
 }
 
 // The answers are the user's: never in a log line.
@@ -91,6 +94,8 @@ impl std::fmt::Debug for Round {
 enum Asking {
     Answered(Value),
     Waiting,
+    /// To ask of the client through the asker the round escalated to (the question's params).
+    Escalated(Arc<dyn Asker>, Value),
     /// Asked outside `until_asked` (a guard, or a task still running after its call ended).
     Outside,
 }
@@ -116,6 +121,18 @@ impl Round {
             .collect()
     }
 
+    /// From now on, a question the round has no answer for is asked through `asker` (the call
+    /// became an MCP task: its questions wait on the task) instead of ending the round — unless
+    /// one is waiting already (`false`: the round ends with it, as it would have).
+    pub fn escalate(&self, asker: Arc<dyn Asker>) -> bool {
+        let mut state = self.state();
+        if !state.asked.is_empty() {
+            return false;
+        }
+        state.escalated = Some(asker);
+        true
+    }
+
     fn ask(&self, key: &str, method: &'static str, params: Value) -> Asking {
         let mut state = self.state();
         if !state.running {
@@ -124,6 +141,9 @@ impl Round {
         // A key asked again in the same round (its answer did not do) is asked anew.
         if let Some(answer) = self.answers.get(key).filter(|_| state.consulted.insert(key.to_owned())) {
             return Asking::Answered(answer.clone());
+        }
+        if let Some(asker) = &state.escalated {
+            return Asking::Escalated(asker.clone(), params);
         }
         state.asked.insert(key.to_owned(), json!({ "method": method, "params": params }));
         if let Some(waker) = state.waker.take() {
@@ -314,10 +334,11 @@ impl Kind {
 /// waits until [`until_asked`] stops it.
 pub(super) async fn ask(input: &Input, key: &str, kind: Kind, params: Value) -> Result<Value, Error> {
     match input {
-        Input::Ask(asker) => asker.ask(kind.method(), params).await,
+        Input::Ask(asker) => asker.ask(key, kind.method(), params).await,
         Input::Round(round) => match round.ask(key, kind.method(), params) {
             Asking::Answered(answer) => Ok(answer),
             Asking::Waiting => std::future::pending().await,
+            Asking::Escalated(asker, params) => asker.ask(key, kind.method(), params).await,
             Asking::Outside => Err(Error::internal(format!(
                 "`{key}` was asked outside the handler's own run (from a guard, or by a task that outlived its \
                  call): only a handler's questions, and a declared `confirm`, reach the client"

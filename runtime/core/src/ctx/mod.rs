@@ -193,6 +193,30 @@ impl ClientLog {
     }
 }
 
+/// What makes a call an MCP task at once ([`Ctx::become_task`]): the transport's, attached to a
+/// call that may become one.
+pub trait TaskSink: Send + Sync + 'static {
+    /// Make the call a task now; whether it is one (the client has its handle).
+    fn become_task(&self) -> BoxFuture<'static, bool>;
+}
+
+/// A call's way to become an MCP task before the inline bound passes, attached by the transport
+/// when the capability declares `task` and the client takes tasks.
+#[derive(Clone)]
+pub struct TaskSwitch(Arc<dyn TaskSink>);
+
+impl std::fmt::Debug for TaskSwitch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskSwitch")
+    }
+}
+
+impl TaskSwitch {
+    pub fn new(sink: impl TaskSink) -> Self {
+        TaskSwitch(Arc::new(sink))
+    }
+}
+
 /// The signal a call's client cancelled it, attached by the transport ([`Ctx::cancelled`]).
 #[derive(Clone, Debug, Default)]
 pub struct Cancellation(CancellationToken);
@@ -320,13 +344,26 @@ impl Ctx {
     }
 
     /// Completes when the client cancels the call (`notifications/cancelled`, or a 2026-07-28
-    /// client closing the request's stream); never, for a call no client can cancel. The call
-    /// is not stopped for it: the handler decides what to finish (a write it began is kept, and
-    /// an idempotency key records whatever the handler returned).
+    /// client closing the request's stream, or `tasks/cancel` for a call run as a task); never,
+    /// for a call no client can cancel. The call is not stopped for it: the handler decides what
+    /// to finish (a write it began is kept, and an idempotency key records whatever the handler
+    /// returned) — a task's call, within 5 s: then it is dropped where it waits.
     pub async fn cancelled(&self) {
         match self.extension::<Cancellation>() {
             Some(cancellation) => cancellation.0.cancelled().await,
             None => std::future::pending().await,
+        }
+    }
+
+    /// Make this call an MCP task now, rather than once it outlasts `[tasks] inline_ms`: the
+    /// client gets the task's handle and polls it, and from here on the call's questions
+    /// (`ctx.elicit`, …) wait on the task and its progress is the task's status message. Whether
+    /// it is a task now: `false` for a capability not declared `task`, or a client that takes no
+    /// tasks (the call holds its request as any other).
+    pub async fn become_task(&self) -> bool {
+        match self.extension::<TaskSwitch>() {
+            Some(switch) => switch.0.become_task().await,
+            None => false,
         }
     }
 

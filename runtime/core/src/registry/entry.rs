@@ -13,6 +13,7 @@ use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
 use crate::validate::NestedValidator;
+pub use trails_pattern::TaskSupport;
 
 /// The future a type-erased handler returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -143,6 +144,11 @@ impl ToolEntry {
         self.declared.confirm
     }
 
+    /// Whether a call may run as an MCP task (`task`).
+    pub fn task(&self) -> TaskSupport {
+        self.declared.task
+    }
+
     /// The Cedar policies (by `@id`) that must allow a call (`policy_required`).
     pub fn policy_required(&self) -> &'static [&'static str] {
         self.declared.policy_required
@@ -214,6 +220,8 @@ pub struct Declared {
     pub(crate) output_list: bool,
     /// `confirm`: the question the user is asked before a call runs.
     pub(crate) confirm: Option<&'static str>,
+    /// `task`: whether a call may run as an MCP task.
+    pub(crate) task: TaskSupport,
 }
 
 impl Declared {
@@ -231,6 +239,7 @@ impl Declared {
         output_shape: Option<&'static str>,
         output_list: bool,
         confirm: Option<&'static str>,
+        task: TaskSupport,
     ) -> Declared {
         Declared {
             policy_required,
@@ -242,6 +251,7 @@ impl Declared {
             output_shape,
             output_list,
             confirm,
+            task,
         }
     }
 }

@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, ToolEntry, ToolKind, SHAPES, TOOLS};
+pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, TaskSupport, ToolEntry, ToolKind, SHAPES, TOOLS};
 pub use prompt::{PromptEntry, PromptFn, PROMPTS};
 pub use resource::{ResourceEntry, ResourceFn, RESOURCES};
 
@@ -195,7 +195,7 @@ mod tests {
             "{}",
             "{}",
             "",
-            Declared::__new(&[], 0, 0.0, false, false, None, false, None, false, None),
+            Declared::__new(&[], 0, 0.0, false, false, None, false, None, false, None, TaskSupport::Forbidden),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,

@@ -42,6 +42,9 @@ pub struct Config {
     /// `[coordination]`
     #[serde(default)]
     pub coordination: CoordinationConfig,
+    /// `[tasks]`
+    #[serde(default)]
+    pub tasks: TasksConfig,
     /// The other sections: the parts' own, each read by its part (`trails::part::Assembly::section`).
     #[serde(skip)]
     pub sections: toml::Table,
@@ -128,6 +131,22 @@ pub struct IntrospectionConfig {
     pub client_id: String,
     /// Its secret (`TRAILS_OAUTH_CLIENT_SECRET` is preferred: keep it out of files).
     pub client_secret: Option<String>,
+}
+
+/// `[tasks]`: capabilities declared `task` (MCP's Tasks extension), kept in the ledger.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksConfig {
+    /// A call that ends within this many milliseconds is answered as a plain result; one that
+    /// runs on becomes a task (default 500, 0 to 60000; `task = "required"` is always a task).
+    pub inline_ms: Option<u64>,
+    /// Seconds a task is kept from its creation, result included; one still running then is
+    /// stopped (default 3600, 10 to 31 days).
+    pub ttl_secs: Option<u64>,
+    /// How often a client is asked to poll, in milliseconds (default 1000, 100 to 60000).
+    pub poll_interval_ms: Option<u64>,
+    /// Most tasks one caller may have running at once (default 64, 1 to 10000).
+    pub max_live_per_caller: Option<usize>,
 }
 
 /// `[idempotency]`: how long idempotency keys (and the results they replay) are kept.

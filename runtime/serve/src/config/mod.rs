@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 pub use file::{
     AuthConfig, BudgetConfig, CapabilityConfig, Config, CoordinationConfig, HttpConfig, IdempotencyConfig,
-    IntrospectionConfig, KgConfig, ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig,
+    IntrospectionConfig, KgConfig, ManifestConfig, McpConfig, OAuthConfig, PolicyConfig, ProjectConfig, TasksConfig,
     TelemetryConfig, TokenBudget, TokenConfig, ValidationErrors,
 };
 pub use http::{
@@ -45,6 +45,7 @@ pub const SECTIONS: &[&str] = &[
     "auth",
     "telemetry",
     "coordination",
+    "tasks",
 ];
 
 /// Why the Cedar policies (`[policy] files`) could not be loaded.
@@ -150,6 +151,7 @@ pub(crate) struct PartSections {
     pub(crate) token_budgets: Vec<(String, TokenBudget)>,
     pub(crate) oauth: Option<OAuthConfig>,
     pub(crate) coordination: CoordinationConfig,
+    pub(crate) tasks: TasksConfig,
     /// Every other section: the app's parts'.
     pub(crate) other: toml::Table,
 }
@@ -235,6 +237,7 @@ impl Settings {
             auth,
             telemetry,
             coordination,
+            tasks,
             sections,
         } = config;
         let token_budgets = http.tokens.iter().filter_map(|token| Some((token.name.clone(), token.budget?))).collect();
@@ -250,6 +253,7 @@ impl Settings {
                 token_budgets,
                 oauth: auth.oauth,
                 coordination,
+                tasks,
                 other: sections,
             },
             env,

@@ -195,6 +195,11 @@ impl ServerHandler for TrailsServer {
         if !self.shared.prompts.is_empty() || !self.shared.own_resources.templates.is_empty() {
             capabilities.completions.get_or_insert_with(Default::default);
         }
+        // Tasks (the Tasks extension), where a capability may run as one.
+        if self.shared.tasks.is_some() {
+            let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+        }
         // Skills ride on resources (declared above).
         if self.shared.skills.is_some() {
             let extensions = capabilities.extensions.get_or_insert_with(Default::default);
@@ -335,6 +340,36 @@ impl ServerHandler for TrailsServer {
     ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
         self.caller(&context)?;
         method::get_skill(&self.shared, &request)
+    }
+
+    async fn get_task(
+        &self,
+        mut params: rmcp::model::GetTaskParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
+        method::get_task(&self.shared, &asked, params).await
+    }
+
+    async fn update_task(
+        &self,
+        mut params: rmcp::model::UpdateTaskParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context)?;
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
+        method::update_task(&self.shared, &asked, params).await
+    }
+
+    async fn cancel_task(
+        &self,
+        mut params: rmcp::model::CancelTaskParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context)?;
+        let asked = request(&mut context, params.meta.take(), caller, self.transport, self.log_level());
+        method::cancel_task(&self.shared, &asked, params).await
     }
 
     async fn list_prompts(

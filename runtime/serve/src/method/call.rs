@@ -59,6 +59,8 @@ pub(crate) struct CallInfo {
     /// How `ctx.elicit`, `ctx.sample` and `ctx.roots` reach the client: a round of an
     /// input-required result, or a request through the framing's peer.
     pub(crate) input: Option<Input>,
+    /// How `ctx.become_task()` makes the call a task (it may become one).
+    pub(crate) task: Option<trails_core::TaskSwitch>,
 }
 
 /// Why a prompt's or a resource's function did not give its value.
@@ -142,6 +144,9 @@ impl CallInfo {
         if let Some(input) = self.input {
             attach = attach.with(input);
         }
+        if let Some(task) = self.task {
+            attach = attach.with(task);
+        }
         attach
     }
 }
@@ -175,10 +180,24 @@ pub(crate) async fn call_tool(
     mut params: CallToolRequestParams,
 ) -> Result<CallToolResponse, ErrorData> {
     let via = Via::Mcp { links: reads_links(request.version.as_deref()) };
+    let plan = super::tasks::plan(shared, &request, &params.name)?;
     let (state, responses) = (params.request_state.take(), params.input_responses.take());
     let rounds =
         Rounds::of(shared, &request, ("tools/call", &params.name), params.arguments.as_ref(), state, responses)?;
     let info = request.info(shared, rounds.as_ref());
+    if let super::tasks::Plan::Task(tasks, support) = plan {
+        let run = super::tasks::TaskCall {
+            name: params.name.to_string(),
+            arguments: params.arguments,
+            progress: request.progress_sink(),
+            hang_up: request.cancel,
+            caller: request.caller,
+            via,
+            info,
+            rounds,
+        };
+        return super::tasks::run(shared, tasks, support, run).await;
+    }
     match call(shared, &params.name, params.arguments, request.caller, via, info).await {
         Ok(answer) => Ok(CallToolResponse::Complete(wire::call::answer(answer))),
         Err(Refusal::InputRequired(asked)) => {

@@ -152,7 +152,12 @@ pub(crate) struct ToClient {
 }
 
 impl Asker for ToClient {
-    fn ask(&self, method: &'static str, params: Value) -> BoxFuture<'static, Result<Value, trails_core::Error>> {
+    fn ask(
+        &self,
+        _key: &str,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, trails_core::Error>> {
         let (peer, within, cancel) = (self.peer.clone(), self.within, self.cancel.clone().unwrap_or_default());
         Box::pin(async move {
             let request: rmcp::model::ServerRequest =

@@ -18,6 +18,7 @@ mod prompts;
 mod resources;
 mod skills;
 mod span;
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -38,6 +39,7 @@ pub(crate) use input::Rounds;
 pub(crate) use prompts::{get_prompt, list_prompts};
 pub(crate) use resources::{complete, list_resources, list_templates, read_resource};
 pub(crate) use skills::{get_skill, list_skills};
+pub(crate) use tasks::{cancel_task, get_task, update_task};
 pub(crate) use tools::{list_tools, list_tools_json};
 
 /// The protocol revisions this server implements.
@@ -102,7 +104,7 @@ pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// `_meta`'s keys of the 2026-07-28 request envelope.
 const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 impl Request {
     /// What the call's span and its handler learn of the request; `rounds`: the rounds of
@@ -122,12 +124,7 @@ impl Request {
             said(CLIENT_INFO, &|params| serde_json::to_value(&params.client_info).ok()),
             said(CLIENT_CAPABILITIES, &|params| serde_json::to_value(&params.capabilities).ok()),
         );
-        let progress = match (&self.peer, self.meta.get("progressToken")) {
-            (Some(peer), Some(token)) => serde_json::from_value::<rmcp::model::ProgressToken>(token.clone())
-                .ok()
-                .map(|token| trails_core::Progress::new(call::ToPeer { peer: peer.clone(), token })),
-            _ => None,
-        };
+        let progress = self.progress_sink().map(trails_core::Progress::new);
         let log = match (&self.peer, self.log_level) {
             (Some(peer), Some(least)) => Some(trails_core::ClientLog::new(call::LogToPeer(peer.clone()), least)),
             _ => None,
@@ -143,7 +140,16 @@ impl Request {
             progress,
             cancel: self.cancel.clone().map(trails_core::Cancellation::new),
             input: input::input(rounds.map(Rounds::round), self, shared.mcp.request_state.lifetime),
+            task: None,
         }
+    }
+
+    /// Where `notifications/progress` for this request goes: it carried a `progressToken` and
+    /// its framing can reach the client while it runs.
+    pub(crate) fn progress_sink(&self) -> Option<call::ToPeer> {
+        let (peer, token) = (self.peer.as_ref()?, self.meta.get("progressToken")?);
+        let token = serde_json::from_value::<rmcp::model::ProgressToken>(token.clone()).ok()?;
+        Some(call::ToPeer { peer: peer.clone(), token })
     }
 
     /// Answered under 2026-07-28 or later.
@@ -165,6 +171,9 @@ pub(crate) enum Method {
     GetPrompt(GetPromptRequestParams),
     ListSkills,
     GetSkill(rmcp::model::GetSkillRequestParams),
+    GetTask(rmcp::model::GetTaskParams),
+    UpdateTask(rmcp::model::UpdateTaskParams),
+    CancelTask(rmcp::model::CancelTaskParams),
 }
 
 impl Method {
@@ -181,6 +190,9 @@ impl Method {
             ClientRequest::GetPromptRequest(get) => Method::GetPrompt(get.params),
             ClientRequest::ListSkillsRequest(_) => Method::ListSkills,
             ClientRequest::GetSkillRequest(get) => Method::GetSkill(get.params),
+            ClientRequest::GetTaskRequest(get) => Method::GetTask(get.params),
+            ClientRequest::UpdateTaskRequest(update) => Method::UpdateTask(update.params),
+            ClientRequest::CancelTaskRequest(cancel) => Method::CancelTask(cancel.params),
             _ => return None,
         })
     }
@@ -198,6 +210,9 @@ impl Method {
             Method::GetPrompt(_) => "prompts/get",
             Method::ListSkills => "skills/list",
             Method::GetSkill(_) => "skills/get",
+            Method::GetTask(_) => "tasks/get",
+            Method::UpdateTask(_) => "tasks/update",
+            Method::CancelTask(_) => "tasks/cancel",
         }
     }
 
@@ -215,12 +230,15 @@ impl Method {
         )
     }
 
-    /// What it names (the `Mcp-Name` header of 2026-07-28): a tool, a resource.
+    /// What it names (the `Mcp-Name` header of 2026-07-28): a tool, a resource, a prompt, a task.
     pub(crate) fn target(&self) -> Option<&str> {
         match self {
             Method::CallTool(call) => Some(&call.name),
             Method::ReadResource(read) => Some(&read.uri),
             Method::GetPrompt(get) => Some(&get.name),
+            Method::GetTask(get) => Some(&get.task_id),
+            Method::UpdateTask(update) => Some(&update.task_id),
+            Method::CancelTask(cancel) => Some(&cancel.task_id),
             _ => None,
         }
     }
@@ -253,6 +271,9 @@ pub(crate) async fn answer(shared: &Arc<Shared>, request: Request, method: Metho
         Method::GetPrompt(params) => ServerResult::from(get_prompt(shared, request, params).await?),
         Method::ListSkills => ServerResult::ListSkillsResult(list_skills(shared)?),
         Method::GetSkill(params) => ServerResult::GetSkillResult(get_skill(shared, &params)?),
+        Method::GetTask(params) => ServerResult::GetTaskResult(get_task(shared, &request, params).await?),
+        Method::UpdateTask(params) => ServerResult::task_ack(update_task(shared, &request, params).await?),
+        Method::CancelTask(params) => ServerResult::task_ack(cancel_task(shared, &request, params).await?),
     };
     Ok(Reply::Result(result))
 }

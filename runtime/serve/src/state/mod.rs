@@ -12,6 +12,7 @@ mod notifier;
 #[cfg(feature = "redis")]
 mod replicas;
 mod shared;
+pub(crate) mod tasks;
 
 pub(crate) use authority::Authority;
 pub use control::{Control, Running};

@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     pub(crate) own_resources: OwnResources,
     /// The skills served (`skills/list`), when the app asked for them.
     pub(crate) skills: Option<crate::projection::skills::Skills>,
+    /// The tasks this server keeps, when a capability declares `task` (`[tasks]`).
+    pub(crate) tasks: Option<Arc<super::tasks::Tasks>>,
     /// Who issues the bearer tokens accepted beside `[[http.tokens]]` (`[auth.oauth]`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) authority: Option<Arc<dyn super::Authority>>,
@@ -177,6 +179,7 @@ impl Shared {
             subscriptions,
             resources,
             authority: kept.take::<Arc<dyn super::Authority>>(),
+            tasks: kept.take::<Arc<super::tasks::Tasks>>(),
             kept,
             background: std::sync::Mutex::new(background),
         }

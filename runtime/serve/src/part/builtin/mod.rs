@@ -11,6 +11,8 @@ mod oauth;
 #[cfg(feature = "cedar")]
 mod policies;
 mod store;
+#[cfg(feature = "ledger")]
+mod tasks;
 
 use std::path::PathBuf;
 
@@ -37,15 +39,15 @@ type Build = Option<Option<Box<dyn Part>>>;
 /// the start here, before any part opens anything), in the order they assemble: the stand-ins
 /// for parts left out of the build first (a configuration that asks for one stops the start
 /// before the store opens or Redis connects); then the policies (a missing policy stops the
-/// start), the store, OAuth, coordination, and the ledger (beside the store, and shared through
-/// coordination when it connected). Returns the sections left for the app's parts too.
+/// start), the store, OAuth, coordination, the ledger (beside the store, and shared through
+/// coordination when it connected), and the tasks (kept in the ledger). Returns the sections left for the app's parts too.
 #[cfg_attr(not(all(feature = "oauth", feature = "ledger")), allow(unused_variables))]
 pub(crate) fn parts(
     sections: PartSections,
     public_url: Option<&str>,
     env: &Env,
 ) -> Result<(Vec<Box<dyn Part>>, toml::Table), BuildError> {
-    let PartSections { kg, policy, budget, idempotency, token_budgets, oauth, coordination, other } = sections;
+    let PartSections { kg, policy, budget, idempotency, token_budgets, oauth, coordination, tasks, other } = sections;
     // What a stand-in refuses, read from the section as written.
     let asks_policies = (!policy_files(&policy, env).is_empty()).then(|| "`[policy] files`".to_owned());
     let asks_oauth = oauth.is_some().then(|| "[auth.oauth] (an OAuth resource server)".to_owned());
@@ -96,6 +98,15 @@ pub(crate) fn parts(
                 asks_ledger
             }),
             part: built_with!("ledger", Some(ledger::Ledger::resolve(budget, token_budgets, idempotency)?)),
+        },
+        BuiltIn {
+            name: "tasks",
+            feature: "ledger",
+            asks: Box::new(|assembly| {
+                let tool = assembly.registry.tools().find(|tool| tool.task() != trails_core::TaskSupport::Forbidden);
+                tool.map(|tool| format!("capability `{}`'s `task` (its records are kept in the ledger)", tool.id()))
+            }),
+            part: built_with!("ledger", Some(tasks::TasksPart::resolve(tasks)?)),
         },
     ];
     let mut missing: Vec<Box<dyn Part>> = Vec::new();

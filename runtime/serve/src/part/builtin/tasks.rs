@@ -1,0 +1,115 @@
+//! `[tasks]`: capabilities declared `task` run as MCP tasks, their records kept in the ledger
+//! (the `ledger` feature). Nothing opens and nothing runs in the background unless a capability
+//! declares `task`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{within, ConfigError, TasksConfig};
+use crate::part::{Assembly, BuildError, Part};
+use crate::state::tasks::{now_ms, TaskSettings, Tasks, LEASE, TICK};
+use crate::state::Running;
+use trails_core::TaskSupport;
+use trails_governance::tasks::{LedgerTasks, Status, TaskStore};
+
+/// The tasks part, its section resolved.
+pub(super) struct TasksPart {
+    settings: TaskSettings,
+}
+
+impl TasksPart {
+    pub(super) fn resolve(config: TasksConfig) -> Result<TasksPart, ConfigError> {
+        let inline_ms = within("[tasks] inline_ms", config.inline_ms, 500, 0..=60_000, "0 to 60000")?;
+        let ttl_secs = within("[tasks] ttl_secs", config.ttl_secs, 3600, 10..=2_678_400, "10 to 2678400")?;
+        let poll_ms = within("[tasks] poll_interval_ms", config.poll_interval_ms, 1000, 100..=60_000, "100 to 60000")?;
+        let max_live = within("[tasks] max_live_per_caller", config.max_live_per_caller, 64, 1..=10_000, "1 to 10000")?;
+        Ok(TasksPart {
+            settings: TaskSettings {
+                inline: Duration::from_millis(inline_ms),
+                ttl: Duration::from_secs(ttl_secs),
+                poll_interval: Duration::from_millis(poll_ms),
+                max_live,
+            },
+        })
+    }
+}
+
+impl Part for TasksPart {
+    fn name(&self) -> &'static str {
+        "tasks"
+    }
+
+    fn assemble(self: Box<Self>, assembly: &mut Assembly<'_>) -> Result<(), BuildError> {
+        if !assembly.registry.tools().any(|tool| tool.task() != TaskSupport::Forbidden) {
+            return Ok(());
+        }
+        let store_file = assembly.kg.as_ref().and_then(|kg| kg.store().sqlite_path());
+        let dir = &assembly.provided::<super::store::DataDir>().expect("the store part assembles before tasks").0;
+        let path = trails_governance::ledger::prepare(dir, store_file);
+        let opened =
+            LedgerTasks::open(&path).map_err(|error| BuildError::Part { part: "tasks", source: error.into() })?;
+        let store: Arc<dyn TaskStore> = Arc::new(opened);
+        let tasks = Arc::new(Tasks::new(store, self.settings));
+        assembly.provide(tasks.clone());
+        assembly.background(move |running| tend(tasks, running));
+        Ok(())
+    }
+}
+
+/// While the server runs: renew the leases of the tasks this replica runs, take what clients
+/// did to them through another replica (a shared store only), end those that expired, and fail
+/// the tasks of replicas that stopped. When it stops: stop the tasks running here and fail
+/// their records at once (a restart finds them failed with a reason, not running).
+async fn tend(tasks: Arc<Tasks>, running: Running) {
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = running.stopping() => break,
+        }
+        let now = now_ms();
+        let runs = tasks.runs();
+        for (id, run) in &runs {
+            if now >= run.expires_ms {
+                run.cancel.cancel();
+            }
+            let progress = run.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+            if let Some(message) = progress {
+                let change = Box::new(move |task: &mut trails_governance::tasks::Task| {
+                    if task.status == Status::Working {
+                        task.status_message = Some(message);
+                    }
+                });
+                if let Err(error) = tasks.store.update(id, now, change).await {
+                    tracing::warn!(%error, task = %id, "a task's progress was not kept");
+                }
+            }
+        }
+        let ids: Vec<String> = runs.into_iter().map(|(id, _)| id).collect();
+        let lease = now + i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX);
+        if !ids.is_empty() {
+            if let Err(error) = tasks.store.renew(&tasks.runner, ids, lease).await {
+                tracing::error!(%error, "the leases of this replica's tasks were not renewed");
+            }
+        }
+        match tasks.store.reap(now).await {
+            Ok((0, _)) => {}
+            Ok((failed, _)) => tracing::warn!(failed, "tasks whose server stopped before they ended are failed"),
+            Err(error) => tracing::error!(%error, "stopped and expired tasks were not cleared"),
+        }
+    }
+    let now = now_ms();
+    for (id, run) in tasks.runs() {
+        run.cancel.cancel();
+        let change = Box::new(|task: &mut trails_governance::tasks::Task| {
+            task.status = Status::Failed;
+            task.status_message = Some("the server stopped before the task ended".to_owned());
+            task.input_requests.clear();
+            task.outcome = Some(trails_governance::tasks::runner_stopped());
+        });
+        if let Err(error) = tasks.store.update(&id, now, change).await {
+            tracing::error!(%error, task = %id, "a task stopped with the server was not failed; its lease will fail it");
+        }
+    }
+}
