@@ -20,12 +20,14 @@ impl Drop for Served {
     }
 }
 
-fn serve_http() -> (Served, String) {
+/// The fixture app over HTTP, keeping what it keeps (its tasks' records) in `data`.
+fn serve_http(data: &Path) -> (Served, String) {
     let address = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_conformance"))
         .args(["serve", "--http", &address.to_string()])
         .current_dir(std::env::temp_dir())
         .env("TRAILS_LOG", "warn")
+        .env("TRAILS_KG_PATH", data)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -36,9 +38,11 @@ fn serve_http() -> (Served, String) {
     (Served(child), format!("http://{address}/mcp"))
 }
 
-/// The report of the interop script `command` runs, away from any `trails.toml`.
+/// The report of the interop script `command` runs, away from any `trails.toml` (the stdio
+/// servers it starts keep what they keep in a directory of their own).
 fn report(mut command: Command, what: &str) -> Value {
-    command.current_dir(std::env::temp_dir());
+    let data = tempfile::tempdir().unwrap();
+    command.current_dir(std::env::temp_dir()).env("TRAILS_KG_PATH", data.path());
     trails_tests::servers::interop_report(command, what)
 }
 
@@ -83,7 +87,8 @@ fn assert_legacy(report: &Value, how: &str) {
 
 #[test]
 fn the_python_sdk_answers_what_the_fixture_asks_over_http_and_stdio() {
-    let (_served, url) = serve_http();
+    let data = tempfile::tempdir().unwrap();
+    let (_served, url) = serve_http(data.path());
     assert_current(&drive(&["auto", "http", &url]), "HTTP, 2026-07-28");
     assert_legacy(&drive(&["legacy", "http", &url]), "HTTP, a 2025 session");
     let binary = env!("CARGO_BIN_EXE_conformance");
@@ -121,7 +126,8 @@ fn assert_typescript(report: &Value, how: &str) {
 
 #[test]
 fn the_typescript_sdks_answer_what_the_fixture_asks_over_http_and_stdio() {
-    let (_served, url) = serve_http();
+    let data = tempfile::tempdir().unwrap();
+    let (_served, url) = serve_http(data.path());
     assert_typescript(&drive_typescript(&["http", &url]), "HTTP");
     assert_typescript(&drive_typescript(&["stdio", env!("CARGO_BIN_EXE_conformance"), "serve", "--stdio"]), "stdio");
 }

@@ -21,6 +21,22 @@ const COLUMNS: &str = "id, owner, tool, status, status_message, created_ms, upda
 impl LedgerTasks {
     /// The records in the ledger at `path` (its table created if it is not there).
     pub fn open(path: &Path) -> Result<LedgerTasks, TaskError> {
+        // Another process opening the same file at the same moment (a stdio server started beside
+        // an HTTP one) holds it briefly: SQLite answers busy without waiting while the journal
+        // mode is being set.
+        let mut tries = 0;
+        loop {
+            match LedgerTasks::try_open(path) {
+                Err(TaskError::Ledger(busy)) if busy.contains("locked") && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                opened => return opened,
+            }
+        }
+    }
+
+    fn try_open(path: &Path) -> Result<LedgerTasks, TaskError> {
         let conn = crate::ledger::open(path)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS task (
