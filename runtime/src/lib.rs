@@ -265,6 +265,8 @@ pub mod _guide {
     pub mod _08_benchmarks {}
     #[doc = include_str!("../guide/09-replicas.md")]
     pub mod _09_replicas {}
+    #[doc = include_str!("../guide/10-tasks.md")]
+    pub mod _10_tasks {}
 }
 
 /// The fuzz targets' entry points (`fuzz/`, built with `--cfg fuzzing`).

@@ -407,6 +407,67 @@ pub async fn purge() -> Result<String> {
     Ok("purged".to_owned())
 }
 
+/// Each `fixtures.crunch` run that began, by its label, and how it ended when cancelled (tests
+/// running side by side tell their own apart by the label).
+pub static CRUNCHED: std::sync::Mutex<Vec<(String, Option<String>)>> = std::sync::Mutex::new(Vec::new());
+
+/// Works `steps` steps of `step_ms` each, reporting each as progress: a task when it outlasts the
+/// inline bound, or at once (`now`); with `ask`, it asks the user's name once it is a task. Each
+/// run that begins is counted (`CRUNCHED`), and written to the file `TRAILS_TESTS_RUNS` names (a
+/// test counts runs across a restart).
+#[capability(id = "fixtures.crunch", version = "1.0.0", side_effects(none), idempotent, task)]
+pub async fn crunch(
+    ctx: &Ctx,
+    /// How many steps.
+    #[predicate(min_value = 1, max_value = 10000)]
+    steps: u32,
+    /// Milliseconds each takes.
+    #[predicate(max_value = 5000)]
+    step_ms: u32,
+    /// What the test calls this run.
+    #[predicate(max_length = 40)]
+    label: String,
+    /// Become a task at once.
+    now: Option<bool>,
+    /// Ask the user's name (once a task).
+    ask: Option<bool>,
+) -> Result<String> {
+    CRUNCHED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((label.clone(), None));
+    if let Some(path) = std::env::var_os("TRAILS_TESTS_RUNS") {
+        use std::io::Write as _;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(Error::internal)?;
+        writeln!(file, "{label}").and_then(|()| file.sync_all()).map_err(Error::internal)?;
+    }
+    let asks = ask == Some(true);
+    if now == Some(true) || asks {
+        ctx.become_task().await;
+    }
+    let name = match asks {
+        true => match ctx.elicit::<Name>("name", "Who is it for?").await? {
+            Elicited::Accepted(name) => Some(name.name),
+            _ => return Err(Error::precondition_failed("the user would not say")),
+        },
+        false => None,
+    };
+    for step in 1..=steps {
+        tokio::select! {
+            () = ctx.cancelled() => {
+                let mut crunched = CRUNCHED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if let Some(run) = crunched.iter_mut().rev().find(|(began, _)| *began == label) {
+                    run.1 = Some(format!("cancelled after {}", step - 1));
+                }
+                return Ok(format!("{label}: stopped"));
+            }
+            () = tokio::time::sleep(std::time::Duration::from_millis(step_ms.into())) => {}
+        }
+        ctx.progress(step.into(), Some(steps.into()), Some("crunched")).await;
+    }
+    Ok(match name {
+        Some(name) => format!("{label}: {steps} steps, for {name}"),
+        None => format!("{label}: {steps} steps"),
+    })
+}
+
 /// Names of every tool this fixture app declares (plus the runtime's built-ins).
 pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_ask",
@@ -416,6 +477,7 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_chart",
     "fixtures_constraints",
     "fixtures_count",
+    "fixtures_crunch",
     "fixtures_even",
     "fixtures_fail",
     "fixtures_note_create",

@@ -72,6 +72,33 @@ pub async fn search(ctx: &Ctx, criteria: SearchRequirements) -> Result<Vec<Requi
     Ok(found.into_iter().map(|stored| stored.value).collect())
 }
 
+/// Review every requirement against the house rules — an accepted requirement has an owner and
+/// a due date — reporting each one checked. On a large backlog this outlasts the inline bound and
+/// runs as a task the client polls, rather than a request held open.
+#[capability(id = "requirements.review", version = "1.0.0", idempotent, side_effects(none), task)]
+pub async fn review(ctx: &Ctx) -> Result<String> {
+    let all = Requirement::objects(ctx).order_by(Requirement::FIELDS.req_id).all().await?;
+    let total = all.len();
+    let mut findings = Vec::new();
+    for (done, stored) in all.iter().enumerate() {
+        if ctx.is_cancelled() {
+            return Ok(format!("stopped after {done} of {total} requirements"));
+        }
+        let requirement = &stored.value;
+        if requirement.status == "accepted" && requirement.owner.is_none() {
+            findings.push(format!("{} is accepted without an owner", requirement.req_id));
+        }
+        if requirement.status == "accepted" && requirement.due.is_none() {
+            findings.push(format!("{} is accepted without a due date", requirement.req_id));
+        }
+        ctx.progress((done + 1) as f64, Some(total as f64), Some("reviewed")).await;
+    }
+    Ok(match findings.is_empty() {
+        true => format!("{total} requirements reviewed; all follow the rules"),
+        false => format!("{total} requirements reviewed; {} to fix: {}", findings.len(), findings.join("; ")),
+    })
+}
+
 /// Make a person the owner of a requirement.
 #[capability(id = "requirements.link", version = "1.0.0", idempotent,
              side_effects(writes = ["https://example.org/graphs/requirements"], overwrites, provenance))]

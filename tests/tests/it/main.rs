@@ -39,6 +39,7 @@ mod replicas;
 mod shacl;
 mod skills;
 mod stdio_lines;
+mod tasks;
 mod telemetry;
 mod ui;
 mod validation;

@@ -35,7 +35,7 @@ fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
     assert_eq!(report["dropped"], serde_json::json!([]), "terms expansion dropped: {report}");
 
     let document: Value = serde_json::from_str(&manifest).unwrap();
-    let (mut with_roles, mut confirmed) = (0, 0);
+    let (mut with_roles, mut confirmed, mut tasks) = (0, 0, 0);
     for descriptor in document["@graph"].as_array().unwrap() {
         let mut keys: Vec<&str> = descriptor.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys[..2], ["@id", "@type"]);
@@ -46,7 +46,12 @@ fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
             keys.remove(at);
             with_roles += 1;
         }
-        // A capability declared with `confirm` says so last.
+        // A capability declared `task` says so last; one declared with `confirm` before that.
+        if keys.last() == Some(&trails_pattern::CanonicalField::Task.name()) {
+            assert!(["optional", "required"].contains(&descriptor["task"].as_str().unwrap()), "{descriptor}");
+            keys.pop();
+            tasks += 1;
+        }
         if keys.last() == Some(&trails_pattern::CanonicalField::Confirm.name()) {
             assert!(descriptor["confirm"].as_str().is_some_and(|question| !question.is_empty()));
             keys.pop();
@@ -56,6 +61,7 @@ fn json_ld_expansion_drops_no_term_and_the_fields_keep_their_order() {
     }
     assert!(with_roles > 0, "the example's requirements have roles");
     assert!(confirmed > 0, "the example's `requirements.delete` asks first");
+    assert!(tasks > 0, "the example's `requirements.revalidate` may run as a task");
 
     // The check can fail: under a context that defines one term, expansion drops the others.
     let mut narrow = document.clone();

@@ -24,6 +24,7 @@ fn every_declared_tool_is_collected() {
         "requirements_create",
         "requirements_delete",
         "requirements_link",
+        "requirements_review",
         "requirements_search",
         "requirements_update",
         "trails_meta_requirements_stats",

@@ -51,6 +51,13 @@ fn create_link_search_update() {
 
     let stats = app.call("trails_meta_requirements_stats", json!({})).unwrap().structured.unwrap();
     assert_eq!((stats["requirements"].as_u64(), stats["people"].as_u64()), (Some(2), Some(1)));
+
+    // REQ-2 was accepted with neither an owner nor a due date.
+    let review = app.call("requirements_review", json!({})).unwrap().text;
+    assert_eq!(
+        review,
+        "2 requirements reviewed; 2 to fix: REQ-2 is accepted without an owner; REQ-2 is accepted without a due date"
+    );
 }
 
 #[test]

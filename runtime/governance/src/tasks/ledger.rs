@@ -80,17 +80,14 @@ impl TaskStore for LedgerTasks {
     fn create(&self, task: Task, cap: usize) -> TaskFuture<()> {
         self.with(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let live: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM task WHERE owner = ?1 AND status IN ('working', 'input_required') AND expires_ms > ?2",
-                params![task.owner, task.created_ms],
-                |row| row.get(0),
-            )?;
-            let live = usize::try_from(live).unwrap_or(usize::MAX);
+            let live = count_live(&tx, &task.owner, task.created_ms)?;
             if live >= cap {
                 return Err(TaskError::Full { live, cap });
             }
             tx.execute(
-                &format!("INSERT INTO task ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+                &format!(
+                    "INSERT INTO task ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                ),
                 params![
                     task.id,
                     task.owner,
@@ -114,6 +111,11 @@ impl TaskStore for LedgerTasks {
     }
 
     /// Task `id` as kept, whoever owns it; `None` once it expired.
+    fn live(&self, owner: &str, now_ms: i64) -> TaskFuture<usize> {
+        let owner = owner.to_owned();
+        self.with(move |conn| count_live(conn, &owner, now_ms))
+    }
+
     fn load(&self, id: &str, now_ms: i64) -> TaskFuture<Option<Task>> {
         let id = id.to_owned();
         self.with(move |conn| {
@@ -272,6 +274,15 @@ impl From<rusqlite::Error> for TaskError {
     fn from(error: rusqlite::Error) -> Self {
         TaskError::Ledger(error.to_string())
     }
+}
+
+fn count_live(conn: &Connection, owner: &str, now_ms: i64) -> Result<usize, TaskError> {
+    let live: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM task WHERE owner = ?1 AND status IN ('working', 'input_required') AND expires_ms > ?2",
+        params![owner, now_ms],
+        |row| row.get(0),
+    )?;
+    Ok(usize::try_from(live).unwrap_or(usize::MAX))
 }
 
 fn json(map: &Map<String, Value>) -> String {

@@ -122,6 +122,9 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Keep `task`, durably, unless its owner already has `cap` live ones ([`TaskError::Full`]).
     fn create(&self, task: Task, cap: usize) -> TaskFuture<()>;
 
+    /// How many of `owner`'s tasks are running (working or waiting for input, not expired).
+    fn live(&self, owner: &str, now_ms: i64) -> TaskFuture<usize>;
+
     /// Task `id` as kept, whoever owns it; `None` once it expired.
     fn load(&self, id: &str, now_ms: i64) -> TaskFuture<Option<Task>>;
 

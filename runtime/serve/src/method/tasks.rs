@@ -119,6 +119,11 @@ pub(crate) async fn run(
             return Ok(CallToolResponse::Task(CreateTaskResult::new(detailed(&task, &tasks).task)));
         }
     }
+    // One task too many is refused before anything runs (and checked again when it is created).
+    let live = tasks.store.live(&owner, now).await.map_err(store_failed)?;
+    if live >= tasks.settings.max_live {
+        return Err(store_failed(TaskError::Full { live, cap: tasks.settings.max_live }));
+    }
     let key = info.key.as_ref().and_then(|key| key.value.as_str()).map(str::to_owned);
     let stop = CancellationToken::new();
     info.cancel = Some(Cancellation::new(stop.clone()));
@@ -170,8 +175,7 @@ pub(crate) async fn run(
             input_responses: Map::new(),
             outcome,
             runner: tasks.runner.clone(),
-            lease_ms: now_ms()
-                .saturating_add(i64::try_from(crate::state::tasks::LEASE.as_millis()).unwrap_or(i64::MAX)),
+            lease_ms: now_ms().saturating_add(tasks.settings.lease_ms()),
             key: key.clone(),
         }
     };
@@ -479,7 +483,7 @@ impl Asker for TaskAsker {
                 }
                 tokio::select! {
                     () = notified => {}
-                    () = tokio::time::sleep(crate::state::tasks::TICK) => {}
+                    () = tokio::time::sleep(tasks.settings.tick()) => {}
                     () = run.cancel.cancelled() => return Err(gone()),
                 }
             }

@@ -25,15 +25,23 @@ pub(crate) struct TaskSettings {
     pub(crate) poll_interval: Duration,
     /// Most live tasks per caller.
     pub(crate) max_live: usize,
+    /// How long a replica's hold on the tasks it runs lasts unrenewed: a replica that stopped
+    /// leaves them failed this long after its last renewal.
+    pub(crate) lease: Duration,
 }
 
-/// How long a replica's hold on the tasks it runs lasts unrenewed: a replica that stopped leaves
-/// them failed this long after its last renewal.
-pub(crate) const LEASE: Duration = Duration::from_secs(15);
+impl TaskSettings {
+    /// How often a replica renews its leases, fails the tasks of replicas that stopped, and a
+    /// waiting question looks for an answer given through another replica.
+    pub(crate) fn tick(&self) -> Duration {
+        (self.lease / 4).min(Duration::from_millis(500))
+    }
 
-/// How often the replica renews its leases, looks for what other replicas changed (a cancel, an
-/// answer, through another replica) and fails the tasks of replicas that stopped.
-pub(crate) const TICK: Duration = Duration::from_millis(500);
+    /// The lease, in milliseconds.
+    pub(crate) fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
 
 /// The tasks of this server.
 pub(crate) struct Tasks {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::config::{within, ConfigError, TasksConfig};
 use crate::part::{Assembly, BuildError, Part};
-use crate::state::tasks::{now_ms, TaskSettings, Tasks, LEASE, TICK};
+use crate::state::tasks::{now_ms, TaskSettings, Tasks};
 use crate::state::Running;
 use trails_core::TaskSupport;
 use trails_governance::tasks::{LedgerTasks, Status, TaskStore};
@@ -23,12 +23,14 @@ impl TasksPart {
         let ttl_secs = within("[tasks] ttl_secs", config.ttl_secs, 3600, 10..=2_678_400, "10 to 2678400")?;
         let poll_ms = within("[tasks] poll_interval_ms", config.poll_interval_ms, 1000, 100..=60_000, "100 to 60000")?;
         let max_live = within("[tasks] max_live_per_caller", config.max_live_per_caller, 64, 1..=10_000, "1 to 10000")?;
+        let lease_secs = within("[tasks] lease_secs", config.lease_secs, 15, 2..=600, "2 to 600")?;
         Ok(TasksPart {
             settings: TaskSettings {
                 inline: Duration::from_millis(inline_ms),
                 ttl: Duration::from_secs(ttl_secs),
                 poll_interval: Duration::from_millis(poll_ms),
                 max_live,
+                lease: Duration::from_secs(lease_secs),
             },
         })
     }
@@ -61,7 +63,7 @@ impl Part for TasksPart {
 /// the tasks of replicas that stopped. When it stops: stop the tasks running here and fail
 /// their records at once (a restart finds them failed with a reason, not running).
 async fn tend(tasks: Arc<Tasks>, running: Running) {
-    let mut tick = tokio::time::interval(TICK);
+    let mut tick = tokio::time::interval(tasks.settings.tick());
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -87,7 +89,7 @@ async fn tend(tasks: Arc<Tasks>, running: Running) {
             }
         }
         let ids: Vec<String> = runs.into_iter().map(|(id, _)| id).collect();
-        let lease = now + i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX);
+        let lease = now.saturating_add(tasks.settings.lease_ms());
         if !ids.is_empty() {
             if let Err(error) = tasks.store.renew(&tasks.runner, ids, lease).await {
                 tracing::error!(%error, "the leases of this replica's tasks were not renewed");
