@@ -1,6 +1,6 @@
 //! What the replicas of one Trails server share, kept in Redis: budget windows ([`budget`]),
-//! idempotency claims and results ([`claims`]), the change feed behind notifications ([`feed`])
-//! and leases ([`lease`]). Every step that must be atomic across replicas is one Lua script (one
+//! idempotency claims and results ([`claims`]), the change feed behind notifications ([`feed`]),
+//! leases ([`lease`]) and MCP tasks' records ([`tasks`]). Every step that must be atomic across replicas is one Lua script (one
 //! round trip), and every clock reading is the Redis server's (`TIME`), so replicas whose clocks
 //! differ still agree on when a window ends or a key expires.
 //!
@@ -14,6 +14,7 @@ pub mod budget;
 pub mod claims;
 pub mod feed;
 pub mod lease;
+pub mod tasks;
 
 use std::sync::Once;
 use std::time::Duration;

@@ -238,8 +238,10 @@ fn schemathesis_finds_no_server_error_and_no_contract_violation() {
             .args(["--checks", "all", "--max-examples", "25", "--seed", "20261123", "--workers", "1"])
             // `fixtures.fail` fails on purpose (500 and a panic), to pin the error codes.
             .args(["--exclude-operation-id", "fixtures.fail"])
-            // `fixtures.count` waits on purpose (seconds, for the cancellation tests to cancel).
+            // `fixtures.count` and `fixtures.crunch` wait on purpose (seconds, for the cancellation
+            // and task tests).
             .args(["--exclude-operation-id", "fixtures.count"])
+            .args(["--exclude-operation-id", "fixtures.crunch"])
             .args(extra)
             .env("SCHEMATHESIS_TELEMETRY", "false")
             .env("NO_COLOR", "1");

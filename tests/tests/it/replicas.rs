@@ -347,3 +347,53 @@ async fn successful_updates(kg: &trails::kg::Kg, iri: &str) -> usize {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Redis, HAProxy and Oxigraph server: `cargo xtask test` installs them and runs this"]
+async fn a_task_is_one_across_replicas_and_a_dead_replicas_task_fails_once_its_lease_lapses() {
+    use crate::tasks::{crunch, get, lines, rpc, task_id, until};
+    let (store, redis) = (OxigraphServer::start(), RedisServer::start());
+    let config = replica_config(&store, &redis, false, "\n[tasks]\nlease_secs = 2");
+    let runs = tempfile::tempdir().unwrap();
+    let log = runs.path().join("runs");
+    let mut replicas: Vec<Served> = (0..3)
+        .map(|_| crate::fixture().config(config.clone()).env("TRAILS_TESTS_RUNS", log.display().to_string()).http())
+        .collect();
+    let addrs: Vec<SocketAddr> = replicas.iter().map(|r| r.addr).collect();
+    let balancer = Balancer::start(&addrs);
+    let at = |n: usize| addrs[n];
+
+    // Made through one replica, its question read through a second, answered through a third.
+    let asking = crunch(at(0), AGENT_TOKEN, json!({ "steps": 1, "step_ms": 10, "label": "across", "ask": true })).await;
+    let id = task_id(&asking);
+    let waiting = until(at(1), AGENT_TOKEN, &id, "input_required", Duration::from_secs(10)).await;
+    assert_eq!(waiting["result"]["inputRequests"]["name"]["method"], "elicitation/create", "{waiting}");
+    let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
+    let acked =
+        rpc(at(2), AGENT_TOKEN, "tasks/update", json!({ "taskId": id, "inputResponses": { "name": answer } })).await;
+    assert_eq!(acked["result"]["resultType"], "complete", "{acked}");
+    let done = until(balancer.addr, AGENT_TOKEN, &id, "completed", Duration::from_secs(10)).await;
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "across: 1 steps, for Ada", "{done}");
+
+    // Cancelled through another replica than the one running it: the call stops there.
+    let long = crunch(at(0), AGENT_TOKEN, json!({ "steps": 1000, "step_ms": 50, "label": "far", "now": true })).await;
+    let id = task_id(&long);
+    let acked = rpc(at(1), AGENT_TOKEN, "tasks/cancel", json!({ "taskId": id })).await;
+    assert_eq!(acked["result"]["resultType"], "complete", "{acked}");
+    assert_eq!(get(at(2), AGENT_TOKEN, &id).await["result"]["status"], "cancelled");
+
+    // The replica running a task dies: another fails it once the lease lapses; it never runs again.
+    let doomed =
+        crunch(at(0), AGENT_TOKEN, json!({ "steps": 1000, "step_ms": 50, "label": "doomed", "now": true })).await;
+    let id = task_id(&doomed);
+    until(at(1), AGENT_TOKEN, &id, "working", Duration::from_secs(5)).await;
+    replicas[0].kill();
+    let failed = until(at(2), AGENT_TOKEN, &id, "failed", Duration::from_secs(15)).await;
+    assert_eq!(failed["result"]["error"]["code"], -32603, "{failed}");
+    assert!(failed["result"]["statusMessage"].as_str().unwrap().contains("stopped before it ended"), "{failed}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(lines(&log, "doomed"), 1, "run once, by the replica that died");
+    assert_eq!(lines(&log, "across"), 1);
+    drop(balancer);
+    drop(redis);
+}

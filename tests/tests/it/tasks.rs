@@ -33,7 +33,7 @@ fn meta(tasks: bool) -> Value {
 
 /// `method` with `params` (its `_meta` added) as a stateless 2026-07-28 request as `token`: the
 /// JSON-RPC message.
-async fn rpc(addr: std::net::SocketAddr, token: &str, method: &str, mut params: Value) -> Value {
+pub(crate) async fn rpc(addr: std::net::SocketAddr, token: &str, method: &str, mut params: Value) -> Value {
     if params.get("_meta").is_none() {
         params["_meta"] = meta(true);
     }
@@ -55,16 +55,16 @@ async fn rpc(addr: std::net::SocketAddr, token: &str, method: &str, mut params: 
     serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {text}"))
 }
 
-async fn crunch(addr: std::net::SocketAddr, token: &str, arguments: Value) -> Value {
+pub(crate) async fn crunch(addr: std::net::SocketAddr, token: &str, arguments: Value) -> Value {
     rpc(addr, token, "tools/call", json!({ "name": "fixtures_crunch", "arguments": arguments })).await
 }
 
-async fn get(addr: std::net::SocketAddr, token: &str, id: &str) -> Value {
+pub(crate) async fn get(addr: std::net::SocketAddr, token: &str, id: &str) -> Value {
     rpc(addr, token, "tasks/get", json!({ "taskId": id })).await
 }
 
 /// `tasks/get` until the task's status is `status` (or terminal), within `limit`.
-async fn until(addr: std::net::SocketAddr, token: &str, id: &str, status: &str, limit: Duration) -> Value {
+pub(crate) async fn until(addr: std::net::SocketAddr, token: &str, id: &str, status: &str, limit: Duration) -> Value {
     let deadline = Instant::now() + limit;
     loop {
         let got = get(addr, token, id).await;
@@ -77,7 +77,7 @@ async fn until(addr: std::net::SocketAddr, token: &str, id: &str, status: &str, 
     }
 }
 
-fn task_id(created: &Value) -> String {
+pub(crate) fn task_id(created: &Value) -> String {
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     created["result"]["taskId"].as_str().expect("a task id").to_owned()
 }
@@ -201,7 +201,7 @@ fn fixture(config: &str, runs: &std::path::Path) -> Served {
     crate::fixture().config(toml).env("TRAILS_TESTS_RUNS", runs.display().to_string()).http()
 }
 
-fn lines(path: &std::path::Path, label: &str) -> usize {
+pub(crate) fn lines(path: &std::path::Path, label: &str) -> usize {
     std::fs::read_to_string(path).unwrap_or_default().lines().filter(|line| *line == label).count()
 }
 

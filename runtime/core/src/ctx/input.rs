@@ -81,6 +81,9 @@ struct RoundState {
     waker: Option<Waker>,
     /// Where questions go once the call outlived its round ([`Round::escalate`]): an MCP task's.
     escalated: Option<Arc<dyn Asker>>,
+    /// A question waited for an answer: the round ends with an input-required result, whatever
+    /// `until_asked` has taken of `asked` by now.
+    waited: bool,
 }
 
 // The answers are the user's: never in a log line.
@@ -126,7 +129,7 @@ impl Round {
     /// one is waiting already (`false`: the round ends with it, as it would have).
     pub fn escalate(&self, asker: Arc<dyn Asker>) -> bool {
         let mut state = self.state();
-        if !state.asked.is_empty() {
+        if state.waited || !state.asked.is_empty() {
             return false;
         }
         state.escalated = Some(asker);
@@ -146,6 +149,7 @@ impl Round {
             return Asking::Escalated(asker.clone(), params);
         }
         state.asked.insert(key.to_owned(), json!({ "method": method, "params": params }));
+        state.waited = true;
         if let Some(waker) = state.waker.take() {
             waker.wake();
         }
@@ -481,6 +485,35 @@ mod tests {
         })
         .await;
         assert_eq!(asked.expect_err("asked from the task").requests.len(), 1);
+    }
+
+    struct Echo;
+    impl Asker for Echo {
+        fn ask(&self, key: &str, _: &'static str, _: Value) -> BoxFuture<'static, Result<Value, Error>> {
+            let key = key.to_owned();
+            Box::pin(async move { Ok(json!({ "roots": [{ "uri": format!("file:///{key}") }] })) })
+        }
+    }
+
+    #[test]
+    fn an_escalated_round_asks_through_its_asker_and_one_that_waited_cannot_escalate() {
+        let round = Arc::new(Round::default());
+        let input = Input::Round(round.clone());
+        assert!(round.escalate(Arc::new(Echo)));
+        let roots = futures_util::FutureExt::now_or_never(until_asked(Some(&round), async {
+            roots("r", ask(&input, "r", Kind::Roots, json!({})).await.unwrap()).unwrap()
+        }))
+        .unwrap()
+        .expect("asked of the asker, not ended");
+        assert_eq!(roots[0].uri, "file:///r");
+
+        let waited = Arc::new(Round::default());
+        let input = Input::Round(waited.clone());
+        let asked = futures_util::FutureExt::now_or_never(until_asked(Some(&waited), async {
+            ask(&input, "q", Kind::Roots, json!({})).await.is_ok()
+        }));
+        assert!(matches!(asked, Some(Err(_))), "ended with its question");
+        assert!(!waited.escalate(Arc::new(Echo)), "its question was taken: it ends as an input-required round");
     }
 
     #[test]

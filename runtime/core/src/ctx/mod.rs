@@ -212,6 +212,7 @@ impl std::fmt::Debug for TaskSwitch {
 }
 
 impl TaskSwitch {
+    /// A switch that makes the call a task through `sink`.
     pub fn new(sink: impl TaskSink) -> Self {
         TaskSwitch(Arc::new(sink))
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 use serde_json::{Map, Value};
 
-use super::{Status, Task, TaskError, TaskFuture, TaskStore, Touched};
+use super::{Caps, Status, Task, TaskError, TaskFuture, TaskStore, Touched};
 
 /// The task records, in the ledger's SQLite file.
 #[derive(Clone)]
@@ -77,12 +77,12 @@ impl LedgerTasks {
 
 impl TaskStore for LedgerTasks {
     /// Keep `task`, durably, unless its owner already has `cap` live ones ([`TaskError::Full`]).
-    fn create(&self, task: Task, cap: usize) -> TaskFuture<()> {
+    fn create(&self, task: Task, caps: Caps) -> TaskFuture<()> {
         self.with(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let live = count_live(&tx, &task.owner, task.created_ms)?;
-            if live >= cap {
-                return Err(TaskError::Full { live, cap });
+            if !task.status.is_terminal() && live >= caps.live {
+                return Err(TaskError::Full { live, cap: caps.live });
             }
             tx.execute(
                 &format!(
@@ -104,6 +104,14 @@ impl TaskStore for LedgerTasks {
                     task.lease_ms,
                     task.key,
                 ],
+            )?;
+            // Past the owner's kept records, its oldest ended ones go (a caller cannot fill the
+            // ledger with results).
+            tx.execute(
+                "DELETE FROM task WHERE id IN (SELECT id FROM task WHERE owner = ?1 \
+                 AND status IN ('completed', 'failed', 'cancelled') ORDER BY updated_ms \
+                 LIMIT MAX(0, (SELECT COUNT(*) FROM task WHERE owner = ?1) - ?2))",
+                params![task.owner, i64::try_from(caps.kept).unwrap_or(i64::MAX)],
             )?;
             tx.commit()?;
             Ok(())
@@ -150,7 +158,7 @@ impl TaskStore for LedgerTasks {
 
     /// Change task `id` as `change` says, unless it is terminal already (a cancelled task's late
     /// result is not kept): `Ok(false)` then, or when there is no such task.
-    fn update(&self, id: &str, now_ms: i64, change: Box<dyn FnOnce(&mut Task) + Send>) -> TaskFuture<bool> {
+    fn update(&self, id: &str, now_ms: i64, mut change: Box<dyn FnMut(&mut Task) + Send>) -> TaskFuture<bool> {
         let id = id.to_owned();
         self.with(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -181,15 +189,7 @@ impl TaskStore for LedgerTasks {
             if task.status.is_terminal() {
                 return Ok(Touched::Done);
             }
-            for (key, answer) in responses {
-                if task.input_requests.remove(&key).is_some() {
-                    task.input_responses.insert(key, answer);
-                }
-            }
-            if task.input_requests.is_empty() && task.status == Status::InputRequired {
-                task.status = Status::Working;
-            }
-            task.updated_ms = now_ms;
+            super::answered(&mut task, &responses, now_ms);
             write(&tx, &task)?;
             tx.commit()?;
             Ok(Touched::Done)
@@ -223,10 +223,7 @@ impl TaskStore for LedgerTasks {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let Some(mut task) = find(&tx, &id, &owner, now_ms)? else { return Ok(Touched::NotFound) };
             if !task.status.is_terminal() {
-                task.status = Status::Cancelled;
-                task.status_message = Some("cancelled by the client".to_owned());
-                task.input_requests.clear();
-                task.updated_ms = now_ms;
+                super::cancelled(&mut task, now_ms);
                 write(&tx, &task)?;
                 tx.commit()?;
             }
@@ -253,16 +250,11 @@ impl TaskStore for LedgerTasks {
     /// See [`TaskStore::reap`].
     fn reap(&self, now_ms: i64) -> TaskFuture<(usize, usize)> {
         self.with(move |conn| {
-            let error = serde_json::json!({
-                "code": -32603,
-                "message": "the server running this task stopped before it ended; it did not run again",
-            })
-            .to_string();
+            let error = super::runner_stopped().to_string();
             let failed = conn.execute(
-                "UPDATE task SET status = 'failed', outcome = ?1, input_requests = '{}', updated_ms = ?2, \
-                 status_message = 'the server running this task stopped before it ended' \
-                 WHERE status IN ('working', 'input_required') AND lease_ms < ?2",
-                params![error, now_ms],
+                "UPDATE task SET status = 'failed', outcome = ?1, input_requests = '{}', input_responses = '{}', \
+                 updated_ms = ?2, status_message = ?3 WHERE status IN ('working', 'input_required') AND lease_ms < ?2",
+                params![error, now_ms, super::RUNNER_GONE],
             )?;
             let expired = conn.execute("DELETE FROM task WHERE expires_ms <= ?1", params![now_ms])?;
             Ok((failed, expired))
@@ -347,6 +339,8 @@ fn read(row: &Row<'_>) -> rusqlite::Result<Task> {
 mod tests {
     use super::*;
 
+    const CAPS: Caps = Caps { live: 10, kept: 100 };
+
     fn task(id: &str, owner: &str, now: i64) -> Task {
         Task {
             id: id.to_owned(),
@@ -371,7 +365,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite3");
         let tasks = LedgerTasks::open(&path).unwrap();
-        tasks.create(task("t1", "alice", 1_000), 10).await.unwrap();
+        tasks.create(task("t1", "alice", 1_000), CAPS).await.unwrap();
         assert!(tasks.get("t1", "bob", 1_000).await.unwrap().is_none(), "another caller sees nothing");
         let done = tasks
             .update(
@@ -405,7 +399,7 @@ mod tests {
         asking.status = Status::InputRequired;
         asking.input_requests.insert("a".into(), serde_json::json!({ "method": "elicitation/create" }));
         asking.input_requests.insert("b".into(), serde_json::json!({ "method": "elicitation/create" }));
-        tasks.create(asking, 10).await.unwrap();
+        tasks.create(asking, CAPS).await.unwrap();
         let mut answers = Map::new();
         answers.insert("a".into(), serde_json::json!({ "action": "accept" }));
         answers.insert("never-asked".into(), serde_json::json!({}));
@@ -426,11 +420,19 @@ mod tests {
     async fn a_caller_has_at_most_cap_live_tasks() {
         let dir = tempfile::tempdir().unwrap();
         let tasks = LedgerTasks::open(&dir.path().join("l.sqlite3")).unwrap();
-        tasks.create(task("x1", "alice", 0), 2).await.unwrap();
-        tasks.create(task("x2", "alice", 0), 2).await.unwrap();
-        assert!(matches!(tasks.create(task("x3", "alice", 0), 2).await, Err(TaskError::Full { live: 2, cap: 2 })));
-        tasks.create(task("y1", "bob", 0), 2).await.unwrap();
+        let caps = Caps { live: 2, kept: 3 };
+        tasks.create(task("x1", "alice", 0), caps).await.unwrap();
+        tasks.create(task("x2", "alice", 0), caps).await.unwrap();
+        assert!(matches!(tasks.create(task("x3", "alice", 0), caps).await, Err(TaskError::Full { live: 2, cap: 2 })));
+        tasks.create(task("y1", "bob", 0), caps).await.unwrap();
         assert_eq!(tasks.cancel("x1", "alice", 1).await.unwrap(), Touched::Done);
-        tasks.create(task("x3", "alice", 1), 2).await.unwrap();
+        tasks.create(task("x3", "alice", 1), caps).await.unwrap();
+        // Four of Alice's now, three kept: the oldest ended one goes, the running stay.
+        assert_eq!(tasks.cancel("x2", "alice", 2).await.unwrap(), Touched::Done);
+        let mut ended = task("x4", "alice", 3);
+        ended.status = Status::Completed;
+        tasks.create(ended, caps).await.unwrap();
+        assert!(tasks.load("x1", 3).await.unwrap().is_none(), "the oldest ended record went");
+        assert!(tasks.load("x3", 3).await.unwrap().is_some() && tasks.load("x4", 3).await.unwrap().is_some());
     }
 }

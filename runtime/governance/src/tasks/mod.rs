@@ -12,6 +12,8 @@
 
 #[cfg(feature = "ledger")]
 mod ledger;
+#[cfg(feature = "redis")]
+mod shared;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,6 +24,8 @@ use trails_core::error::Error;
 
 #[cfg(feature = "ledger")]
 pub use ledger::LedgerTasks;
+#[cfg(feature = "redis")]
+pub use shared::SharedTasks;
 
 /// What a store's work returns.
 pub type TaskFuture<T> = Pin<Box<dyn Future<Output = Result<T, TaskError>> + Send>>;
@@ -109,7 +113,14 @@ impl From<TaskError> for Error {
     }
 }
 
-/// What a client did to a task ([`Tasks::answer`], [`Tasks::cancel`]).
+/// How many tasks one owner may have: running, and kept (ended ones included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub live: usize,
+    pub kept: usize,
+}
+
+/// What a client did to a task ([`TaskStore::answer`], [`TaskStore::cancel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Touched {
     /// No task of that id is the owner's (or it expired).
@@ -119,8 +130,15 @@ pub enum Touched {
 
 /// Where task records are kept. Every method is one atomic change of the store.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Keep `task`, durably, unless its owner already has `cap` live ones ([`TaskError::Full`]).
-    fn create(&self, task: Task, cap: usize) -> TaskFuture<()>;
+    /// Whether other replicas change these records too (a cancel, an answer): the replica running
+    /// a task then looks for them.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Keep `task`, durably, unless its owner already has `caps.live` running ones
+    /// ([`TaskError::Full`]); past `caps.kept` records of the owner's, its oldest ended ones go.
+    fn create(&self, task: Task, caps: Caps) -> TaskFuture<()>;
 
     /// How many of `owner`'s tasks are running (working or waiting for input, not expired).
     fn live(&self, owner: &str, now_ms: i64) -> TaskFuture<usize>;
@@ -139,7 +157,9 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Change task `id` as `change` says, unless it is terminal already (a cancelled task's late
     /// result is not kept): `Ok(false)` then, or when there is no such task.
-    fn update(&self, id: &str, now_ms: i64, change: Box<dyn FnOnce(&mut Task) + Send>) -> TaskFuture<bool>;
+    /// (`change` may be applied more than once, to the record as it is each time, when another
+    /// write comes between.)
+    fn update(&self, id: &str, now_ms: i64, change: Box<dyn FnMut(&mut Task) + Send>) -> TaskFuture<bool>;
 
     /// `owner`'s answers to task `id`'s questions: those to questions it waits on are kept for
     /// the running call and the questions dropped; the rest are ignored (MCP: an answer to a key
@@ -160,6 +180,43 @@ pub trait TaskStore: Send + Sync + 'static {
     /// replica running it stopped), and forget expired ones: how many of each.
     fn reap(&self, now_ms: i64) -> TaskFuture<(usize, usize)>;
 }
+
+/// `responses` to what `task` asks: those to questions it waits on are kept for its call and the
+/// questions dropped (the rest are ignored); with none left it works again.
+#[cfg_attr(not(feature = "ledger"), allow(dead_code))]
+pub(crate) fn answered(task: &mut Task, responses: &Map<String, Value>, now_ms: i64) {
+    for (key, answer) in responses {
+        if task.input_requests.remove(key).is_some() {
+            task.input_responses.insert(key.clone(), answer.clone());
+        }
+    }
+    if task.input_requests.is_empty() && task.status == Status::InputRequired {
+        task.status = Status::Working;
+    }
+    task.updated_ms = now_ms;
+}
+
+/// `task`, cancelled by its client.
+#[cfg_attr(not(feature = "ledger"), allow(dead_code))]
+pub(crate) fn cancelled(task: &mut Task, now_ms: i64) {
+    task.status = Status::Cancelled;
+    task.status_message = Some("cancelled by the client".to_owned());
+    task.input_requests.clear();
+    task.updated_ms = now_ms;
+}
+
+/// `task`, failed because the server running it stopped.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) fn runner_gone(task: &mut Task, now_ms: i64) {
+    task.status = Status::Failed;
+    task.status_message = Some(RUNNER_GONE.to_owned());
+    task.input_requests.clear();
+    task.outcome = Some(runner_stopped());
+    task.updated_ms = now_ms;
+}
+
+/// Why a task whose server stopped failed.
+pub const RUNNER_GONE: &str = "the server running this task stopped before it ended";
 
 /// The JSON-RPC error a task failed with when its runner stopped.
 pub fn runner_stopped() -> Value {

@@ -147,6 +147,9 @@ pub struct TasksConfig {
     pub poll_interval_ms: Option<u64>,
     /// Most tasks one caller may have running at once (default 64, 1 to 10000).
     pub max_live_per_caller: Option<usize>,
+    /// Most tasks kept per caller, ended ones with their results; past it the oldest ended go
+    /// (default 1000, 1 to 1000000).
+    pub max_kept_per_caller: Option<usize>,
     /// Seconds a server's hold on the tasks it runs lasts unrenewed: one that died leaves them
     /// failed this long after (default 15, 2 to 600).
     pub lease_secs: Option<u64>,

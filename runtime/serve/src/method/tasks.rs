@@ -22,6 +22,7 @@ use rmcp::model::{
 use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::call::{call, CallInfo, ToPeer, Via};
 use super::input::Rounds;
@@ -64,22 +65,24 @@ pub(crate) fn plan(shared: &Shared, request: &Request, tool: &str) -> Result<Pla
     let declared = declares_tasks(request) && request.current();
     match (&shared.tasks, declared, support) {
         (Some(tasks), true, _) => Ok(Plan::Task(tasks.clone(), support)),
-        (_, false, TaskSupport::Required) => {
-            Err(ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build()))
-        }
+        (_, false, TaskSupport::Required) => Err(undeclared()),
         _ => Ok(Plan::Held),
     }
 }
 
-/// Whether the client declared the Tasks extension: on the request (2026-07-28's per-request
-/// capabilities), or at its session's `initialize`.
+/// Whether the client declared the Tasks extension on this request (2026-07-28's per-request
+/// capabilities: the extension counts only there, whatever was declared before).
 fn declares_tasks(request: &Request) -> bool {
-    let on_request = request
+    request
         .meta
         .get(super::CLIENT_CAPABILITIES)
         .and_then(|capabilities| capabilities.get("extensions"))
-        .is_some_and(|extensions| extensions.get(TASKS_EXTENSION_ID).is_some());
-    on_request || request.client.as_deref().is_some_and(|client| client.capabilities.supports_tasks())
+        .is_some_and(|extensions| extensions.get(TASKS_EXTENSION_ID).is_some())
+}
+
+/// `-32021`: the request did not declare the extension.
+fn undeclared() -> ErrorData {
+    ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build())
 }
 
 /// Who may read, answer and cancel a task: the identity, grant and scopes that created it.
@@ -133,9 +136,10 @@ pub(crate) async fn run(
     info.task = Some(TaskSwitch::new(Switch { asked_to: asked_to.clone(), became: became.clone() }));
     let id = uuid::Uuid::new_v4().to_string();
     let round = rounds.as_ref().map(Rounds::round);
+    // Aborted if this request is dropped before the task exists (or the call ends in it).
     let mut handle = {
         let (shared, name) = (shared.clone(), name.clone());
-        tokio::spawn(async move { call(&shared, &name, arguments, caller, via, info).await })
+        AbortOnDropHandle::new(tokio::spawn(async move { call(&shared, &name, arguments, caller, via, info).await }))
     };
     let hung_up = async {
         match &hang_up {
@@ -195,18 +199,17 @@ pub(crate) async fn run(
         // Required: a task, ended already.
         let (status, outcome, message) = settled(outcome);
         let task = record(status, Some(outcome), message);
-        tasks.store.create(task.clone(), tasks.settings.max_live).await.map_err(store_failed)?;
+        tasks.store.create(task.clone(), tasks.settings.caps()).await.map_err(store_failed)?;
         return Ok(CallToolResponse::Task(CreateTaskResult::new(detailed(&task, &tasks).task)));
     }
     let task = record(Status::Working, None, None);
-    if let Err(error) = tasks.store.create(task.clone(), tasks.settings.max_live).await {
+    if let Err(error) = tasks.store.create(task.clone(), tasks.settings.caps()).await {
         stop.cancel();
-        handle.abort();
         return Err(store_failed(error));
     }
     let run = tasks.start(&id, stop.clone(), task.expires_ms);
     let _ = ready.send(Some(run.clone()));
-    tokio::spawn(finish(tasks.clone(), id, run, handle));
+    tokio::spawn(finish(tasks.clone(), id, run, handle.detach()));
     Ok(CallToolResponse::Task(CreateTaskResult::new(detailed(&task, &tasks).task)))
 }
 
@@ -232,8 +235,8 @@ async fn finish(
             let (status, outcome, message) = settled(outcome);
             let change = Box::new(move |task: &mut Task| {
                 task.status = status;
-                task.outcome = Some(outcome);
-                task.status_message = message;
+                task.outcome = Some(outcome.clone());
+                task.status_message.clone_from(&message);
                 task.input_requests.clear();
                 task.input_responses.clear();
             });
@@ -272,8 +275,11 @@ fn panicked() -> Refusal {
 }
 
 fn store_failed(error: TaskError) -> ErrorData {
+    if let TaskError::Ledger(detail) = &error {
+        tracing::error!(%detail, "the task records failed");
+    }
     let error: trails_core::Error = error.into();
-    wire::errors::from_error(error, "")
+    wire::call::refusal(&Refusal::Failed { error, trace_id: String::new() })
 }
 
 /// A task as the extension's `DetailedTask`.
@@ -314,12 +320,17 @@ fn iso(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// The tasks, or why `tasks/*` is not served.
-fn served(shared: &Shared) -> Result<&Arc<Tasks>, ErrorData> {
-    shared
+/// The tasks, or why `request` may not ask of them: the server runs none (`-32601`), the request
+/// did not declare the extension (`-32021`).
+fn served<'a>(shared: &'a Shared, request: &Request) -> Result<&'a Arc<Tasks>, ErrorData> {
+    let tasks = shared
         .tasks
         .as_ref()
-        .ok_or_else(|| ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, "this server runs no tasks", None))
+        .ok_or_else(|| ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, "this server runs no tasks", None))?;
+    match declares_tasks(request) {
+        true => Ok(tasks),
+        false => Err(undeclared()),
+    }
 }
 
 fn not_found(id: &str) -> ErrorData {
@@ -332,7 +343,7 @@ pub(crate) async fn get_task(
     request: &Request,
     params: GetTaskParams,
 ) -> Result<GetTaskResult, ErrorData> {
-    let tasks = served(shared)?;
+    let tasks = served(shared, request)?;
     let task = tasks.store.get(&params.task_id, &owner(&request.caller), now_ms()).await.map_err(store_failed)?;
     let task = task.ok_or_else(|| not_found(&params.task_id))?;
     Ok(GetTaskResult::new(detailed(&task, tasks)))
@@ -341,7 +352,7 @@ pub(crate) async fn get_task(
 /// `tasks/update`: answers to the task's questions (an answer to a question it does not wait on
 /// is ignored).
 pub(crate) async fn update_task(shared: &Shared, request: &Request, params: UpdateTaskParams) -> Result<(), ErrorData> {
-    let tasks = served(shared)?;
+    let tasks = served(shared, request)?;
     let answers: Map<String, Value> = params.input_responses.into_iter().collect();
     if answers.len() > MAX_ANSWERS {
         return Err(ErrorData::invalid_params(format!("one tasks/update carries at most {MAX_ANSWERS} answers"), None));
@@ -369,7 +380,7 @@ pub(crate) async fn update_task(shared: &Shared, request: &Request, params: Upda
 
 /// `tasks/cancel`: a task still running is cancelled (its call stopped); an ended one stays.
 pub(crate) async fn cancel_task(shared: &Shared, request: &Request, params: CancelTaskParams) -> Result<(), ErrorData> {
-    let tasks = served(shared)?;
+    let tasks = served(shared, request)?;
     let touched = tasks.store.cancel(&params.task_id, &owner(&request.caller), now_ms()).await.map_err(store_failed)?;
     if touched == Touched::NotFound {
         return Err(not_found(&params.task_id));
@@ -459,7 +470,7 @@ impl Asker for TaskAsker {
             let request = json!({ "method": method, "params": params });
             let (asked_key, asked) = (key.clone(), request);
             let change = Box::new(move |task: &mut Task| {
-                task.input_requests.insert(asked_key, asked);
+                task.input_requests.insert(asked_key.clone(), asked.clone());
                 task.status = Status::InputRequired;
                 task.status_message = None;
             });
@@ -475,11 +486,17 @@ impl Asker for TaskAsker {
                 if let Some(answer) = taken {
                     return Ok(answer);
                 }
-                let fresh = tasks.store.take_answers(&id).await.map_err(trails_core::Error::from)?;
-                if !fresh.is_empty() {
-                    run.answers.lock().unwrap_or_else(PoisonError::into_inner).extend(fresh);
-                    run.answered.notify_waiters();
-                    continue;
+                // Read first: answers are rare, and taking them is a write.
+                match tasks.store.load(&id, now_ms()).await.map_err(trails_core::Error::from)? {
+                    Some(task) if task.status.is_terminal() => return Err(gone()),
+                    None => return Err(gone()),
+                    Some(task) if !task.input_responses.is_empty() => {
+                        let fresh = tasks.store.take_answers(&id).await.map_err(trails_core::Error::from)?;
+                        run.answers.lock().unwrap_or_else(PoisonError::into_inner).extend(fresh);
+                        run.answered.notify_waiters();
+                        continue;
+                    }
+                    Some(_) => {}
                 }
                 tokio::select! {
                     () = notified => {}

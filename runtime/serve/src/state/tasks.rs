@@ -1,5 +1,5 @@
 //! The tasks this server keeps (MCP's Tasks extension): where their records are ([`TaskStore`]:
-//! the ledger, or Redis for replicas), what `[tasks]` says, and the calls this replica runs as
+//! the ledger, or Redis under `[coordination]`), what `[tasks]` says, and the calls this replica runs as
 //! tasks — each with what stops it and what wakes it when its client answers. Provided by the
 //! tasks part (`part/builtin/tasks.rs`) when a capability declares `task`; the method table
 //! (`method/tasks.rs`) runs calls as tasks and answers `tasks/*` with it.
@@ -25,6 +25,8 @@ pub(crate) struct TaskSettings {
     pub(crate) poll_interval: Duration,
     /// Most live tasks per caller.
     pub(crate) max_live: usize,
+    /// Most tasks kept per caller.
+    pub(crate) max_kept: usize,
     /// How long a replica's hold on the tasks it runs lasts unrenewed: a replica that stopped
     /// leaves them failed this long after its last renewal.
     pub(crate) lease: Duration,
@@ -35,6 +37,11 @@ impl TaskSettings {
     /// waiting question looks for an answer given through another replica.
     pub(crate) fn tick(&self) -> Duration {
         (self.lease / 4).min(Duration::from_millis(500))
+    }
+
+    /// How many tasks one caller may have.
+    pub(crate) fn caps(&self) -> trails_governance::tasks::Caps {
+        trails_governance::tasks::Caps { live: self.max_live, kept: self.max_kept.max(self.max_live) }
     }
 
     /// The lease, in milliseconds.
@@ -63,9 +70,12 @@ pub(crate) struct Run {
     /// The latest progress the handler reported, not yet in the record.
     pub(crate) progress: Mutex<Option<String>>,
     /// When the record expires (milliseconds since the epoch).
+    #[cfg_attr(not(feature = "ledger"), allow(dead_code))]
     pub(crate) expires_ms: i64,
 }
 
+// Built without the ledger, no part makes one (an app declaring `task` refuses to start).
+#[cfg_attr(not(feature = "ledger"), allow(dead_code))]
 impl Tasks {
     pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Tasks {
         Tasks { store, settings, runner: uuid::Uuid::new_v4().to_string(), running: Mutex::default() }

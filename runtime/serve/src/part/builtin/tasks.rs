@@ -24,6 +24,8 @@ impl TasksPart {
         let poll_ms = within("[tasks] poll_interval_ms", config.poll_interval_ms, 1000, 100..=60_000, "100 to 60000")?;
         let max_live = within("[tasks] max_live_per_caller", config.max_live_per_caller, 64, 1..=10_000, "1 to 10000")?;
         let lease_secs = within("[tasks] lease_secs", config.lease_secs, 15, 2..=600, "2 to 600")?;
+        let max_kept =
+            within("[tasks] max_kept_per_caller", config.max_kept_per_caller, 1000, 1..=1_000_000, "1 to 1000000")?;
         Ok(TasksPart {
             settings: TaskSettings {
                 inline: Duration::from_millis(inline_ms),
@@ -31,6 +33,7 @@ impl TasksPart {
                 poll_interval: Duration::from_millis(poll_ms),
                 max_live,
                 lease: Duration::from_secs(lease_secs),
+                max_kept,
             },
         })
     }
@@ -45,17 +48,35 @@ impl Part for TasksPart {
         if !assembly.registry.tools().any(|tool| tool.task() != TaskSupport::Forbidden) {
             return Ok(());
         }
-        let store_file = assembly.kg.as_ref().and_then(|kg| kg.store().sqlite_path());
-        let dir = &assembly.provided::<super::store::DataDir>().expect("the store part assembles before tasks").0;
-        let path = trails_governance::ledger::prepare(dir, store_file);
-        let opened =
-            LedgerTasks::open(&path).map_err(|error| BuildError::Part { part: "tasks", source: error.into() })?;
-        let store: Arc<dyn TaskStore> = Arc::new(opened);
+        let store = match shared(assembly) {
+            Some(shared) => shared,
+            None => {
+                let store_file = assembly.kg.as_ref().and_then(|kg| kg.store().sqlite_path());
+                let dir =
+                    &assembly.provided::<super::store::DataDir>().expect("the store part assembles before tasks").0;
+                let path = trails_governance::ledger::prepare(dir, store_file);
+                let opened = LedgerTasks::open(&path)
+                    .map_err(|error| BuildError::Part { part: "tasks", source: error.into() })?;
+                Arc::new(opened) as Arc<dyn TaskStore>
+            }
+        };
         let tasks = Arc::new(Tasks::new(store, self.settings));
         assembly.provide(tasks.clone());
         assembly.background(move |running| tend(tasks, running));
         Ok(())
     }
+}
+
+/// The replicas' records, in Redis, when `[coordination]` connected.
+#[cfg(feature = "redis")]
+fn shared(assembly: &Assembly<'_>) -> Option<Arc<dyn TaskStore>> {
+    let replicas = assembly.provided::<crate::state::Replicas>()?;
+    Some(Arc::new(trails_governance::tasks::SharedTasks::new(replicas.governance().coordinator)))
+}
+
+#[cfg(not(feature = "redis"))]
+fn shared(_: &Assembly<'_>) -> Option<Arc<dyn TaskStore>> {
+    None
 }
 
 /// While the server runs: renew the leases of the tasks this replica runs, take what clients
@@ -76,11 +97,17 @@ async fn tend(tasks: Arc<Tasks>, running: Running) {
             if now >= run.expires_ms {
                 run.cancel.cancel();
             }
+            // Cancelled (or failed) elsewhere: through another replica, another process.
+            match tasks.store.load(id, now).await {
+                Ok(Some(task)) if !task.status.is_terminal() => {}
+                Ok(_) => run.cancel.cancel(),
+                Err(error) => tracing::warn!(%error, task = %id, "a running task's record was not read"),
+            }
             let progress = run.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
             if let Some(message) = progress {
                 let change = Box::new(move |task: &mut trails_governance::tasks::Task| {
                     if task.status == Status::Working {
-                        task.status_message = Some(message);
+                        task.status_message = Some(message.clone());
                     }
                 });
                 if let Err(error) = tasks.store.update(id, now, change).await {
