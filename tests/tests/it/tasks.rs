@@ -37,7 +37,8 @@ pub(crate) async fn rpc(addr: std::net::SocketAddr, token: &str, method: &str, m
     if params.get("_meta").is_none() {
         params["_meta"] = meta(true);
     }
-    let name = params.get("name").or_else(|| params.get("taskId")).and_then(Value::as_str).map(str::to_owned);
+    let name =
+        ["name", "taskId", "uri"].iter().find_map(|key| params.get(*key)).and_then(Value::as_str).map(str::to_owned);
     let mut request = reqwest::Client::new()
         .post(format!("http://{addr}/mcp"))
         .bearer_auth(token)
@@ -118,8 +119,16 @@ async fn fast_work_is_a_result_slow_work_a_task_that_only_its_creator_reads() {
         assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
     }
     // Progress reaches the task's status message; then the result.
-    let working = until(addr, ALICE, &id, "working", Duration::from_secs(5)).await;
-    assert_eq!(working["result"]["taskId"], id);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let working = get(addr, ALICE, &id).await;
+        let message = working["result"]["statusMessage"].as_str().unwrap_or_default().to_owned();
+        if message.starts_with("crunched (") && message.ends_with("/4)") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no progress in the status message: {working}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let done = until(addr, ALICE, &id, "completed", Duration::from_secs(10)).await;
     assert_eq!(done["result"]["status"], "completed", "{done}");
     assert_eq!(done["result"]["result"]["content"][0]["text"], "slow: 4 steps", "{done}");
@@ -258,4 +267,46 @@ async fn a_task_whose_server_died_fails_with_a_reason_and_never_runs_again() {
     let failed = until(server.addr, ALICE, &id, "failed", Duration::from_secs(10)).await;
     assert!(failed["result"]["statusMessage"].as_str().unwrap().contains("stopped"), "{failed}");
     assert_eq!(lines(&log, "stopped"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_tasks_left_unread_expire_and_leave_nothing_running() {
+    let (server, _dir) = serve("[tasks]\nttl_secs = 10\nmax_live_per_caller = 1000\n\n").await;
+    let addr = server.addr;
+    let made = std::sync::Arc::new(tokio::sync::Mutex::new(Vec::new()));
+    let workers: Vec<_> = (0..8)
+        .map(|worker| {
+            let made = made.clone();
+            tokio::spawn(async move {
+                for n in 0..125 {
+                    let label = format!("soak-{worker}-{n}");
+                    let created =
+                        crunch(addr, ALICE, json!({ "steps": 1, "step_ms": 0, "label": label, "now": true })).await;
+                    made.lock().await.push(task_id(&created));
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let made = made.lock().await.clone();
+    assert_eq!(made.len(), 1000);
+    let stats = || async {
+        let read = rpc(addr, ALICE, "resources/read", json!({ "uri": "trails://stats" })).await;
+        let text = read["result"]["contents"][0]["text"].as_str().expect("the stats").to_owned();
+        serde_json::from_str::<Value>(&text).unwrap()["tasks"].clone()
+    };
+    // Every call ended: none is held in memory.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stats().await["running_here"] != 0 {
+        assert!(Instant::now() < deadline, "tasks still running: {}", stats().await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(get(addr, ALICE, &made[999]).await["result"]["status"], "completed");
+    // Unread, they expire with their time to live; the records are gone.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    for id in [&made[0], &made[500], &made[999]] {
+        assert_eq!(get(addr, ALICE, id).await["error"]["code"], -32602, "expired");
+    }
 }

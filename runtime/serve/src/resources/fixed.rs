@@ -83,6 +83,7 @@ pub(crate) async fn stats(
         "tools": live.tool_count(view),
         "subscriptions": live.subscription_stats(),
         "continuations": live.continuation_stats(),
+        "tasks": live.task_stats(),
         // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
         "budgets": budgets(resources, view.scopes()),
     });

@@ -76,6 +76,8 @@ pub(crate) trait Live: Send + Sync {
     fn subscription_stats(&self) -> Value;
     /// The cut results kept for paging (`trails_result_read`): how many, and their bytes.
     fn continuation_stats(&self) -> Value;
+    /// The MCP tasks this replica runs, and their bounds (`null`: no capability is a task).
+    fn task_stats(&self) -> Value;
 }
 
 /// Whether `uri` parses (the fuzz targets' entry point).

@@ -251,6 +251,16 @@ impl Live for Shared {
         serde_json::json!({ "kept": kept, "bytes": bytes, "max_bytes": max })
     }
 
+    fn task_stats(&self) -> serde_json::Value {
+        let Some(tasks) = &self.tasks else { return serde_json::Value::Null };
+        serde_json::json!({
+            "running_here": tasks.runs().len(),
+            "max_live_per_caller": tasks.settings.max_live,
+            "max_kept_per_caller": tasks.settings.max_kept,
+            "ttl_secs": tasks.settings.ttl.as_secs(),
+        })
+    }
+
     fn subscription_stats(&self) -> serde_json::Value {
         let mut stats = serde_json::json!(self.subscriptions.stats());
         stats["max_per_session"] = serde_json::json!(self.mcp.max_subscriptions);
