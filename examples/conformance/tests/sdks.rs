@@ -1,7 +1,8 @@
 //! The official Python and TypeScript MCP SDKs drive the fixture app: a tool that asks the user,
 //! the client's model and its roots, a tool reporting progress and prompts, over Streamable HTTP
 //! (2026-07-28, and a 2025 session) and stdio (`tests/interop/python_asks.py`,
-//! `tests/interop/ts/asks.mjs`).
+//! `tests/interop/ts/asks.mjs`); and its task tools, polled by the Python SDK
+//! (`tests/interop/python_tasks.py`).
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -94,6 +95,29 @@ fn the_python_sdk_answers_what_the_fixture_asks_over_http_and_stdio() {
     let binary = env!("CARGO_BIN_EXE_conformance");
     assert_current(&drive(&["auto", "stdio", binary, "serve", "--stdio"]), "stdio, 2026-07-28");
     assert_legacy(&drive(&["legacy", "stdio", binary, "serve", "--stdio"]), "stdio, 2025");
+}
+
+/// The Python SDK at 2026-07-28 with a Tasks extension of its own (`tests/interop/python_tasks.py`:
+/// the SDK's `ClientExtension` claiming `resultType: "task"`): a fast tool answers at once, a slow
+/// one and one that asks become tasks the SDK polls to their results, answering the question the
+/// task asks through `tasks/update`.
+#[test]
+fn the_python_sdk_polls_the_fixtures_tasks_to_their_results() {
+    let data = tempfile::tempdir().unwrap();
+    let (_served, url) = serve_http(data.path());
+    let venv = trails_tests::servers::python().expect("the Python tools");
+    let mut command = Command::new(venv.join("bin/python"));
+    command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/python_tasks.py")).arg(&url);
+    let report = report(command, "the Python client's tasks");
+    assert_eq!(report["protocol"], "2026-07-28", "{report}");
+    assert_eq!(report["greet"], json!(["Hello, Ada!"]), "a sync tool is no task: {report}");
+    assert_eq!(report["slow"], json!(["python done after 2 s"]), "{report}");
+    assert_eq!(report["statuses"]["slow_compute"], json!(["working", "completed"]), "{report}");
+    assert_eq!(report["statuses"]["confirm_delete"], json!(["working", "input_required", "completed"]), "{report}");
+    assert_eq!(report["asked"], json!([["confirm", "elicitation/create", "Delete notes.txt?"]]), "{report}");
+    assert_eq!(report["acks"], json!([{ "resultType": "complete" }]), "{report}");
+    assert_eq!(report["confirmed"], json!(["Deleted notes.txt"]), "{report}");
+    assert!(report.get("elicited_directly").is_none(), "a task asks through tasks/get: {report}");
 }
 
 /// The TypeScript SDKs: `@modelcontextprotocol/client` 2.x at 2026-07-28, `@modelcontextprotocol/sdk`
