@@ -103,8 +103,9 @@ async fn fast_work_is_a_result_slow_work_a_task_that_only_its_creator_reads() {
     assert_eq!(fast["result"]["content"][0]["text"], "fast: 1 steps");
 
     let started = Instant::now();
-    let slow = crunch(addr, ALICE, json!({ "steps": 4, "step_ms": 250, "label": "slow" })).await;
-    assert!(started.elapsed() < Duration::from_millis(900), "the handle comes at the bound, not the end");
+    // Three seconds of work: the handle comes at the bound (300 ms), well before the end.
+    let slow = crunch(addr, ALICE, json!({ "steps": 20, "step_ms": 150, "label": "slow" })).await;
+    assert!(started.elapsed() < Duration::from_millis(2500), "the handle comes at the bound, not the end");
     let id = task_id(&slow);
     assert_eq!(slow["result"]["status"], "working");
     assert!(slow["result"]["ttlMs"].as_u64().unwrap() > 0 && slow["result"].get("result").is_none(), "{slow}");
@@ -123,15 +124,16 @@ async fn fast_work_is_a_result_slow_work_a_task_that_only_its_creator_reads() {
     loop {
         let working = get(addr, ALICE, &id).await;
         let message = working["result"]["statusMessage"].as_str().unwrap_or_default().to_owned();
-        if message.starts_with("crunched (") && message.ends_with("/4)") {
+        if message.starts_with("crunched (") && message.ends_with("/20)") {
             break;
         }
-        assert!(Instant::now() < deadline, "no progress in the status message: {working}");
+        let running = working["result"]["status"] == "working";
+        assert!(running && Instant::now() < deadline, "no progress in the status message: {working}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let done = until(addr, ALICE, &id, "completed", Duration::from_secs(10)).await;
     assert_eq!(done["result"]["status"], "completed", "{done}");
-    assert_eq!(done["result"]["result"]["content"][0]["text"], "slow: 4 steps", "{done}");
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "slow: 20 steps", "{done}");
     assert_eq!(runs("slow"), 1);
 
     // A client that takes no tasks gets the held request, as before.

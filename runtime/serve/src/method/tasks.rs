@@ -433,6 +433,33 @@ impl ProgressSink for TaskProgress {
     }
 }
 
+/// A question a task's call asked and still waits on: dropped unanswered (the call stopped waiting,
+/// or ended), it leaves the record's outstanding questions.
+struct Outstanding {
+    tasks: Arc<Tasks>,
+    id: String,
+    key: Option<String>,
+}
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        let Some(key) = self.key.take() else { return };
+        let (tasks, id) = (self.tasks.clone(), std::mem::take(&mut self.id));
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(async move {
+            let change = Box::new(move |task: &mut Task| {
+                task.input_requests.remove(&key);
+                if task.input_requests.is_empty() && task.status == Status::InputRequired {
+                    task.status = Status::Working;
+                }
+            });
+            if let Err(error) = tasks.store.update(&id, now_ms(), change).await {
+                tracing::warn!(%error, task = %id, "a question no longer waited on stays in the task's record");
+            }
+        });
+    }
+}
+
 /// A task's questions: kept in its record (`input_required`, under a key unique over the task)
 /// until `tasks/update` answers them.
 struct TaskAsker {
@@ -478,12 +505,15 @@ impl Asker for TaskAsker {
             if !asked {
                 return Err(gone());
             }
+            // A handler that stops waiting (a timeout of its own) takes its question back.
+            let mut outstanding = Outstanding { tasks: tasks.clone(), id: id.clone(), key: Some(key.clone()) };
             loop {
                 let notified = run.answered.notified();
                 tokio::pin!(notified);
                 notified.as_mut().enable();
                 let taken = run.answers.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
                 if let Some(answer) = taken {
+                    outstanding.key = None;
                     return Ok(answer);
                 }
                 // Read first: answers are rare, and taking them is a write.

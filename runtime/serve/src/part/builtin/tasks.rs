@@ -142,6 +142,7 @@ async fn tend(tasks: Arc<Tasks>, running: Running) {
             task.status = Status::Failed;
             task.status_message = Some("the server stopped before the task ended".to_owned());
             task.input_requests.clear();
+            task.input_responses.clear();
             task.outcome = Some(trails_governance::tasks::runner_stopped());
         });
         if let Err(error) = tasks.store.update(&id, now, change).await {
