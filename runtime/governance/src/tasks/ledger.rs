@@ -1,7 +1,7 @@
 //! Task records in the ledger's SQLite file: one table, each change a transaction, committed
 //! (`synchronous = FULL`) before the call that made it answers.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
@@ -12,21 +12,28 @@ use super::{Caps, Status, Task, TaskError, TaskFuture, TaskStore, Touched};
 /// The task records, in the ledger's SQLite file.
 #[derive(Clone)]
 pub struct LedgerTasks {
-    conn: Arc<Mutex<Connection>>,
+    path: PathBuf,
+    conn: Arc<Mutex<Option<Connection>>>,
 }
 
 const COLUMNS: &str = "id, owner, tool, status, status_message, created_ms, updated_ms, expires_ms, \
                        input_requests, input_responses, outcome, runner, lease_ms, key";
 
 impl LedgerTasks {
-    /// The records in the ledger at `path` (its table created if it is not there).
+    /// The records in the ledger at `path`. The file is opened (its table created if it is not
+    /// there) when a record is first written or read: a server that runs no task keeps no
+    /// connection for it.
     pub fn open(path: &Path) -> Result<LedgerTasks, TaskError> {
+        Ok(LedgerTasks { path: path.to_owned(), conn: Arc::new(Mutex::new(None)) })
+    }
+
+    fn connect(path: &Path) -> Result<Connection, TaskError> {
         // Another process opening the same file at the same moment (a stdio server started beside
         // an HTTP one) holds it briefly: SQLite answers busy without waiting while the journal
         // mode is being set.
         let mut tries = 0;
         loop {
-            match LedgerTasks::try_open(path) {
+            match LedgerTasks::try_connect(path) {
                 Err(TaskError::Ledger(busy)) if busy.contains("locked") && tries < 50 => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(100));
@@ -36,7 +43,7 @@ impl LedgerTasks {
         }
     }
 
-    fn try_open(path: &Path) -> Result<LedgerTasks, TaskError> {
+    fn try_connect(path: &Path) -> Result<Connection, TaskError> {
         let conn = crate::ledger::open(path)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS task (
@@ -58,24 +65,35 @@ impl LedgerTasks {
             CREATE INDEX IF NOT EXISTS task_owner ON task (owner, status);
             CREATE INDEX IF NOT EXISTS task_expiry ON task (expires_ms);",
         )?;
-        Ok(LedgerTasks { conn: Arc::new(Mutex::new(conn)) })
+        Ok(conn)
     }
 
-    /// Run `work` on the connection, off the async threads.
+    /// Run `work` on the connection (opened now if it is not yet), off the async threads.
     fn with<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, TaskError> + Send + 'static,
     ) -> TaskFuture<T> {
-        let conn = self.conn.clone();
+        let (conn, path) = (self.conn.clone(), self.path.clone());
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || work(&mut conn.lock().unwrap_or_else(PoisonError::into_inner)))
-                .await
-                .map_err(|error| TaskError::Ledger(format!("the ledger's worker stopped: {error}")))?
+            tokio::task::spawn_blocking(move || {
+                let mut held = conn.lock().unwrap_or_else(PoisonError::into_inner);
+                let conn = match &mut *held {
+                    Some(conn) => conn,
+                    None => held.insert(LedgerTasks::connect(&path)?),
+                };
+                work(conn)
+            })
+            .await
+            .map_err(|error| TaskError::Ledger(format!("the ledger's worker stopped: {error}")))?
         })
     }
 }
 
 impl TaskStore for LedgerTasks {
+    fn idle(&self) -> bool {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+
     /// Keep `task`, durably, unless its owner already has `cap` live ones ([`TaskError::Full`]).
     fn create(&self, task: Task, caps: Caps) -> TaskFuture<()> {
         self.with(move |conn| {

@@ -136,6 +136,12 @@ pub trait TaskStore: Send + Sync + 'static {
         false
     }
 
+    /// Whether nothing was read or written yet (nothing to tend: a record of an earlier process
+    /// is reaped once one is).
+    fn idle(&self) -> bool {
+        false
+    }
+
     /// Keep `task`, durably, unless its owner already has `caps.live` running ones
     /// ([`TaskError::Full`]); past `caps.kept` records of the owner's, its oldest ended ones go.
     fn create(&self, task: Task, caps: Caps) -> TaskFuture<()>;

@@ -125,7 +125,7 @@ async fn tend(tasks: Arc<Tasks>, running: Running) {
                 tracing::error!(%error, "the leases of this replica's tasks were not renewed");
             }
         }
-        if reaped.elapsed() < reap_every {
+        if reaped.elapsed() < reap_every || tasks.store.idle() {
             continue;
         }
         reaped = std::time::Instant::now();
