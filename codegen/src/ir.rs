@@ -252,19 +252,18 @@ pub enum Input {
     Params(ObjectDecl),
 }
 
-/// `side_effects(…)`
+/// `side_effects(…)`: what the runtime holds a call to (the knowledge-graph writes) and what it
+/// publishes besides (external calls).
 #[derive(Default)]
 pub struct SideEffects {
-    /// Graph IRIs written.
-    pub writes: Vec<String>,
-    /// Deletes data.
+    /// The node types whose instances it writes (`writes = [Requirement]`).
+    pub writes: Vec<syn::Path>,
+    /// Deletes instances of those types.
     pub deletes: bool,
-    /// Overwrites data.
+    /// Changes stored instances of those types.
     pub overwrites: bool,
     /// External hosts called.
     pub external: Vec<String>,
-    /// Records provenance.
-    pub provenance: bool,
 }
 
 /// `cost(…)`
@@ -340,14 +339,58 @@ pub struct CapabilityDecl {
     pub params: Vec<Param>,
 }
 
-/// A declared precondition (ADR-0005: structured, a kind and its parameters), published in the
-/// manifest for planners; the runtime does not check it.
-#[derive(Debug, Clone, PartialEq)]
+/// A declared precondition (ADR-0005: structured, a kind and its parameters): published in the
+/// manifest for planners, and evaluated before the handler runs.
 pub struct Precondition {
-    /// What must hold: `requirement_exists`.
-    pub kind: String,
-    /// Its parameters, in the order written: `node_type = "Requirement"`.
-    pub parameters: Vec<(String, Literal)>,
+    /// What must hold.
+    pub kind: PreconditionKind,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// The kinds of precondition the runtime evaluates.
+pub enum PreconditionKind {
+    /// `instance_exists(node_type = "Requirement", key = "req_id")`: the instance whose key is
+    /// the argument `key` is stored.
+    InstanceExists(InstanceArg),
+    /// `instance_absent(…)`: it is not.
+    InstanceAbsent(InstanceArg),
+    /// `field_equals(…, field = "status", value = "draft")` or `field_in(…, values = […])`: it is
+    /// stored, and its `field` holds one of `values`.
+    FieldIn {
+        /// The instance.
+        instance: InstanceArg,
+        /// The field of the node type, with where it was written.
+        field: (String, Span),
+        /// The values it may hold.
+        values: Vec<Literal>,
+        /// Written as `field_equals` (one `value`).
+        equals: bool,
+    },
+    /// `check = path::to::fn`: an `async fn(&Ctx, &serde_json::Value) -> Result<(), String>` of
+    /// the app's own.
+    Check(syn::Path),
+}
+
+/// The instance a precondition is about: a node type, and the argument that holds its key.
+pub struct InstanceArg {
+    /// The node type.
+    pub node_type: syn::Path,
+    /// The argument holding the key, with where it was written.
+    pub key: (String, Span),
+}
+
+impl PreconditionKind {
+    /// The kind as published.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PreconditionKind::InstanceExists(_) => "instance_exists",
+            PreconditionKind::InstanceAbsent(_) => "instance_absent",
+            PreconditionKind::FieldIn { equals: true, .. } => "field_equals",
+            PreconditionKind::FieldIn { equals: false, .. } => "field_in",
+            PreconditionKind::Check(_) => "check",
+        }
+    }
 }
 
 /// A `#[prompt]` declaration.

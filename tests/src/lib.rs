@@ -122,11 +122,20 @@ pub struct Constraints {
 }
 
 /// Accept a constraint-matrix record; returns it unchanged.
-#[capability(id = "fixtures.constraints", version = "0.3.0", side_effects(writes = ["https://example.org/graphs/fixtures"], overwrites, provenance),
-             policy_required = ["fixtures.write"], preconditions = ["fixture.exists"], version_status = "experimental",
+#[capability(id = "fixtures.constraints", version = "0.3.0", side_effects(overwrites),
+             policy_required = ["fixtures.write"], preconditions(check = not_blocked), version_status = "experimental",
              idempotent)]
 pub async fn constraints(input: Constraints) -> Result<Constraints> {
     Ok(input)
+}
+
+/// `fixtures.constraints`' own precondition: a record tagged `blocked` is refused.
+async fn not_blocked(_ctx: &Ctx, arguments: &serde_json::Value) -> std::result::Result<(), String> {
+    let tags = arguments["tags"].as_array().map(Vec::as_slice).unwrap_or_default();
+    match tags.iter().any(|tag| tag == "blocked") {
+        true => Err("the record is tagged `blocked`".to_owned()),
+        false => Ok(()),
+    }
 }
 
 /// Assign a reviewer the old way: superseded by `fixtures.assign`, kept for the clients that
@@ -141,7 +150,7 @@ pub async fn assign_v1(
 }
 
 /// Assign a person as reviewer of a paper.
-#[capability(id = "fixtures.assign", version = "2.0.0", side_effects(writes = ["https://example.org/graphs/fixtures"], external = ["mail.example.org"]),
+#[capability(id = "fixtures.assign", version = "2.0.0", side_effects(external = ["mail.example.org"]),
              deprecates = "fixtures.assign_v1", reasoning = "rdfs", assurance = "self-asserted")]
 pub async fn assign(
     _ctx: &Ctx,
@@ -157,7 +166,7 @@ pub async fn assign(
 }
 
 /// Create a person from a full node-type input.
-#[capability(id = "fixtures.person.create", version = "1.0.0", side_effects(writes = ["https://example.org/graphs/people"]))]
+#[capability(id = "fixtures.person.create", version = "1.0.0", side_effects(none))]
 pub async fn create_person(person: Person) -> Result<Person> {
     Ok(person)
 }
@@ -343,9 +352,36 @@ pub struct Note {
 }
 
 /// Store a note.
-#[capability(id = "fixtures.note.create", version = "1.0.0", side_effects(writes = ["https://example.org/graphs/notes"]))]
+#[capability(id = "fixtures.note.create", version = "1.0.0", side_effects(writes = [Note]))]
 pub async fn create_note(ctx: &Ctx, note: Note) -> Result<String> {
     Ok(ctx.kg()?.create(note).await?.iri)
+}
+
+/// Declared read-only, yet stores a note — what the knowledge graph refuses: a capability writes
+/// only what it declared.
+#[capability(id = "fixtures.note.sneak", version = "1.0.0", side_effects(none))]
+pub async fn sneak_note(ctx: &Ctx, note: Note) -> Result<String> {
+    Ok(ctx.kg()?.create(note).await?.iri)
+}
+
+/// Declared to write notes only, and to change none: updating one, or storing an attachment, is
+/// refused.
+#[capability(id = "fixtures.note.touch", version = "1.0.0", side_effects(writes = [Note]))]
+pub async fn touch_note(
+    ctx: &Ctx,
+    /// The note to change.
+    #[predicate(min_length = 1, max_length = 80)]
+    slug: String,
+    /// Store an attachment of this name instead.
+    #[predicate(pattern = r"^[a-z0-9-]{1,64}$")]
+    attachment: Option<String>,
+) -> Result<String> {
+    let kg = ctx.kg()?;
+    if let Some(name) = attachment {
+        let file = Blob::new("text/plain", b"hi".to_vec()).map_err(Error::internal)?;
+        return Ok(kg.create(Attachment { name, file, previews: Vec::new() }).await?.iri);
+    }
+    Ok(kg.update::<Note>(&slug, |note| note.body.push('!')).await?.iri)
 }
 
 /// A file and its previews: binary fields, stored content-addressed.
@@ -364,7 +400,7 @@ pub struct Attachment {
 #[capability(
     id = "fixtures.attachment.create",
     version = "1.0.0",
-    side_effects(writes = ["https://example.org/graphs/files"])
+    side_effects(writes = [Attachment])
 )]
 pub async fn create_attachment(ctx: &Ctx, attachment: Attachment) -> Result<Attachment> {
     Ok(ctx.kg()?.create(attachment).await?.value)
@@ -481,6 +517,8 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_even",
     "fixtures_fail",
     "fixtures_note_create",
+    "fixtures_note_sneak",
+    "fixtures_note_touch",
     "fixtures_person_create",
     "fixtures_purge",
     "fixtures_request",

@@ -7,8 +7,7 @@ use syn::LitStr;
 use super::Kind;
 use crate::args::{self, Arg, ArgValue, Keys, Literal};
 use crate::diag::Diagnostics;
-use crate::ir::{Cost, Precondition, SideEffects, TaskSupport};
-use crate::names;
+use crate::ir::{Cost, InstanceArg, Precondition, PreconditionKind, SideEffects, TaskSupport};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum CapabilityKey {
@@ -208,61 +207,211 @@ fn task(arg: &Arg, diags: &mut Diagnostics) -> TaskSupport {
     }
 }
 
-/// `preconditions(requirement_exists(node_type = "Requirement"), signed_in)`: each a kind with
-/// literal parameters; or `preconditions = ["signed_in"]`, kinds alone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PreconditionKey {
+    InstanceExists,
+    InstanceAbsent,
+    FieldEquals,
+    FieldIn,
+    Check,
+}
+
+const PRECONDITION_KEYS: Keys<PreconditionKey> = Keys {
+    what: "precondition",
+    table: &[
+        ("instance_exists", PreconditionKey::InstanceExists),
+        ("instance_absent", PreconditionKey::InstanceAbsent),
+        ("field_equals", PreconditionKey::FieldEquals),
+        ("field_in", PreconditionKey::FieldIn),
+        ("check", PreconditionKey::Check),
+    ],
+};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParameterKey {
+    NodeType,
+    Key,
+    Field,
+    Value,
+    Values,
+}
+
+const PARAMETER_KEYS: Keys<ParameterKey> = Keys {
+    what: "precondition parameter",
+    table: &[
+        ("node_type", ParameterKey::NodeType),
+        ("key", ParameterKey::Key),
+        ("field", ParameterKey::Field),
+        ("value", ParameterKey::Value),
+        ("values", ParameterKey::Values),
+    ],
+};
+
+/// `preconditions(instance_exists(node_type = "Requirement", key = "req_id"), check = can_edit)`:
+/// each a kind the runtime evaluates, with the parameters that kind takes.
 fn preconditions(arg: &Arg, diags: &mut Diagnostics) -> Vec<Precondition> {
-    const EXAMPLE: &str = "`preconditions(requirement_exists(node_type = \"Requirement\"), signed_in)`";
+    const EXAMPLE: &str =
+        "`preconditions(instance_exists(node_type = \"Requirement\", key = \"req_id\"), check = my_check)`";
     let ArgValue::List(items) = &arg.value else {
-        let kinds = args::expect_str_list(arg, diags);
-        return kinds.iter().map(|kind| Precondition { kind: kind.value(), parameters: Vec::new() }).collect();
+        diags.error_at(arg.span, format!("write the preconditions as a list: {EXAMPLE}"));
+        return Vec::new();
     };
     let mut preconditions = Vec::new();
-    for item in items {
-        let mut parameters: Vec<(String, Literal)> = Vec::new();
-        match &item.value {
-            ArgValue::Flag => {}
-            ArgValue::List(given) => {
-                for parameter in given {
-                    // A float literal past f64's range is infinite, which JSON cannot carry.
-                    let value = match &parameter.value {
-                        ArgValue::Value(expr) => {
-                            args::literal(expr).filter(|v| !matches!(v, Literal::Float(f) if !f.is_finite()))
-                        }
-                        _ => None,
-                    };
-                    let Some(value) = value else {
-                        let message = format!(
-                            "a precondition's parameter is `name = literal` (a string, number or bool): write `{}({} = \"…\")`",
-                            item.key, parameter.key
-                        );
-                        diags.error_at(parameter.span, message);
-                        continue;
-                    };
-                    if parameters.iter().any(|(name, _)| *name == parameter.key) {
-                        let message =
-                            format!("parameter `{}` of precondition `{}` is given twice", parameter.key, item.key);
-                        diags.error_at(parameter.key_span, message);
-                        continue;
-                    }
-                    parameters.push((parameter.key.clone(), value));
+    for (key, item) in PRECONDITION_KEYS.resolve(items, diags) {
+        let kind = match key {
+            PreconditionKey::Check => match &item.value {
+                ArgValue::Value(syn::Expr::Path(path)) if path.qself.is_none() => {
+                    Some(PreconditionKind::Check(path.path.clone()))
                 }
+                _ => {
+                    diags.error_at(
+                        item.span,
+                        "`check` names the app's own precondition, an `async fn(&Ctx, &serde_json::Value) -> Result<(), String>`: write `check = path::to::function`",
+                    );
+                    None
+                }
+            },
+            PreconditionKey::InstanceExists | PreconditionKey::InstanceAbsent => instance_parameters(item, &[], diags)
+                .map(|(instance, _)| match key {
+                    PreconditionKey::InstanceExists => PreconditionKind::InstanceExists(instance),
+                    _ => PreconditionKind::InstanceAbsent(instance),
+                }),
+            PreconditionKey::FieldEquals => {
+                instance_parameters(item, &[ParameterKey::Field, ParameterKey::Value], diags).and_then(
+                    |(instance, rest)| {
+                        let (field, values) = field_and_values(item, rest, ParameterKey::Value, diags)?;
+                        Some(PreconditionKind::FieldIn { instance, field, values, equals: true })
+                    },
+                )
             }
-            ArgValue::Value(_) => {
-                let message = format!("a precondition is a kind, with parameters in parentheses: {EXAMPLE}");
-                diags.error_at(item.span, message);
-                continue;
-            }
+            PreconditionKey::FieldIn => instance_parameters(item, &[ParameterKey::Field, ParameterKey::Values], diags)
+                .and_then(|(instance, rest)| {
+                    let (field, values) = field_and_values(item, rest, ParameterKey::Values, diags)?;
+                    Some(PreconditionKind::FieldIn { instance, field, values, equals: false })
+                }),
+        };
+        if let Some(kind) = kind {
+            preconditions.push(Precondition { kind, span: item.span });
         }
-        preconditions.push(Precondition { kind: item.key.clone(), parameters });
     }
     preconditions
+}
+
+/// The `node_type` and `key` of `item`'s parameters, and the others it takes (`more`), each
+/// reported where missing or not taken.
+fn instance_parameters<'a>(
+    item: &'a Arg,
+    more: &[ParameterKey],
+    diags: &mut Diagnostics,
+) -> Option<(InstanceArg, Vec<(ParameterKey, &'a Arg)>)> {
+    let example = format!("`{}(node_type = \"Requirement\", key = \"req_id\"…)`", item.key);
+    let ArgValue::List(given) = &item.value else {
+        diags.error_at(item.span, format!("`{}` takes parameters: {example}", item.key));
+        return None;
+    };
+    let mut node_type = None;
+    let mut key = None;
+    let mut rest = Vec::new();
+    let mut complete = true;
+    for (parameter, arg) in PARAMETER_KEYS.resolve(given, diags) {
+        match parameter {
+            ParameterKey::NodeType => node_type = node_type_path(arg, diags),
+            ParameterKey::Key => {
+                key = args::expect_str(arg, "\"req_id\"", diags).map(|lit| (lit.value(), lit.span()));
+            }
+            other if more.contains(&other) => rest.push((other, arg)),
+            _ => {
+                diags.error_at(arg.key_span, format!("`{}` takes no `{}`", item.key, arg.key));
+                complete = false;
+            }
+        }
+    }
+    for (name, found) in [("node_type", node_type.is_some()), ("key", key.is_some())] {
+        if !found {
+            diags.error_at(item.span, format!("`{}` needs `{name}`: {example}", item.key));
+        }
+    }
+    let instance = InstanceArg { node_type: node_type?, key: key? };
+    complete.then_some((instance, rest))
+}
+
+/// `node_type = "Requirement"` or `node_type = Requirement`: the node type's Rust path.
+fn node_type_path(arg: &Arg, diags: &mut Diagnostics) -> Option<syn::Path> {
+    match &arg.value {
+        ArgValue::Value(syn::Expr::Path(path)) if path.qself.is_none() => Some(path.path.clone()),
+        ArgValue::Value(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(name), .. })) => {
+            match name.parse::<syn::Path>() {
+                Ok(path) => Some(path),
+                Err(_) => {
+                    diags.error_spanned(
+                        name,
+                        "`node_type` names a `#[node_type]` type in scope: `node_type = \"Requirement\"`",
+                    );
+                    None
+                }
+            }
+        }
+        _ => {
+            diags.error_at(arg.span, "`node_type` names a `#[node_type]` type in scope: `node_type = \"Requirement\"`");
+            None
+        }
+    }
+}
+
+/// `field = "…"` and the values (`value` or `values`) of a field check.
+fn field_and_values(
+    item: &Arg,
+    rest: Vec<(ParameterKey, &Arg)>,
+    values_key: ParameterKey,
+    diags: &mut Diagnostics,
+) -> Option<((String, Span), Vec<Literal>)> {
+    let mut field = None;
+    let mut values = None;
+    for (parameter, arg) in rest {
+        match parameter {
+            ParameterKey::Field => {
+                field = args::expect_str(arg, "\"status\"", diags).map(|lit| (lit.value(), lit.span()));
+            }
+            ParameterKey::Value => {
+                values = args::expect_value(arg, "\"draft\"", diags).and_then(|expr| match args::literal(expr) {
+                    Some(value) => Some(vec![value]),
+                    None => {
+                        diags.error_spanned(expr, "`value` is a literal: a string, number or bool");
+                        None
+                    }
+                });
+            }
+            ParameterKey::Values => {
+                values = Some(args::expect_literal_list(arg, diags).into_iter().map(|(value, _)| value).collect());
+            }
+            ParameterKey::NodeType | ParameterKey::Key => {}
+        }
+    }
+    let values_name = if values_key == ParameterKey::Value { "value" } else { "values" };
+    for (name, found) in [("field", field.is_some()), (values_name, values.is_some())] {
+        if !found {
+            diags.error_at(
+                item.span,
+                format!(
+                    "`{}` needs `{name}`: `{}(node_type = \"Requirement\", key = \"req_id\", field = \"status\", {})`",
+                    item.key,
+                    item.key,
+                    match values_key {
+                        ParameterKey::Value => "value = \"draft\"",
+                        _ => "values = [\"draft\", \"review\"]",
+                    }
+                ),
+            );
+        }
+    }
+    Some((field?, values?))
 }
 
 fn side_effects(arg: &Arg, diags: &mut Diagnostics) -> SideEffects {
     let ArgValue::List(items) = &arg.value else {
         diags.error_at(
             arg.span,
-            "write `side_effects(none)` or `side_effects(writes = [\"urn:graph\"], deletes, external = [\"api.example.com\"])`",
+            "write `side_effects(none)` or `side_effects(writes = [Requirement], deletes, external = [\"api.example.com\"])`",
         );
         return SideEffects::default();
     };
@@ -272,20 +421,16 @@ fn side_effects(arg: &Arg, diags: &mut Diagnostics) -> SideEffects {
     for &(key, item) in &resolved {
         match key {
             SideEffectKey::None => declared_none = Some(item.key_span),
-            SideEffectKey::Writes => {
-                for graph in args::expect_str_list(item, diags) {
-                    match names::check_iri(&graph.value()) {
-                        Ok(()) => effects.writes.push(graph.value()),
-                        Err(reason) => diags.error_spanned(&graph, format!("`writes` names graphs by IRI: {reason}")),
-                    }
-                }
-            }
+            SideEffectKey::Writes => effects.writes = written_types(item, diags),
             SideEffectKey::External => {
                 effects.external = args::expect_str_list(item, diags).iter().map(LitStr::value).collect()
             }
             SideEffectKey::Deletes => effects.deletes = args::expect_flag(item, diags),
             SideEffectKey::Overwrites => effects.overwrites = args::expect_flag(item, diags),
-            SideEffectKey::Provenance => effects.provenance = args::expect_flag(item, diags),
+            SideEffectKey::Provenance => diags.error_at(
+                item.key_span,
+                "`provenance` is not declared: every call of an app with a knowledge graph records its provenance, and the manifest says so; remove `provenance`",
+            ),
         }
     }
     if let Some(span) = declared_none {
@@ -294,6 +439,34 @@ fn side_effects(arg: &Arg, diags: &mut Diagnostics) -> SideEffects {
         }
     }
     effects
+}
+
+/// `writes = [Requirement, Person]`: the node types whose instances a call may write.
+fn written_types(item: &Arg, diags: &mut Diagnostics) -> Vec<syn::Path> {
+    const EXAMPLE: &str = "`writes = [Requirement]`";
+    let Some(expr) = args::expect_value(item, "[Requirement]", diags) else { return Vec::new() };
+    let items: Vec<&syn::Expr> = match expr {
+        syn::Expr::Array(array) => array.elems.iter().collect(),
+        other => vec![other],
+    };
+    let mut types: Vec<syn::Path> = Vec::new();
+    for item in items {
+        match item {
+            syn::Expr::Path(path) if path.qself.is_none() => {
+                if types.contains(&path.path) {
+                    diags.error_spanned(path, "this node type is named twice in `writes`; keep one");
+                } else {
+                    types.push(path.path.clone());
+                }
+            }
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(text), .. }) => diags.error_spanned(
+                text,
+                format!("`writes` names node types, not graphs: write {EXAMPLE}; the manifest publishes the graphs the store writes them to"),
+            ),
+            other => diags.error_spanned(other, format!("`writes` names `#[node_type]` types: {EXAMPLE}")),
+        }
+    }
+    types
 }
 
 fn cost(arg: &Arg, diags: &mut Diagnostics) -> Cost {

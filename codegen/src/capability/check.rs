@@ -4,7 +4,7 @@
 use syn::LitStr;
 
 use crate::diag::Diagnostics;
-use crate::ir::ScopeDecl;
+use crate::ir::{Input, Precondition, PreconditionKind, ScopeDecl};
 use crate::names;
 
 const VERSION_STATUSES: &[&str] = &["experimental", "stable", "deprecated"];
@@ -55,5 +55,36 @@ pub(super) fn version(lit: Option<&LitStr>, diags: &mut Diagnostics) -> String {
     match lit {
         Some(_) => checked(lit, names::check_semver, diags).unwrap_or_default(),
         None => std::env::var("CARGO_PKG_VERSION").unwrap_or_else(|_| "0.1.0".to_owned()),
+    }
+}
+
+/// Each precondition's `key` names one of the named parameters (a `#[shape]` input's fields are
+/// checked by the compiler, in the generated code).
+pub(super) fn precondition_keys(preconditions: &[Precondition], input: &Input, diags: &mut Diagnostics) {
+    let Input::Params(object) = input else { return };
+    let names: Vec<&str> = object.fields.iter().map(|field| field.name.as_str()).collect();
+    for precondition in preconditions {
+        let instance = match &precondition.kind {
+            PreconditionKind::InstanceExists(instance)
+            | PreconditionKind::InstanceAbsent(instance)
+            | PreconditionKind::FieldIn { instance, .. } => instance,
+            PreconditionKind::Check(_) => continue,
+        };
+        let (key, span) = &instance.key;
+        if names.contains(&key.as_str()) {
+            continue;
+        }
+        let hint = match crate::args::closest(key, &names) {
+            Some(near) => format!("; did you mean `{near}`?"),
+            None => String::new(),
+        };
+        let listed = match names.as_slice() {
+            [] => "it has none".to_owned(),
+            _ => format!("it has {}", names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")),
+        };
+        diags.error_at(
+            *span,
+            format!("`key = \"{key}\"` names the argument that holds the instance's key, and the capability has no argument `{key}`{hint} ({listed})"),
+        );
     }
 }

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ir::{CapabilityDecl, Input, Param, TaskSupport, ToolKindDecl};
+use crate::ir::{CapabilityDecl, Input, InstanceArg, Param, PreconditionKind, TaskSupport, ToolKindDecl};
 use crate::schema::{literal_json, object_members};
 use crate::template::{json_string, Hole, Template};
 use crate::validator::{object_rules, object_validator};
@@ -87,6 +87,121 @@ pub fn descriptor(decl: &CapabilityDecl) -> Template {
     t
 }
 
+/// A precondition's `parameters` object, as published and as its evaluation reports it.
+pub(super) fn precondition_parameters(kind: &PreconditionKind) -> Template {
+    let mut t = Template::new();
+    let instance = |t: &mut Template, instance: &InstanceArg| {
+        t.text("{\"node_type\":\"").hole(Hole::NodeLabel(path_type(&instance.node_type))).text("\",\"key\":");
+        t.string(&instance.key.0);
+    };
+    match kind {
+        PreconditionKind::InstanceExists(arg) | PreconditionKind::InstanceAbsent(arg) => {
+            instance(&mut t, arg);
+            t.text("}");
+        }
+        PreconditionKind::FieldIn { instance: arg, field, values, equals } => {
+            instance(&mut t, arg);
+            t.text(",\"field\":").string(&field.0);
+            match (equals, values.as_slice()) {
+                (true, [value]) => t.text(",\"value\":").text(&literal_json(value)),
+                _ => {
+                    t.text(&format!(",\"values\":[{}]", values.iter().map(literal_json).collect::<Vec<_>>().join(",")))
+                }
+            };
+            t.text("}");
+        }
+        PreconditionKind::Check(path) => {
+            let name = path.segments.last().map(|segment| segment.ident.to_string()).unwrap_or_default();
+            t.text("{\"name\":").string(&name).text("}");
+        }
+    }
+    t
+}
+
+/// The function that evaluates `decl`'s preconditions (with the items that check, at build time,
+/// that their fields exist), and the `Option<PreconditionFn>` naming it.
+fn preconditions(decl: &CapabilityDecl) -> (TokenStream, TokenStream) {
+    if decl.preconditions.is_empty() {
+        return (quote!(), quote!(::core::option::Option::None));
+    }
+    let p = quote!(::trails::__private::precondition);
+    let mut field_checks = Vec::new();
+    let evaluations = decl.preconditions.iter().map(|precondition| {
+        let kind = precondition.kind.name();
+        let parameters = precondition_parameters(&precondition.kind).to_tokens();
+        let mut instance_check = |instance: &InstanceArg, field: Option<&(String, proc_macro2::Span)>| {
+            // The key argument of a shape input, and a checked field of the node type: a field
+            // access the compiler checks, spanned where the name was written.
+            let node = &instance.node_type;
+            let mut accesses = Vec::new();
+            if let Input::Shape { ty } = &decl.input {
+                if let Ok(key) = syn::parse_str::<syn::Ident>(&instance.key.0) {
+                    let key = syn::Ident::new(&key.to_string(), instance.key.1);
+                    accesses.push(quote!(let _ = &input.#key;));
+                }
+                let ty = &**ty;
+                if let Some(field) = field.and_then(|(name, span)| ident_at(name, *span)) {
+                    accesses.push(quote!(let _ = &node.#field;));
+                }
+                field_checks.push(quote!(let _ = |input: &#ty, node: &#node| { #(#accesses)* };));
+            } else if let Some(field) = field.and_then(|(name, span)| ident_at(name, *span)) {
+                field_checks.push(quote!(let _ = |node: &#node| { let _ = &node.#field; };));
+            }
+        };
+        let check = match &precondition.kind {
+            PreconditionKind::InstanceExists(instance) => {
+                instance_check(instance, None);
+                let (node, key) = (&instance.node_type, &instance.key.0);
+                quote!(#p::instance_exists::<#node>(&ctx, &arguments, #key).await?)
+            }
+            PreconditionKind::InstanceAbsent(instance) => {
+                instance_check(instance, None);
+                let (node, key) = (&instance.node_type, &instance.key.0);
+                quote!(#p::instance_absent::<#node>(&ctx, &arguments, #key).await?)
+            }
+            PreconditionKind::FieldIn { instance, field, values, .. } => {
+                instance_check(instance, Some(field));
+                let (node, key, name) = (&instance.node_type, &instance.key.0, &field.0);
+                let values = format!("[{}]", values.iter().map(literal_json).collect::<Vec<_>>().join(","));
+                quote!(#p::field_in::<#node>(&ctx, &arguments, #key, #name, #values).await?)
+            }
+            PreconditionKind::Check(path) => quote!(#p::checked(#path(&ctx, &arguments).await)),
+        };
+        quote! {
+            if let ::core::option::Option::Some(message) = #check {
+                unmet.push(::trails::__private::Unmet { kind: #kind, parameters: #parameters, message });
+            }
+        }
+    });
+    let evaluations: Vec<TokenStream> = evaluations.collect();
+    let function = quote! {
+        #[allow(unused_variables, clippy::redundant_closure_call)]
+        const _: () = { #(#field_checks)* };
+
+        fn __trails_preconditions(
+            ctx: ::trails::__private::Ctx,
+            arguments: ::trails::__private::serde_json::Value,
+        ) -> ::trails::__private::BoxFuture<::trails::__private::Result<::std::vec::Vec<::trails::__private::Unmet>>> {
+            ::std::boxed::Box::pin(async move {
+                let mut unmet = ::std::vec::Vec::new();
+                #(#evaluations)*
+                ::core::result::Result::Ok(unmet)
+            })
+        }
+    };
+    (function, quote!(::core::option::Option::Some(__trails_preconditions)))
+}
+
+/// `name` as an identifier at `span`, if it is one.
+fn ident_at(name: &str, span: proc_macro2::Span) -> Option<syn::Ident> {
+    syn::parse_str::<syn::Ident>(name).ok().map(|ident| syn::Ident::new(&ident.to_string(), span))
+}
+
+/// A path written in an attribute, as the type it names.
+pub(super) fn path_type(path: &syn::Path) -> syn::Type {
+    syn::Type::Path(syn::TypePath { qself: None, path: path.clone() })
+}
+
 fn string_list(items: &[String]) -> String {
     format!("[{}]", items.iter().map(|s| json_string(s)).collect::<Vec<_>>().join(","))
 }
@@ -132,30 +247,39 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
             t.hole(Hole::OutputRoles(decl.return_type.clone()));
         }
     }
-    let preconditions: Vec<String> = decl
-        .preconditions
-        .iter()
-        .map(|p| {
-            let parameters: Vec<String> = p
-                .parameters
-                .iter()
-                .map(|(name, value)| format!("{}:{}", json_string(name), literal_json(value)))
-                .collect();
-            format!("{{\"kind\":{},\"parameters\":{{{}}}}}", json_string(&p.kind), parameters.join(","))
-        })
-        .collect();
-    t.text(&format!("{}[{}]", key(Field::Preconditions), preconditions.join(",")));
+    t.text(&key(Field::Preconditions)).text("[");
+    for (index, precondition) in decl.preconditions.iter().enumerate() {
+        if index > 0 {
+            t.text(",");
+        }
+        t.text("{\"kind\":").string(precondition.kind.name()).text(",\"parameters\":");
+        t.append(&precondition_parameters(&precondition.kind));
+        t.text("}");
+    }
+    t.text("]");
     t.text(&key(Field::SideEffects));
     match &decl.side_effects {
-        Some(e) => t.text(&format!(
-            "{{\"writes\":{},\"deletes\":{},\"overwrites\":{},\"external_calls\":{},\"provenance\":{}}}",
-            string_list(&e.writes),
-            e.deletes,
-            e.overwrites,
-            string_list(&e.external),
-            e.provenance
-        )),
-        None => t.text("null"),
+        Some(e) => {
+            // The graphs under the default base; a server with another `[kg] base` publishes its
+            // own, and `provenance` where it records it (`trails-serve`'s served projection).
+            t.text("{\"writes\":[");
+            for (index, node) in e.writes.iter().enumerate() {
+                if index > 0 {
+                    t.text(",");
+                }
+                let graph_prefix = trails_pattern::graph_iri(trails_pattern::DEFAULT_KG_BASE, "");
+                t.text(&format!("\"{graph_prefix}")).hole(Hole::NodeLabel(path_type(node))).text("\"");
+            }
+            t.text(&format!(
+                "],\"deletes\":{},\"overwrites\":{},\"external_calls\":{},\"provenance\":false}}",
+                e.deletes,
+                e.overwrites,
+                string_list(&e.external),
+            ));
+        }
+        None => {
+            t.text("null");
+        }
     };
     t.text(&key(Field::Cost));
     match &decl.cost {
@@ -238,6 +362,18 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
         None => quote!(::core::option::Option::None),
     };
     let task = quote::format_ident!("{}", decl.task.variant());
+    let effects = match &decl.side_effects {
+        Some(e) => {
+            let (writes, overwrites, deletes) = (&e.writes, e.overwrites, e.deletes);
+            quote!(::trails::__private::Effects::__declared(
+                &[#(<#writes as ::trails::__private::NodeType>::INFO),*],
+                #overwrites,
+                #deletes,
+            ))
+        }
+        None => quote!(::trails::__private::Effects::Undeclared),
+    };
+    let (preconditions_fn, preconditions) = preconditions(decl);
     let deprecated = decl.version_status == "deprecated";
     let deprecates = match &decl.deprecates {
         Some(id) => quote!(::core::option::Option::Some(#id)),
@@ -321,6 +457,8 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                 ::std::boxed::Box::pin(__trails_run(ctx, arguments))
             }
 
+            #preconditions_fn
+
             #[::trails::__private::linkme::distributed_slice(::trails::__private::TOOLS)]
             #[linkme(crate = ::trails::__private::linkme)]
             #[allow(non_upper_case_globals)]
@@ -346,6 +484,8 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_LIST,
                     #confirm,
                     ::trails::__private::TaskSupport::#task,
+                    #effects,
+                    #preconditions,
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,

@@ -96,6 +96,7 @@ pub(super) fn declaration(
     let version_status = check::version_status(attrs.version_status.as_ref(), diags);
     let reasoning = check::reasoning(attrs.reasoning.as_ref(), diags);
     let (input, params) = signature(sig, diags);
+    check::precondition_keys(&attrs.preconditions, &input, diags);
     let return_type = match &sig.output {
         ReturnType::Type(_, ty) => (**ty).clone(),
         ReturnType::Default => {

@@ -123,13 +123,7 @@ fn runtime_capability_descriptor_and_canonical_form() {
 fn meta_capability_with_named_parameters() {
     let (descriptor, _) = preview::capability(
         CapKind::Meta,
-        quote!(
-            namespace = "gen",
-            op = "shape",
-            scope = "dev",
-            version = "0.1.0",
-            side_effects(writes = ["urn:trails:graph:src"])
-        ),
+        quote!(namespace = "gen", op = "shape", scope = "dev", version = "0.1.0", side_effects(writes = [SourceFile])),
         r#"
         /// Scaffold a #[shape] skeleton; returns a FileDiff.
         async fn gen_shape(

@@ -7,7 +7,7 @@ use crate::model::{Person, Requirement, SearchRequirements, Stats, StatusCount, 
 
 /// Create a requirement. Fails if `req_id` is already taken or `owner` is not a stored person.
 #[capability(id = "requirements.create", version = "1.0.0",
-             side_effects(writes = ["https://example.org/graphs/requirements"], provenance),
+             side_effects(writes = [Requirement]),
              cost(tokens = 120, latency_p50_ms = 1, latency_p95_ms = 5))]
 pub async fn create(ctx: &Ctx, requirement: Requirement) -> Result<Requirement> {
     Ok(ctx.kg()?.create(requirement).await?.value)
@@ -16,7 +16,8 @@ pub async fn create(ctx: &Ctx, requirement: Requirement) -> Result<Requirement> 
 /// Change the title, status or priority of an existing requirement.
 #[capability(id = "requirements.update", version = "1.0.0", idempotent,
              preconditions(instance_exists(node_type = "Requirement", key = "req_id")),
-             side_effects(writes = ["https://example.org/graphs/requirements"], overwrites, provenance))]
+             side_effects(writes = [Requirement], overwrites),
+             cost(tokens = 30))]
 pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement> {
     let updated = ctx
         .kg()?
@@ -39,7 +40,7 @@ pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement>
 /// first.
 #[capability(id = "requirements.delete", version = "1.0.0",
              preconditions(instance_exists(node_type = "Requirement", key = "req_id")),
-             side_effects(writes = ["https://example.org/graphs/requirements"], deletes, provenance),
+             side_effects(writes = [Requirement], deletes),
              confirm = "Delete this requirement for good? Its history stays in provenance.")]
 pub async fn delete(
     ctx: &Ctx,
@@ -101,7 +102,7 @@ pub async fn review(ctx: &Ctx) -> Result<String> {
 
 /// Make a person the owner of a requirement.
 #[capability(id = "requirements.link", version = "1.0.0", idempotent,
-             side_effects(writes = ["https://example.org/graphs/requirements"], overwrites, provenance))]
+             side_effects(writes = [Requirement], overwrites))]
 pub async fn link(
     ctx: &Ctx,
     /// The requirement to assign.
@@ -115,8 +116,7 @@ pub async fn link(
 }
 
 /// Register a person; returns their IRI for use as an owner. Fails if the e-mail is taken.
-#[capability(id = "people.create", version = "1.0.0",
-             side_effects(writes = ["https://example.org/graphs/requirements"], provenance))]
+#[capability(id = "people.create", version = "1.0.0", side_effects(writes = [Person]))]
 pub async fn create_person(ctx: &Ctx, person: Person) -> Result<String> {
     Ok(ctx.kg()?.create(person).await?.iri)
 }

@@ -29,9 +29,9 @@ pub use ctx::{
     TaskSink, TaskSwitch,
 };
 pub use declare::{
-    Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Embedded, HandlerResult,
+    Annotations, Audience, Blob, BlobError, Content, Datatype, DateTime, DisplayRole, Effects, Embedded, HandlerResult,
     MessageRole, NodeType, NodeTypeInfo, ObjectShape, Output, PredicateInfo, PromptMessage, PromptOutput, PromptResult,
-    Ref, ResourceOutput, ResourceResult, Schema, Shape, ToolOutput,
+    Ref, ResourceOutput, ResourceResult, Schema, Shape, ToolOutput, Unmet, WriteOp,
 };
 pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
@@ -54,8 +54,8 @@ pub mod __private {
     pub use crate::auth::Scope;
     pub use crate::ctx::Ctx;
     pub use crate::declare::{
-        shape_output, Datatype, DisplayRole, Embedded, HandlerResult, NodeType, NodeTypeInfo, ObjectShape, Output,
-        PredicateInfo, PromptMessage, PromptResult, ResourceResult, Schema, Shape, ToolOutput,
+        shape_output, Datatype, DisplayRole, Effects, Embedded, HandlerResult, NodeType, NodeTypeInfo, ObjectShape,
+        Output, PredicateInfo, PromptMessage, PromptResult, ResourceResult, Schema, Shape, ToolOutput, Unmet,
     };
     pub use crate::error::{Error, Result};
     pub use crate::registry::{

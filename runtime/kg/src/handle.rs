@@ -16,8 +16,9 @@ use super::embedded::EmbeddedStore;
 use super::mapping;
 use super::provenance::{self, Call, Role, Touched};
 use super::store::{self, Check, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
-use crate::declare::{Blob, Datatype, NodeType, NodeTypeInfo};
+use crate::declare::{Blob, Datatype, Effects, NodeType, NodeTypeInfo, WriteOp};
 use crate::error::{Error, Result};
+use crate::registry::ToolEntry;
 use crate::validate::{FieldCode, FieldError};
 
 /// An instance as stored: its IRI and its value.
@@ -60,6 +61,76 @@ pub struct Kg {
     update_turns: Arc<[tokio::sync::Mutex<()>]>,
     /// The provenance activities kept, and what retention allows (shared by every clone).
     provenance: Arc<provenance::Log>,
+    /// A call's handle: the writes its capability declared, which it is held to.
+    held: Option<Arc<Held>>,
+}
+
+/// What one call's handle may write: its capability's declared effects, and the store as
+/// [`Kg::store`] hands it out, refusing writes to any other graph.
+struct Held {
+    capability: &'static str,
+    effects: Effects,
+    store: Arc<dyn Store>,
+}
+
+/// The store under a held handle: reads pass, writes only to the graphs of declared node types.
+struct HeldStore {
+    inner: Arc<dyn Store>,
+    capability: &'static str,
+    graphs: Vec<String>,
+}
+
+impl Store for HeldStore {
+    fn write(&self, write: Write) -> StoreFuture<'_, std::result::Result<(), WriteError>> {
+        if self.graphs.iter().any(|graph| graph == write.graph.as_str()) {
+            return self.inner.write(write);
+        }
+        let refused = format!(
+            "capability {} wrote to graph {}, which its `side_effects(writes = …)` does not name; nothing was stored",
+            self.capability, write.graph
+        );
+        Box::pin(async move { Err(WriteError::Store(StoreError::Refused(refused))) })
+    }
+
+    fn describe(
+        &self,
+        graph: NamedNode,
+        subject: NamedNode,
+    ) -> StoreFuture<'_, std::result::Result<Triples, StoreError>> {
+        self.inner.describe(graph, subject)
+    }
+
+    fn describe_many(
+        &self,
+        graph: NamedNode,
+        subjects: Vec<NamedNode>,
+    ) -> StoreFuture<'_, std::result::Result<Vec<Triples>, StoreError>> {
+        self.inner.describe_many(graph, subjects)
+    }
+
+    fn find(&self, find: store::Find) -> StoreFuture<'_, std::result::Result<store::Found, StoreError>> {
+        self.inner.find(find)
+    }
+
+    fn select(
+        &self,
+        query: String,
+        bindings: Vec<(String, Term)>,
+    ) -> StoreFuture<'_, std::result::Result<Vec<Row>, StoreError>> {
+        self.inner.select(query, bindings)
+    }
+
+    fn blob(&self, sha256: String) -> StoreFuture<'_, std::result::Result<Option<Blob>, StoreError>> {
+        self.inner.blob(sha256)
+    }
+
+    fn sqlite_path(&self) -> Option<&std::path::Path> {
+        self.inner.sqlite_path()
+    }
+
+    fn exclusive(&self) -> bool {
+        self.inner.exclusive()
+    }
 }
 
 /// Shards of [`Kg::update_turns`].
@@ -72,7 +143,7 @@ impl std::fmt::Debug for Kg {
 }
 
 /// The default `[kg] base`: instance IRIs are `urn:trails:kg/<Label>/<key>`.
-pub const DEFAULT_BASE: &str = "urn:trails:kg";
+pub const DEFAULT_BASE: &str = trails_pattern::DEFAULT_KG_BASE;
 
 /// A store failure as the internal error a handler returns.
 pub fn store_failed(error: StoreError) -> Error {
@@ -132,6 +203,7 @@ impl Kg {
             max_instance_bytes: DEFAULT_MAX_INSTANCE_BYTES,
             update_turns: (0..UPDATE_SHARDS).map(|_| tokio::sync::Mutex::new(())).collect(),
             provenance: Arc::new(provenance::Log::new(provenance::Retention::default())),
+            held: None,
         }
     }
 
@@ -153,10 +225,32 @@ impl Kg {
         self.observers.tell(Change::Instance { node, iri, kind });
     }
 
-    /// A handle for one call that records what it touches.
-    pub(crate) fn recording(&self) -> (Kg, Arc<Touched>) {
+    /// A handle for one call of `tool` that records what it touches, and writes only what `tool`
+    /// declared it writes (`side_effects(…)`; anything, when it declared none).
+    pub(crate) fn recording(&self, tool: &ToolEntry) -> (Kg, Arc<Touched>) {
         let touched = Arc::new(Touched::default());
-        (Kg { touched: Some(touched.clone()), ..self.clone() }, touched)
+        let held = match tool.effects() {
+            Effects::Undeclared => None,
+            effects => Some(Arc::new(Held {
+                capability: tool.id(),
+                effects,
+                store: Arc::new(HeldStore {
+                    inner: self.store.clone(),
+                    capability: tool.id(),
+                    graphs: effects.writes().iter().map(|node| mapping::graph_iri(&self.base, node.label)).collect(),
+                }),
+            })),
+        };
+        (Kg { touched: Some(touched.clone()), held, ..self.clone() }, touched)
+    }
+
+    /// `Ok` when this handle may `op` an instance of `node`: a call's handle refuses what its
+    /// capability did not declare, before anything is read or stored.
+    fn may(&self, node: &NodeTypeInfo, op: WriteOp) -> Result<()> {
+        let Some(held) = &self.held else { return Ok(()) };
+        // The detail is the author's to read: logged with the call's trace id, as every internal
+        // error's is.
+        held.effects.allows(held.capability, node, op).map_err(Error::internal)
     }
 
     fn touch(&self, role: Role, iri: &str) {
@@ -180,7 +274,10 @@ impl Kg {
     /// typed, validated API, and never writes provenance.
     #[doc(hidden)]
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+        match &self.held {
+            Some(held) => &held.store,
+            None => &self.store,
+        }
     }
 
     fn graph(&self, info: &NodeTypeInfo) -> NamedNode {
@@ -299,6 +396,7 @@ impl Kg {
     /// a declared constraint, its key or a `unique` group is taken, or a `Ref` points at nothing.
     pub async fn create<T: NodeType>(&self, value: T) -> Result<Stored<T>> {
         let info = T::INFO;
+        self.may(info, WriteOp::Create)?;
         let Prepared { json, triples, mut checks, blobs } = self.prepare(&value)?;
         let iri = match Kg::key_of(info, &json) {
             Some(key) => mapping::instance_iri(&self.base, info.label, &key),
@@ -438,6 +536,7 @@ impl Kg {
     /// fresh value (at most [`UPDATE_ATTEMPTS`] times), so no update is silently lost.
     pub async fn update_iri<T: NodeType>(&self, iri: &str, mut change: impl FnMut(&mut T)) -> Result<Stored<T>> {
         let info = T::INFO;
+        self.may(info, WriteOp::Update)?;
         let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
         let shard = {
             use std::hash::{Hash, Hasher};
@@ -501,6 +600,7 @@ impl Kg {
     /// Remove the instance at `iri`. Refused while other instances refer to it.
     pub async fn delete_iri<T: NodeType>(&self, iri: &str) -> Result<()> {
         let info = T::INFO;
+        self.may(info, WriteOp::Delete)?;
         let subject = NamedNode::new(iri).map_err(|_| Kg::missing(info, iri))?;
         let field = info.key.unwrap_or_default().to_owned();
         let provenance = NamedNode::new_unchecked(format!("{}/prov/", self.base));

@@ -23,6 +23,8 @@ mod handle;
 #[doc(hidden)]
 pub mod mapping;
 #[doc(hidden)]
+pub mod precondition;
+#[doc(hidden)]
 pub mod provenance;
 mod query;
 #[cfg(feature = "remote")]

@@ -31,10 +31,8 @@ pub fn key_prefix_iri(base: &str, label: &str, prefix: &str) -> String {
     format!("{base}/{label}/{}", utf8_percent_encode(prefix, SEGMENT))
 }
 
-/// The named graph a node type's instances live in.
-pub fn graph_iri(base: &str, label: &str) -> String {
-    format!("{base}/graph/{label}")
-}
+/// The named graph a node type's instances live in (the rule the macros publish too).
+pub use trails_pattern::graph_iri;
 
 /// `rdf:JSON`, for nested shapes.
 const RDF_JSON: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON";

@@ -421,7 +421,7 @@ impl Guard for ProvenanceGuard {
     fn call<'a>(&'a self, mut call: crate::pipeline::Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             // The call's own handle records what it touches.
-            let (kg, touched) = self.0.recording();
+            let (kg, touched) = self.0.recording(call.tool());
             call.insert_extension(kg);
             let (tool, trace_id, caller, client) = (
                 call.tool(),

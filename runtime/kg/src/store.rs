@@ -171,6 +171,9 @@ pub enum StoreError {
         /// Why.
         source: std::io::Error,
     },
+    /// A call's handle refused a write its capability did not declare (see `side_effects`).
+    #[error("{0}")]
+    Refused(String),
     /// Stored data that does not parse (a corrupted file, or a change outside Trails).
     #[error("stored data is not valid RDF: {0}")]
     Corrupt(String),

@@ -25,7 +25,7 @@
 
 mod vocab;
 
-pub use vocab::{CanonicalField, DisplayRole, Scope, TaskSupport, UnknownScope};
+pub use vocab::{graph_iri, CanonicalField, DisplayRole, Scope, TaskSupport, UnknownScope, DEFAULT_KG_BASE};
 
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassPerl, ClassPerlKind, ClassSetBinaryOp, ClassSetItem, GroupKind, Span, Visitor,

@@ -249,6 +249,15 @@ impl TaskSupport {
     }
 }
 
+/// The `[kg] base` when none is configured: instance IRIs are `urn:trails:kg/<Label>/<key>`.
+pub const DEFAULT_KG_BASE: &str = "urn:trails:kg";
+
+/// The named graph a node type's instances live in, under the store's `base`: what the store
+/// writes, and what a capability's manifest entry says it writes.
+pub fn graph_iri(base: &str, label: &str) -> String {
+    format!("{base}/graph/{label}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

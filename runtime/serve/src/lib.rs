@@ -60,5 +60,6 @@ pub mod __fuzz;
 pub mod __private {
     pub use trails_core::__private::*;
     pub use trails_kg::field::{List, One, Optional};
+    pub use trails_kg::precondition;
     pub use trails_kg::{Field, Query};
 }

@@ -119,12 +119,16 @@ async fn a_retry_with_the_same_key_replays_the_first_result_and_runs_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_that_failed_frees_its_key_so_its_retry_runs() {
     let server = start();
-    let missing = || json!({ "req_id": "REQ-404", "title": "Passkeys" });
+    let person = json!({ "name": "Ada", "email": "ada@example.org" });
+    let owner = call(&server, Some(AGENT_TOKEN), "people_create", person, None).await;
+    let owner = owner["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    // `requirements.link` declares no precondition: its handler runs, and fails on a missing one.
+    let missing = || json!({ "req_id": "REQ-404", "owner": owner });
     // The retry is sent the moment the failure arrives, again and again: it always runs (and
     // fails the same way) rather than finding the failed call's key still taken. (The server
     // frees the key before it answers; over HTTP a key freed just after would mostly pass too.)
     for _ in 0..10 {
-        let failed = call(&server, Some(AGENT_TOKEN), "requirements_update", missing(), Some(json!("k-4"))).await;
+        let failed = call(&server, Some(AGENT_TOKEN), "requirements_link", missing(), Some(json!("k-4"))).await;
         // The handler's own error (not found, a result the model reads), not the key's refusal.
         assert_eq!(failed["result"]["isError"], true, "{failed}");
         let shown: Value = serde_json::from_str(failed["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
@@ -134,8 +138,8 @@ async fn a_call_that_failed_frees_its_key_so_its_retry_runs() {
     let create =
         json!({ "req_id": "REQ-404", "title": "Single sign-on", "status": "proposed", "priority": 1, "tags": [] });
     assert!(call(&server, Some(AGENT_TOKEN), "requirements_create", create, None).await["result"].is_object());
-    let ran = call(&server, Some(AGENT_TOKEN), "requirements_update", missing(), Some(json!("k-4"))).await;
-    assert_eq!(ran["result"]["structuredContent"]["title"], "Passkeys", "{ran}");
+    let ran = call(&server, Some(AGENT_TOKEN), "requirements_link", missing(), Some(json!("k-4"))).await;
+    assert_eq!(ran["result"]["structuredContent"]["owner"], json!(owner), "{ran}");
     assert!(ran["result"]["_meta"].is_null(), "no failure was kept to replay: {ran}");
 }
 

@@ -9,6 +9,7 @@
 mod budget;
 mod config_reference;
 mod content;
+mod contract;
 mod coordination;
 mod deprecation;
 mod domain_errors;

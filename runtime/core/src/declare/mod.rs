@@ -5,6 +5,7 @@
 #[doc(hidden)]
 pub mod blob;
 mod content;
+mod contract;
 mod output;
 mod prompt;
 #[doc(hidden)]
@@ -15,6 +16,7 @@ mod traits;
 
 pub use blob::{Blob, BlobError};
 pub use content::{Annotations, Audience, Content, Embedded};
+pub use contract::{Effects, Unmet, WriteOp};
 #[doc(hidden)]
 pub use output::shape_output;
 pub use output::{HandlerResult, Output, ToolOutput};

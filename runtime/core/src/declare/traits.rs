@@ -125,7 +125,7 @@ pub trait ObjectShape: Shape {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a node type",
     label = "expected a `#[trails::node_type]` here",
-    note = "a `Ref<T>` points at, and a node type `extends`, only node types: annotate `{Self}` with `#[trails::node_type(label = \"…\")]`, or use the shape inline"
+    note = "only node types live in the knowledge graph — what a `Ref<T>` points at, a node type `extends`, a capability's `side_effects(writes = …)` and its preconditions name: annotate `{Self}` with `#[trails::node_type(label = \"…\")]`, or use the shape inline"
 )]
 pub trait NodeType: Shape {
     /// The node type's label: the `trails://kg/<label>` URI segment.

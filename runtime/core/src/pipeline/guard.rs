@@ -282,6 +282,40 @@ impl Guard for Validation {
     }
 }
 
+/// The preconditions guard: a capability's declared `preconditions(…)`, evaluated on the
+/// validated arguments after policies and the app's guards, before the user is asked to confirm
+/// or anything is charged. When any does not hold, the call is the `precondition_failed` result
+/// the model reads, naming each one and why; the handler does not run. Its reads go through the
+/// call's own knowledge-graph handle (they are in its provenance).
+pub struct Preconditions;
+
+impl Guard for Preconditions {
+    fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
+        Box::pin(async move {
+            let Some(evaluate) = call.tool().preconditions() else { return next.run(call).await };
+            match evaluate(call.ctx.clone(), call.arguments.clone()).await {
+                Ok(unmet) if unmet.is_empty() => next.run(call).await,
+                Ok(unmet) => {
+                    let error = unmet_error(call.tool().id(), &unmet);
+                    call.failed(error)
+                }
+                Err(error) => call.failed(error),
+            }
+        })
+    }
+}
+
+/// The `precondition_failed` error of a call whose preconditions in `unmet` do not hold.
+pub(crate) fn unmet_error(capability: &str, unmet: &[crate::declare::Unmet]) -> Error {
+    let each: Vec<String> = unmet.iter().map(|unmet| format!("{} ({})", unmet.kind, unmet.message)).collect();
+    let noun = if unmet.len() == 1 { "precondition does" } else { "preconditions do" };
+    Error::precondition_failed(format!(
+        "{capability}: {} declared {noun} not hold: {}; nothing ran",
+        unmet.len(),
+        each.join("; ")
+    ))
+}
+
 /// The confirmation guard: a capability declared with `confirm = "…"` runs only once the user
 /// said yes (MCP elicitation, through the client: a 2025 session's request, a 2026-07-28
 /// input-required result). Declined, dismissed or answered no, the call is the

@@ -24,7 +24,7 @@ pub use catalog::{Catalog, Lookup, Served, View};
 pub use continuation::{Continuations, MAX_KEPT_BYTES, READ_TOOL};
 pub use guard::{Call, Guard, GuardFuture, Next};
 #[doc(hidden)]
-pub use guard::{Confirmation, Validation};
+pub use guard::{Confirmation, Preconditions, Validation};
 
 pub use outcome::{
     Content, Refusal, ToolResult, AUTHENTICATION_FAILED, BUDGET_EXCEEDED, INTERNAL_ERROR, INVALID_PARAMS,

@@ -10,19 +10,20 @@ pub const CONTEXT: &str = r#"{"@vocab":"https://w3id.org/trails/capability#","xs
 /// The whole manifest. Descriptors are spliced in as emitted, so their canonical field order
 /// survives (a JSON map round-trip would sort it).
 pub fn render(registry: &Registry) -> String {
-    render_tools(registry.tools())
+    render_tools(registry.tools().map(ToolEntry::canonical))
 }
 
-/// The manifest of these tools (what one caller may see).
-pub fn render_tools<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>) -> String {
+/// The manifest of these canonical descriptors (the tools one caller may see, each as the
+/// server publishes it: `side_effects` under its own `[kg] base`, its provenance).
+pub fn render_tools<'a>(canonicals: impl IntoIterator<Item = &'a str>) -> String {
     let mut out = String::from("{\"@context\":");
     out.push_str(CONTEXT);
     out.push_str(",\"@graph\":[");
-    for (index, tool) in tools.into_iter().enumerate() {
+    for (index, canonical) in canonicals.into_iter().enumerate() {
         if index > 0 {
             out.push(',');
         }
-        out.push_str(tool.canonical);
+        out.push_str(canonical);
     }
     out.push_str("]}");
     out

@@ -31,15 +31,16 @@ pub(crate) fn invoke_path(id: &str) -> String {
 
 /// The whole document for `tools`, in their order.
 pub fn render<'a>(tools: impl IntoIterator<Item = &'a ToolEntry>, info: Info<'_>) -> String {
-    render_served(tools.into_iter().map(|tool| (tool, tool.descriptor())), info)
+    render_served(tools.into_iter().map(|tool| (tool, tool.descriptor(), tool.canonical())), info)
 }
 
-/// The same, each tool with the descriptor it is served with (a server may publish more than
-/// the macros knew: the labels of the app's node types in the `trails_kg_*` schemas).
-pub fn render_served<'a>(tools: impl IntoIterator<Item = (&'a ToolEntry, &'a str)>, info: Info<'_>) -> String {
+/// The same, each tool with the descriptor and canonical descriptor it is served with (a server
+/// may publish more than the macros knew: the labels of the app's node types in the
+/// `trails_kg_*` schemas, the graphs under its `[kg] base`).
+pub fn render_served<'a>(tools: impl IntoIterator<Item = (&'a ToolEntry, &'a str, &'a str)>, info: Info<'_>) -> String {
     let mut paths = Map::new();
-    for (tool, descriptor) in tools {
-        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool, descriptor, info.manifest) }));
+    for (tool, descriptor, canonical) in tools {
+        paths.insert(invoke_path(tool.id()), json!({ "post": operation(tool, descriptor, canonical, info.manifest) }));
     }
     let document = json!({
         "openapi": "3.1.0",
@@ -62,11 +63,11 @@ pub fn render_served<'a>(tools: impl IntoIterator<Item = (&'a ToolEntry, &'a str
     serde_json::to_string(&document).expect("a JSON value serialises")
 }
 
-fn operation(tool: &ToolEntry, descriptor: &str, manifest: bool) -> Value {
+fn operation(tool: &ToolEntry, descriptor: &str, canonical: &str, manifest: bool) -> Value {
     // Both are the macros' own output (or its served form): `tests/tests/it/registry.rs` reads
     // every declared one.
     let descriptor: Value = serde_json::from_str(descriptor).expect("tool descriptors are JSON");
-    let canonical: Map<String, Value> = serde_json::from_str(tool.canonical()).expect("canonical descriptors are JSON");
+    let canonical: Map<String, Value> = serde_json::from_str(canonical).expect("canonical descriptors are JSON");
     let description = tool.description();
     let summary = description.lines().next().unwrap_or_default().trim();
     let mut op = Map::new();

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::auth::Scope;
 use crate::ctx::Ctx;
-use crate::declare::{NodeTypeInfo, Output};
+use crate::declare::{Effects, NodeTypeInfo, Output, Unmet};
 use crate::error::Error;
 use crate::validate::NestedValidator;
 pub use trails_pattern::TaskSupport;
@@ -20,6 +20,10 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Deserialise the (already validated) arguments and run the handler.
 pub type CallFn = fn(Ctx, Value) -> BoxFuture<Result<Output, Error>>;
+
+/// Evaluate a capability's declared preconditions against a call's (validated) arguments: the
+/// ones that do not hold, or the failure that kept them from being evaluated (a store down).
+pub type PreconditionFn = fn(Ctx, Value) -> BoxFuture<Result<Vec<Unmet>, Error>>;
 
 /// Which attribute declared a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +153,16 @@ impl ToolEntry {
         self.declared.task
     }
 
+    /// What a call may write (`side_effects(…)`), which the knowledge graph holds it to.
+    pub fn effects(&self) -> Effects {
+        self.declared.effects
+    }
+
+    /// The declared preconditions' evaluation, when it declares any.
+    pub fn preconditions(&self) -> Option<PreconditionFn> {
+        self.declared.preconditions
+    }
+
     /// The Cedar policies (by `@id`) that must allow a call (`policy_required`).
     pub fn policy_required(&self) -> &'static [&'static str] {
         self.declared.policy_required
@@ -222,6 +236,10 @@ pub struct Declared {
     pub(crate) confirm: Option<&'static str>,
     /// `task`: whether a call may run as an MCP task.
     pub(crate) task: TaskSupport,
+    /// `side_effects(…)`: what a call may write.
+    pub(crate) effects: Effects,
+    /// `preconditions(…)`, evaluated before the handler.
+    pub(crate) preconditions: Option<PreconditionFn>,
 }
 
 impl Declared {
@@ -240,6 +258,8 @@ impl Declared {
         output_list: bool,
         confirm: Option<&'static str>,
         task: TaskSupport,
+        effects: Effects,
+        preconditions: Option<PreconditionFn>,
     ) -> Declared {
         Declared {
             policy_required,
@@ -252,6 +272,8 @@ impl Declared {
             output_list,
             confirm,
             task,
+            effects,
+            preconditions,
         }
     }
 }

@@ -13,7 +13,9 @@ use std::fmt;
 
 use serde_json::Value;
 
-pub use entry::{BoxFuture, Cost, Declared, ShapeEntry, TaskSupport, ToolEntry, ToolKind, SHAPES, TOOLS};
+pub use entry::{
+    BoxFuture, Cost, Declared, PreconditionFn, ShapeEntry, TaskSupport, ToolEntry, ToolKind, SHAPES, TOOLS,
+};
 pub use prompt::{PromptEntry, PromptFn, PROMPTS};
 pub use resource::{ResourceEntry, ResourceFn, RESOURCES};
 
@@ -195,7 +197,21 @@ mod tests {
             "{}",
             "{}",
             "",
-            Declared::__new(&[], 0, 0.0, false, false, None, false, None, false, None, TaskSupport::Forbidden),
+            Declared::__new(
+                &[],
+                0,
+                0.0,
+                false,
+                false,
+                None,
+                false,
+                None,
+                false,
+                None,
+                TaskSupport::Forbidden,
+                crate::declare::Effects::Undeclared,
+                None,
+            ),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),
             source,

@@ -74,6 +74,45 @@ impl SentKey {
     }
 }
 
+/// What can be said of a call's key before anything looks at the call past its validation: that
+/// the capability takes one (it is `idempotent`) and that it is one (1 to 255 visible ASCII
+/// characters). It stands right after the policies, so a malformed key is refused as malformed —
+/// before a precondition reads the store or the user is asked anything; nothing is claimed.
+#[cfg(feature = "ledger")]
+pub struct KeyCheck;
+
+#[cfg(feature = "ledger")]
+impl trails_core::pipeline::Guard for KeyCheck {
+    fn call<'a>(
+        &'a self,
+        call: trails_core::pipeline::Call,
+        next: trails_core::pipeline::Next<'a>,
+    ) -> trails_core::pipeline::GuardFuture<'a> {
+        Box::pin(async move {
+            let Some(key) = call.ctx().extension::<SentKey>() else { return next.run(call).await };
+            let tool = call.tool();
+            if !tool.idempotent() {
+                let message = format!(
+                    "{} is not declared `idempotent`: a retry could do the work twice, so no key can promise a replay",
+                    tool.id()
+                );
+                let refused = FieldError::refuse(
+                    key.source.field(),
+                    FieldCode::OneOf,
+                    message,
+                    &key.value,
+                    json!("no idempotency key"),
+                );
+                return Err(call.refuse(refused));
+            }
+            if let Err(malformed) = key.checked() {
+                return Err(call.refuse(malformed));
+            }
+            next.run(call).await
+        })
+    }
+}
+
 /// Built without the `ledger` feature, keys cannot be kept: a call that carries one is refused
 /// (nothing runs), so no client retries on a promise of replay the server cannot keep.
 pub struct NoKeys;

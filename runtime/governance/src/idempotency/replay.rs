@@ -463,21 +463,8 @@ impl Guard for IdempotencyGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
+            // `KeyCheck`, earlier, refused a key of a capability that takes none.
             let tool = call.tool();
-            if !tool.idempotent() {
-                let message = format!(
-                    "{} is not declared `idempotent`: a retry could do the work twice, so no key can promise a replay",
-                    tool.id()
-                );
-                let constraint = json!("no idempotency key");
-                return Err(call.refuse(FieldError::refuse(
-                    key.source.field(),
-                    FieldCode::OneOf,
-                    message,
-                    &key.value,
-                    constraint,
-                )));
-            }
             let ticket = match self.0.claim(&key, call.ctx().caller(), tool.id(), call.arguments()).await {
                 Ok(Claim::Replay(result)) => return Ok(Answer::replay(*result)),
                 Ok(Claim::Run(ticket)) => ticket,

@@ -311,6 +311,8 @@ mod tests {
                 false,
                 None,
                 trails_core::TaskSupport::Forbidden,
+                trails_core::Effects::Undeclared,
+                None,
             ),
             |_, _, _| {},
             |_, _| Box::pin(async { Ok(trails_core::declare::Output::text("")) }),

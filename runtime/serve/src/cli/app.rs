@@ -16,7 +16,7 @@ use crate::server::{ServeError, Server};
 use crate::state::{Brought, Listings, Shared};
 use trails_core::auth::{sha256_hex, ScopeSet};
 use trails_core::ctx::AppState;
-use trails_core::pipeline::{Catalog, Confirmation, Guard, Validation};
+use trails_core::pipeline::{Catalog, Confirmation, Guard, Preconditions, Validation};
 use trails_core::registry::{Registry, ShapeEntry, ToolEntry, SHAPES, TOOLS};
 use trails_kg::Kg;
 
@@ -135,6 +135,11 @@ impl App {
         guards.extend(assembled.guards(Slot::Authorize));
         guards.extend(self.guards);
         guards.extend(assembled.guards(Slot::App));
+        // What must hold before the call runs (only where declared), evaluated before the user is
+        // asked to confirm it.
+        if registry.tools().any(|tool| tool.preconditions().is_some()) {
+            guards.push(Arc::new(Preconditions));
+        }
         // Asked once the call would run, before anything is charged (only where declared).
         if registry.tools().any(|tool| tool.confirm().is_some()) {
             guards.push(Arc::new(Confirmation));
@@ -306,7 +311,8 @@ fn tools_json(settings: &Settings, scopes: ScopeSet) -> Result<String, BuildErro
     let registry = Registry::collect()?;
     let catalog = Catalog::new(&registry, settings.mcp.production);
     let own = crate::projection::served::own_descriptors(registry.tools(), &registry.node_types().collect::<Vec<_>>());
-    let tools = Listings::new(&catalog, settings.mcp.manifest_enabled, own)
+    // `tools/list` shows no canonical descriptor.
+    let tools = Listings::new(&catalog, settings.mcp.manifest_enabled, own, Default::default())
         .list(&catalog, trails_core::pipeline::View::of(scopes));
     Ok(serde_json::to_string_pretty(tools.as_ref()).expect("tools serialise"))
 }

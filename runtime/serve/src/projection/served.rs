@@ -1,7 +1,9 @@
 //! The descriptors an app serves where they say more than the macros could: the `trails_kg_*`
 //! tools are compiled into the runtime before any app declares a node type, so their schemas
-//! learn the app's labels and field names here, once at start. Every projection of a tool (the
-//! listings, OpenAPI, the goldens) reads the served descriptor.
+//! learn the app's labels and field names here, once at start; and a capability's canonical
+//! descriptor learns what only the server knows — the graphs its writes go to under its own
+//! `[kg] base`, and whether its calls record provenance. Every projection of a tool (the
+//! listings, the manifest, OpenAPI, the goldens) reads the served descriptor.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -38,6 +40,32 @@ pub(crate) fn own_descriptors(
             field.insert("enum".into(), json!(fields));
         }
         own.insert(tool.name(), descriptor.to_string());
+    }
+    own
+}
+
+/// The canonical descriptors this server publishes in place of the macros', by tool name: a
+/// capability's `side_effects.writes` are the graphs the store writes under `base` (the macros
+/// wrote them under the default base), and `side_effects.provenance` says whether its calls
+/// record provenance (every call does where the app has a knowledge graph). Only those that
+/// differ are kept.
+pub(crate) fn own_canonical(
+    tools: impl Iterator<Item = &'static ToolEntry>,
+    base: &str,
+    provenance: bool,
+) -> HashMap<&'static str, String> {
+    let mut own = HashMap::new();
+    if base == trails_kg::DEFAULT_BASE && !provenance {
+        return own;
+    }
+    for tool in tools {
+        let writes = tool.effects().writes();
+        let mut canonical: Value = serde_json::from_str(tool.canonical()).expect("canonical descriptors are JSON");
+        let Some(effects) = canonical.get_mut("side_effects").and_then(Value::as_object_mut) else { continue };
+        let graphs: Vec<String> = writes.iter().map(|node| trails_kg::mapping::graph_iri(base, node.label)).collect();
+        effects.insert("writes".into(), json!(graphs));
+        effects.insert("provenance".into(), json!(provenance));
+        own.insert(tool.name(), canonical.to_string());
     }
     own
 }

@@ -45,12 +45,19 @@ pub fn render_tool(descriptor: &str) -> String {
     to_sorted_pretty(&value)
 }
 
-/// Each tool of `registry` with the descriptor the app serves it with.
-fn served(registry: &Registry) -> Vec<(&'static ToolEntry, String)> {
-    let own = super::served::own_descriptors(registry.tools(), &registry.node_types().collect::<Vec<_>>());
+/// Each tool of `registry` with the descriptor and canonical descriptor the app serves it with
+/// under the default `[kg]`: a store (and provenance) when it declares node types.
+fn served(registry: &Registry) -> Vec<(&'static ToolEntry, String, String)> {
+    let node_types: Vec<_> = registry.node_types().collect();
+    let own = super::served::own_descriptors(registry.tools(), &node_types);
+    let own_canonical = super::served::own_canonical(registry.tools(), trails_kg::DEFAULT_BASE, !node_types.is_empty());
     registry
         .tools()
-        .map(|tool| (tool, own.get(tool.name()).cloned().unwrap_or_else(|| tool.descriptor().into())))
+        .map(|tool| {
+            let descriptor = own.get(tool.name()).cloned().unwrap_or_else(|| tool.descriptor().into());
+            let canonical = own_canonical.get(tool.name()).cloned().unwrap_or_else(|| tool.canonical().into());
+            (tool, descriptor, canonical)
+        })
         .collect()
 }
 
@@ -58,7 +65,7 @@ fn served(registry: &Registry) -> Vec<(&'static ToolEntry, String)> {
 pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
     let mut files = BTreeMap::new();
     let served = served(registry);
-    for (tool, descriptor) in &served {
+    for (tool, descriptor, _) in &served {
         files.insert(Path::new("mcp").join(format!("{}.json", tool.name())), render_tool(descriptor));
     }
     // Each prompt's `prompts/list` entry, as a tool's.
@@ -66,14 +73,15 @@ pub fn expected_files(registry: &Registry) -> BTreeMap<PathBuf, String> {
         files.insert(Path::new(PROMPTS_DIR).join(format!("{}.json", prompt.name())), render_tool(prompt.descriptor()));
     }
     // The manifest keeps the canonical field order (serde_json's `preserve_order` is on).
-    let manifest: Value = serde_json::from_str(&registry.manifest()).expect("canonical descriptors are valid JSON");
+    let manifest = trails_core::projection::manifest_of(served.iter().map(|(_, _, canonical)| canonical.as_str()));
+    let manifest: Value = serde_json::from_str(&manifest).expect("canonical descriptors are valid JSON");
     let mut text = serde_json::to_string_pretty(&manifest).expect("a Value always serialises");
     text.push('\n');
     files.insert(PathBuf::from("manifest.jsonld"), text);
     // What `GET /openapi.json` serves a caller who may see every tool (keys sorted: the order of
     // an OpenAPI document's members carries no meaning).
     let info = trails_core::projection::Info { title: GOLDEN_TITLE, version: GOLDEN_VERSION, manifest: true };
-    let tools = served.iter().map(|(tool, descriptor)| (*tool, descriptor.as_str()));
+    let tools = served.iter().map(|(tool, descriptor, canonical)| (*tool, descriptor.as_str(), canonical.as_str()));
     let openapi: Value =
         serde_json::from_str(&trails_core::projection::openapi_served(tools, info)).expect("valid JSON");
     files.insert(PathBuf::from("openapi.json"), to_sorted_pretty(&openapi));

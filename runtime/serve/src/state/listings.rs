@@ -42,10 +42,18 @@ pub(crate) struct Listings {
     /// By tool name, the descriptors this app serves in place of the macros' (the `trails_kg_*`
     /// tools with its node types' labels and field names).
     own: HashMap<&'static str, String>,
+    /// By tool name, the canonical descriptors it publishes in place of the macros' (its graphs
+    /// and provenance: `projection::served::own_canonical`).
+    own_canonical: HashMap<&'static str, String>,
 }
 
 impl Listings {
-    pub(crate) fn new(catalog: &Catalog, manifest_served: bool, own: HashMap<&'static str, String>) -> Listings {
+    pub(crate) fn new(
+        catalog: &Catalog,
+        manifest_served: bool,
+        own: HashMap<&'static str, String>,
+        own_canonical: HashMap<&'static str, String>,
+    ) -> Listings {
         let listings = Listings {
             parsed: catalog.entries().map(|entry| (entry.name(), OnceLock::new())).collect(),
             listings: RwLock::default(),
@@ -56,6 +64,7 @@ impl Listings {
             manifest: RwLock::default(),
             manifest_served,
             own,
+            own_canonical,
         };
         // Debug builds (every `cargo run` and test of an app) read every descriptor now, so a
         // code-generation bug stops the start where a developer sees it, not a later request.
@@ -116,10 +125,10 @@ impl Listings {
         &self,
         catalog: &Catalog,
         view: View,
-        render: impl FnOnce(Vec<(&'static ToolEntry, &str)>) -> String,
+        render: impl FnOnce(Vec<(&'static ToolEntry, &str, &str)>) -> String,
     ) -> Bytes {
         cached(&self.openapi, catalog, view, view, |tools| {
-            Bytes::from(render(tools.into_iter().map(|tool| (tool, self.source(tool))).collect()))
+            Bytes::from(render(tools.into_iter().map(|tool| (tool, self.source(tool), self.canonical(tool))).collect()))
         })
     }
 
@@ -130,12 +139,17 @@ impl Listings {
             return None;
         }
         Some(cached(&self.manifest, catalog, view, view, |tools| {
-            Bytes::from(trails_core::projection::manifest_of(tools))
+            Bytes::from(trails_core::projection::manifest_of(tools.into_iter().map(|tool| self.canonical(tool))))
         }))
     }
 }
 
 impl Listings {
+    /// The canonical descriptor of `entry` this app publishes: its own, or the macros'.
+    fn canonical(&self, entry: &'static ToolEntry) -> &str {
+        self.own_canonical.get(entry.name()).map_or(entry.canonical(), String::as_str)
+    }
+
     /// The descriptor of `entry` this app serves: its own, or the macros'.
     fn source(&self, entry: &'static ToolEntry) -> &str {
         self.own.get(entry.name()).map_or(entry.descriptor(), String::as_str)

@@ -130,7 +130,9 @@ impl Shared {
         let catalog = Catalog::new(registry, mcp.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
-        let listings = Listings::new(&catalog, mcp.manifest_enabled, own);
+        let base = kg.as_ref().map_or(trails_kg::DEFAULT_BASE, |kg| kg.base());
+        let own_canonical = crate::projection::served::own_canonical(registry.tools(), base, kg.is_some());
+        let listings = Listings::new(&catalog, mcp.manifest_enabled, own, own_canonical);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
         let subscriptions = Arc::new(Subscriptions::new(

@@ -78,6 +78,7 @@ impl Part for Ledger {
             None => (budgets, keys),
         };
         let budgets = Arc::new(budgets);
+        assembly.guard(Slot::Authorize, trails_governance::idempotency::KeyCheck);
         assembly.guard(Slot::Settle, trails_governance::idempotency::IdempotencyGuard(Arc::new(keys)));
         assembly.guard(Slot::Settle, trails_governance::budget::BudgetGuard(budgets.clone()));
         // What `trails://stats` reports of each caller's spending.

@@ -1,0 +1,133 @@
+//! What a capability declares holds (DESIGN §4.12): its calls write only the node types its
+//! `side_effects` name — refused before anything is stored, naming the declaration to change —,
+//! its preconditions are evaluated before the handler (a failure is `precondition_failed`, the
+//! handler does not run and nothing is charged), and the manifest publishes the graphs the store
+//! writes and the provenance it records.
+
+use serde_json::{json, Value};
+use trails_tests::client::post;
+use trails_tests::Served;
+
+async fn call(server: &Served, name: &str, arguments: Value) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": name, "arguments": arguments } });
+    post(server.addr, None, &body).await
+}
+
+/// Whether the `node_type` instance `id` is stored, as `trails_kg_get` finds it.
+async fn stored(server: &Served, node_type: &str, id: &str) -> bool {
+    let got = call(server, "trails_kg_get", json!({ "node_type": node_type, "id": id })).await;
+    !got["result"]["isError"].as_bool().unwrap_or(true)
+}
+
+fn note(slug: &str) -> Value {
+    json!({ "slug": slug, "body": "written by a read-only capability" })
+}
+
+/// A domain error's `{"kind", "message", …}`, from the result's text (a capability with an output
+/// schema says it in text alone).
+fn domain(answer: &Value) -> Value {
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_its_declaration_does_not_allow_is_refused_and_stores_nothing() {
+    let server = crate::fixture().config("[http]\nsessions = false\n").http();
+
+    // `side_effects(none)`, published read-only, yet it creates a note.
+    let listed = post(server.addr, None, &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).await;
+    let sneak = listed["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "fixtures_note_sneak");
+    assert_eq!(sneak.unwrap()["annotations"]["readOnlyHint"], true);
+    let refused = call(&server, "fixtures_note_sneak", note("sneaked")).await;
+    assert_eq!(refused["error"]["code"], -32603, "a fault of the capability, not the caller's: {refused}");
+    assert!(!stored(&server, "Note", "sneaked").await, "nothing was stored");
+
+    // Declared to write notes, not to change them, nor to write attachments.
+    assert!(call(&server, "fixtures_note_create", note("kept")).await["result"].is_object());
+    let update = call(&server, "fixtures_note_touch", json!({ "slug": "kept" })).await;
+    assert_eq!(update["error"]["code"], -32603, "{update}");
+    let attachment = call(&server, "fixtures_note_touch", json!({ "slug": "kept", "attachment": "sneaked" })).await;
+    assert_eq!(attachment["error"]["code"], -32603, "{attachment}");
+    assert!(!stored(&server, "Attachment", "sneaked").await, "nothing was stored");
+    let kept = call(&server, "trails_kg_get", json!({ "node_type": "Note", "id": "kept" })).await;
+    let body = &kept["result"]["structuredContent"]["fields"]["body"];
+    assert_eq!(body, "written by a read-only capability", "the note did not change: {kept}");
+
+    // The log names the declaration to change.
+    let log = server.stderr();
+    assert!(
+        log.contains("capability fixtures.note.sneak tried to create a Note, which its declaration `side_effects(none)` does not allow; nothing was stored. Add `Note` in `writes`"),
+        "{log}"
+    );
+    assert!(
+        log.contains("capability fixtures.note.touch tried to update a Note") && log.contains("Add `overwrites`"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_precondition_that_does_not_hold_refuses_the_call_before_it_runs_or_is_charged() {
+    // `requirements.create` costs 120 tokens and `requirements.update` 30: 150 is one of each.
+    let server =
+        crate::fixture().config("[http]\nsessions = false\n\n[budget]\ntokens = 150\nwindow_secs = 3600\n").http();
+    let missing = call(&server, "requirements_update", json!({ "req_id": "REQ-404", "title": "Never stored" })).await;
+    let refused = domain(&missing);
+    assert_eq!(refused["kind"], "precondition_failed", "{missing}");
+    let message = refused["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "requirements.update: 1 declared precondition does not hold: instance_exists (no Requirement `REQ-404` is stored); nothing ran"
+    );
+    // `/invoke` answers 412.
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/invoke/requirements.update", server.addr))
+        .json(&json!({ "req_id": "REQ-404", "title": "Never stored" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 412);
+
+    // Nothing was charged: a create and an update still fit, and then the budget is spent.
+    let create = json!({ "req_id": "REQ-1", "title": "Exports", "status": "proposed", "priority": 2, "tags": [] });
+    assert!(call(&server, "requirements_create", create).await["result"].is_object());
+    let update = call(&server, "requirements_update", json!({ "req_id": "REQ-1", "status": "accepted" })).await;
+    assert_eq!(update["result"]["structuredContent"]["status"], "accepted", "{update}");
+    let spent = call(&server, "requirements_update", json!({ "req_id": "REQ-1", "status": "rejected" })).await;
+    assert_eq!(spent["error"]["code"], -32003, "{spent}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apps_own_precondition_is_evaluated_with_the_arguments() {
+    let server = crate::fixture().config("[http]\nsessions = false\n").http();
+    let record =
+        |tags: Value| json!({ "handle": "abc", "code": "REQ-1", "status": "proposed", "priority": 1, "tags": tags });
+    let blocked = call(&server, "fixtures_constraints", record(json!(["blocked"]))).await;
+    let refused = domain(&blocked);
+    assert_eq!(refused["kind"], "precondition_failed", "{blocked}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("check (the record is tagged `blocked`)"), "{message}");
+    let fine = call(&server, "fixtures_constraints", record(json!(["fine"]))).await;
+    assert_eq!(fine["result"]["structuredContent"]["tags"], json!(["fine"]), "{fine}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_manifest_publishes_the_graphs_the_store_writes_and_the_provenance_it_records() {
+    let base = "https://kg.example.org/req";
+    let server = crate::fixture().config(format!("[http]\nsessions = false\n\n[kg]\nbase = \"{base}\"\n")).http();
+    let manifest: Value =
+        reqwest::get(format!("http://{}/.well-known/capabilities", server.addr)).await.unwrap().json().await.unwrap();
+    let entry = |id: &str| {
+        manifest["@graph"].as_array().unwrap().iter().find(|entry| entry["id"] == id).cloned().unwrap_or_default()
+    };
+    let create = entry("requirements.create");
+    assert_eq!(create["side_effects"]["writes"], json!([format!("{base}/graph/Requirement")]), "{create}");
+    assert_eq!(create["side_effects"]["provenance"], true, "every call of an app with a store records provenance");
+    assert_eq!(entry("people.create")["side_effects"]["writes"], json!([format!("{base}/graph/Person")]));
+    assert_eq!(entry("requirements.search")["side_effects"]["writes"], json!([]));
+    let update = entry("requirements.update");
+    assert_eq!(
+        update["preconditions"],
+        json!([{ "kind": "instance_exists", "parameters": { "node_type": "Requirement", "key": "req_id" } }])
+    );
+}
