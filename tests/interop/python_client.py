@@ -71,9 +71,10 @@ async def run(server) -> dict:
         except MCPError as error:
             report["gated"] = {"code": error.error.code, "message": error.error.message}
 
-        # A handler's domain error is a result the model reads, not an exception.
+        # A domain error (a declared precondition that does not hold) is a result the model reads,
+        # not an exception.
         missing = await client.call_tool("requirements_update", {"req_id": "REQ-404", "title": "Renamed"})
-        report["not_found"] = {
+        report["precondition_failed"] = {
             "is_error": bool(missing.is_error),
             "structured": missing.structured_content,
             "text": json.loads(missing.content[0].text),

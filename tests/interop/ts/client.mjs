@@ -62,12 +62,13 @@ async function legacy() {
   report.tool_count = names.length;
   // The pattern the Claude and OpenAI tool APIs enforce on every name a host passes on.
   report.names_hosts_refuse = names.filter((name) => !/^[a-zA-Z0-9_-]{1,64}$/.test(name));
-  // A handler's domain error on a tool with an outputSchema: the SDK must hand it over, not throw.
+  // A domain error on a tool with an outputSchema (a declared precondition that does not hold):
+  // the SDK must hand it over, not throw.
   try {
     const missing = await client.callTool({ name: 'requirements_update', arguments: { req_id: 'REQ-404', title: 'Renamed' } });
-    report.not_found = { is_error: missing.isError ?? false, structured: missing.structuredContent ?? null, text: JSON.parse(missing.content[0].text) };
+    report.precondition_failed = { is_error: missing.isError ?? false, structured: missing.structuredContent ?? null, text: JSON.parse(missing.content[0].text) };
   } catch (error) {
-    report.not_found = { thrown: String(error) };
+    report.precondition_failed = { thrown: String(error) };
   }
   for (const n of [1, 2, 3, 4, 5]) {
     const created = await client.callTool({ name: 'requirements_create', arguments: requirement(`REQ-${n}`, `Requirement ${n}`) });

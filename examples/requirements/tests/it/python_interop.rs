@@ -93,8 +93,8 @@ fn assert_report(report: &Value, transport: &str) {
     assert_eq!(fields, [("text", "min_length"), ("limit", "max_value")], "{transport}");
     assert_eq!(report["gated"]["code"], json!(-32001), "{transport}");
     assert_eq!(
-        report["not_found"],
-        json!({"is_error": true, "structured": null, "text": {"kind": "not_found", "message": "there is no Requirement at urn:trails:kg/Requirement/REQ-404", "retryable": false}}),
+        report["precondition_failed"],
+        json!({"is_error": true, "structured": null, "text": {"kind": "precondition_failed", "message": "requirements.update: 1 declared precondition does not hold: instance_exists (no Requirement `REQ-404` is stored); nothing ran", "retryable": false}}),
         "{transport}: a domain error is a result"
     );
     // Resources, as the SDK's models read them.

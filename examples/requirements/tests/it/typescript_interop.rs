@@ -27,8 +27,8 @@ fn assert_report(report: &Value, transport: &str) {
     assert!(legacy["tool_count"].as_u64().unwrap() > 3, "{transport}: {legacy}");
     assert_eq!(legacy["names_hosts_refuse"], json!([]), "{transport}: every name matches ^[a-zA-Z0-9_-]{{1,64}}$");
     assert_eq!(
-        legacy["not_found"],
-        json!({"is_error": true, "structured": null, "text": {"kind": "not_found", "message": "there is no Requirement at urn:trails:kg/Requirement/REQ-404", "retryable": false}}),
+        legacy["precondition_failed"],
+        json!({"is_error": true, "structured": null, "text": {"kind": "precondition_failed", "message": "requirements.update: 1 declared precondition does not hold: instance_exists (no Requirement `REQ-404` is stored); nothing ran", "retryable": false}}),
         "{transport}: a domain error reaches the SDK 1.x as a result"
     );
     let link =
