@@ -365,8 +365,9 @@ pub async fn sneak_note(ctx: &Ctx, note: Note) -> Result<String> {
 }
 
 /// Declared to write notes only, and to change none: updating one, or storing an attachment, is
-/// refused.
-#[capability(id = "fixtures.note.touch", version = "1.0.0", side_effects(writes = [Note]))]
+/// refused. The note must be stored (a precondition), and a call costs 30 tokens.
+#[capability(id = "fixtures.note.touch", version = "1.0.0", side_effects(writes = [Note]),
+             preconditions(instance_exists(node_type = "Note", key = "slug")), cost(tokens = 30))]
 pub async fn touch_note(
     ctx: &Ctx,
     /// The note to change.

@@ -16,8 +16,7 @@ pub async fn create(ctx: &Ctx, requirement: Requirement) -> Result<Requirement> 
 /// Change the title, status or priority of an existing requirement.
 #[capability(id = "requirements.update", version = "1.0.0", idempotent,
              preconditions(instance_exists(node_type = "Requirement", key = "req_id")),
-             side_effects(writes = [Requirement], overwrites),
-             cost(tokens = 30))]
+             side_effects(writes = [Requirement], overwrites))]
 pub async fn update(ctx: &Ctx, change: UpdateRequirement) -> Result<Requirement> {
     let updated = ctx
         .kg()?

@@ -68,9 +68,8 @@ async fn a_write_its_declaration_does_not_allow_is_refused_and_stores_nothing() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_precondition_that_does_not_hold_refuses_the_call_before_it_runs_or_is_charged() {
-    // `requirements.create` costs 120 tokens and `requirements.update` 30: 150 is one of each.
     let server =
-        crate::fixture().config("[http]\nsessions = false\n\n[budget]\ntokens = 150\nwindow_secs = 3600\n").http();
+        crate::fixture().config("[http]\nsessions = false\n\n[budget]\ntokens = 30\nwindow_secs = 3600\n").http();
     let missing = call(&server, "requirements_update", json!({ "req_id": "REQ-404", "title": "Never stored" })).await;
     let refused = domain(&missing);
     assert_eq!(refused["kind"], "precondition_failed", "{missing}");
@@ -88,12 +87,17 @@ async fn a_precondition_that_does_not_hold_refuses_the_call_before_it_runs_or_is
         .unwrap();
     assert_eq!(response.status().as_u16(), 412);
 
-    // Nothing was charged: a create and an update still fit, and then the budget is spent.
-    let create = json!({ "req_id": "REQ-1", "title": "Exports", "status": "proposed", "priority": 2, "tags": [] });
-    assert!(call(&server, "requirements_create", create).await["result"].is_object());
-    let update = call(&server, "requirements_update", json!({ "req_id": "REQ-1", "status": "accepted" })).await;
-    assert_eq!(update["result"]["structuredContent"]["status"], "accepted", "{update}");
-    let spent = call(&server, "requirements_update", json!({ "req_id": "REQ-1", "status": "rejected" })).await;
+    // `fixtures.note.touch` costs 30 tokens, all the budget holds: refused by its precondition
+    // twice, it is charged nothing, and the call that runs spends the budget.
+    for _ in 0..2 {
+        let missing = call(&server, "fixtures_note_touch", json!({ "slug": "absent" })).await;
+        let refused = domain(&missing);
+        assert!(refused["message"].as_str().unwrap().contains("no Note `absent` is stored"), "{missing}");
+    }
+    assert!(call(&server, "fixtures_note_create", note("there")).await["result"].is_object());
+    let ran = call(&server, "fixtures_note_touch", json!({ "slug": "there" })).await;
+    assert_eq!(ran["error"]["code"], -32603, "it ran (and was refused its undeclared update): {ran}");
+    let spent = call(&server, "fixtures_note_touch", json!({ "slug": "there" })).await;
     assert_eq!(spent["error"]["code"], -32003, "{spent}");
 }
 

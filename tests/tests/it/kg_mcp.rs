@@ -122,15 +122,16 @@ async fn every_call_leaves_one_provenance_activity(kg: Kg) {
     call(&client, "requirements_search", json!({"text": "sign"})).await.unwrap();
     call(&client, "requirements_create", requirement("REQ-7", None)).await.unwrap_err();
     call(&client, "trails_meta_ping", json!({})).await.unwrap();
-    // Updating what is not there is the caller's to act on: a result the model reads. The tool
-    // has an `outputSchema`, which the error does not match: only the text carries it.
+    // Updating what is not there is the caller's to act on (its declared precondition does not
+    // hold): a result the model reads. The tool has an `outputSchema`, which the error does not
+    // match: only the text carries it.
     let missing = call(&client, "requirements_update", json!({"req_id": "REQ-404", "title": "Renamed"})).await.unwrap();
     assert_eq!(missing.is_error, Some(true));
     assert!(missing.structured_content.is_none(), "{missing:?}");
     let shown: serde_json::Value = serde_json::from_str(&missing.content[0].as_text().unwrap().text).unwrap();
     assert_eq!(
         shown,
-        json!({"kind": "not_found", "message": "there is no Requirement at urn:trails:kg/Requirement/REQ-404", "retryable": false})
+        json!({"kind": "precondition_failed", "message": "requirements.update: 1 declared precondition does not hold: instance_exists (no Requirement `REQ-404` is stored); nothing ran", "retryable": false})
     );
 
     let iri = "urn:trails:kg/Requirement/REQ-7";
@@ -163,7 +164,7 @@ async fn every_call_leaves_one_provenance_activity(kg: Kg) {
         .sparql("SELECT ?kind WHERE { GRAPH ?a { ?a <https://w3id.org/trails/capability#errorKind> ?kind } }", &[])
         .await
         .unwrap();
-    assert_eq!(kinds.iter().map(|row| text(row, "kind")).collect::<Vec<_>>(), ["not_found"]);
+    assert_eq!(kinds.iter().map(|row| text(row, "kind")).collect::<Vec<_>>(), ["precondition_failed"]);
     // The search read the requirement; the meta call is typed as such.
     let used = kg
         .sparql(

@@ -27,7 +27,13 @@ pub(crate) struct Skills {
 impl Skills {
     /// One skill per namespace of the runtime tools every caller sees (`runtime` scope, not meta
     /// capabilities); tools without a namespace (`id` without a `.`) go under the app's `name`.
-    pub(crate) fn generated(registry: &Registry, app: &str) -> Skills {
+    /// `own_canonical`: the canonical descriptors the server publishes in place of the macros'
+    /// (`served::own_canonical`), so a skill says what the manifest says.
+    pub(crate) fn generated(
+        registry: &Registry,
+        app: &str,
+        own_canonical: &std::collections::HashMap<&'static str, String>,
+    ) -> Skills {
         let mut namespaces: BTreeMap<String, Vec<&'static ToolEntry>> = BTreeMap::new();
         for tool in registry.tools().filter(|tool| tool.kind() == ToolKind::Runtime && tool.scope() == Scope::Runtime) {
             let namespace = tool.id().split_once('.').map_or(app, |(namespace, _)| namespace);
@@ -46,7 +52,7 @@ impl Skills {
                     ),
                     1024,
                 );
-                let text = render(&name, &description, app, &tools);
+                let text = render(&name, &description, app, &tools, own_canonical);
                 let resources = SkillResources::Files(vec![SkillResource::from_bytes(&uri, text.as_bytes())]);
                 (Skill::new(uri, SkillFrontmatter::new(name, description), resources), text)
             })
@@ -108,7 +114,13 @@ fn cut(text: &str, chars: usize) -> String {
 }
 
 /// The `SKILL.md` of the namespace `name`: its frontmatter, then a section per tool.
-fn render(name: &str, description: &str, app: &str, tools: &[&'static ToolEntry]) -> String {
+fn render(
+    name: &str,
+    description: &str,
+    app: &str,
+    tools: &[&'static ToolEntry],
+    own_canonical: &std::collections::HashMap<&'static str, String>,
+) -> String {
     // The frontmatter's values as JSON strings: valid YAML, whatever they hold.
     let mut text = format!("---\nname: {name}\ndescription: {}\n---\n\n", json!(description));
     let _ = writeln!(
@@ -120,7 +132,8 @@ fn render(name: &str, description: &str, app: &str, tools: &[&'static ToolEntry]
     );
     for tool in tools {
         let descriptor: Value = serde_json::from_str(tool.descriptor()).unwrap_or_default();
-        let canonical: Value = serde_json::from_str(tool.canonical()).unwrap_or_default();
+        let canonical = own_canonical.get(tool.name()).map_or(tool.canonical(), String::as_str);
+        let canonical: Value = serde_json::from_str(canonical).unwrap_or_default();
         section(&mut text, tool, &descriptor, &canonical);
     }
     text

@@ -121,7 +121,9 @@ impl OwnResources {
 impl Shared {
     pub(crate) fn new(registry: &Registry, mcp: McpSettings, http: HttpSettings, brought: Brought) -> Shared {
         let Brought { state, name, version, instructions, skills, kg, guards, mut kept, background } = brought;
-        let skills = skills.then(|| crate::projection::skills::Skills::generated(registry, &name));
+        let base = kg.as_ref().map_or(trails_kg::DEFAULT_BASE, |kg| kg.base());
+        let own_canonical = crate::projection::served::own_canonical(registry.tools(), base, kg.is_some());
+        let skills = skills.then(|| crate::projection::skills::Skills::generated(registry, &name, &own_canonical));
         // The app's own first, then how Trails' errors read.
         let instructions = match instructions {
             Some(own) => format!("{own}\n\n{}", crate::wire::errors::instructions(mcp.validation_errors)),
@@ -130,8 +132,6 @@ impl Shared {
         let catalog = Catalog::new(registry, mcp.production);
         let node_types: Vec<_> = registry.node_types().collect();
         let own = crate::projection::served::own_descriptors(registry.tools(), &node_types);
-        let base = kg.as_ref().map_or(trails_kg::DEFAULT_BASE, |kg| kg.base());
-        let own_canonical = crate::projection::served::own_canonical(registry.tools(), base, kg.is_some());
         let listings = Listings::new(&catalog, mcp.manifest_enabled, own, own_canonical);
         // Every initialized session is a subscriber (tool-list changes), and so is every
         // 2026-07-28 `subscriptions/listen` request: room for as many of each as of sessions.
