@@ -431,7 +431,12 @@ impl Guard for ProvenanceGuard {
             );
             let distributed_trace = call.ctx().distributed_trace_id().map(str::to_owned);
             let started = Utc::now();
+            let dry_run = call.dry_run().is_some();
             let answer = next.run(call).await;
+            // A dry run ran nothing: it leaves no activity.
+            if dry_run {
+                return answer;
+            }
             let (error_code, error_kind) = match &answer {
                 Ok(done) if done.is_replay() => return answer,
                 Ok(done) => match done.failure() {

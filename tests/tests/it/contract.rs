@@ -135,3 +135,107 @@ async fn the_manifest_publishes_the_graphs_the_store_writes_and_the_provenance_i
         json!([{ "kind": "instance_exists", "parameters": { "node_type": "Requirement", "key": "req_id" } }])
     );
 }
+
+const BUILDER_TOKEN: &str = "contract-builder-token";
+
+/// `trails://stats` as a builder reads it.
+async fn stats(server: &Served) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": "trails://stats" } });
+    let read = post(server.addr, Some(BUILDER_TOKEN), &body).await;
+    serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+/// A dry run of `name`: the call with `_meta.trails.dry_run` (and an idempotency key, if any).
+async fn dry_run(server: &Served, name: &str, arguments: Value, key: Option<&str>) -> Value {
+    let mut trails = json!({ "dry_run": true });
+    if let Some(key) = key {
+        trails["idempotency_key"] = json!(key);
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": name, "arguments": arguments, "_meta": { "trails": trails } } });
+    let answer = post(server.addr, Some(BUILDER_TOKEN), &body).await;
+    assert_eq!(answer["result"]["_meta"]["trails"]["dry_run"], true, "{answer}");
+    assert_ne!(answer["result"]["isError"], true, "a verdict, not a failure: {answer}");
+    // A tool with an output schema says it in text alone (SDKs check structured content against it).
+    serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dry_run_runs_every_check_but_the_handler_and_changes_nothing() {
+    let server = crate::fixture()
+        .config(format!(
+            "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[budget]\ntokens = 30\nwindow_secs = 3600\n\n\
+             [[http.tokens]]\nname = \"builder\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\nbudget = {{ tokens = 200 }}\n",
+            trails::auth::sha256_hex(BUILDER_TOKEN)
+        ))
+        .http();
+    let create = json!({ "req_id": "REQ-1", "title": "Exports", "status": "proposed", "priority": 2, "tags": [] });
+    let created = post(
+        server.addr,
+        Some(BUILDER_TOKEN),
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "requirements_create", "arguments": create } }),
+    )
+    .await;
+    assert!(created["result"].is_object(), "{created}");
+
+    // What would not run says why: the precondition, with what the manifest publishes of it.
+    let missing =
+        dry_run(&server, "requirements_update", json!({ "req_id": "REQ-404", "title": "Renamed" }), None).await;
+    assert_eq!(missing["would_run"], false, "{missing}");
+    assert_eq!(
+        missing["reasons"],
+        json!([{ "kind": "precondition", "message": "no Requirement `REQ-404` is stored", "blocking": true,
+                 "precondition": "instance_exists", "parameters": { "node_type": "Requirement", "key": "req_id" } }])
+    );
+    // Bad arguments are a reason too, every field at once.
+    let invalid = dry_run(&server, "requirements_update", json!({ "req_id": "nope", "title": "" }), None).await;
+    assert_eq!(invalid["would_run"], false);
+    assert_eq!(invalid["reasons"][0]["kind"], "validation", "{invalid}");
+    assert_eq!(invalid["reasons"][0]["data"]["fields"].as_array().unwrap().len(), 2, "{invalid}");
+
+    // A valid call would run; its confirmation and cost are said, not asked or charged.
+    let before = stats(&server).await;
+    for _ in 0..3 {
+        let ok = dry_run(&server, "requirements_update", json!({ "req_id": "REQ-1", "title": "Renamed" }), Some("k-1"))
+            .await;
+        assert_eq!(ok, json!({ "would_run": true, "reasons": [] }));
+        let touch = dry_run(&server, "fixtures_note_touch", json!({ "slug": "absent" }), None).await;
+        assert_eq!(touch["would_run"], false, "{touch}");
+        let kinds: Vec<&str> =
+            touch["reasons"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["precondition", "cost"], "{touch}");
+        let delete = dry_run(&server, "requirements_delete", json!({ "req_id": "REQ-1" }), None).await;
+        assert_eq!(delete["would_run"], true, "a question to the user does not block: {delete}");
+        assert_eq!(delete["reasons"][0]["kind"], "confirmation", "{delete}");
+        assert!(delete["reasons"][0]["question"].as_str().unwrap().starts_with("Delete this requirement"), "{delete}");
+    }
+    // Nothing changed: the store, the budget, the key, the provenance.
+    let after = stats(&server).await;
+    assert_eq!(after["provenance"]["activities"], before["provenance"]["activities"], "{after}");
+    assert_eq!(after["budgets"], before["budgets"], "{after}");
+    let got = call(&server, "trails_kg_get", json!({ "node_type": "Requirement", "id": "REQ-1" })).await;
+    assert_eq!(got["result"]["structuredContent"]["fields"]["title"], "Exports", "{got}");
+    // The key was not claimed: a call with other arguments under it runs.
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "requirements_update",
+        "arguments": { "req_id": "REQ-1", "title": "Other" }, "_meta": { "trails": { "idempotency_key": "k-1" } } } });
+    let ran = post(server.addr, Some(BUILDER_TOKEN), &body).await;
+    assert_eq!(ran["result"]["structuredContent"]["title"], "Other", "{ran}");
+
+    // `/invoke?dry_run=true` says the same; a dry_run that is no boolean is refused.
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/invoke/requirements.update?dry_run=true", server.addr))
+        .bearer_auth(BUILDER_TOKEN)
+        .json(&json!({ "req_id": "REQ-404", "title": "Renamed" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let verdict: Value = response.json().await.unwrap();
+    let text: Value = serde_json::from_str(verdict["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["would_run"], false, "{verdict}");
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "requirements_update",
+        "arguments": { "req_id": "REQ-1" }, "_meta": { "trails": { "dry_run": "yes" } } } });
+    let refused = post(server.addr, Some(BUILDER_TOKEN), &body).await;
+    assert_eq!(refused["error"]["data"]["fields"][0]["field"], "_meta/trails/dry_run", "{refused}");
+}

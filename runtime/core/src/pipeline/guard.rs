@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::bound::{self, Bound};
 use super::{Answer, Refusal, ToolResult};
@@ -140,6 +140,12 @@ impl Call {
         Call { tool, caller, arguments, ctx, validation_as_result, bound }
     }
 
+    /// Whether this is a dry run, and what it found so far: a guard that would charge, claim or
+    /// ask something notes it there instead (`DryRun::note`) and lets the call go on.
+    pub fn dry_run(&self) -> Option<&super::DryRun> {
+        self.ctx.extension::<super::DryRun>()
+    }
+
     /// The tool called.
     pub fn tool(&self) -> &'static ToolEntry {
         self.tool
@@ -237,6 +243,10 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 /// The innermost step: the handler, its output bounded to `[mcp] max_result_bytes`. A panicking
 /// handler fails its own call only, and the guards around it still see it end.
 async fn handle(call: Call) -> Result<Answer, Refusal> {
+    if let Some(dry) = call.dry_run() {
+        dry.reached_handler();
+        return Ok(Answer::new(ToolResult::success(String::new(), None)));
+    }
     let Call { tool, ctx, arguments, validation_as_result, bound: limit, caller } = call;
     let trace_id = ctx.trace_id().to_owned();
     // A round of an input-required result stops where the handler waits for an answer it
@@ -295,6 +305,15 @@ impl Guard for Preconditions {
             let Some(evaluate) = call.tool().preconditions() else { return next.run(call).await };
             match evaluate(call.ctx.clone(), call.arguments.clone()).await {
                 Ok(unmet) if unmet.is_empty() => next.run(call).await,
+                // Each is a reason, and the checks after go on.
+                Ok(unmet) if call.dry_run().is_some() => {
+                    let dry = call.dry_run().expect("a dry run");
+                    for unmet in &unmet {
+                        let more = json!({ "precondition": unmet.kind, "parameters": unmet.to_json()["parameters"] });
+                        dry.note("precondition", unmet.message.clone(), true, more);
+                    }
+                    next.run(call).await
+                }
                 Ok(unmet) => {
                     let error = unmet_error(call.tool().id(), &unmet);
                     call.failed(error)
@@ -328,6 +347,11 @@ impl Guard for Confirmation {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let Some(question) = call.tool().confirm() else { return next.run(call).await };
+            if let Some(dry) = call.dry_run() {
+                let message = "the user would be asked to confirm the call first; it runs only once they say yes";
+                dry.note("confirmation", message, false, json!({ "question": question }));
+                return next.run(call).await;
+            }
             let round = call.ctx().extension::<Input>().and_then(Input::round).cloned();
             match until_asked(round.as_deref(), call.ctx().confirm(question)).await {
                 Err(asked) => Err(Refusal::InputRequired(Box::new(asked))),

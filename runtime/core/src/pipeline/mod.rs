@@ -4,6 +4,7 @@
 pub(crate) mod bound;
 mod catalog;
 mod continuation;
+mod dry_run;
 mod guard;
 mod outcome;
 
@@ -22,6 +23,7 @@ pub use catalog::NoSuchTool;
 #[doc(hidden)]
 pub use catalog::{Catalog, Lookup, Served, View};
 pub use continuation::{Continuations, MAX_KEPT_BYTES, READ_TOOL};
+pub use dry_run::DryRun;
 pub use guard::{Call, Guard, GuardFuture, Next};
 #[doc(hidden)]
 pub use guard::{Confirmation, Preconditions, Validation};
@@ -49,6 +51,8 @@ pub struct CallRequest<'a> {
     pub failures: ValidationFailures,
     /// What the transport gives the handler besides (`ctx.extension::<T>()`).
     pub attach: Attach,
+    /// A dry run: every check but the handler, nothing recorded or charged ([`DryRun`]).
+    pub dry_run: bool,
 }
 
 /// How a validation failure is answered.
@@ -259,9 +263,21 @@ impl Pipeline {
 
     /// Run `request`: admit it, then the guards, then the handler.
     pub async fn call(&self, request: CallRequest<'_>) -> Result<Answer, Refusal> {
-        let CallRequest { tool: name, arguments, caller, failures, attach } = request;
+        let CallRequest { tool: name, arguments, caller, failures, mut attach, dry_run } = request;
         let validation_as_result = failures == ValidationFailures::AsResult;
-        let tool = self.admit(name, &caller)?;
+        let dry_run = dry_run.then(DryRun::default);
+        let tool = match (self.admit(name, &caller), &dry_run) {
+            (Ok(tool), _) => tool,
+            // A tool the caller may not call is a dry run's reason; one it cannot see is unknown.
+            (Err(refused @ (Refusal::ScopeDenied { .. } | Refusal::AuthenticationRequired { .. })), Some(dry)) => {
+                let structured = self.catalog.entry(name).is_some_and(|entry| !entry.has_output_schema());
+                return Ok(dry.answer(Some(dry_run::reason_of_refusal(&refused)), structured));
+            }
+            (Err(refused), _) => return Err(refused),
+        };
+        if let Some(dry) = &dry_run {
+            attach = attach.with(dry.clone());
+        }
         tool.note_call(caller.name.as_deref());
         let trace_id = uuid::Uuid::new_v4().simple().to_string();
         let mut ctx = Ctx::new(trace_id.clone(), caller.name.clone(), caller.scopes).with_client(caller.client.clone());
@@ -277,7 +293,19 @@ impl Pipeline {
         let call = Call::new(tool.entry, caller, arguments, ctx, validation_as_result, self.bound.clone());
         // The handler's own panic fails its call inside the guards, which see it end; this
         // catches a guard's.
-        match AssertUnwindSafe(Next::new(&self.guards).run(call)).catch_unwind().instrument(span.clone()).await {
+        let ran = AssertUnwindSafe(Next::new(&self.guards).run(call)).catch_unwind().instrument(span.clone()).await;
+        if let Some(dry) = dry_run {
+            let structured = !tool.entry.has_output_schema();
+            return match ran {
+                // Only the handler was left (its placeholder answer is not the verdict).
+                Ok(Ok(answer)) if answer.failure().is_none() && !answer.is_replay() => Ok(dry.answer(None, structured)),
+                Ok(Ok(answer)) => Ok(dry.answer(Some(dry_run::reason_of_answer(&answer)), structured)),
+                Ok(Err(Refusal::InputRequired(asked))) => Err(Refusal::InputRequired(asked)),
+                Ok(Err(refused)) => Ok(dry.answer(Some(dry_run::reason_of_refusal(&refused)), structured)),
+                Err(_) => Err(Refusal::Failed { error: Error::internal("a guard panicked"), trace_id }),
+            };
+        }
+        match ran {
             Ok(Ok(mut answer)) => {
                 // An error's structured content is not the tool's output: the TypeScript SDK 1.x
                 // checks it against the `outputSchema` all the same and throws, so the model

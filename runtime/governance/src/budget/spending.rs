@@ -368,6 +368,16 @@ impl Guard for BudgetGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let tool = call.tool();
+            // A dry run is charged nothing; what the call would cost is a reason for a planner.
+            if let Some(dry) = call.dry_run() {
+                let cost = tool.cost();
+                if cost.tokens > 0 || cost.usd > 0.0 {
+                    let message = "the call would be charged its declared cost to the caller's budget";
+                    let more = serde_json::json!({ "cost": { "tokens": cost.tokens, "usd": cost.usd } });
+                    dry.note("cost", message, false, more);
+                }
+                return next.run(call).await;
+            }
             match self.0.charge(call.ctx().caller(), tool.id(), tool.cost()).await {
                 Ok(()) => next.run(call).await,
                 Err(error) => call.failed(error),

@@ -463,6 +463,10 @@ impl Guard for IdempotencyGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
+            // A dry run claims no key (whether one was used before is not looked up).
+            if call.dry_run().is_some() {
+                return next.run(call).await;
+            }
             // `KeyCheck`, earlier, refused a key of a capability that takes none.
             let tool = call.tool();
             let ticket = match self.0.claim(&key, call.ctx().caller(), tool.id(), call.arguments()).await {

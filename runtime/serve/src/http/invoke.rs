@@ -54,6 +54,21 @@ pub(crate) async fn invoke(
     if let Err(refused) = shared.pipeline.admit(name, &caller) {
         return refusal_for(&shared, &id, &refused);
     }
+    // `?dry_run=true`: every check but the handler (`pipeline::DryRun`).
+    let dry_run = match request.uri().query().into_iter().flat_map(|query| query.split('&')).find_map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, "true"));
+        (name == "dry_run").then(|| value.to_owned())
+    }) {
+        None => false,
+        Some(value) if value == "true" => true,
+        Some(value) if value == "false" => false,
+        Some(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &invalid_params("`dry_run` is `true` (check the call, run nothing) or `false`"),
+            );
+        }
+    };
     let trace = crate::wire::trace::TraceParent::from_headers(request.headers());
     let key = request.headers().get("idempotency-key").map(|value| SentKey {
         // A value that is not visible ASCII is no key: refused as "must be a string".
@@ -64,7 +79,7 @@ pub(crate) async fn invoke(
         Ok(arguments) => arguments,
         Err(response) => return response,
     };
-    let info = CallInfo { key, trace, ..Default::default() };
+    let info = CallInfo { key, trace, dry_run, ..Default::default() };
     match call(&shared, name, Some(arguments), caller, Via::Invoke, info).await {
         Ok(answer) => {
             if let Some(Failure::Domain(domain)) = answer.failure() {

@@ -61,6 +61,8 @@ pub(crate) struct CallInfo {
     pub(crate) input: Option<Input>,
     /// How `ctx.become_task()` makes the call a task (it may become one).
     pub(crate) task: Option<trails_core::TaskSwitch>,
+    /// A dry run (`_meta.trails.dry_run`, `/invoke?dry_run=true`): every check but the handler.
+    pub(crate) dry_run: bool,
 }
 
 /// Why a prompt's or a resource's function did not give its value.
@@ -180,12 +182,16 @@ pub(crate) async fn call_tool(
     mut params: CallToolRequestParams,
 ) -> Result<CallToolResponse, ErrorData> {
     let via = Via::Mcp { links: reads_links(request.version.as_deref()) };
+    if let Some(malformed) = request.malformed_dry_run() {
+        return Err(malformed);
+    }
     let plan = super::tasks::plan(shared, &request, &params.name)?;
     let (state, responses) = (params.request_state.take(), params.input_responses.take());
     let rounds =
         Rounds::of(shared, &request, ("tools/call", &params.name), params.arguments.as_ref(), state, responses)?;
     let info = request.info(shared, rounds.as_ref());
-    if let super::tasks::Plan::Task(tasks, support) = plan {
+    // A dry run answers at once: it is never a task.
+    if let (super::tasks::Plan::Task(tasks, support), false) = (plan, info.dry_run) {
         let run = super::tasks::TaskCall {
             name: params.name.to_string(),
             arguments: params.arguments,
@@ -236,6 +242,7 @@ pub(crate) async fn call(
     if let Some(key) = info.key.take() {
         attach = attach.with(key);
     }
+    let dry_run = info.dry_run;
     let attach = info.handler_sees(attach);
     let request = CallRequest {
         tool: name,
@@ -243,6 +250,7 @@ pub(crate) async fn call(
         caller,
         failures: if as_result { ValidationFailures::AsResult } else { ValidationFailures::AsError },
         attach,
+        dry_run,
     };
     let outcome = shared.pipeline.call(request).instrument(span.clone()).await;
     // `error.type`: the JSON-RPC code of a refusal, `tool_error` for an `isError` result.

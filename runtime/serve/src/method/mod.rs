@@ -141,7 +141,27 @@ impl Request {
             cancel: self.cancel.clone().map(trails_core::Cancellation::new),
             input: input::input(rounds.map(Rounds::round), self, shared.mcp.request_state.lifetime),
             task: None,
+            dry_run: self.meta.get("trails").and_then(|trails| trails.get("dry_run")) == Some(&Value::Bool(true)),
         }
+    }
+
+    /// `_meta.trails.dry_run`, when it is not a boolean: the field error that refuses the call.
+    pub(crate) fn malformed_dry_run(&self) -> Option<ErrorData> {
+        let value = self.meta.get("trails")?.get("dry_run")?;
+        if value.is_boolean() {
+            return None;
+        }
+        let error = trails_core::FieldError {
+            field: "_meta/trails/dry_run".into(),
+            code: trails_core::FieldCode::Type,
+            message: "_meta.trails.dry_run is true (check the call, run nothing) or false".into(),
+            value: value.clone(),
+            constraint: serde_json::json!("boolean"),
+        };
+        Some(crate::wire::call::refusal(&trails_core::pipeline::Refusal::Failed {
+            error: trails_core::Error::validation(vec![error]),
+            trace_id: String::new(),
+        }))
     }
 
     /// Where `notifications/progress` for this request goes: it carried a `progressToken` and
