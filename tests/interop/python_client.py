@@ -80,6 +80,18 @@ async def run(server) -> dict:
             "text": json.loads(missing.content[0].text),
         }
 
+        # A dry run: through `_meta.trails.dry_run` (a tool with an output schema answers its verdict
+        # as an error result, which the SDK does not check against that schema), and through the
+        # `trails_dry_run` tool, whose output the verdict is.
+        dry = await client.call_tool(
+            "requirements_update", {"req_id": "REQ-404", "title": "Renamed"}, meta={"trails": {"dry_run": True}}
+        )
+        report["dry_run_meta"] = {"is_error": bool(dry.is_error), "text": json.loads(dry.content[0].text)}
+        checked = await client.call_tool(
+            "trails_dry_run", {"tool": "requirements_update", "arguments": {"req_id": "REQ-404", "title": "Renamed"}}
+        )
+        report["dry_run_tool"] = checked.structured_content
+
         # The knowledge graph as resources: list, templates, a page walk by `next`, one instance.
         for n in range(2, 6):
             await client.call_tool(

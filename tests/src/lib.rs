@@ -524,6 +524,7 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "fixtures_purge",
     "fixtures_request",
     "research_search",
+    "trails_dry_run",
     "trails_kg_get",
     "trails_kg_list",
     "trails_kg_read_field",

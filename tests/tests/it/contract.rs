@@ -155,9 +155,14 @@ async fn dry_run(server: &Served, name: &str, arguments: Value, key: Option<&str
                        "params": { "name": name, "arguments": arguments, "_meta": { "trails": trails } } });
     let answer = post(server.addr, Some(BUILDER_TOKEN), &body).await;
     assert_eq!(answer["result"]["_meta"]["trails"]["dry_run"], true, "{answer}");
-    assert_ne!(answer["result"]["isError"], true, "a verdict, not a failure: {answer}");
-    // A tool with an output schema says it in text alone (SDKs check structured content against it).
-    serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+    // A tool with an output schema says it in text alone, as an error result: the SDKs check a
+    // result that is not one against the schema, which the verdict is not.
+    let verdict: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    match &answer["result"]["structuredContent"] {
+        Value::Null => assert_eq!(answer["result"]["isError"], true, "{answer}"),
+        structured => assert_eq!((structured, &answer["result"]["isError"]), (&verdict, &json!(false)), "{answer}"),
+    }
+    verdict
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -221,6 +226,18 @@ async fn a_dry_run_runs_every_check_but_the_handler_and_changes_nothing() {
         "arguments": { "req_id": "REQ-1", "title": "Other" }, "_meta": { "trails": { "idempotency_key": "k-1" } } } });
     let ran = post(server.addr, Some(BUILDER_TOKEN), &body).await;
     assert_eq!(ran["result"]["structuredContent"]["title"], "Other", "{ran}");
+
+    // For hosts that cannot set `_meta`, the `trails_dry_run` tool says the same.
+    let checked = call(
+        &server,
+        "trails_dry_run",
+        json!({ "tool": "requirements.update",
+        "arguments": { "req_id": "REQ-404", "title": "Renamed" } }),
+    )
+    .await;
+    assert_eq!(checked["result"]["structuredContent"], missing, "{checked}");
+    let unknown = call(&server, "trails_dry_run", json!({ "tool": "nope" })).await;
+    assert_eq!(unknown["error"]["data"]["fields"][0]["field"], "tool", "{unknown}");
 
     // `/invoke?dry_run=true` says the same; a dry_run that is no boolean is refused.
     let response = reqwest::Client::new()

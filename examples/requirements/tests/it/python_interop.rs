@@ -97,6 +97,11 @@ fn assert_report(report: &Value, transport: &str) {
         json!({"is_error": true, "structured": null, "text": {"kind": "precondition_failed", "message": "requirements.update: 1 declared precondition does not hold: instance_exists (no Requirement `REQ-404` is stored); nothing ran", "retryable": false}}),
         "{transport}: a domain error is a result"
     );
+    // A dry run of the same call names the precondition, both ways.
+    let verdict = json!({ "would_run": false, "reasons": [{ "kind": "precondition", "message": "no Requirement `REQ-404` is stored",
+        "blocking": true, "precondition": "instance_exists", "parameters": { "node_type": "Requirement", "key": "req_id" } }] });
+    assert_eq!(report["dry_run_meta"], json!({ "is_error": true, "text": verdict }), "{transport}");
+    assert_eq!(report["dry_run_tool"], verdict, "{transport}");
     // Resources, as the SDK's models read them.
     let resources = report["resources"].as_array().unwrap();
     assert!(resources.contains(&json!("trails://kg/Requirement")) && resources.contains(&json!("trails://stats")));

@@ -49,7 +49,8 @@ impl DryRun {
 
     /// The dry run's answer, once the guards said what they had to (`ended`: how the call ended
     /// short of its handler, if it did). `structured`: the tool has no `outputSchema` of its
-    /// own, so the verdict goes in `structuredContent` too (else, as for an error, in text alone).
+    /// own, so the verdict goes in `structuredContent` too (else in text alone, an `isError`
+    /// result: `trails.dry_run` is the tool whose output the verdict is).
     pub(crate) fn answer(&self, ended: Option<Value>, structured: bool) -> Answer {
         let mut found = self.found();
         let reached = found.reached_handler;
@@ -57,6 +58,10 @@ impl DryRun {
         let would_run = reached && !found.reasons.iter().any(|reason| reason["blocking"] == true);
         let verdict = json!({ "would_run": would_run, "reasons": found.reasons });
         let mut result = ToolResult::success(verdict.to_string(), structured.then(|| verdict.clone()));
+        // A tool with an output schema promises that every result that is not an error conforms
+        // to it, and the SDKs check (the Python SDK raises, the TypeScript SDK throws): its verdict
+        // is not its output, so it goes as an error result they let through, in text.
+        result.is_error = !structured;
         result.set_trails_meta("dry_run", Value::Bool(true));
         Answer::new(result)
     }
