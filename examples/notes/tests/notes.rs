@@ -52,8 +52,8 @@ fn without_a_knowledge_graph_the_manifest_schema_and_stats_are_resources() {
     let stats = read(&mut server, "trails://stats");
     let stats: Value = serde_json::from_str(stats["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
-        stats["tools"], 5,
-        "notes_echo, notes_length, trails_meta_ping, trails_resources_read, trails_result_read: {stats}"
+        stats["tools"], 6,
+        "notes_echo, notes_length, trails_dry_run, trails_meta_ping, trails_resources_read, trails_result_read: {stats}"
     );
     assert!(stats.get("instances").is_none() && stats.get("provenance").is_none(), "{stats}");
 
@@ -81,7 +81,14 @@ fn over_stdio_manifest_uri_names_the_manifest_resource() {
     assert_eq!(contents["mimeType"], "application/ld+json", "{manifest}");
     let manifest: Value = serde_json::from_str(contents["text"].as_str().unwrap()).unwrap();
     let ids: Vec<&str> = manifest["@graph"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
-    let expected = ["notes.echo", "notes.length", "trails.meta.ping", "trails.resources.read", "trails.result.read"];
+    let expected = [
+        "notes.echo",
+        "notes.length",
+        "trails.dry_run",
+        "trails.meta.ping",
+        "trails.resources.read",
+        "trails.result.read",
+    ];
     assert_eq!(ids, expected, "what tools/list shows this caller, no more: {manifest}");
 }
 
@@ -98,7 +105,7 @@ fn resources_are_read_through_a_tool_too() {
     assert_eq!(schema["structuredContent"]["content"], document, "{schema}");
     assert_eq!(schema["structuredContent"]["mime_type"], "application/json", "{schema}");
     let manifest = call(&mut server, "trails://capabilities");
-    assert_eq!(manifest["structuredContent"]["content"]["@graph"].as_array().map(Vec::len), Some(5), "{manifest}");
+    assert_eq!(manifest["structuredContent"]["content"]["@graph"].as_array().map(Vec::len), Some(6), "{manifest}");
     // What the resources refuse, the tool refuses alike: a missing one is not found (a result
     // the model reads), a builder-only one is unknown to this caller.
     for uri in ["trails://kg/types", "trails://doctor"] {
