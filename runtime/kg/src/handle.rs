@@ -66,11 +66,12 @@ pub struct Kg {
 }
 
 /// What one call's handle may write: its capability's declared effects, and the store as
-/// [`Kg::store`] hands it out, refusing writes to any other graph.
+/// [`Kg::store`] hands it out, refusing writes to any other graph (made the first time it is
+/// asked for: most calls never ask).
 struct Held {
     capability: &'static str,
     effects: Effects,
-    store: Arc<dyn Store>,
+    store: std::sync::OnceLock<Arc<dyn Store>>,
 }
 
 /// The store under a held handle: reads pass, writes only to the graphs of declared node types.
@@ -231,15 +232,7 @@ impl Kg {
         let touched = Arc::new(Touched::default());
         let held = match tool.effects() {
             Effects::Undeclared => None,
-            effects => Some(Arc::new(Held {
-                capability: tool.id(),
-                effects,
-                store: Arc::new(HeldStore {
-                    inner: self.store.clone(),
-                    capability: tool.id(),
-                    graphs: effects.writes().iter().map(|node| mapping::graph_iri(&self.base, node.label)).collect(),
-                }),
-            })),
+            effects => Some(Arc::new(Held { capability: tool.id(), effects, store: std::sync::OnceLock::new() })),
         };
         (Kg { touched: Some(touched.clone()), held, ..self.clone() }, touched)
     }
@@ -274,10 +267,14 @@ impl Kg {
     /// typed, validated API, and never writes provenance.
     #[doc(hidden)]
     pub fn store(&self) -> &Arc<dyn Store> {
-        match &self.held {
-            Some(held) => &held.store,
-            None => &self.store,
-        }
+        let Some(held) = &self.held else { return &self.store };
+        held.store.get_or_init(|| {
+            Arc::new(HeldStore {
+                inner: self.store.clone(),
+                capability: held.capability,
+                graphs: held.effects.writes().iter().map(|node| mapping::graph_iri(&self.base, node.label)).collect(),
+            })
+        })
     }
 
     fn graph(&self, info: &NodeTypeInfo) -> NamedNode {
