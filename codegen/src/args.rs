@@ -75,6 +75,8 @@ fn arg_of(meta: Meta, diags: &mut Diagnostics) -> Option<Arg> {
 pub struct Keys<K: 'static> {
     /// What the keys belong to, for messages (`predicate`, `capability`, `cost`, …).
     pub what: &'static str,
+    /// What one is called in messages: `key`, or `kind` where each names a kind (preconditions).
+    pub item: &'static str,
     /// Accepted spellings and what each means; two spellings may mean the same key.
     pub table: &'static [(&'static str, K)],
 }
@@ -91,7 +93,7 @@ impl<K: Copy + PartialEq> Keys<K> {
         let mut resolved: Vec<(K, &'a Arg)> = Vec::new();
         for arg in args {
             let Some((_, key)) = self.table.iter().find(|(name, _)| *name == arg.key) else {
-                let mut message = format!("unknown {} key `{}`", self.what, arg.key);
+                let mut message = format!("unknown {} {} `{}`", self.what, self.item, arg.key);
                 if let Some((vocabulary, ours)) = foreign_name(&arg.key).filter(|(_, ours)| names.contains(ours)) {
                     message.push_str(&format!("; {vocabulary}'s `{}` is `{ours}` here.", arg.key));
                 } else if let Some(best) = closest(&arg.key, &names) {
@@ -99,7 +101,7 @@ impl<K: Copy + PartialEq> Keys<K> {
                 } else {
                     message.push('.');
                 }
-                message.push_str(&format!(" Valid keys: {}", names.join(", ")));
+                message.push_str(&format!(" Valid {}s: {}", self.item, names.join(", ")));
                 diags.error_at(arg.key_span, message);
                 continue;
             };

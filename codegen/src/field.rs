@@ -33,6 +33,7 @@ enum PredicateKey {
 /// Every `#[predicate]` key; `min`/`max` are the Python API's spellings of `min_count`/`max_count`.
 const PREDICATE_KEYS: Keys<PredicateKey> = Keys {
     what: "predicate",
+    item: "key",
     table: &[
         ("iri", PredicateKey::Iri),
         ("min", PredicateKey::MinCount),

@@ -34,6 +34,7 @@ enum CapabilityKey {
 
 const CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
     what: "capability",
+    item: "key",
     table: &[
         ("id", CapabilityKey::Id),
         ("version", CapabilityKey::Version),
@@ -56,6 +57,7 @@ const CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
 
 const META_CAPABILITY_KEYS: Keys<CapabilityKey> = Keys {
     what: "meta_capability",
+    item: "key",
     table: &[
         ("namespace", CapabilityKey::Namespace),
         ("op", CapabilityKey::Op),
@@ -84,6 +86,7 @@ enum SideEffectKey {
 
 const SIDE_EFFECT_KEYS: Keys<SideEffectKey> = Keys {
     what: "side_effects",
+    item: "key",
     table: &[
         ("none", SideEffectKey::None),
         ("writes", SideEffectKey::Writes),
@@ -104,6 +107,7 @@ enum CostKey {
 
 const COST_KEYS: Keys<CostKey> = Keys {
     what: "cost",
+    item: "key",
     table: &[
         ("tokens", CostKey::Tokens),
         ("usd", CostKey::Usd),
@@ -218,6 +222,7 @@ enum PreconditionKey {
 
 const PRECONDITION_KEYS: Keys<PreconditionKey> = Keys {
     what: "precondition",
+    item: "kind",
     table: &[
         ("instance_exists", PreconditionKey::InstanceExists),
         ("instance_absent", PreconditionKey::InstanceAbsent),
@@ -238,6 +243,7 @@ enum ParameterKey {
 
 const PARAMETER_KEYS: Keys<ParameterKey> = Keys {
     what: "precondition parameter",
+    item: "key",
     table: &[
         ("node_type", ParameterKey::NodeType),
         ("key", ParameterKey::Key),

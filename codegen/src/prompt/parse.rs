@@ -18,6 +18,7 @@ enum PromptKey {
 
 const PROMPT_KEYS: Keys<PromptKey> = Keys {
     what: "prompt",
+    item: "key",
     table: &[
         ("name", PromptKey::Name),
         ("title", PromptKey::Title),

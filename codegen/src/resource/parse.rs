@@ -21,6 +21,7 @@ enum ResourceKey {
 
 const RESOURCE_KEYS: Keys<ResourceKey> = Keys {
     what: "resource",
+    item: "key",
     table: &[
         ("uri", ResourceKey::Uri),
         ("name", ResourceKey::Name),

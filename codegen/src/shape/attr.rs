@@ -24,6 +24,7 @@ enum ShapeKey {
 
 const SHAPE_KEYS: Keys<ShapeKey> = Keys {
     what: "shape",
+    item: "key",
     table: &[
         ("iri", ShapeKey::Iri),
         ("extends", ShapeKey::Extends),
@@ -34,6 +35,7 @@ const SHAPE_KEYS: Keys<ShapeKey> = Keys {
 
 const NODE_TYPE_KEYS: Keys<ShapeKey> = Keys {
     what: "node_type",
+    item: "key",
     table: &[
         ("label", ShapeKey::Label),
         ("iri", ShapeKey::Iri),
