@@ -120,6 +120,20 @@ impl Client {
     /// with the `CallToolResult` as JSON (`content`, `structuredContent`, `isError`) as a
     /// 2025-11-25 peer receives it, or the JSON-RPC error MCP would send.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        self.call_with(name, arguments, self.asking()).await
+    }
+
+    /// A dry run of that call (`_meta.trails.dry_run`): every check but the handler, nothing
+    /// recorded or charged. `Ok` with the verdict, `{"would_run": bool, "reasons": […]}`, or the
+    /// JSON-RPC error a tool the caller cannot call gets.
+    pub async fn dry_run(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        let info = crate::method::CallInfo { dry_run: true, ..self.asking() };
+        let result = self.call_with(name, arguments, info).await?;
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        Ok(serde_json::from_str(text).unwrap_or(Value::Null))
+    }
+
+    async fn call_with(&self, name: &str, arguments: Value, info: crate::method::CallInfo) -> Result<Value, CallError> {
         let name = self.shared.pipeline.catalog.name_of(name).unwrap_or(name);
         let arguments: Option<Map<String, Value>> = match arguments {
             Value::Object(arguments) => Some(arguments),
@@ -132,14 +146,8 @@ impl Client {
                 })
             }
         };
-        let called = crate::method::call(
-            &self.shared,
-            name,
-            arguments,
-            self.caller.clone(),
-            Via::Mcp { links: true },
-            self.asking(),
-        );
+        let called =
+            crate::method::call(&self.shared, name, arguments, self.caller.clone(), Via::Mcp { links: true }, info);
         match called.await {
             Ok(answer) => {
                 // As a peer of 2025-11-25 or before sees it (what hosts speak today): no `resultType`.

@@ -151,8 +151,23 @@ async fn the_in_process_test_client_answers_as_mcp_over_http_does() {
         assert_eq!(in_process, Value::Object(over_http), "{tool} {arguments}");
     }
     // The guard saw the in-process calls too: each passing call twice, once per route.
-    let seen = guard.seen.lock().unwrap();
-    assert_eq!(seen.iter().filter(|(id, args)| id == "research.search" && args["query"] == "forbidden").count(), 2);
+    let forbidden = |guard: &TenantGuard| {
+        let seen = guard.seen.lock().unwrap();
+        seen.iter().filter(|(id, args)| id == "research.search" && args["query"] == "forbidden").count()
+    };
+    assert_eq!(forbidden(&guard), 2);
+
+    // A dry run passes the app's guard too: its refusal is the verdict's reason, and nothing ran.
+    let verdict = dev.dry_run("research_search", json!({ "query": "forbidden" })).await.unwrap();
+    assert_eq!(verdict["would_run"], false, "{verdict}");
+    assert_eq!(verdict["reasons"][0]["kind"], "policy_denied", "{verdict}");
+    assert_eq!(forbidden(&guard), 3, "the guard saw the dry run");
+    let verdict = dev.dry_run("research_search", json!({ "query": "graphs" })).await.unwrap();
+    assert_eq!(
+        verdict,
+        json!({ "would_run": true, "reasons": [{ "kind": "cost", "blocking": false,
+        "message": "the call would be charged its declared cost to the caller's budget", "cost": { "tokens": 40, "usd": 0.0 } }] })
+    );
 }
 
 /// Takes its time, then lets the call through, and notes that the call ended.

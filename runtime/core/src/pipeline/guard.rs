@@ -26,7 +26,10 @@ pub type GuardFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, Refusal>> 
 
 /// A step every call passes on its way to its handler and back. Guards run in a fixed order:
 /// provenance (when the app has a knowledge graph), validation, policies, the app's own guards
-/// in the order `App::guard` added them, idempotency keys, budgets, then the handler.
+/// in the order `App::guard` added them, declared preconditions, a declared confirmation,
+/// idempotency keys, budgets, then the handler. A dry run passes them too
+/// ([`Call::dry_run`]): a guard that would change something (record, charge, ask) notes what it
+/// found instead and lets the call go on; one that refuses, refuses as always.
 ///
 /// ```
 /// use trails::pipeline::{Call, Guard, GuardFuture, Next};
