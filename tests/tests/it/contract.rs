@@ -211,8 +211,13 @@ async fn a_dry_run_runs_every_check_but_the_handler_and_changes_nothing() {
             touch["reasons"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["precondition", "cost"], "{touch}");
         let delete = dry_run(&server, "requirements_delete", json!({ "req_id": "REQ-1" }), None).await;
-        assert_eq!(delete["would_run"], true, "a question to the user does not block: {delete}");
-        assert_eq!(delete["reasons"][0]["kind"], "confirmation", "{delete}");
+        // A 2025 request outside a session has no way to ask the user: the call would be refused.
+        // (Where the user can be asked, the question does not block: `guards.rs`.)
+        assert_eq!(delete["would_run"], false, "{delete}");
+        assert_eq!(
+            (&delete["reasons"][0]["kind"], &delete["reasons"][0]["blocking"]),
+            (&json!("confirmation"), &json!(true))
+        );
         assert!(delete["reasons"][0]["question"].as_str().unwrap().starts_with("Delete this requirement"), "{delete}");
     }
     // Nothing changed: the store, the budget, the key, the provenance.

@@ -162,6 +162,13 @@ async fn the_in_process_test_client_answers_as_mcp_over_http_does() {
     assert_eq!(verdict["would_run"], false, "{verdict}");
     assert_eq!(verdict["reasons"][0]["kind"], "policy_denied", "{verdict}");
     assert_eq!(forbidden(&guard), 3, "the guard saw the dry run");
+    // The test client can ask its user: a declared confirmation is said, and does not block.
+    let purge = dev.dry_run("fixtures_purge", json!({})).await.unwrap();
+    assert_eq!(purge["would_run"], true, "{purge}");
+    assert_eq!(
+        (&purge["reasons"][0]["kind"], &purge["reasons"][0]["question"]),
+        (&json!("confirmation"), &json!("Forget every count?"))
+    );
     let verdict = dev.dry_run("research_search", json!({ "query": "graphs" })).await.unwrap();
     assert_eq!(
         verdict,

@@ -47,6 +47,11 @@ impl DryRun {
         self.found().reached_handler = true;
     }
 
+    /// Whether the call got past every guard.
+    pub(crate) fn reached(&self) -> bool {
+        self.found().reached_handler
+    }
+
     /// The dry run's answer, once the guards said what they had to (`ended`: how the call ended
     /// short of its handler, if it did). `structured`: the tool has no `outputSchema` of its
     /// own, so the verdict goes in `structuredContent` too (else in text alone, an `isError`

@@ -351,8 +351,14 @@ impl Guard for Confirmation {
         Box::pin(async move {
             let Some(question) = call.tool().confirm() else { return next.run(call).await };
             if let Some(dry) = call.dry_run() {
-                let message = "the user would be asked to confirm the call first; it runs only once they say yes";
-                dry.note("confirmation", message, false, json!({ "question": question }));
+                // Without a way to the user (a 2025 request outside a session), the call is refused.
+                let (message, blocking) = match call.ctx().extension::<Input>() {
+                    Some(_) => {
+                        ("the user would be asked to confirm the call first; it runs only once they say yes", false)
+                    }
+                    None => ("the call needs the user's confirmation, and this request has no way to ask them", true),
+                };
+                dry.note("confirmation", message, blocking, json!({ "question": question }));
                 return next.run(call).await;
             }
             let round = call.ctx().extension::<Input>().and_then(Input::round).cloned();

@@ -298,7 +298,8 @@ impl Pipeline {
             let structured = !tool.entry.has_output_schema();
             return match ran {
                 // Only the handler was left (its placeholder answer is not the verdict).
-                Ok(Ok(answer)) if answer.failure().is_none() && !answer.is_replay() => Ok(dry.answer(None, structured)),
+                Ok(Ok(_)) if dry.reached() => Ok(dry.answer(None, structured)),
+                // A guard answered without the handler: what its answer stands for is the reason.
                 Ok(Ok(answer)) => Ok(dry.answer(Some(dry_run::reason_of_answer(&answer)), structured)),
                 Ok(Err(Refusal::InputRequired(asked))) => Err(Refusal::InputRequired(asked)),
                 Ok(Err(refused)) => Ok(dry.answer(Some(dry_run::reason_of_refusal(&refused)), structured)),
