@@ -233,6 +233,20 @@ async fn arguments_taken_from_the_published_schemas_are_never_invalid() {
         }
     }
 
+    // What the enums leave out is refused with every other fault of the call, all at once.
+    let both = trails_tests::client::call(&client, "trails_kg_get", json!({ "node_type": "Nope", "id": "" })).await;
+    let data = both.unwrap_err().data.unwrap();
+    let faults: BTreeSet<(String, String)> = data["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["field"].as_str().unwrap().to_owned(), f["code"].as_str().unwrap().to_owned()))
+        .collect();
+    let expected = [("id", "min_length"), ("node_type", "one_of")].map(|(f, c)| (f.to_owned(), c.to_owned()));
+    assert_eq!(faults, BTreeSet::from(expected), "{data}");
+    let enum_of = data["fields"].as_array().unwrap().iter().find(|f| f["field"] == "node_type").unwrap();
+    assert_eq!(enum_of["constraint"], json!(labels), "the allowed values are the published enum: {enum_of}");
+
     // The HTTP projection publishes what the MCP one does.
     let openapi: Value = reqwest::get(format!("http://{addr}/openapi.json")).await.unwrap().json().await.unwrap();
     let body = &openapi["paths"]["/invoke/trails.kg.read_field"]["post"]["requestBody"];

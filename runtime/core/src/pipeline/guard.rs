@@ -5,6 +5,7 @@
 //! Validation, Cedar policies, idempotency keys, budgets and provenance are guards; an app adds
 //! its own with `App::guard`.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -19,7 +20,7 @@ use crate::auth::Caller;
 use crate::ctx::input::{until_asked, Input};
 use crate::ctx::Ctx;
 use crate::error::Error;
-use crate::registry::ToolEntry;
+use crate::registry::{ServedEnum, ToolEntry};
 
 /// What a guard returns: the rest of the call, or its own answer.
 pub type GuardFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, Refusal>> + Send + 'a>>;
@@ -275,15 +276,29 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
 }
 
 /// The validation guard: the declared constraints, checked on the arguments before anything
-/// else sees them. Integral floats (`3.0`) for integer fields are rewritten to integers.
-pub struct Validation;
+/// else sees them, with the enums the server publishes in a tool's served schema
+/// ([`Validation::served`]); every failure at once. Integral floats (`3.0`) for integer fields
+/// are rewritten to integers.
+#[derive(Default)]
+pub struct Validation {
+    served: HashMap<&'static str, Vec<ServedEnum>>,
+}
+
+impl Validation {
+    /// Also check, for each tool (by name), the enums its served schema adds to what the macros
+    /// declared.
+    pub fn served(served: HashMap<&'static str, Vec<ServedEnum>>) -> Self {
+        Validation { served }
+    }
+}
 
 impl Guard for Validation {
     fn call<'a>(&'a self, mut call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let arguments = std::mem::take(&mut call.arguments);
+            let served = self.served.get(call.tool.name).map_or(&[][..], Vec::as_slice);
             let validated = tracing::debug_span!(target: super::SPANS, "validate")
-                .in_scope(|| crate::registry::validated(call.tool, arguments));
+                .in_scope(|| crate::registry::validated(call.tool, arguments, served));
             match validated {
                 Ok(arguments) => {
                     call.arguments = arguments;

@@ -11,7 +11,7 @@ mod resource;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub use entry::{
     BoxFuture, Cost, Declared, PreconditionFn, ShapeEntry, TaskSupport, ToolEntry, ToolKind, SHAPES, TOOLS,
@@ -22,7 +22,7 @@ pub use resource::{ResourceEntry, ResourceFn, RESOURCES};
 use crate::ctx::Ctx;
 use crate::declare::{NodeTypeInfo, Output};
 use crate::error::Error;
-use crate::validate::{check_patterns, run, PatternError};
+use crate::validate::{check_patterns, run, FieldCode, FieldError, PatternError};
 
 /// Two items that claim the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +153,7 @@ impl Registry {
     /// transport, which knows the caller.
     pub async fn call(&self, name: &str, ctx: Ctx, arguments: Value) -> Result<Output, Error> {
         let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
-        let arguments = validated(tool, arguments)?;
+        let arguments = validated(tool, arguments, &[])?;
         (tool.call)(ctx, arguments).await
     }
 
@@ -161,20 +161,45 @@ impl Registry {
     /// check a call makes first (a dry run; missing arguments mean `{}`).
     pub fn check(&self, name: &str, arguments: &Value) -> Result<(), Error> {
         let tool = self.tool(name).ok_or_else(|| Error::UnknownTool(name.to_owned()))?;
-        validated(tool, arguments.clone()).map(drop)
+        validated(tool, arguments.clone(), &[]).map(drop)
     }
 }
 
-/// `arguments` (missing means `{}`) if they meet `tool`'s declared input, with every integer
-/// written as a float rewritten as the integer it is, so the handler's types read them.
-pub(crate) fn validated(tool: &'static ToolEntry, arguments: Value) -> Result<Value, Error> {
+/// `arguments` (missing means `{}`) if they meet `tool`'s declared input and the enums the
+/// server added to its schema (`served`), with every integer written as a float rewritten as the
+/// integer it is, so the handler's types read them. Every failure is reported at once.
+pub(crate) fn validated(tool: &'static ToolEntry, arguments: Value, served: &[ServedEnum]) -> Result<Value, Error> {
     let mut arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
-    let errors = run(tool.validate, &arguments);
+    let mut errors = run(tool.validate, &arguments);
+    for rule in served {
+        let Some(Value::String(text)) = arguments.get(rule.property) else { continue };
+        if !rule.values.iter().any(|value| value == text) {
+            let message = format!("{} must be one of {:?}", rule.property, rule.values);
+            errors.push(FieldError::rejecting(
+                rule.property,
+                FieldCode::OneOf,
+                message,
+                &json!(text),
+                json!(rule.values),
+            ));
+        }
+    }
     if !errors.is_empty() {
         return Err(Error::from(errors));
     }
     errors.rewrite_integral_floats(&mut arguments);
     Ok(arguments)
+}
+
+/// A string argument's allowed values that only the running server knows (the app's node-type
+/// labels in the `trails_kg_*` schemas): published as the property's `enum` and checked with
+/// the declared constraints.
+#[derive(Debug, Clone)]
+pub struct ServedEnum {
+    /// The top-level argument.
+    pub property: &'static str,
+    /// What it may be, as the served schema lists them.
+    pub values: Vec<&'static str>,
 }
 
 #[cfg(test)]

@@ -131,7 +131,9 @@ impl App {
         if let Some(kg) = &kg {
             guards.push(Arc::new(trails_kg::provenance::ProvenanceGuard(kg.clone())));
         }
-        guards.push(Arc::new(Validation));
+        let node_types: Vec<_> = registry.node_types().collect();
+        guards
+            .push(Arc::new(Validation::served(crate::projection::served::served_enums(registry.tools(), &node_types))));
         guards.extend(assembled.guards(Slot::Authorize));
         guards.extend(self.guards);
         guards.extend(assembled.guards(Slot::App));

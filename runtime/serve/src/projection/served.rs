@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{json, Value};
 use trails_core::declare::NodeTypeInfo;
-use trails_core::registry::ToolEntry;
+use trails_core::registry::{ServedEnum, ToolEntry};
 
 /// The `trails_kg_*` (and `trails_meta_kg_validate`) descriptors as this app serves them, by tool name: `node_type` is an enum
 /// of its node types' labels and `field` of their field names, so a client that fills the
@@ -19,29 +19,58 @@ pub(crate) fn own_descriptors(
     tools: impl Iterator<Item = &'static ToolEntry>,
     node_types: &[&'static NodeTypeInfo],
 ) -> HashMap<&'static str, String> {
-    // Sorted: the schemas stay the same when a declaration moves to another module.
-    let labels: BTreeSet<&str> = node_types.iter().map(|node| node.label).collect();
-    let fields: BTreeSet<&str> =
-        node_types.iter().flat_map(|node| node.all_predicates()).map(|predicate| predicate.field).collect();
     let mut own = HashMap::new();
-    let reads_kg = |tool: &ToolEntry| {
-        tool.source().starts_with("trails_serve::builtin::")
-            && (tool.id().starts_with("trails.kg.") || tool.id() == "trails.meta.kg.validate")
-    };
-    for tool in tools.filter(|tool| !labels.is_empty() && reads_kg(tool)) {
+    for (tool, enums) in own_enums(tools, node_types) {
         let mut descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
         let Some(properties) = descriptor.pointer_mut("/inputSchema/properties").and_then(Value::as_object_mut) else {
             continue;
         };
-        if let Some(Value::Object(node_type)) = properties.get_mut("node_type") {
-            node_type.insert("enum".into(), json!(labels));
-        }
-        if let Some(Value::Object(field)) = properties.get_mut("field") {
-            field.insert("enum".into(), json!(fields));
+        for rule in enums {
+            if let Some(Value::Object(property)) = properties.get_mut(rule.property) {
+                property.insert("enum".into(), json!(rule.values));
+            }
         }
         own.insert(tool.name(), descriptor.to_string());
     }
     own
+}
+
+/// The enums [`own_descriptors`] publishes, by tool name, for the validation guard to check with
+/// the declared constraints (`Validation::served`): a call is refused for every field at once.
+pub(crate) fn served_enums(
+    tools: impl Iterator<Item = &'static ToolEntry>,
+    node_types: &[&'static NodeTypeInfo],
+) -> HashMap<&'static str, Vec<ServedEnum>> {
+    own_enums(tools, node_types).into_iter().map(|(tool, enums)| (tool.name(), enums)).collect()
+}
+
+fn own_enums(
+    tools: impl Iterator<Item = &'static ToolEntry>,
+    node_types: &[&'static NodeTypeInfo],
+) -> Vec<(&'static ToolEntry, Vec<ServedEnum>)> {
+    // Sorted: the schemas stay the same when a declaration moves to another module.
+    let labels: BTreeSet<&'static str> = node_types.iter().map(|node| node.label).collect();
+    let fields: BTreeSet<&'static str> =
+        node_types.iter().flat_map(|node| node.all_predicates()).map(|predicate| predicate.field).collect();
+    let reads_kg = |tool: &ToolEntry| {
+        tool.source().starts_with("trails_serve::builtin::")
+            && (tool.id().starts_with("trails.kg.") || tool.id() == "trails.meta.kg.validate")
+    };
+    tools
+        .filter(|tool| !labels.is_empty() && reads_kg(tool))
+        .map(|tool| {
+            let descriptor: Value = serde_json::from_str(tool.descriptor()).expect("tool descriptors are JSON");
+            let has = |property: &str| descriptor.pointer(&format!("/inputSchema/properties/{property}")).is_some();
+            let mut enums = Vec::new();
+            if has("node_type") {
+                enums.push(ServedEnum { property: "node_type", values: labels.iter().copied().collect() });
+            }
+            if has("field") {
+                enums.push(ServedEnum { property: "field", values: fields.iter().copied().collect() });
+            }
+            (tool, enums)
+        })
+        .collect()
 }
 
 /// The canonical descriptors this server publishes in place of the macros', by tool name: a
