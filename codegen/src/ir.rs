@@ -226,7 +226,7 @@ pub struct ShapeDecl {
 
 /// The scope a tool needs: the runtime's own type.
 pub use trails_pattern::Scope as ScopeDecl;
-pub use trails_pattern::TaskSupport;
+pub use trails_pattern::{Reasoning, TaskSupport};
 
 /// Runtime capability or meta capability, with the meta naming parts.
 pub enum ToolKindDecl {
@@ -325,9 +325,9 @@ pub struct CapabilityDecl {
     pub deprecates: Option<String>,
     /// `experimental`, `stable` or `deprecated`.
     pub version_status: String,
-    /// `none`, `rdfs` or `owl-rl`.
-    pub reasoning: String,
-    /// Assurance level, free text.
+    /// What its reads infer.
+    pub reasoning: Reasoning,
+    /// ADR-0013's assurance level (`L1`: the only one accepted).
     pub assurance: Option<String>,
     /// `confirm`: the question the user is asked (MCP elicitation) before a call runs.
     pub confirm: Option<String>,

@@ -126,8 +126,8 @@ pub mod error {
 /// may list and call directly.
 pub mod registry {
     pub use trails_core::{
-        Cost, DuplicateError, NoSuchTool, PatternError, Registry, RegistryError, ShapeEntry, TaskSupport, ToolEntry,
-        ToolKind,
+        Cost, DuplicateError, NoSuchTool, PatternError, Reasoning, Registry, RegistryError, ShapeEntry, TaskSupport,
+        ToolEntry, ToolKind,
     };
 }
 

@@ -151,7 +151,7 @@ pub async fn assign_v1(
 
 /// Assign a person as reviewer of a paper.
 #[capability(id = "fixtures.assign", version = "2.0.0", side_effects(external = ["mail.example.org"]),
-             deprecates = "fixtures.assign_v1", reasoning = "rdfs", assurance = "self-asserted")]
+             deprecates = "fixtures.assign_v1", reasoning = "rdfs", assurance = "L1")]
 pub async fn assign(
     _ctx: &Ctx,
     /// The reviewer.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use trails::error::FieldCode;
 use trails::kg::{EmbeddedStore, Kg, KgCtx, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
-use trails::{node_type, Blob, Ctx, DateTime, Error, Ref};
+use trails::{capability, node_type, Blob, Ctx, DateTime, Error, Ref};
 use trails_tests::servers::{OxigraphServer, TlsProxy};
 
 /// A team.
@@ -86,6 +86,8 @@ conformance!(
     a_page_of_more_rows_than_an_endpoint_returns_at_once_comes_back_whole,
     values_at_the_edges_of_their_datatypes_round_trip,
     a_parents_unique_group_holds_across_its_subtypes,
+    under_rdfs_a_parents_reads_include_its_subtypes_instances,
+    a_cursor_past_a_text_key_reaches_what_was_stored_before_it,
     instances_round_trip_exactly_under_their_key_iri,
     bad_writes_are_field_errors_and_change_nothing,
     updates_are_partial_checked_and_keep_the_key,
@@ -116,6 +118,14 @@ pub struct Account {
 pub struct Admin {
     pub account: Account,
     pub level: i64,
+}
+
+/// A signed-in session of an account (of any kind).
+#[node_type(label = "Session", iri = "https://example.org/t#Session", key = "id")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub id: String,
+    pub account: Ref<Account>,
 }
 
 /// A guest account.
@@ -1060,5 +1070,136 @@ fn a_parents_unique_group_holds_across_its_subtypes(kg: Kg) {
         kg.create(Guest { account: Account { login: "guest".into(), email: "guest@example.org".into() } })
             .await
             .unwrap();
+    });
+}
+
+fn under_rdfs_a_parents_reads_include_its_subtypes_instances(kg: Kg) {
+    use trails::kg::Reasoning;
+    block_on(async {
+        let account = |login: &str| Account { login: login.into(), email: format!("{login}@example.org") };
+        kg.create(account("plain")).await.unwrap();
+        let root = kg.create(Admin { account: account("root"), level: 9 }).await.unwrap();
+        let guest = kg.create(Guest { account: account("guest") }).await.unwrap();
+        kg.create(Session { id: "s1".into(), account: Ref::new(root.iri.clone()) }).await.unwrap();
+        kg.create(Session { id: "s2".into(), account: Ref::new(kg.iri::<Account>("plain")) }).await.unwrap();
+        let own = Ctx::local().with_kg(kg.clone());
+        let rdfs = Ctx::local().with_kg(kg.with_reasoning(Reasoning::Rdfs));
+        let f = Account::FIELDS;
+        let logins =
+            |items: Vec<trails::kg::Stored<Account>>| items.into_iter().map(|a| a.value.login).collect::<Vec<_>>();
+
+        // Without reasoning a type reads its own instances; under rdfs, its subtypes' too, each
+        // read as the parent (its inherited fields), under its own IRI.
+        assert_eq!(logins(Account::objects(&own).order_by(f.login).all().await.unwrap()), ["plain"]);
+        let all = Account::objects(&rdfs).order_by(f.login).all().await.unwrap();
+        assert_eq!(logins(all.clone()), ["guest", "plain", "root"]);
+        assert_eq!((all[0].iri.as_str(), all[2].iri.as_str()), (guest.iri.as_str(), root.iri.as_str()));
+        assert_eq!(all[2].value, account("root"));
+        assert_eq!(Account::objects(&rdfs).count().await.unwrap(), 3);
+        // Unordered equalities (the store's own lookup without reasoning), ranges and text.
+        let equal = Account::objects(&rdfs).where_eq(f.email, "root@example.org").all().await.unwrap();
+        assert_eq!(logins(equal), ["root"]);
+        assert_eq!(Account::objects(&own).where_eq(f.email, "root@example.org").count().await.unwrap(), 0);
+        assert_eq!(Account::objects(&rdfs).filter(f.login.contains("o")).count().await.unwrap(), 1);
+        assert_eq!(Account::objects(&rdfs).filter(!f.login.starts_with("g")).count().await.unwrap(), 2);
+        let either = f.login.eq("guest") | f.login.eq("root");
+        assert_eq!(Account::objects(&rdfs).filter(either).count().await.unwrap(), 2);
+        // Pages and cursors cover every instance once.
+        let (mut seen, mut cursor) = (Vec::new(), None);
+        loop {
+            let query = Account::objects(&rdfs).order_by_desc(f.login).limit(1);
+            let page = match cursor.take() {
+                Some(after) => query.after(after),
+                None => query,
+            }
+            .page()
+            .await
+            .unwrap();
+            assert_eq!(page.total, 3);
+            seen.extend(logins(page.items));
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, ["root", "plain", "guest"]);
+        // Aggregates count each instance once.
+        let by_email = Account::objects(&rdfs).count_by(f.email).await.unwrap();
+        assert_eq!(by_email.len(), 3, "{by_email:?}");
+        // A reference to the parent type reaches a subtype's instance through `has`.
+        let s = Session::FIELDS;
+        let admins = |ctx: &Ctx| Session::objects(ctx).filter(s.account.has(f.email.eq("root@example.org"))).count();
+        assert_eq!(admins(&rdfs).await.unwrap(), 1);
+        assert_eq!(admins(&own).await.unwrap(), 0);
+        // By IRI: the subtype's instance is an Account under rdfs; `get` names one type's key.
+        assert!(kg.with_reasoning(Reasoning::Rdfs).get_iri::<Account>(&root.iri).await.unwrap().is_some());
+        assert!(kg.get_iri::<Account>(&root.iri).await.unwrap().is_none());
+        assert!(kg.with_reasoning(Reasoning::Rdfs).get::<Account>("root").await.unwrap().is_none());
+        // A subtype's reads do not see its parent's own instances.
+        assert_eq!(Admin::objects(&rdfs).count().await.unwrap(), 1);
+    });
+}
+
+/// Every account's login, read with its subtypes.
+#[capability(id = "accounts.logins", version = "1.0.0", side_effects(none), reasoning = "rdfs")]
+async fn every_login(ctx: &Ctx) -> trails::Result<String> {
+    let accounts = Account::objects(ctx).order_by(Account::FIELDS.login).all().await?;
+    Ok(accounts.into_iter().map(|account| account.value.login).collect::<Vec<_>>().join(","))
+}
+
+/// The logins of plain accounts only (no reasoning declared).
+#[capability(id = "accounts.own_logins", version = "1.0.0", side_effects(none))]
+async fn own_logins(ctx: &Ctx) -> trails::Result<String> {
+    let accounts = Account::objects(ctx).order_by(Account::FIELDS.login).all().await?;
+    Ok(accounts.into_iter().map(|account| account.value.login).collect::<Vec<_>>().join(","))
+}
+
+/// A capability's reads follow its declared `reasoning`, through the handle its call is given;
+/// the manifest says which.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_capability_reads_with_the_reasoning_it_declares() {
+    let kg = Kg::temporary().unwrap();
+    let account = |login: &str| Account { login: login.into(), email: format!("{login}@example.org") };
+    kg.create(account("plain")).await.unwrap();
+    kg.create(Admin { account: account("root"), level: 1 }).await.unwrap();
+    let server = trails::App::new().kg(kg).build(trails_tests::in_process::settings("")).unwrap();
+    let client = trails::testing::Client::anonymous(&server);
+    let text = |answer: serde_json::Value| answer["content"][0]["text"].as_str().unwrap().to_owned();
+    assert_eq!(text(client.call("accounts.logins", json!({})).await.unwrap()), "plain,root");
+    assert_eq!(text(client.call("accounts.own_logins", json!({})).await.unwrap()), "plain");
+}
+
+fn a_cursor_past_a_text_key_reaches_what_was_stored_before_it(kg: Kg) {
+    let ctx = Ctx::local().with_kg(kg.clone());
+    block_on(async {
+        // Stored out of their order: Virtuoso compared stored text by when it was stored.
+        for slug in ["zeta", "alpha", "mid"] {
+            kg.create(team(slug)).await.unwrap();
+        }
+        for descending in [false, true] {
+            let (mut seen, mut cursor) = (Vec::new(), None);
+            loop {
+                let query = Team::objects(&ctx).limit(1);
+                let query =
+                    if descending { query.order_by_desc(Team::FIELDS.name) } else { query.order_by(Team::FIELDS.name) };
+                let page = match cursor.take() {
+                    Some(after) => query.after(after),
+                    None => query,
+                }
+                .page()
+                .await
+                .unwrap();
+                seen.extend(page.items.into_iter().map(|t| t.value.slug));
+                match page.next {
+                    Some(next) => cursor = Some(next),
+                    None => break,
+                }
+            }
+            let mut expected = vec!["alpha", "mid", "zeta"];
+            if descending {
+                expected.reverse();
+            }
+            assert_eq!(seen, expected);
+        }
     });
 }

@@ -166,7 +166,7 @@ pub(super) fn parse(kind: Kind, tokens: TokenStream, diags: &mut Diagnostics) ->
             CapabilityKey::Deprecates => attrs.deprecates = string("\"requirements.search_v1\"", diags),
             CapabilityKey::VersionStatus => attrs.version_status = string("\"stable\"", diags),
             CapabilityKey::Reasoning => attrs.reasoning = string("\"none\"", diags),
-            CapabilityKey::Assurance => attrs.assurance = string("\"self-asserted\"", diags),
+            CapabilityKey::Assurance => attrs.assurance = string("\"L1\"", diags),
             CapabilityKey::Confirm => {
                 attrs.confirm = string("\"Delete this requirement for good?\"", diags);
                 if let Some(question) = attrs.confirm.as_ref().filter(|question| question.value().trim().is_empty()) {

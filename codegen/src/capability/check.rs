@@ -4,11 +4,10 @@
 use syn::LitStr;
 
 use crate::diag::Diagnostics;
-use crate::ir::{Input, Precondition, PreconditionKind, ScopeDecl};
+use crate::ir::{Input, Precondition, PreconditionKind, Reasoning, ScopeDecl};
 use crate::names;
 
 const VERSION_STATUSES: &[&str] = &["experimental", "stable", "deprecated"];
-const REASONING: &[&str] = &["none", "rdfs", "owl-rl"];
 
 /// `lit`'s value when `check` accepts it.
 pub(super) fn checked(
@@ -46,8 +45,60 @@ pub(super) fn version_status(lit: Option<&LitStr>, diags: &mut Diagnostics) -> S
     one_of(lit, "version_status", VERSION_STATUSES, "stable", diags)
 }
 
-pub(super) fn reasoning(lit: Option<&LitStr>, diags: &mut Diagnostics) -> String {
-    one_of(lit, "reasoning", REASONING, "none", diags)
+/// `reasoning = "none" | "rdfs"`; `owl-rl` says what is supported instead.
+pub(super) fn reasoning(lit: Option<&LitStr>, diags: &mut Diagnostics) -> Reasoning {
+    let Some(lit) = lit else { return Reasoning::None };
+    let value = lit.value();
+    if let Some(reasoning) = Reasoning::named(&value) {
+        return reasoning;
+    }
+    let message = if value == "owl-rl" {
+        "`reasoning = \"owl-rl\"` is not supported: Trails infers only what `extends` declares \
+         (rdfs:subClassOf), so write `reasoning = \"rdfs\"` for reads of a node type to include the \
+         types that extend it, or `\"none\"`"
+            .to_owned()
+    } else {
+        let names: Vec<&str> = Reasoning::ALL.iter().map(|level| level.as_str()).collect();
+        let nearest =
+            crate::args::closest(&value, &names).map(|n| format!("did you mean `\"{n}\"`? ")).unwrap_or_default();
+        format!("unknown reasoning `{value}`; {nearest}`reasoning` is one of: {}", names.join(", "))
+    };
+    diags.error_spanned(lit, message);
+    Reasoning::None
+}
+
+/// `assurance = "L1"`: ADR-0013's levels are the vocabulary, and a level Trails cannot keep is
+/// refused, naming what it needs.
+pub(super) fn assurance(lit: Option<&LitStr>, diags: &mut Diagnostics) -> Option<String> {
+    let lit = lit?;
+    let value = lit.value();
+    let levels = trails_pattern::ASSURANCE_LEVELS;
+    match levels.iter().find(|(level, _)| *level == value) {
+        Some(("L1", _)) => Some(value),
+        Some((level, needs)) => {
+            diags.error_spanned(
+                lit,
+                format!(
+                    "`assurance = \"{level}\"` {needs}: Trails records each call as an unsigned provenance \
+                     activity, which is `L1`; declare `assurance = \"L1\"` or leave it out"
+                ),
+            );
+            None
+        }
+        None => {
+            let names: Vec<&str> = levels.iter().map(|(level, _)| *level).collect();
+            let nearest = crate::args::closest(&value.to_uppercase(), &names)
+                .map(|n| format!("did you mean `\"{n}\"`? "))
+                .unwrap_or_default();
+            diags.error_spanned(
+                lit,
+                format!(
+                    "unknown assurance level `{value}`; {nearest}`assurance` is one of ADR-0013's levels: L1, L2, L3"
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// `version = "…"`, or the crate's own version.

@@ -299,7 +299,7 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
         Some(id) => t.string(id),
         None => t.text("null"),
     };
-    t.text(&key(Field::Reasoning)).string(&decl.reasoning);
+    t.text(&key(Field::Reasoning)).string(decl.reasoning.as_str());
     t.text(&key(Field::Assurance));
     match &decl.assurance {
         Some(a) => t.string(a),
@@ -362,6 +362,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
         None => quote!(::core::option::Option::None),
     };
     let task = quote::format_ident!("{}", decl.task.variant());
+    let reasoning = quote::format_ident!("{}", decl.reasoning.variant());
     let effects = match &decl.side_effects {
         Some(e) => {
             let (writes, overwrites, deletes) = (&e.writes, e.overwrites, e.deletes);
@@ -486,6 +487,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     ::trails::__private::TaskSupport::#task,
                     #effects,
                     #preconditions,
+                    ::trails::__private::Reasoning::#reasoning,
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,

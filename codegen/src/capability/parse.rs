@@ -95,6 +95,7 @@ pub(super) fn declaration(
     let deprecates = check::checked(attrs.deprecates.as_ref(), names::check_capability_id, diags);
     let version_status = check::version_status(attrs.version_status.as_ref(), diags);
     let reasoning = check::reasoning(attrs.reasoning.as_ref(), diags);
+    let assurance = check::assurance(attrs.assurance.as_ref(), diags);
     let (input, params) = signature(sig, diags);
     check::precondition_keys(&attrs.preconditions, &input, diags);
     let return_type = match &sig.output {
@@ -124,7 +125,7 @@ pub(super) fn declaration(
         deprecates,
         version_status,
         reasoning,
-        assurance: attrs.assurance.map(|l| l.value()),
+        assurance,
         confirm: attrs.confirm.map(|l| l.value()),
         task: attrs.task,
         handler: sig.ident.clone(),

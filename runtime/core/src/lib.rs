@@ -37,8 +37,8 @@ pub use error::{DomainError, Error, ErrorKind, Result};
 pub use pipeline::NoSuchTool;
 pub use pipeline::SPANS;
 pub use registry::{
-    Cost, DuplicateError, PromptEntry, Registry, RegistryError, ResourceEntry, ShapeEntry, TaskSupport, ToolEntry,
-    ToolKind,
+    Cost, DuplicateError, PromptEntry, Reasoning, Registry, RegistryError, ResourceEntry, ShapeEntry, TaskSupport,
+    ToolEntry, ToolKind,
 };
 pub use validate::{Errors, FieldCode, FieldError, Path, PatternError, MAX_FIELD_ERRORS};
 
@@ -59,8 +59,8 @@ pub mod __private {
     };
     pub use crate::error::{Error, Result};
     pub use crate::registry::{
-        BoxFuture, Declared, PromptEntry, ResourceEntry, ShapeEntry, TaskSupport, ToolEntry, ToolKind, PROMPTS,
-        RESOURCES, SHAPES, TOOLS,
+        BoxFuture, Declared, PromptEntry, Reasoning, ResourceEntry, ShapeEntry, TaskSupport, ToolEntry, ToolKind,
+        PROMPTS, RESOURCES, SHAPES, TOOLS,
     };
     pub use crate::validate::{
         concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,

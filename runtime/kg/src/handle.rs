@@ -18,7 +18,7 @@ use super::provenance::{self, Call, Role, Touched};
 use super::store::{self, Check, Row, Store, StoreError, StoreFuture, Triples, Write, WriteError};
 use crate::declare::{Blob, Datatype, Effects, NodeType, NodeTypeInfo, WriteOp};
 use crate::error::{Error, Result};
-use crate::registry::ToolEntry;
+use crate::registry::{Reasoning, ToolEntry};
 use crate::validate::{FieldCode, FieldError};
 
 /// An instance as stored: its IRI and its value.
@@ -63,6 +63,9 @@ pub struct Kg {
     provenance: Arc<provenance::Log>,
     /// A call's handle: the writes its capability declared, which it is held to.
     held: Option<Arc<Held>>,
+    /// What reads of a node type see: under `Rdfs`, the instances of the types that extend it
+    /// too (a call's handle: its capability's `reasoning`).
+    reasoning: Reasoning,
 }
 
 /// What one call's handle may write: its capability's declared effects, and the store as
@@ -205,7 +208,22 @@ impl Kg {
             update_turns: (0..UPDATE_SHARDS).map(|_| tokio::sync::Mutex::new(())).collect(),
             provenance: Arc::new(provenance::Log::new(provenance::Retention::default())),
             held: None,
+            reasoning: Reasoning::None,
         }
+    }
+
+    /// This handle, reading as `reasoning` says: under [`Reasoning::Rdfs`], a query, count or
+    /// aggregate over a node type (and a `has` through a reference to one) includes the
+    /// instances of every type that `extends` it, each read as the type asked for, from its
+    /// own graph; `get_iri` finds them by their own IRIs. `get(key)` still names one type's
+    /// instance. A capability's handle reads as its `reasoning` declares.
+    pub fn with_reasoning(&self, reasoning: Reasoning) -> Kg {
+        Kg { reasoning, ..self.clone() }
+    }
+
+    /// What this handle's reads infer ([`Kg::with_reasoning`]).
+    pub fn reasoning(&self) -> Reasoning {
+        self.reasoning
     }
 
     /// Refuse instances heavier than `bytes` (`[kg] max_instance_bytes`): the bytes the store
@@ -234,7 +252,7 @@ impl Kg {
             Effects::Undeclared => None,
             effects => Some(Arc::new(Held { capability: tool.id(), effects, store: std::sync::OnceLock::new() })),
         };
-        (Kg { touched: Some(touched.clone()), held, ..self.clone() }, touched)
+        (Kg { touched: Some(touched.clone()), held, reasoning: tool.reasoning(), ..self.clone() }, touched)
     }
 
     /// `Ok` when this handle may `op` an instance of `node`: a call's handle refuses what its
@@ -433,13 +451,39 @@ impl Kg {
         self.get_many(subjects).await
     }
 
-    /// The instances at `subjects` that are `T`s, in order (one store request for the page).
+    /// The instances at `subjects` that are `T`s, in order (one store request for the page; one
+    /// per graph when, under `rdfs`, some are of types that extend `T`).
     pub(crate) async fn get_many<T: NodeType>(&self, subjects: Vec<NamedNode>) -> Result<Vec<Stored<T>>> {
         let info = T::INFO;
-        let described = self.store.describe_many(self.graph(info), subjects.clone()).await.map_err(store_failed)?;
+        let mut described: Vec<Option<Triples>> = vec![None; subjects.len()];
+        let own = |subject: &NamedNode| match self.reasoning {
+            Reasoning::Rdfs => mapping::own_type(&self.base, info, subject.as_str()),
+            Reasoning::None => info,
+        };
+        let mut graphs: Vec<&NodeTypeInfo> = Vec::new();
+        for subject in &subjects {
+            let node = own(subject);
+            if !graphs.iter().any(|seen| seen.iri == node.iri) {
+                graphs.push(node);
+            }
+        }
+        for node in graphs {
+            let (at, these): (Vec<usize>, Vec<NamedNode>) = subjects
+                .iter()
+                .enumerate()
+                .filter(|(_, subject)| own(subject).iri == node.iri)
+                .map(|(n, subject)| (n, subject.clone()))
+                .unzip();
+            let read = self.store.describe_many(self.graph(node), these).await.map_err(store_failed)?;
+            for (n, triples) in at.into_iter().zip(read) {
+                described[n] = Some(triples);
+            }
+        }
         let mut items = Vec::with_capacity(subjects.len());
         for (subject, triples) in subjects.into_iter().zip(described) {
-            // Not a `T` (or deleted between the two reads of a page): simply not there.
+            // Not a `T` (or deleted between the two reads of a page): simply not there. An
+            // instance of a type that extends `T` is one (the store writes both classes).
+            let triples = triples.unwrap_or_default();
             if !is_a(info, &triples) {
                 continue;
             }

@@ -40,6 +40,7 @@ pub use handle::store_failed;
 pub use handle::{Kg, Stored, DEFAULT_BASE, DEFAULT_MAX_INSTANCE_BYTES, UPDATE_ATTEMPTS};
 pub use oxrdf::{Literal, NamedNode, Term};
 pub use query::{Field, Filter, Page, Query, DEFAULT_LIMIT, MAX_LIMIT};
+pub use trails_core::Reasoning;
 
 /// What a field's type lets a query do with it: how many values it holds (the third parameter
 /// of [`Field`]) and the traits behind the operators (`lt` needs [`Ordered`](field::Ordered)

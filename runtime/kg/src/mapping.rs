@@ -34,6 +34,52 @@ pub fn key_prefix_iri(base: &str, label: &str, prefix: &str) -> String {
 /// The named graph a node type's instances live in (the rule the macros publish too).
 pub use trails_pattern::graph_iri;
 
+/// The node types that extend `info`, directly or through others (nearest first), from the
+/// app's linked declarations: the instances a read of `info` also sees under
+/// `reasoning = "rdfs"`. Each keeps its own graph and IRIs.
+pub fn subtypes(info: &NodeTypeInfo) -> &'static [&'static NodeTypeInfo] {
+    static SUBTYPES: std::sync::OnceLock<std::collections::HashMap<&'static str, Vec<&'static NodeTypeInfo>>> =
+        std::sync::OnceLock::new();
+    let all = SUBTYPES.get_or_init(|| {
+        let linked: Vec<&'static NodeTypeInfo> =
+            crate::registry::SHAPES.iter().filter_map(|shape| shape.node_type()).collect();
+        let mut subtypes = std::collections::HashMap::new();
+        for node in &linked {
+            // Breadth first: children, then theirs (an `extends` chain has no cycles: the
+            // compiler follows it to a struct).
+            let mut found: Vec<&'static NodeTypeInfo> = Vec::new();
+            let mut next = 0;
+            let mut parent = *node;
+            loop {
+                for child in &linked {
+                    let extends = child.parent.is_some_and(|of| of.iri == parent.iri);
+                    if extends && !found.iter().any(|seen| seen.iri == child.iri) {
+                        found.push(child);
+                    }
+                }
+                let Some(deeper) = found.get(next) else { break };
+                parent = deeper;
+                next += 1;
+            }
+            subtypes.insert(node.iri, found);
+        }
+        subtypes
+    });
+    all.get(info.iri).map_or(&[], Vec::as_slice)
+}
+
+/// The node type among `info` and its [`subtypes`] whose instances' IRIs `iri` has (`<base>/<Label>/…`),
+/// else `info`: the graph an instance read as `info` is in.
+pub fn own_type<'a>(base: &str, info: &'a NodeTypeInfo, iri: &str) -> &'a NodeTypeInfo {
+    let of = |label: &str| {
+        iri.strip_prefix(base).and_then(|rest| rest.strip_prefix('/')?.strip_prefix(label)?.strip_prefix('/'))
+    };
+    if of(info.label).is_some() {
+        return info;
+    }
+    subtypes(info).iter().copied().find(|node| of(node.label).is_some()).unwrap_or(info)
+}
+
 /// `rdf:JSON`, for nested shapes.
 const RDF_JSON: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON";
 

@@ -25,7 +25,10 @@
 
 mod vocab;
 
-pub use vocab::{graph_iri, CanonicalField, DisplayRole, Scope, TaskSupport, UnknownScope, DEFAULT_KG_BASE};
+pub use vocab::{
+    graph_iri, CanonicalField, DisplayRole, Reasoning, Scope, TaskSupport, UnknownScope, ASSURANCE_LEVELS,
+    DEFAULT_KG_BASE,
+};
 
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassPerl, ClassPerlKind, ClassSetBinaryOp, ClassSetItem, GroupKind, Span, Visitor,

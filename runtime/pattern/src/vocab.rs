@@ -249,6 +249,51 @@ impl TaskSupport {
     }
 }
 
+/// What a capability's reads infer (`reasoning = "…"`): under [`Reasoning::Rdfs`] a read of a
+/// node type includes the instances of the types that `extends` it (`rdfs:subClassOf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Reasoning {
+    /// A type's reads see its own instances only (the default).
+    #[default]
+    None,
+    /// A type's reads see its own instances and those of every type that extends it.
+    Rdfs,
+}
+
+impl Reasoning {
+    /// Every level, in the order above.
+    pub const ALL: [Reasoning; 2] = [Reasoning::None, Reasoning::Rdfs];
+
+    /// The wire name: `none` or `rdfs`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Reasoning::None => "none",
+            Reasoning::Rdfs => "rdfs",
+        }
+    }
+
+    /// The variant's name, as generated code writes it.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            Reasoning::None => "None",
+            Reasoning::Rdfs => "Rdfs",
+        }
+    }
+
+    /// The level named `name`, if it is one.
+    pub fn named(name: &str) -> Option<Reasoning> {
+        Reasoning::ALL.into_iter().find(|level| level.as_str() == name)
+    }
+}
+
+/// ADR-0013's assurance levels a capability may declare (`assurance = "…"`), each with what it
+/// needs: only `L1` — its calls recorded as unsigned provenance activities — is what Trails does.
+pub const ASSURANCE_LEVELS: [(&str, &str); 3] = [
+    ("L1", "its calls are recorded as unsigned provenance activities"),
+    ("L2", "needs JOSE-signed execution records, which Trails does not produce"),
+    ("L3", "needs JOSE-signed execution records anchored in an external audit ledger, which Trails does not produce"),
+];
+
 /// The `[kg] base` when none is configured: instance IRIs are `urn:trails:kg/<Label>/<key>`.
 pub const DEFAULT_KG_BASE: &str = "urn:trails:kg";
 

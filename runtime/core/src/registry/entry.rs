@@ -13,7 +13,7 @@ use crate::ctx::Ctx;
 use crate::declare::{Effects, NodeTypeInfo, Output, Unmet};
 use crate::error::Error;
 use crate::validate::NestedValidator;
-pub use trails_pattern::TaskSupport;
+pub use trails_pattern::{Reasoning, TaskSupport};
 
 /// The future a type-erased handler returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -158,6 +158,11 @@ impl ToolEntry {
         self.declared.effects
     }
 
+    /// What its reads of the knowledge graph infer (`reasoning`).
+    pub fn reasoning(&self) -> Reasoning {
+        self.declared.reasoning
+    }
+
     /// The declared preconditions' evaluation, when it declares any.
     pub fn preconditions(&self) -> Option<PreconditionFn> {
         self.declared.preconditions
@@ -240,6 +245,8 @@ pub struct Declared {
     pub(crate) effects: Effects,
     /// `preconditions(…)`, evaluated before the handler.
     pub(crate) preconditions: Option<PreconditionFn>,
+    /// `reasoning`: what its reads infer.
+    pub(crate) reasoning: Reasoning,
 }
 
 impl Declared {
@@ -260,6 +267,7 @@ impl Declared {
         task: TaskSupport,
         effects: Effects,
         preconditions: Option<PreconditionFn>,
+        reasoning: Reasoning,
     ) -> Declared {
         Declared {
             policy_required,
@@ -274,6 +282,7 @@ impl Declared {
             task,
             effects,
             preconditions,
+            reasoning,
         }
     }
 }

@@ -14,7 +14,7 @@ use std::fmt;
 use serde_json::{json, Value};
 
 pub use entry::{
-    BoxFuture, Cost, Declared, PreconditionFn, ShapeEntry, TaskSupport, ToolEntry, ToolKind, SHAPES, TOOLS,
+    BoxFuture, Cost, Declared, PreconditionFn, Reasoning, ShapeEntry, TaskSupport, ToolEntry, ToolKind, SHAPES, TOOLS,
 };
 pub use prompt::{PromptEntry, PromptFn, PROMPTS};
 pub use resource::{ResourceEntry, ResourceFn, RESOURCES};
@@ -236,6 +236,7 @@ mod tests {
                 TaskSupport::Forbidden,
                 crate::declare::Effects::Undeclared,
                 None,
+                Reasoning::None,
             ),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),

@@ -214,8 +214,14 @@ impl<T: NodeType> Query<T> {
         // References in their IRIs' order (Virtuoso orders IRIs by an internal id).
         let order = if predicate.datatype == crate::declare::Datatype::Iri { "STR(?v)" } else { "?v" };
         let tail = format!("GROUP BY ?v ORDER BY {order}");
-        let query =
-            sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], "?v (COUNT(DISTINCT ?s) AS ?n)", &tail);
+        let query = sparql::aggregate(
+            dataset(&kg),
+            T::INFO,
+            &expr,
+            &[(predicate, "?v")],
+            "?v (COUNT(DISTINCT ?s) AS ?n)",
+            &tail,
+        );
         let mut counts = Vec::new();
         for row in select(&kg, query).await? {
             let Some(value) = store::bound(&row, "v") else { continue };
@@ -238,8 +244,14 @@ impl<T: NodeType> Query<T> {
     pub async fn sum<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<V> {
         let (kg, expr) = self.start()?;
         let predicate = field.predicate();
-        let query =
-            sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], "(SUM(?v) AS ?x) (COUNT(?v) AS ?n)", "");
+        let query = sparql::aggregate(
+            dataset(&kg),
+            T::INFO,
+            &expr,
+            &[(predicate, "?v")],
+            "(SUM(?v) AS ?x) (COUNT(?v) AS ?n)",
+            "",
+        );
         let rows = select(&kg, query).await?;
         match rows.first() {
             Some(row) => sum_of(predicate, row),
@@ -259,7 +271,7 @@ impl<T: NodeType> Query<T> {
         let (by, predicate) = (group.predicate(), field.predicate());
         let order = if by.datatype == crate::declare::Datatype::Iri { "STR(?g)" } else { "?g" };
         let query = sparql::aggregate(
-            kg.base(),
+            dataset(&kg),
             T::INFO,
             &expr,
             &[(by, "?g"), (predicate, "?v")],
@@ -278,7 +290,7 @@ impl<T: NodeType> Query<T> {
     pub async fn avg<V: Numeric, K>(mut self, field: Field<T, V, K>) -> Result<Option<f64>> {
         let (kg, expr) = self.start()?;
         let query = sparql::aggregate(
-            kg.base(),
+            dataset(&kg),
             T::INFO,
             &expr,
             &[(field.predicate(), "?v")],
@@ -297,7 +309,7 @@ impl<T: NodeType> Query<T> {
         let (kg, expr) = self.start()?;
         let predicate = field.predicate();
         let projection = format!("({function}(?v) AS ?x)");
-        let query = sparql::aggregate(kg.base(), T::INFO, &expr, &[(predicate, "?v")], &projection, "");
+        let query = sparql::aggregate(dataset(&kg), T::INFO, &expr, &[(predicate, "?v")], &projection, "");
         let rows = select(&kg, query).await?;
         match rows.first().and_then(|row| store::bound(row, "x")) {
             Some(value) => value_of(predicate, value).map(Some),
@@ -324,7 +336,7 @@ impl<T: NodeType> Query<T> {
         if let Some(find) = equalities::<T>(kg, expr) {
             return Ok(kg.store().find(find).await.map_err(store_failed)?.total);
         }
-        let rows = select(kg, sparql::count(kg.base(), T::INFO, expr)).await?;
+        let rows = select(kg, sparql::count(dataset(kg), T::INFO, expr)).await?;
         Ok(store::count_of(&rows))
     }
 
@@ -368,7 +380,7 @@ impl<T: NodeType> Query<T> {
         limit: usize,
         offset: usize,
     ) -> Result<Vec<Position>> {
-        let query = sparql::page(kg.base(), T::INFO, expr, &self.keys, position, limit, offset);
+        let query = sparql::page(dataset(kg), T::INFO, expr, &self.keys, position, limit, offset);
         let mut positions: Vec<Position> = Vec::with_capacity(limit);
         let mut seen = std::collections::HashSet::new();
         for row in select(kg, query).await? {
@@ -400,6 +412,10 @@ fn equalities<T: NodeType>(kg: &Kg, expr: &Expr) -> Option<Find> {
             _ => false,
         }
     }
+    // Read with its subtypes, a type's instances are in several graphs: SPARQL reads those.
+    if kg.reasoning() == crate::registry::Reasoning::Rdfs && !super::mapping::subtypes(T::INFO).is_empty() {
+        return None;
+    }
     let mut filters = Vec::new();
     if !collect(expr, &mut filters) {
         return None;
@@ -423,6 +439,11 @@ struct Read<T> {
     /// How many match in all, when the read counted them.
     total: Option<usize>,
     next: Option<Position>,
+}
+
+/// The graphs `kg`'s reads see.
+fn dataset(kg: &Kg) -> sparql::Dataset<'_> {
+    sparql::Dataset { base: kg.base(), reasoning: kg.reasoning() }
 }
 
 async fn select(kg: &Kg, query: String) -> Result<Vec<Row>> {

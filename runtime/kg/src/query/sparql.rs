@@ -10,6 +10,7 @@ use oxrdf::{Literal, NamedNode, Term};
 use super::filter::{Cmp, Expr, Test, TextOp};
 use crate::declare::{NodeTypeInfo, PredicateInfo};
 use crate::mapping;
+use crate::registry::Reasoning;
 
 /// Where a keyset page starts: the sort keys' values of the last instance read, and its IRI.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,16 +19,26 @@ pub(crate) struct Position {
     pub(crate) iri: NamedNode,
 }
 
-/// Builds the WHERE group of one query: fresh variable names, graphs by node type.
+/// The graphs a read sees: the store's `base`, and whether a node type's reads include the
+/// types that extend it.
+#[derive(Clone, Copy)]
+pub(crate) struct Dataset<'a> {
+    pub(crate) base: &'a str,
+    pub(crate) reasoning: Reasoning,
+}
+
+/// Builds the WHERE group of one query: fresh variable names, graphs by node type. An instance
+/// of a type read with its subtypes (`rdfs`) is in one of their graphs: its subject's graph is
+/// then a variable (`?g_s` for `?s`), bound to that list where the subject is.
 pub(crate) struct Compiler<'a> {
-    base: &'a str,
+    dataset: Dataset<'a>,
     fresh: usize,
     out: String,
 }
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(base: &'a str) -> Self {
-        Compiler { base, fresh: 0, out: String::new() }
+    pub(crate) fn new(dataset: Dataset<'a>) -> Self {
+        Compiler { dataset, fresh: 0, out: String::new() }
     }
 
     fn var(&mut self, prefix: &str) -> String {
@@ -35,8 +46,23 @@ impl<'a> Compiler<'a> {
         format!("?{prefix}{}", self.fresh)
     }
 
-    fn graph(&self, info: &NodeTypeInfo) -> NamedNode {
-        NamedNode::new_unchecked(mapping::graph_iri(self.base, info.label))
+    /// The subtypes whose instances a read of `info` sees too.
+    fn subtypes(&self, info: &NodeTypeInfo) -> &'static [&'static NodeTypeInfo] {
+        match self.dataset.reasoning {
+            Reasoning::Rdfs => mapping::subtypes(info),
+            Reasoning::None => &[],
+        }
+    }
+
+    /// Where `subject`'s triples are read, an instance of `info`: `GRAPH <its type's graph>`; read
+    /// with its subtypes, the default graph (every graph: an instance's triples are in its own
+    /// type's graph only; its binding names the graphs it may be in). A variable graph would do
+    /// too, but Virtuoso 7 loses rows that way when an `OPTIONAL` reads in it under a `FILTER`.
+    fn graph(&self, info: &NodeTypeInfo, _subject: &str) -> String {
+        match self.subtypes(info) {
+            [] => format!("GRAPH {}", NamedNode::new_unchecked(mapping::graph_iri(self.dataset.base, info.label))),
+            _ => String::new(),
+        }
     }
 
     /// `?s` is an instance of `info` that passes `expr`.
@@ -59,13 +85,9 @@ impl<'a> Compiler<'a> {
             }
             Expr::Ref { via, target, inner } => {
                 let object = self.var("r");
-                let (graph, target_graph) = (self.graph(info), self.graph(target));
-                let _ = write!(
-                    self.out,
-                    "GRAPH {graph} {{ {subject} {} {object} }} GRAPH {target_graph} {{ {object} a {} }} ",
-                    NamedNode::new_unchecked(via.iri),
-                    NamedNode::new_unchecked(target.iri)
-                );
+                let graph = self.graph(info, subject);
+                let _ = write!(self.out, "{graph} {{ {subject} {} {object} }} ", NamedNode::new_unchecked(via.iri));
+                self.bind(target, &object);
                 self.expr(target, &object, inner, true);
                 true
             }
@@ -111,14 +133,27 @@ impl<'a> Compiler<'a> {
         self.out.push_str("} ");
     }
 
-    /// `subject` is an instance of `info`.
+    /// `subject` is an instance of `info` (or, read with its subtypes, of one of them: each
+    /// instance holds its type's class and its parents').
     fn bind(&mut self, info: &NodeTypeInfo, subject: &str) {
-        let graph = self.graph(info);
-        let _ = write!(self.out, "GRAPH {graph} {{ {subject} a {} }} ", NamedNode::new_unchecked(info.iri));
+        let class = NamedNode::new_unchecked(info.iri);
+        let subtypes = self.subtypes(info);
+        if subtypes.is_empty() {
+            let graph = self.graph(info, subject);
+            let _ = write!(self.out, "{graph} {{ {subject} a {class} }} ");
+            return;
+        }
+        let graph = format!("?g_{}", subject.trim_start_matches('?'));
+        let _ = write!(self.out, "VALUES {graph} {{");
+        for node in std::iter::once(info).chain(subtypes.iter().copied()) {
+            let _ =
+                write!(self.out, " {}", NamedNode::new_unchecked(mapping::graph_iri(self.dataset.base, node.label)));
+        }
+        let _ = write!(self.out, " }} GRAPH {graph} {{ {subject} a {class} }} ");
     }
 
     fn value(&mut self, info: &NodeTypeInfo, subject: &str, predicate: &PredicateInfo, test: &Test) {
-        let graph = self.graph(info);
+        let graph = self.graph(info, subject);
         let p = NamedNode::new_unchecked(predicate.iri);
         let condition = |v: &str| -> Option<String> {
             match test {
@@ -140,7 +175,7 @@ impl<'a> Compiler<'a> {
             // The term itself in the pattern: the store's index finds it, and equality is the
             // term's (as every write maps a value to one term).
             Test::Eq(term) => {
-                let _ = write!(self.out, "GRAPH {graph} {{ {subject} {p} {term} }} ");
+                let _ = write!(self.out, "{graph} {{ {subject} {p} {term} }} ");
             }
             Test::In(terms) if terms.is_empty() => self.out.push_str("FILTER(false) "),
             Test::In(terms) => {
@@ -149,11 +184,11 @@ impl<'a> Compiler<'a> {
                 for term in terms {
                     let _ = write!(self.out, " {term}");
                 }
-                let _ = write!(self.out, " }} GRAPH {graph} {{ {subject} {p} {v} }} ");
+                let _ = write!(self.out, " }} {graph} {{ {subject} {p} {v} }} ");
             }
             _ => {
                 let v = self.var("v");
-                let _ = write!(self.out, "GRAPH {graph} {{ {subject} {p} {v} ");
+                let _ = write!(self.out, "{graph} {{ {subject} {p} {v} ");
                 if let Some(condition) = condition(&v) {
                     let _ = write!(self.out, "FILTER({condition}) ");
                 }
@@ -185,7 +220,7 @@ pub(crate) type Key = (&'static PredicateInfo, bool);
 /// The page query: instances of `info` passing `expr`, ordered by `keys` (absent values last)
 /// then by IRI, after `position` if given. Projects `?s` and `?k0…` (the keys' values).
 pub(crate) fn page(
-    base: &str,
+    dataset: Dataset<'_>,
     info: &NodeTypeInfo,
     expr: &Expr,
     keys: &[Key],
@@ -193,18 +228,18 @@ pub(crate) fn page(
     limit: usize,
     offset: usize,
 ) -> String {
-    let mut compiler = Compiler::new(base);
+    let mut compiler = Compiler::new(dataset);
     compiler.instances(info, expr);
-    let graph = compiler.graph(info);
+    let graph = compiler.graph(info, "?s");
     let mut body = compiler.finish();
     let mut projection = String::from("?s");
     let mut order = String::new();
     for (n, (predicate, descending)) in keys.iter().enumerate() {
         let p = NamedNode::new_unchecked(predicate.iri);
         if textual(predicate) {
-            let _ = write!(body, "OPTIONAL {{ GRAPH {graph} {{ ?s {p} ?o{n} }} BIND(STR(?o{n}) AS ?k{n}) }} ");
+            let _ = write!(body, "OPTIONAL {{ {graph} {{ ?s {p} ?o{n} }} BIND(STR(?o{n}) AS ?k{n}) }} ");
         } else {
-            let _ = write!(body, "OPTIONAL {{ GRAPH {graph} {{ ?s {p} ?k{n} }} }} ");
+            let _ = write!(body, "OPTIONAL {{ {graph} {{ ?s {p} ?k{n} }} }} ");
         }
         let _ = write!(projection, " ?k{n}");
         let direction = if *descending { format!("DESC(?k{n})") } else { format!("?k{n}") };
@@ -217,8 +252,8 @@ pub(crate) fn page(
 }
 
 /// How many instances of `info` pass `expr`.
-pub(crate) fn count(base: &str, info: &NodeTypeInfo, expr: &Expr) -> String {
-    let mut compiler = Compiler::new(base);
+pub(crate) fn count(dataset: Dataset<'_>, info: &NodeTypeInfo, expr: &Expr) -> String {
+    let mut compiler = Compiler::new(dataset);
     compiler.instances(info, expr);
     format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ {}}}", compiler.finish())
 }
@@ -227,20 +262,20 @@ pub(crate) fn count(base: &str, info: &NodeTypeInfo, expr: &Expr) -> String {
 /// passes, joined with their values of `fields` (each bound to its variable, `?v`, `?g`):
 /// `projection` reads them, `tail` is `GROUP BY …` or empty.
 pub(crate) fn aggregate(
-    base: &str,
+    dataset: Dataset<'_>,
     info: &NodeTypeInfo,
     expr: &Expr,
     fields: &[(&PredicateInfo, &str)],
     projection: &str,
     tail: &str,
 ) -> String {
-    let mut compiler = Compiler::new(base);
+    let mut compiler = Compiler::new(dataset);
     compiler.instances(info, expr);
-    let graph = compiler.graph(info);
+    let graph = compiler.graph(info, "?s");
     let matching = compiler.finish();
     let mut values = String::new();
     for (predicate, variable) in fields {
-        let _ = write!(values, "GRAPH {graph} {{ ?s {} {variable} }} ", NamedNode::new_unchecked(predicate.iri));
+        let _ = write!(values, "{graph} {{ ?s {} {variable} }} ", NamedNode::new_unchecked(predicate.iri));
     }
     if once(expr) {
         format!("SELECT {projection} WHERE {{ {matching}{values}}} {tail}")
@@ -265,10 +300,12 @@ fn once(expr: &Expr) -> bool {
 
 /// Whether a sort key is compared as its text: SPARQL's `<` has no order for references,
 /// booleans or JSON literals (an error, which a `FILTER` reads as false), and Virtuoso orders
-/// IRIs by an internal id. Their text orders them the same way on every store.
+/// IRIs by an internal id — and compares a stored `xsd:string` with a constant in a `FILTER` by
+/// when it was stored (its `ORDER BY` is right), so a cursor past a string skipped the
+/// instances stored before it. Their text orders them the same way on every store.
 pub(crate) fn textual(predicate: &PredicateInfo) -> bool {
     use crate::declare::Datatype;
-    matches!(predicate.datatype, Datatype::Iri | Datatype::Boolean | Datatype::Json | Datatype::Blob)
+    matches!(predicate.datatype, Datatype::String | Datatype::Iri | Datatype::Boolean | Datatype::Json | Datatype::Blob)
 }
 
 /// Past `position` in the order of `keys` (absent values last), then of IRIs.
