@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use trails::declare::NodeType;
 use trails::error::FieldCode;
 use trails::kg::{EmbeddedStore, Kg, KgCtx, Literal, RemoteStore, Synchronous, Term, DEFAULT_BASE};
 use trails::{capability, node_type, Blob, Ctx, DateTime, Error, Ref};
@@ -1137,6 +1138,31 @@ fn under_rdfs_a_parents_reads_include_its_subtypes_instances(kg: Kg) {
         assert!(kg.with_reasoning(Reasoning::Rdfs).get::<Account>("root").await.unwrap().is_none());
         // A subtype's reads do not see its parent's own instances.
         assert_eq!(Admin::objects(&rdfs).count().await.unwrap(), 1);
+        // The store's own lookup over the graphs of a type and its subtypes (what the runtime's
+        // resources read): ordered, filtered, after a cursor.
+        let find =
+            |order: Option<bool>, filters: Vec<(trails::kg::NamedNode, Term)>, after: Option<&str>| trails::kg::Find {
+                graphs: trails::kg::mapping::graphs_with_subtypes(kg.base(), Account::INFO),
+                class: trails::kg::NamedNode::new_unchecked(Account::INFO.iri),
+                filters,
+                order: order
+                    .map(|descending| (trails::kg::NamedNode::new_unchecked(f.login.predicate().iri), descending)),
+                limit: 10,
+                offset: 0,
+                after: after.map(trails::kg::NamedNode::new_unchecked),
+            };
+        let found = kg.store().find(find(None, Vec::new(), None)).await.unwrap();
+        assert_eq!(found.total, 3);
+        assert_eq!(found.subjects[0].as_str(), kg.iri::<Account>("plain"), "in IRI order");
+        let email = trails::kg::NamedNode::new_unchecked(f.email.predicate().iri);
+        let one = kg.store().find(find(
+            None,
+            vec![(email, Term::Literal(Literal::new_simple_literal("guest@example.org")))],
+            None,
+        ));
+        assert_eq!(one.await.unwrap().subjects, [trails::kg::NamedNode::new_unchecked(guest.iri.clone())]);
+        let after = kg.store().find(find(None, Vec::new(), Some(&kg.iri::<Account>("plain")))).await.unwrap();
+        assert_eq!((after.total, after.subjects.len()), (3, 2), "the Admin's and the Guest's IRIs sort after");
     });
 }
 
@@ -1202,4 +1228,51 @@ fn a_cursor_past_a_text_key_reaches_what_was_stored_before_it(kg: Kg) {
             assert_eq!(seen, expected);
         }
     });
+}
+
+fn resource_text(result: rmcp::model::ReadResourceResult) -> serde_json::Value {
+    match result.contents.into_iter().next().expect("one content") {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => serde_json::from_str(&text).unwrap(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+/// The runtime's own reads of a node type — its resources, their counts, `trails_kg_list` — list
+/// the instances of the types that extend it too, each as its own type (the id, URI and
+/// `node_type` that read it); an instance's own resource is its type's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parents_resources_and_kg_tools_list_its_subtypes_instances_as_their_own_types() {
+    let kg = Kg::temporary().unwrap();
+    let account = |login: &str| Account { login: login.into(), email: format!("{login}@example.org") };
+    kg.create(account("plain")).await.unwrap();
+    let root = kg.create(Admin { account: account("root"), level: 1 }).await.unwrap();
+    let served =
+        trails_tests::in_process::serve(trails::App::new().kg(kg), trails_tests::in_process::settings("")).await;
+    let client = trails_tests::client::connect(served.addr, None).await;
+
+    let listed =
+        trails_tests::client::call(&client, "trails_kg_list", json!({ "node_type": "Account" })).await.unwrap();
+    let page = listed.structured_content.unwrap();
+    assert_eq!(page["total"], 2, "{page}");
+    let admin = page["items"].as_array().unwrap().iter().find(|item| item["iri"] == root.iri.as_str()).unwrap();
+    assert_eq!(admin["node_type"], "Admin", "{admin}");
+    let id = admin["id"].as_str().unwrap();
+    assert_eq!(admin["uri"], format!("trails://kg/Admin/{id}"));
+    let plain = page["items"].as_array().unwrap().iter().find(|item| item["id"] == "plain").unwrap();
+    assert!(plain.get("node_type").is_none(), "the listed type's own instances need no node_type: {plain}");
+    // What the item names reads it.
+    let get = json!({ "node_type": admin["node_type"], "id": id });
+    let got = trails_tests::client::call(&client, "trails_kg_get", get).await.unwrap().structured_content.unwrap();
+    assert_eq!(got["fields"]["level"], 1, "{got}");
+
+    let read = |uri: &str| client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri));
+    let umbrella = resource_text(read("trails://kg/Account").await.unwrap());
+    assert_eq!(umbrella["total"], 2, "{umbrella}");
+    let types = resource_text(read("trails://kg/types").await.unwrap());
+    let count = |label: &str| {
+        types["types"].as_array().unwrap().iter().find(|t| t["label"] == label).unwrap()["instances"].clone()
+    };
+    assert_eq!((count("Account"), count("Admin"), count("Guest")), (json!(2), json!(1), json!(0)), "{types}");
+    let own = resource_text(read(admin["uri"].as_str().unwrap()).await.unwrap());
+    assert_eq!(own["@id"], root.iri.as_str(), "{own}");
 }

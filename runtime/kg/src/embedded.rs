@@ -576,58 +576,65 @@ fn compare_terms(a: &Term, b: &Term) -> Ordering {
 
 impl EmbeddedStore {
     fn find_now(&self, find: &Find) -> Result<Found, StoreError> {
-        let graph = GraphName::NamedNode(find.graph.clone());
         let engine = self.engine();
-        let typed = |subject: &NamedNode| {
-            engine.contains(&Quad::new(subject.clone(), rdf::TYPE.into_owned(), find.class.clone(), graph.clone()))
-        };
-        let mut subjects: Vec<NamedNode> = Vec::new();
-        match find.filters.split_first() {
-            Some(((predicate, value), rest)) => {
-                for quad in
-                    engine.quads_for_pattern(None, Some(predicate.as_ref()), Some(value.as_ref()), Some(graph.as_ref()))
-                {
-                    let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject else { continue };
-                    let mut keep = typed(&subject).map_err(engine_error)?;
-                    for (predicate, value) in rest {
-                        if !keep {
-                            break;
+        // Each instance is in one of the graphs: (subject, its graph), sorted by IRI.
+        let mut subjects: Vec<(NamedNode, GraphName)> = Vec::new();
+        for graph in &find.graphs {
+            let graph = GraphName::NamedNode(graph.clone());
+            let typed = |subject: &NamedNode| {
+                engine.contains(&Quad::new(subject.clone(), rdf::TYPE.into_owned(), find.class.clone(), graph.clone()))
+            };
+            match find.filters.split_first() {
+                Some(((predicate, value), rest)) => {
+                    for quad in engine.quads_for_pattern(
+                        None,
+                        Some(predicate.as_ref()),
+                        Some(value.as_ref()),
+                        Some(graph.as_ref()),
+                    ) {
+                        let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject else {
+                            continue;
+                        };
+                        let mut keep = typed(&subject).map_err(engine_error)?;
+                        for (predicate, value) in rest {
+                            if !keep {
+                                break;
+                            }
+                            let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), graph.clone());
+                            keep = engine.contains(&quad).map_err(engine_error)?;
                         }
-                        let quad = Quad::new(subject.clone(), predicate.clone(), value.clone(), graph.clone());
-                        keep = engine.contains(&quad).map_err(engine_error)?;
-                    }
-                    if keep && subjects.last() != Some(&subject) {
-                        subjects.push(subject);
+                        if keep {
+                            subjects.push((subject, graph.clone()));
+                        }
                     }
                 }
-                subjects.sort();
-                subjects.dedup();
-            }
-            None => {
-                for quad in engine.quads_for_pattern(
-                    None,
-                    Some(rdf::TYPE),
-                    Some(find.class.as_ref().into()),
-                    Some(graph.as_ref()),
-                ) {
-                    if let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject {
-                        subjects.push(subject);
+                None => {
+                    for quad in engine.quads_for_pattern(
+                        None,
+                        Some(rdf::TYPE),
+                        Some(find.class.as_ref().into()),
+                        Some(graph.as_ref()),
+                    ) {
+                        if let NamedOrBlankNode::NamedNode(subject) = quad.map_err(engine_error)?.subject {
+                            subjects.push((subject, graph.clone()));
+                        }
                     }
                 }
-                subjects.sort();
             }
         }
+        subjects.sort_by(|(a, _), (b, _)| a.cmp(b));
+        subjects.dedup_by(|(a, _), (b, _)| a == b);
         let total = subjects.len();
         if let Some(after) = &find.after {
             if find.order.is_some() {
                 return Err(StoreError::Query("a cursor pages in IRI order only".into()));
             }
             // Sorted by IRI above: everything up to the cursor goes.
-            subjects.retain(|subject| subject.as_str() > after.as_str());
+            subjects.retain(|(subject, _)| subject.as_str() > after.as_str());
         }
         if let Some((predicate, descending)) = &find.order {
             let mut keyed: Vec<(Option<Term>, NamedNode)> = Vec::with_capacity(subjects.len());
-            for subject in subjects {
+            for (subject, graph) in subjects {
                 let mut smallest: Option<Term> = None;
                 for quad in engine.quads_for_pattern(
                     Some(subject.as_ref().into()),
@@ -653,9 +660,10 @@ impl EmbeddedStore {
                 };
                 by_value.then_with(|| x.cmp(y))
             });
-            subjects = keyed.into_iter().map(|(_, subject)| subject).collect();
+            let page = keyed.into_iter().map(|(_, subject)| subject).skip(find.offset).take(find.limit).collect();
+            return Ok(Found { subjects: page, total });
         }
-        let page = subjects.into_iter().skip(find.offset).take(find.limit).collect();
+        let page = subjects.into_iter().map(|(subject, _)| subject).skip(find.offset).take(find.limit).collect();
         Ok(Found { subjects: page, total })
     }
 

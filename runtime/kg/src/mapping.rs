@@ -68,6 +68,15 @@ pub fn subtypes(info: &NodeTypeInfo) -> &'static [&'static NodeTypeInfo] {
     all.get(info.iri).map_or(&[], Vec::as_slice)
 }
 
+/// The graphs of `info` and of its [`subtypes`]: where the runtime's own reads of a node type
+/// (its resources, the `trails_kg_*` tools) find its instances.
+pub fn graphs_with_subtypes(base: &str, info: &NodeTypeInfo) -> Vec<NamedNode> {
+    std::iter::once(info.label)
+        .chain(subtypes(info).iter().map(|node| node.label))
+        .map(|label| NamedNode::new_unchecked(graph_iri(base, label)))
+        .collect()
+}
+
 /// The node type among `info` and its [`subtypes`] whose instances' IRIs `iri` has (`<base>/<Label>/…`),
 /// else `info`: the graph an instance read as `info` is in.
 pub fn own_type<'a>(base: &str, info: &'a NodeTypeInfo, iri: &str) -> &'a NodeTypeInfo {

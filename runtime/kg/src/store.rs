@@ -221,8 +221,9 @@ pub enum WriteError {
 /// A page of a node type's instances.
 #[derive(Debug, Clone)]
 pub struct Find {
-    /// The graph of the node type.
-    pub graph: NamedNode,
+    /// The graphs its instances are in: the node type's, and those of the types that extend it
+    /// when they are read too (each instance is in one).
+    pub graphs: Vec<NamedNode>,
     /// Its class.
     pub class: NamedNode,
     /// Every (predicate, value) must be present.

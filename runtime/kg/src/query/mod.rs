@@ -421,7 +421,7 @@ fn equalities<T: NodeType>(kg: &Kg, expr: &Expr) -> Option<Find> {
         return None;
     }
     Some(Find {
-        graph: NamedNode::new_unchecked(super::mapping::graph_iri(kg.base(), T::INFO.label)),
+        graphs: vec![NamedNode::new_unchecked(super::mapping::graph_iri(kg.base(), T::INFO.label))],
         class: NamedNode::new_unchecked(T::INFO.iri),
         filters,
         order: None,

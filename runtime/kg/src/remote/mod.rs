@@ -401,8 +401,18 @@ impl RemoteStore {
         for (predicate, value) in &find.filters {
             let _ = write!(pattern, " ; {predicate} {value}");
         }
-        let graph = find.graph.to_string();
-        let count = format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ GRAPH {graph} {{ {pattern} }} }}");
+        // One graph by name; several as a list the graph variable takes. `within` puts a group
+        // in the instance's graph (this endpoint's default graph is not their union).
+        let (graphs, graph) = match find.graphs.as_slice() {
+            [one] => (String::new(), one.to_string()),
+            graphs => {
+                let graphs: String = graphs.iter().map(|graph| format!(" {graph}")).collect();
+                (format!("VALUES ?g {{{graphs} }} "), "?g".to_owned())
+            }
+        };
+        let within = |group: &str| format!("{graphs}GRAPH {graph} {{ {group} }}");
+        let matched = within(&pattern);
+        let count = format!("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ {matched} }}");
         let total = store::count_of(&self.solutions(&count).await?);
         if find.limit == 0 {
             return Ok(Found { subjects: Vec::new(), total });
@@ -417,9 +427,11 @@ impl RemoteStore {
                 // The aggregate in a sub-select: Virtuoso refuses to order by an aggregate's alias
                 // in the same SELECT.
                 format!(
-                    "SELECT ?s ?key WHERE {{ {{ SELECT ?s ({aggregate}(?k) AS ?key) WHERE {{ GRAPH {graph} {{ {pattern} OPTIONAL {{ ?s {predicate} ?k }} }} }} GROUP BY ?s }} }}
+                    "SELECT ?s ?key WHERE {{ {{ SELECT ?s ({aggregate}(?k) AS ?key) WHERE {{ {} }} GROUP BY ?s }} }}
                      ORDER BY (!BOUND(?key)) {direction} STR(?s) LIMIT {} OFFSET {}",
-                    find.limit, find.offset
+                    within(&format!("{pattern} OPTIONAL {{ ?s {predicate} ?k }}")),
+                    find.limit,
+                    find.offset
                 )
             }
             (None, after) => {
@@ -428,7 +440,7 @@ impl RemoteStore {
                     None => String::new(),
                 };
                 format!(
-                    "SELECT DISTINCT ?s WHERE {{ GRAPH {graph} {{ {pattern} }} {after} }} ORDER BY STR(?s) LIMIT {} OFFSET {}",
+                    "SELECT DISTINCT ?s WHERE {{ {matched} {after} }} ORDER BY STR(?s) LIMIT {} OFFSET {}",
                     find.limit, find.offset
                 )
             }

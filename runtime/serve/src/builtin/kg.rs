@@ -41,7 +41,7 @@ macro_rules! answer {
 
 answer!(
     KgPage,
-    r#"{"type":"object","properties":{"node_type":{"type":"string"},"total":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"iri":{"type":"string"},"id":{"type":"string"},"label":{"type":"string"},"uri":{"type":"string"},"excerpt":{"type":"string"},"timestamp":{"type":"string"},"status":{"type":"string"},"identifier":{"type":["string","integer"]},"url":{"type":"string"}},"required":["iri","id","label","uri"]}},"cursor":{"type":["string","null"]},"next_call":{"type":["object","null"]},"cut":{"type":"string"}},"required":["node_type","total","items","cursor","next_call"]}"#
+    r#"{"type":"object","properties":{"node_type":{"type":"string"},"total":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"iri":{"type":"string"},"id":{"type":"string"},"label":{"type":"string"},"uri":{"type":"string"},"node_type":{"type":"string"},"excerpt":{"type":"string"},"timestamp":{"type":"string"},"status":{"type":"string"},"identifier":{"type":["string","integer"]},"url":{"type":"string"}},"required":["iri","id","label","uri"]}},"cursor":{"type":["string","null"]},"next_call":{"type":["object","null"]},"cut":{"type":"string"}},"required":["node_type","total","items","cursor","next_call"]}"#
 );
 answer!(
     KgInstance,
@@ -69,7 +69,8 @@ pub(super) fn call(tool: &str, arguments: Value) -> Value {
 
 /// List the instances of a node type, a page at a time: `{iri, id, label, uri}` per instance (`id`
 /// is what `trails_kg_get` takes), with `excerpt`, `timestamp`, `status`, `identifier` and `url`
-/// where the type declares those roles. Follow `next_call` (the same call with `cursor`) for the
+/// where the type declares those roles. Instances of the types that extend it are listed too,
+/// each with its own `node_type` (what `trails_kg_get` takes for it). Follow `next_call` (the same call with `cursor`) for the
 /// next page; it never repeats or skips an instance while others are written.
 #[capability(id = "trails.kg.list", version = "1.0.0", side_effects(none), idempotent)]
 async fn list(
@@ -123,7 +124,7 @@ async fn list(
     // A window too small for one card lists the items without theirs ({iri, id, label, uri}).
     if !items.is_empty() && text_len(&answer(&items, 1)) > window {
         for item in items.iter_mut().filter_map(Value::as_object_mut) {
-            item.retain(|key, _| ["iri", "id", "label", "uri"].contains(&key.as_str()));
+            item.retain(|key, _| ["iri", "id", "label", "uri", "node_type"].contains(&key.as_str()));
         }
     }
     // The most items that fit (at least one, so paging always advances).

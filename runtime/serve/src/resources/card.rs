@@ -48,7 +48,14 @@ pub(crate) async fn cards(
     if roled.is_empty() {
         return Ok(vec![Map::new(); subjects.len()]);
     }
-    let graph = NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label));
+    // The page may list instances of the types that extend `node`, each in its own graph.
+    let (graphs, graph) = match mapping::graphs_with_subtypes(kg.base(), node).as_slice() {
+        [one] => (String::new(), one.to_string()),
+        graphs => (
+            format!("VALUES ?g {{ {} }} ", graphs.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ")),
+            "?g".to_owned(),
+        ),
+    };
     let predicates: String = roled.iter().map(|(p, _)| format!(" <{}>", p.iri)).collect();
     let mut triples: Vec<Triples> = vec![Vec::new(); subjects.len()];
     let index: HashMap<&str, usize> = subjects.iter().enumerate().map(|(at, s)| (s.as_str(), at)).collect();
@@ -57,7 +64,7 @@ pub(crate) async fn cards(
         // are checked IRIs, written as IRI terms.
         let values: String = group.iter().map(|s| format!(" {s}")).collect();
         let query = format!(
-            "SELECT ?s ?p ?o WHERE {{ GRAPH {graph} {{ VALUES ?s {{{values} }} VALUES ?p {{{predicates} }} ?s ?p ?v }} \
+            "SELECT ?s ?p ?o WHERE {{ {graphs}GRAPH {graph} {{ VALUES ?s {{{values} }} VALUES ?p {{{predicates} }} ?s ?p ?v }} \
              BIND(IF(isLiteral(?v) && STRLEN(STR(?v)) > {READ_CHARS}, SUBSTR(STR(?v), 1, {READ_CHARS}), ?v) AS ?o) }}"
         );
         for row in kg.store().select(query, Vec::new()).await.map_err(store_failed)? {

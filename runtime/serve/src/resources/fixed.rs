@@ -109,10 +109,10 @@ fn budgets(resources: &Resources, scopes: trails_core::auth::ScopeSet) -> Value 
     resources.budgets.as_ref().map_or(Value::Null, |budgets| budgets.stats(builder))
 }
 
-/// How many instances of `node` the store holds.
+/// How many instances of `node` the store holds, those of the types that extend it included.
 pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> trails_core::Result<usize> {
     let find = Find {
-        graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
+        graphs: mapping::graphs_with_subtypes(kg.base(), node),
         class: NamedNode::new_unchecked(node.iri),
         filters: Vec::new(),
         order: None,

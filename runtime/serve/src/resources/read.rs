@@ -258,7 +258,7 @@ pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest, cards: bool) 
     }
     // One more than the page: whether there is a next page, without a second count.
     let find = Find {
-        graph: NamedNode::new_unchecked(mapping::graph_iri(kg.base(), node.label)),
+        graphs: mapping::graphs_with_subtypes(kg.base(), node),
         class: NamedNode::new_unchecked(node.iri),
         filters,
         order: None,
@@ -279,15 +279,21 @@ pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest, cards: bool) 
         .iter()
         .zip(cards)
         .map(|(iri, mut card)| {
+            // An instance of a type that extends this one is listed as its own type: its id,
+            // URI and `node_type` are the ones `trails_kg_get` and `resources/read` take.
+            let own = mapping::own_type(kg.base(), node, iri.as_str());
             // The IRI's last segment is the key already percent-encoded: the instance URI reuses it.
             let segment = iri.as_str().rsplit('/').next().unwrap_or_default();
-            let id = label_of(node, iri.as_str(), kg.base());
+            let id = label_of(own, iri.as_str(), kg.base());
             let label = card.remove("label").unwrap_or_else(|| json!(id));
             let mut item = Map::new();
             item.insert("iri".into(), json!(iri.as_str()));
             item.insert("id".into(), json!(id));
             item.insert("label".into(), label);
-            item.insert("uri".into(), json!(format!("{SCHEME}kg/{}/{segment}", node.label)));
+            item.insert("uri".into(), json!(format!("{SCHEME}kg/{}/{segment}", own.label)));
+            if own.label != node.label {
+                item.insert("node_type".into(), json!(own.label));
+            }
             item.extend(card);
             Value::Object(item)
         })

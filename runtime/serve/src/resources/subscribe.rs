@@ -43,6 +43,12 @@ impl Topic {
         match change {
             Change::Instance { node, iri, kind } => {
                 let mut topics = vec![Topic::Instance(iri.to_owned()), Topic::Umbrella(node.label)];
+                // A parent's umbrella lists the instances of the types that extend it.
+                let mut parent = node.parent;
+                while let Some(of) = parent {
+                    topics.push(Topic::Umbrella(of.label));
+                    parent = of.parent;
+                }
                 if kind != ChangeKind::Updated {
                     topics.extend([Topic::Types, Topic::Stats]);
                 }
