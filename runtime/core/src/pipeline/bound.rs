@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+pub(crate) use super::continuation::Owner;
 use super::continuation::{Body, Continuations, READ_TOOL, TTL};
 use super::outcome::{Content, ToolResult};
 use crate::declare::Output;
@@ -26,16 +27,10 @@ pub(crate) struct Bound {
     pub(crate) kept: Arc<Continuations>,
 }
 
-/// Whose result it is: only they may read its continuation.
-pub(crate) struct Owner<'a> {
-    pub(crate) caller: Option<&'a str>,
-    pub(crate) tool: &'static str,
-}
-
 /// `output` as a tool result of at most `max` bytes of JSON text (`content[]`'s text block, and
 /// `structuredContent` which that text mirrors).
 pub(crate) fn result(mut output: Output, bound: &Bound, owner: Owner<'_>) -> ToolResult {
-    let keep = |body: Body| bound.kept.keep(owner.caller, owner.tool, body);
+    let keep = |body: Body| bound.kept.keep(&owner, body);
     // Blocks of other kinds (an image, embedded resources) cannot be cut and stay whole: their
     // JSON, as they go on the wire, fits or the result is an error naming the bound.
     if let Some(blocks) = output.take_blocks() {
@@ -165,7 +160,11 @@ mod tests {
     }
 
     fn owner() -> Owner<'static> {
-        Owner { caller: Some("alice"), tool: "t" }
+        Owner { caller: Some("alice"), client: None, tool: "t", scope: crate::auth::Scope::Runtime }
+    }
+
+    fn by(caller: Option<&str>) -> crate::ctx::Ctx {
+        crate::ctx::Ctx::new("trace", caller.map(str::to_owned), crate::auth::ScopeSet::up_to(crate::auth::Scope::Dev))
     }
 
     fn text_of(result: &ToolResult, index: usize) -> String {
@@ -206,9 +205,9 @@ mod tests {
             json!({ "tool": "trails_result_read", "arguments": { "handle": handle, "offset": 9 } })
         );
         assert!(text_of(&result, 1).contains(&format!(r#"trails_result_read {{"handle":"{handle}","offset":9}}"#)));
-        let page = bound.kept.page(handle, Some("alice"), 9, max).unwrap();
+        let page = bound.kept.page(handle, &by(Some("alice")), 9, max).unwrap();
         assert_eq!(page["items"][0]["n"], 9);
-        assert!(bound.kept.page(handle, None, 9, max).is_err(), "another caller's");
+        assert!(bound.kept.page(handle, &by(None), 9, max).is_err(), "another caller's");
     }
 
     #[test]
@@ -218,7 +217,7 @@ mod tests {
         assert_eq!(text_of(&result, 0), "é".repeat(25));
         assert!(text_of(&result, 1).contains("the first 50 of 200 bytes"));
         let handle = result.meta.as_ref().unwrap()["trails"]["cut"]["handle"].as_str().unwrap().to_owned();
-        let page = bound.kept.page(&handle, Some("alice"), 50, 4096).unwrap();
+        let page = bound.kept.page(&handle, &by(Some("alice")), 50, 4096).unwrap();
         assert_eq!((page["text"].as_str(), page["next_offset"].as_u64()), (Some(&*"é".repeat(75)), None));
     }
 
@@ -233,7 +232,7 @@ mod tests {
         assert!(over.is_error);
         let body = over.structured_content.unwrap();
         assert_eq!(body["result_bytes"].as_u64(), Some(size as u64));
-        let page = bound.kept.page(body["handle"].as_str().unwrap(), Some("alice"), 0, 4096).unwrap();
+        let page = bound.kept.page(body["handle"].as_str().unwrap(), &by(Some("alice")), 0, 4096).unwrap();
         assert!(page["text"].as_str().unwrap().starts_with(r#"[{"type":"text","text":"a chart:"}"#));
     }
 
@@ -245,7 +244,7 @@ mod tests {
         let body = result.structured_content.unwrap();
         assert_eq!((body["max_result_bytes"].as_u64(), body["result_bytes"].as_u64()), (Some(100), Some(511)));
         // Its JSON text, read a page at a time from the start, is the whole result.
-        let page = bound.kept.page(body["handle"].as_str().unwrap(), Some("alice"), 0, 4096).unwrap();
+        let page = bound.kept.page(body["handle"].as_str().unwrap(), &by(Some("alice")), 0, 4096).unwrap();
         assert_eq!(serde_json::from_str::<Value>(page["text"].as_str().unwrap()).unwrap()["blob"], "x".repeat(500));
     }
 }

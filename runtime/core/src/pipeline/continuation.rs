@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::auth::Scope;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 
 /// How long a cut result stays readable.
@@ -48,9 +50,23 @@ impl Body {
     }
 }
 
+/// Whose result it is, as the call that made it was authorised: only they read its continuation,
+/// and only while their token still grants the tool's scope.
+pub(crate) struct Owner<'a> {
+    pub(crate) caller: Option<&'a str>,
+    pub(crate) client: Option<&'a str>,
+    pub(crate) tool: &'static str,
+    pub(crate) scope: Scope,
+}
+
 struct Kept {
     owner: Option<String>,
+    /// The OAuth client the caller's token was issued to: a token of the same subject issued to
+    /// another application does not read it.
+    client: Option<String>,
     tool: &'static str,
+    /// The scope `tool` needs: a caller whose current token no longer grants it reads nothing.
+    scope: Scope,
     body: Arc<Body>,
     bytes: usize,
     at: Instant,
@@ -78,9 +94,10 @@ impl std::fmt::Debug for Continuations {
 }
 
 impl Continuations {
-    /// Keep `body` of `tool`'s result for `owner`: its handle, or `None` when it alone is over
-    /// what one caller may hold.
-    pub(crate) fn keep(&self, owner: Option<&str>, tool: &'static str, body: Body) -> Option<String> {
+    /// Keep `body` of `owner.tool`'s result for `owner`: its handle, or `None` when it alone is
+    /// over what one caller may hold.
+    pub(crate) fn keep(&self, holder: &Owner<'_>, body: Body) -> Option<String> {
+        let (owner, tool) = (holder.caller, holder.tool);
         let bytes = body.bytes();
         if bytes > PER_CALLER.1 {
             return None;
@@ -99,18 +116,37 @@ impl Continuations {
         while (inner.bytes + bytes > MAX_KEPT_BYTES || inner.kept.len() >= MAX_KEPT) && inner.evict_oldest_of(None) {}
         inner.bytes += bytes;
         inner.order.push_back(handle.clone());
-        let kept = Kept { owner: owner.map(str::to_owned), tool, body: Arc::new(body), bytes, at: now };
+        let kept = Kept {
+            owner: owner.map(str::to_owned),
+            client: holder.client.map(str::to_owned),
+            tool,
+            scope: holder.scope,
+            body: Arc::new(body),
+            bytes,
+            at: now,
+        };
         inner.kept.insert(handle.clone(), kept);
         Some(handle)
     }
 
     /// The page of `handle` from `offset` (an item index for a list, a byte offset for text),
-    /// at most `max` bytes of JSON text, for `owner`. Another caller's handle reads as unknown.
-    pub fn page(&self, handle: &str, owner: Option<&str>, offset: usize, max: usize) -> Result<Value> {
+    /// at most `max` bytes of JSON text, for the caller of `ctx` as it is now: another caller's
+    /// handle (or one made through another OAuth client) reads as unknown, and one whose tool
+    /// needs a scope the caller's current token lacks is refused.
+    pub fn page(&self, handle: &str, ctx: &Ctx, offset: usize, max: usize) -> Result<Value> {
         let (tool, body) = {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             inner.expire(Instant::now());
-            match inner.kept.get(handle).filter(|kept| kept.owner.as_deref() == owner) {
+            let theirs = |kept: &&Kept| kept.owner.as_deref() == ctx.caller() && kept.client.as_deref() == ctx.client();
+            match inner.kept.get(handle).filter(theirs) {
+                Some(kept) if !ctx.scopes().contains(kept.scope) => {
+                    return Err(Error::policy_denied(format!(
+                        "this cut result came from {}, which needs the `{}` scope; this caller's token no longer \
+                         grants it, so the rest is not shown",
+                        kept.tool,
+                        kept.scope.as_str()
+                    )))
+                }
                 Some(kept) => (kept.tool, kept.body.clone()),
                 None => {
                     return Err(Error::not_found(format!(
@@ -260,13 +296,22 @@ mod tests {
         Body::Text("x".repeat(bytes))
     }
 
+    fn owner(caller: Option<&str>) -> Owner<'_> {
+        Owner { caller, client: None, tool: "t", scope: Scope::Runtime }
+    }
+
+    /// A call of `caller` with every scope.
+    fn by(caller: Option<&str>) -> Ctx {
+        Ctx::new("trace", caller.map(str::to_owned), crate::auth::ScopeSet::up_to(Scope::Dev))
+    }
+
     #[test]
     fn a_list_is_read_to_its_end_in_pages_that_fit() {
         let kept = Continuations::default();
-        let handle = kept.keep(Some("alice"), "t", items(100, 90)).unwrap();
+        let handle = kept.keep(&owner(Some("alice")), items(100, 90)).unwrap();
         let (mut offset, mut seen) = (Some(0), Vec::new());
         while let Some(from) = offset {
-            let page = kept.page(&handle, Some("alice"), from, 2048).unwrap();
+            let page = kept.page(&handle, &by(Some("alice")), from, 2048).unwrap();
             assert!(page.to_string().len() <= 2048, "{} bytes", page.to_string().len());
             seen.extend(page["items"].as_array().unwrap().iter().map(|item| item["n"].as_u64().unwrap()));
             offset = page["next_offset"].as_u64().map(|n| n as usize);
@@ -281,62 +326,83 @@ mod tests {
     fn text_is_read_whole_across_pages_with_escapes_and_multibyte_characters() {
         let text: String = "é\"\n".repeat(3000);
         let kept = Continuations::default();
-        let handle = kept.keep(None, "t", Body::Text(text.clone())).unwrap();
+        let handle = kept.keep(&owner(None), Body::Text(text.clone())).unwrap();
         let (mut offset, mut read) = (Some(0), String::new());
         while let Some(from) = offset {
-            let page = kept.page(&handle, None, from, 1024).unwrap();
+            let page = kept.page(&handle, &by(None), from, 1024).unwrap();
             assert!(page.to_string().len() <= 1024);
             read.push_str(page["text"].as_str().unwrap());
             offset = page["next_offset"].as_u64().map(|n| n as usize);
         }
         assert_eq!(read, text);
         // However small the page, it advances.
-        let page = kept.page(&handle, None, 0, 1).unwrap();
+        let page = kept.page(&handle, &by(None), 0, 1).unwrap();
         assert_eq!(page["next_offset"], 2, "one character: {page}");
     }
 
     #[test]
     fn another_caller_or_an_unknown_handle_is_not_found() {
         let kept = Continuations::default();
-        let handle = kept.keep(Some("alice"), "t", items(3, 1)).unwrap();
+        let handle = kept.keep(&owner(Some("alice")), items(3, 1)).unwrap();
         for (handle, owner) in [(handle.as_str(), Some("mallory")), (handle.as_str(), None), ("nope", Some("alice"))] {
-            let error = kept.page(handle, owner, 0, 4096).unwrap_err();
+            let error = kept.page(handle, &by(owner), 0, 4096).unwrap_err();
             assert!(error.to_string().starts_with("not found: no cut result"), "{error}");
         }
+    }
+
+    #[test]
+    fn each_read_is_rechecked_against_the_callers_current_token() {
+        let kept = Continuations::default();
+        let holder = Owner { caller: Some("alice"), client: Some("host"), tool: "t", scope: Scope::Builder };
+        let handle = kept.keep(&holder, items(3, 1)).unwrap();
+        let alice = |client: Option<&str>, scopes: crate::auth::ScopeSet| {
+            Ctx::new("trace", Some("alice".to_owned()), scopes).with_client(client.map(str::to_owned))
+        };
+        let all = crate::auth::ScopeSet::up_to(Scope::Dev);
+        assert!(kept.page(&handle, &alice(Some("host"), all), 0, 4096).is_ok());
+        // The same subject through another application's token: as if there were none.
+        let other = kept.page(&handle, &alice(Some("other-app"), all), 0, 4096).unwrap_err();
+        assert!(other.to_string().starts_with("not found: no cut result"), "{other}");
+        // Her token no longer grants the tool's scope: refused, naming it.
+        let narrowed = kept.page(&handle, &alice(Some("host"), crate::auth::ScopeSet::up_to(Scope::Runtime)), 0, 4096);
+        let narrowed = narrowed.unwrap_err();
+        assert!(matches!(narrowed, Error::PolicyDenied(_)), "{narrowed:?}");
+        assert!(narrowed.to_string().contains("needs the `builder` scope"), "{narrowed}");
     }
 
     #[test]
     fn memory_stays_bounded_and_one_caller_cannot_push_out_another() {
         let kept = Continuations::default();
         let quarter = MAX_KEPT_BYTES / 4;
-        let bob = kept.keep(Some("bob"), "t", text(quarter / 2)).unwrap();
-        let first = kept.keep(Some("alice"), "t", text(quarter / 2)).unwrap();
-        let second = kept.keep(Some("alice"), "t", text(quarter / 2)).unwrap();
-        let third = kept.keep(Some("alice"), "t", text(quarter / 2)).unwrap();
-        assert!(kept.page(&first, Some("alice"), 0, 4096).is_err(), "alice's oldest made room for her newest");
+        let bob = kept.keep(&owner(Some("bob")), text(quarter / 2)).unwrap();
+        let first = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap();
+        let second = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap();
+        let third = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap();
+        assert!(kept.page(&first, &by(Some("alice")), 0, 4096).is_err(), "alice's oldest made room for her newest");
         assert!(
-            kept.page(&second, Some("alice"), 0, 4096).is_ok() && kept.page(&third, Some("alice"), 0, 4096).is_ok()
+            kept.page(&second, &by(Some("alice")), 0, 4096).is_ok()
+                && kept.page(&third, &by(Some("alice")), 0, 4096).is_ok()
         );
         for _ in 0..MAX_KEPT {
-            kept.keep(Some("alice"), "t", text(1));
+            kept.keep(&owner(Some("alice")), text(1));
         }
-        assert!(kept.page(&bob, Some("bob"), 0, 4096).is_ok(), "bob's result outlived alice's flood");
-        assert!(kept.keep(None, "t", text(quarter + 1)).is_none(), "too large for one caller");
+        assert!(kept.page(&bob, &by(Some("bob")), 0, 4096).is_ok(), "bob's result outlived alice's flood");
+        assert!(kept.keep(&owner(None), text(quarter + 1)).is_none(), "too large for one caller");
         // Across callers, the whole stays within its bounds, oldest dropped first.
         for caller in 0..MAX_KEPT {
-            kept.keep(Some(&caller.to_string()), "t", text(quarter / 2));
+            kept.keep(&owner(Some(&caller.to_string())), text(quarter / 2));
         }
         let (count, bytes) = kept.stats();
         assert!(count <= MAX_KEPT && bytes <= MAX_KEPT_BYTES, "{count} results, {bytes} bytes");
-        assert!(kept.page(&bob, Some("bob"), 0, 4096).is_err(), "the oldest went first");
+        assert!(kept.page(&bob, &by(Some("bob")), 0, 4096).is_err(), "the oldest went first");
     }
 
     #[test]
     fn an_item_over_the_whole_bound_is_named_and_skipped() {
         let kept = Continuations::default();
-        let handle = kept.keep(None, "t", Body::items(&[json!("x".repeat(5000)), json!(1)])).unwrap();
-        let page = kept.page(&handle, None, 0, 1024).unwrap();
+        let handle = kept.keep(&owner(None), Body::items(&[json!("x".repeat(5000)), json!(1)])).unwrap();
+        let page = kept.page(&handle, &by(None), 0, 1024).unwrap();
         assert_eq!((page["skipped"]["item"].as_u64(), page["next_offset"].as_u64()), (Some(0), Some(1)));
-        assert_eq!(kept.page(&handle, None, 1, 1024).unwrap()["items"], json!([1]));
+        assert_eq!(kept.page(&handle, &by(None), 1, 1024).unwrap()["items"], json!([1]));
     }
 }

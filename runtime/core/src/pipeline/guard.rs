@@ -263,7 +263,12 @@ async fn handle(call: Call) -> Result<Answer, Refusal> {
     match tracing::Instrument::instrument(ran.catch_unwind(), span).await {
         Ok(Err(asked)) => Err(Refusal::InputRequired(Box::new(asked))),
         Ok(Ok(Ok(output))) => {
-            let owner = bound::Owner { caller: caller.name.as_deref(), tool: tool.name };
+            let owner = bound::Owner {
+                caller: caller.name.as_deref(),
+                client: caller.client.as_deref(),
+                tool: tool.name,
+                scope: tool.scope(),
+            };
             Ok(Answer::new(bound::result(output, &limit, owner)))
         }
         Ok(Ok(Err(error))) => failed(error, &trace_id, validation_as_result),

@@ -1,7 +1,8 @@
 //! `trails.result.read`: the rest of a result that `[mcp] max_result_bytes` cut, a page at a
 //! time. The cut result names its handle and the exact first call (`_meta.trails.cut.next_call`
-//! and its second text block); each page names the next. Handles are the calling token's own and
-//! expire (`pipeline::continuation`).
+//! and its second text block); each page names the next. Handles are the calling token's own
+//! (its subject and OAuth client), each read re-checks that the caller's current token still
+//! grants the tool's scope, and they expire (`pipeline::continuation`).
 
 use serde_json::Value;
 
@@ -38,5 +39,5 @@ async fn read(
     let shared = shared(ctx)?;
     let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let pipeline = &shared.pipeline;
-    pipeline.continuations().page(&handle, ctx.caller(), offset, pipeline.max_result_bytes()).map(ResultPage)
+    pipeline.continuations().page(&handle, ctx, offset, pipeline.max_result_bytes()).map(ResultPage)
 }
