@@ -1276,3 +1276,51 @@ async fn a_parents_resources_and_kg_tools_list_its_subtypes_instances_as_their_o
     let own = resource_text(read(admin["uri"].as_str().unwrap()).await.unwrap());
     assert_eq!(own["@id"], root.iri.as_str(), "{own}");
 }
+
+/// A blob's bytes reach a host that shows only tool results — `trails_resources_read` pages them
+/// in chunks that fit the window — and an HTTP client (`GET /blobs/{sha256}`), as an attachment.
+#[tokio::test(flavor = "multi_thread")]
+async fn blob_bytes_are_paged_by_a_tool_and_served_over_http() {
+    let kg = Kg::temporary().unwrap();
+    let content = bytes(10_000, 7);
+    let file = Blob::new("application/pdf", content.clone()).unwrap();
+    let sha = file.sha256();
+    kg.create(Document { name: "report".into(), file, pages: Vec::new(), cover: None }).await.unwrap();
+    let settings = trails_tests::in_process::settings("[mcp]\ntool_window_chars = 1024\n");
+    let served = trails_tests::in_process::serve(trails::App::new().kg(kg), settings).await;
+    let client = trails_tests::client::connect(served.addr, None).await;
+
+    let (mut read, mut arguments, mut calls) = (Vec::new(), json!({ "uri": format!("trails://blob/{sha}") }), 0);
+    loop {
+        let result = trails_tests::client::call(&client, "trails_resources_read", arguments.clone()).await.unwrap();
+        let text = &result.content[0].as_text().unwrap().text;
+        assert!(text.chars().count() <= 1024, "a chunk's answer fits the window: {} characters", text.len());
+        let chunk = result.structured_content.unwrap();
+        assert_eq!((chunk["mime_type"].as_str(), chunk["bytes"].as_u64()), (Some("application/pdf"), Some(10_000)));
+        use base64::Engine as _;
+        read.extend(base64::engine::general_purpose::STANDARD.decode(chunk["base64"].as_str().unwrap()).unwrap());
+        calls += 1;
+        match chunk["next_call"].as_object() {
+            Some(next) => arguments = next["arguments"].clone(),
+            None => break,
+        }
+    }
+    assert!(read == content, "the chunks are the blob, in order ({calls} calls)");
+    assert!(calls > 10, "in chunks: {calls}");
+    let past = json!({ "uri": format!("trails://blob/{sha}"), "offset": 10_001 });
+    let past = trails_tests::client::call(&client, "trails_resources_read", past).await.unwrap_err();
+    assert_eq!(past.data.unwrap()["fields"][0]["field"], "offset");
+
+    let http = reqwest::Client::new();
+    let got = http.get(format!("http://{}/blobs/{sha}", served.addr)).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    let header = |name: &str| got.headers()[name].to_str().unwrap().to_owned();
+    assert_eq!(header("content-type"), "application/pdf");
+    assert_eq!(header("x-content-type-options"), "nosniff");
+    assert!(header("content-disposition").starts_with("attachment"));
+    assert_eq!(got.bytes().await.unwrap().to_vec(), content);
+    let missing = http.get(format!("http://{}/blobs/{}", served.addr, "0".repeat(64))).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    let malformed = http.get(format!("http://{}/blobs/nope", served.addr)).send().await.unwrap();
+    assert_eq!(malformed.status(), 400);
+}

@@ -3,6 +3,7 @@
 //! path). It reads through `resources::read`, with the caller's view, so the tool and
 //! `resources/read` never disagree; what a `resource_link` in a result points at, this reads.
 
+use base64::Engine as _;
 use rmcp::model::{ErrorCode, ResourceContents};
 use serde_json::{json, Value};
 
@@ -20,7 +21,7 @@ use trails_macros::capability;
 pub struct ResourceRead(Value);
 
 impl ToolOutput for ResourceRead {
-    const OUTPUT_SCHEMA_MEMBER: &'static str = r#","outputSchema":{"type":"object","properties":{"uri":{"type":"string"},"mime_type":{"type":"string"},"content":{"description":"The resource's JSON (JSON and JSON-LD resources)"},"text":{"type":"string","description":"The resource's text (other text resources)"},"bytes":{"type":"integer","description":"A binary resource's size: its bytes go only to hosts that read resources"}},"required":["uri","mime_type"]}"#;
+    const OUTPUT_SCHEMA_MEMBER: &'static str = r#","outputSchema":{"type":"object","properties":{"uri":{"type":"string"},"mime_type":{"type":"string"},"content":{"description":"The resource's JSON (JSON and JSON-LD resources)"},"text":{"type":"string","description":"The resource's text (other text resources)"},"bytes":{"type":"integer","description":"A binary resource's size"},"offset":{"type":"integer","description":"Where this chunk of a binary resource starts, in bytes"},"base64":{"type":"string","description":"The chunk's bytes, base64 (standard, padded)"},"chunk_bytes":{"type":"integer"},"next_offset":{"type":["integer","null"]},"next_call":{"type":["object","null"],"description":"The call that reads the next chunk"}},"required":["uri","mime_type"]}"#;
     fn into_output(self) -> Result<Output> {
         Ok(Output::structured(self.0))
     }
@@ -30,13 +31,19 @@ impl ToolOutput for ResourceRead {
 /// the capability manifest (`trails://capabilities`), node types and their instance counts
 /// (`trails://kg/types`), a page of instances (`trails://kg/<Type>?where=<field>=<value>`), one
 /// instance (`trails://kg/<Type>/<id>`), the latest provenance (`trails://prov/latest`, builder)
-/// or a link a tool result gave. A binary resource answers with its size and type only.
+/// or a link a tool result gave. A binary resource (a blob, `trails://blob/<sha256>`) answers with
+/// its size and type and its bytes a chunk at a time, base64, from `offset`: follow `next_call`
+/// to the end (`next_offset` null).
 #[capability(id = "trails.resources.read", version = "1.0.0", side_effects(none), idempotent)]
 async fn read(
     ctx: &Ctx,
     /// The resource's URI, `trails://…`.
     #[predicate(pattern = "^trails://", max_length = 4096)]
     uri: String,
+    /// A binary resource's chunk to read, from this byte (default 0): the previous chunk's
+    /// `next_offset`.
+    #[predicate(min_value = 0)]
+    offset: Option<i64>,
 ) -> Result<ResourceRead> {
     let shared = shared(ctx)?;
     let caller =
@@ -66,12 +73,40 @@ async fn read(
             }
         }
         ResourceContents::BlobResourceContents { mime_type, blob, .. } => {
-            // Standard base64 with padding: three bytes per four characters, less the padding.
-            let padding = blob.bytes().rev().take_while(|&b| b == b'=').count();
-            let bytes = (blob.len() / 4 * 3).saturating_sub(padding);
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(blob.as_bytes())
+                .map_err(|e| Error::internal(format!("{uri} read as base64 that does not decode: {e}")))?;
             let mime_type = mime_type.unwrap_or_else(|| "application/octet-stream".into());
-            json!({ "uri": uri, "mime_type": mime_type, "bytes": bytes })
+            let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+            chunk(&uri, &mime_type, &bytes, offset, shared.mcp.tool_window_chars)?
         }
         _ => return Err(Error::internal(format!("{uri} read as contents of a kind this tool does not know"))),
     }))
+}
+
+/// The chunk of `bytes` from `offset` whose answer — base64 and the call that reads on — fits
+/// `window` characters (at least one byte, so reading always advances).
+pub(crate) fn chunk(uri: &str, mime_type: &str, bytes: &[u8], offset: usize, window: usize) -> Result<Value> {
+    if offset > bytes.len() {
+        let message = format!("offset {offset} is past the end of {uri} ({} bytes)", bytes.len());
+        return Err(FieldError::refuse("offset", FieldCode::MaxValue, message, &json!(offset), json!(bytes.len())));
+    }
+    let answer = |end: usize| {
+        let next = (end < bytes.len()).then_some(end);
+        let next_call = next.map_or(
+            Value::Null,
+            |next| json!({ "tool": "trails_resources_read", "arguments": { "uri": uri, "offset": next } }),
+        );
+        json!({ "uri": uri, "mime_type": mime_type, "bytes": bytes.len(), "offset": offset,
+                "chunk_bytes": end - offset, "base64": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end]),
+                "next_offset": next, "next_call": next_call })
+    };
+    let fits = |end: usize| super::kg::text_len(&answer(end)) <= window;
+    // Base64 is 4 characters per 3 bytes: start from what the room left allows, then step down.
+    let room = window.saturating_sub(super::kg::text_len(&answer(offset)));
+    let mut end = bytes.len().min(offset + (room / 4 * 3).max(1));
+    while end > offset + 1 && !fits(end) {
+        end -= 1;
+    }
+    Ok(answer(end))
 }

@@ -3,6 +3,7 @@
 //! `POST /invoke/{id}`, the SHACL shapes, `/healthz`, and bearer authentication in front of all of them.
 
 mod bearer;
+mod blob;
 mod body;
 mod challenge;
 mod endpoint;
@@ -134,6 +135,9 @@ pub(crate) fn router(
         routes = routes
             .route("/shapes.ttl", get(shapes::graph).layer(of.clone()))
             .route("/shapes/{name}", get(shapes::one).layer(of));
+    }
+    if shared.resources.kg.is_some() {
+        routes = routes.route("/blobs/{sha256}", get(blob::blob));
     }
     let mut routes = routes.with_state(shared.clone());
     // The parts' own routes, behind the same checks (`part::SERVED_PATHS`: none is one of these).

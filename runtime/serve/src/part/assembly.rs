@@ -34,7 +34,7 @@ pub enum Slot {
 /// a part's route may not take one (`http/mod.rs` serves them).
 #[cfg(feature = "http")]
 pub(crate) const SERVED_PATHS: &[&str] =
-    &["/mcp", "/healthz", "/openapi.json", "/shapes.ttl", "/.well-known/", "/invoke/", "/shapes/"];
+    &["/mcp", "/healthz", "/openapi.json", "/shapes.ttl", "/.well-known/", "/invoke/", "/shapes/", "/blobs/"];
 
 /// The routes the parts added, served beside `/mcp` (`http/mod.rs` takes them from what the
 /// parts left): (path, route).
