@@ -1310,6 +1310,9 @@ async fn blob_bytes_are_paged_by_a_tool_and_served_over_http() {
     let past = json!({ "uri": format!("trails://blob/{sha}"), "offset": 10_001 });
     let past = trails_tests::client::call(&client, "trails_resources_read", past).await.unwrap_err();
     assert_eq!(past.data.unwrap()["fields"][0]["field"], "offset");
+    let whole = json!({ "uri": "trails://kg/types", "offset": 0 });
+    let whole = trails_tests::client::call(&client, "trails_resources_read", whole).await.unwrap_err();
+    assert!(whole.data.unwrap()["fields"][0]["message"].as_str().unwrap().contains("read whole"));
 
     let http = reqwest::Client::new();
     let got = http.get(format!("http://{}/blobs/{sha}", served.addr)).send().await.unwrap();

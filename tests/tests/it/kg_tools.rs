@@ -244,6 +244,11 @@ async fn arguments_taken_from_the_published_schemas_are_never_invalid() {
         .collect();
     let expected = [("id", "min_length"), ("node_type", "one_of")].map(|(f, c)| (f.to_owned(), c.to_owned()));
     assert_eq!(faults, BTreeSet::from(expected), "{data}");
+    // A value its declared constraints refuse already is reported once.
+    let empty = trails_tests::client::call(&client, "trails_kg_get", json!({ "node_type": "", "id": "x" })).await;
+    let empty = empty.unwrap_err().data.unwrap();
+    assert_eq!(empty["fields"].as_array().unwrap().len(), 1, "{empty}");
+    assert_eq!(empty["fields"][0]["code"], "min_length", "{empty}");
     let enum_of = data["fields"].as_array().unwrap().iter().find(|f| f["field"] == "node_type").unwrap();
     assert_eq!(enum_of["constraint"], json!(labels), "the allowed values are the published enum: {enum_of}");
 

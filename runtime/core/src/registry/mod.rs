@@ -173,8 +173,15 @@ pub(crate) fn validated(tool: &'static ToolEntry, arguments: Value, served: &[Se
     let mut errors = run(tool.validate, &arguments);
     for rule in served {
         let Some(Value::String(text)) = arguments.get(rule.property) else { continue };
-        if !rule.values.iter().any(|value| value == text) {
-            let message = format!("{} must be one of {:?}", rule.property, rule.values);
+        // A value the declared constraints refused already (empty, too long) is reported once.
+        let flagged = errors.iter().any(|error| error.field == rule.property);
+        if !flagged && !rule.values.iter().any(|value| value == text) {
+            // The message names a few; the constraint holds them all (the published enum).
+            const NAMED: usize = 20;
+            let shown = rule.values.iter().take(NAMED).map(|value| format!("{value:?}")).collect::<Vec<_>>().join(", ");
+            let more = rule.values.len().saturating_sub(NAMED);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            let message = format!("{} must be one of [{shown}]{more}", rule.property);
             errors.push(FieldError::rejecting(
                 rule.property,
                 FieldCode::OneOf,

@@ -32,6 +32,10 @@ impl Errors {
             self.omitted += 1;
         }
     }
+    /// The failures kept, in the order found.
+    pub fn iter(&self) -> impl Iterator<Item = &FieldError> {
+        self.list.iter()
+    }
     /// No failure was found.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()

@@ -55,13 +55,12 @@ impl<'a> Compiler<'a> {
     }
 
     /// Where `subject`'s triples are read, an instance of `info`: `GRAPH <its type's graph>`; read
-    /// with its subtypes, the default graph (every graph: an instance's triples are in its own
-    /// type's graph only; its binding names the graphs it may be in). A variable graph would do
-    /// too, but Virtuoso 7 loses rows that way when an `OPTIONAL` reads in it under a `FILTER`.
-    fn graph(&self, info: &NodeTypeInfo, _subject: &str) -> String {
+    /// with its subtypes, `GRAPH ?g_<subject>`, the graph its binding found it in (an instance's
+    /// triples are in its own type's graph only).
+    fn graph(&self, info: &NodeTypeInfo, subject: &str) -> String {
         match self.subtypes(info) {
             [] => format!("GRAPH {}", NamedNode::new_unchecked(mapping::graph_iri(self.dataset.base, info.label))),
-            _ => String::new(),
+            _ => format!("GRAPH {}", graph_variable(subject)),
         }
     }
 
@@ -143,7 +142,7 @@ impl<'a> Compiler<'a> {
             let _ = write!(self.out, "{graph} {{ {subject} a {class} }} ");
             return;
         }
-        let graph = format!("?g_{}", subject.trim_start_matches('?'));
+        let graph = graph_variable(subject);
         let _ = write!(self.out, "VALUES {graph} {{");
         for node in std::iter::once(info).chain(subtypes.iter().copied()) {
             let _ =
@@ -214,6 +213,16 @@ impl Cmp {
     }
 }
 
+/// Whether a graph clause names a variable.
+fn names_a_variable(clause: &str) -> bool {
+    clause.starts_with("GRAPH ?")
+}
+
+/// The variable holding the graph `subject` (`?s`, `?r1`) is in: `?g_s`, `?g_r1`.
+fn graph_variable(subject: &str) -> String {
+    format!("?g_{}", subject.trim_start_matches('?'))
+}
+
 /// One sort key: a single-valued field, and whether largest first.
 pub(crate) type Key = (&'static PredicateInfo, bool);
 
@@ -281,7 +290,9 @@ pub(crate) fn aggregate(
         format!("SELECT {projection} WHERE {{ {matching}{values}}} {tail}")
     } else {
         // A sub-select keeps each instance once before its values are aggregated.
-        format!("SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ {matching}}} }} {values}}} {tail}")
+        // (With the graph it is in, when that is a variable: its values are read there.)
+        let graph = if names_a_variable(&graph) { " ?g_s" } else { "" };
+        format!("SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s{graph} WHERE {{ {matching}}} }} {values}}} {tail}")
     }
 }
 

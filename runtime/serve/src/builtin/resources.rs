@@ -46,6 +46,19 @@ async fn read(
     offset: Option<i64>,
 ) -> Result<ResourceRead> {
     let shared = shared(ctx)?;
+    // A blob's bytes straight from the store: a chunk is read without encoding the whole blob.
+    if let Some(sha256) = uri.strip_prefix("trails://blob/").filter(|sha| trails_core::declare::blob::is_sha256(sha)) {
+        let kg = shared.resources.kg.as_ref().ok_or_else(|| Error::not_found(format!("no resource {uri}")))?;
+        let stored = kg.store().blob(sha256.to_owned()).await.map_err(trails_kg::store_failed)?;
+        let blob = stored.ok_or_else(|| Error::not_found(format!("no resource {uri}")))?;
+        let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        return chunk(&uri, blob.media_type(), blob.bytes(), offset, shared.mcp.tool_window_chars).map(ResourceRead);
+    }
+    if let Some(offset) = offset {
+        let message =
+            "`offset` reads a binary resource (trails://blob/<sha256>) in chunks; this resource is read whole";
+        return Err(FieldError::refuse("offset", FieldCode::OneOf, message, &json!(offset), json!("a blob URI")));
+    }
     let caller =
         Caller { name: ctx.caller().map(str::to_owned), client: ctx.client().map(str::to_owned), scopes: ctx.scopes() };
     let view = shared.view(&caller);
@@ -72,13 +85,9 @@ async fn read(
                 _ => json!({ "uri": uri, "mime_type": mime_type, "text": text }),
             }
         }
-        ResourceContents::BlobResourceContents { mime_type, blob, .. } => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(blob.as_bytes())
-                .map_err(|e| Error::internal(format!("{uri} read as base64 that does not decode: {e}")))?;
-            let mime_type = mime_type.unwrap_or_else(|| "application/octet-stream".into());
-            let offset = offset.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-            chunk(&uri, &mime_type, &bytes, offset, shared.mcp.tool_window_chars)?
+        // Blobs are read above; no other resource is binary.
+        ResourceContents::BlobResourceContents { mime_type, .. } => {
+            return Err(Error::internal(format!("{uri} read as binary ({mime_type:?}) outside the blob store")))
         }
         _ => return Err(Error::internal(format!("{uri} read as contents of a kind this tool does not know"))),
     }))
