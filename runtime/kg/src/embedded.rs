@@ -5,7 +5,6 @@
 //! (durable), then commits the engine transaction and only then answers the callers. A crash
 //! between the two commits loses nothing: start-up rebuilds the engine from SQLite.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
@@ -13,14 +12,12 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::{Store as Engine, Transaction};
-use oxrdf::vocab::{rdf, xsd};
+use oxrdf::vocab::rdf;
 use oxrdf::{GraphName, GraphNameRef, NamedNode, NamedOrBlankNode, Quad, Term, TermRef};
 use rusqlite::{params, Connection, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
-use super::store::{
-    term_text, Check, Find, Found, Row, Store, StoreError, StoreFuture, Synchronous, Triples, Write, WriteError,
-};
+use super::store::{Check, Find, Found, Row, Store, StoreError, StoreFuture, Synchronous, Triples, Write, WriteError};
 use crate::validate::FieldError;
 
 /// Rebuild the engine from SQLite once this many quads were removed from it, or as many as it
@@ -530,50 +527,6 @@ fn in_graphs(graph: &GraphName, prefix: &NamedNode) -> bool {
     matches!(graph, GraphName::NamedNode(g) if g.as_str().starts_with(prefix.as_str()))
 }
 
-/// A stored value as something with a total order: numbers by value (integers exactly),
-/// date-times as instants, the rest by text; different kinds by kind, so the order is total even
-/// over mixed data (a sort never sees an inconsistent comparator).
-#[derive(PartialEq, PartialOrd)]
-enum SortKey {
-    Integer(i128),
-    Number(f64),
-    Instant(chrono::DateTime<chrono::Utc>),
-    Text(String),
-}
-
-fn sort_key(term: &Term) -> SortKey {
-    if let Term::Literal(literal) = term {
-        let value = literal.value();
-        let datatype = literal.datatype();
-        if datatype == xsd::INTEGER {
-            if let Ok(n) = value.parse::<i128>() {
-                return SortKey::Integer(n);
-            }
-        } else if datatype == xsd::DOUBLE {
-            if let Ok(n) = value.parse::<f64>() {
-                if !n.is_nan() {
-                    return SortKey::Number(n);
-                }
-            }
-        } else if datatype == xsd::DATE_TIME {
-            if let Ok(at) = chrono::DateTime::parse_from_rfc3339(value) {
-                return SortKey::Instant(at.with_timezone(&chrono::Utc));
-            }
-        }
-    }
-    SortKey::Text(term_text(term))
-}
-
-/// Compare two stored values the way a user expects (see [`SortKey`]).
-fn compare_terms(a: &Term, b: &Term) -> Ordering {
-    let (a, b) = (sort_key(a), sort_key(b));
-    match (&a, &b) {
-        (SortKey::Integer(x), SortKey::Number(y)) => (*x as f64).partial_cmp(y).unwrap_or(Ordering::Equal),
-        (SortKey::Number(x), SortKey::Integer(y)) => x.partial_cmp(&(*y as f64)).unwrap_or(Ordering::Equal),
-        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
-    }
-}
-
 impl EmbeddedStore {
     fn find_now(&self, find: &Find) -> Result<Found, StoreError> {
         let engine = self.engine();
@@ -626,42 +579,8 @@ impl EmbeddedStore {
         subjects.dedup_by(|(a, _), (b, _)| a == b);
         let total = subjects.len();
         if let Some(after) = &find.after {
-            if find.order.is_some() {
-                return Err(StoreError::Query("a cursor pages in IRI order only".into()));
-            }
             // Sorted by IRI above: everything up to the cursor goes.
             subjects.retain(|(subject, _)| subject.as_str() > after.as_str());
-        }
-        if let Some((predicate, descending)) = &find.order {
-            let mut keyed: Vec<(Option<Term>, NamedNode)> = Vec::with_capacity(subjects.len());
-            for (subject, graph) in subjects {
-                let mut smallest: Option<Term> = None;
-                for quad in engine.quads_for_pattern(
-                    Some(subject.as_ref().into()),
-                    Some(predicate.as_ref()),
-                    None,
-                    Some(graph.as_ref()),
-                ) {
-                    let object = quad.map_err(engine_error)?.object;
-                    if smallest.as_ref().is_none_or(|s| compare_terms(&object, s) == Ordering::Less) {
-                        smallest = Some(object);
-                    }
-                }
-                keyed.push((smallest, subject));
-            }
-            // Missing values last, whatever the direction; ties by IRI so pages are stable.
-            keyed.sort_by(|(a, x), (b, y)| {
-                let by_value = match (a, b) {
-                    (Some(a), Some(b)) if *descending => compare_terms(b, a),
-                    (Some(a), Some(b)) => compare_terms(a, b),
-                    (Some(_), None) => Ordering::Less,
-                    (None, Some(_)) => Ordering::Greater,
-                    (None, None) => Ordering::Equal,
-                };
-                by_value.then_with(|| x.cmp(y))
-            });
-            let page = keyed.into_iter().map(|(_, subject)| subject).skip(find.offset).take(find.limit).collect();
-            return Ok(Found { subjects: page, total });
         }
         let page = subjects.into_iter().map(|(subject, _)| subject).skip(find.offset).take(find.limit).collect();
         Ok(Found { subjects: page, total })

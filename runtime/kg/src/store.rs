@@ -228,14 +228,12 @@ pub struct Find {
     pub class: NamedNode,
     /// Every (predicate, value) must be present.
     pub filters: Vec<(NamedNode, Term)>,
-    /// Order by this predicate's (smallest) value, then by IRI; `true`: descending.
-    pub order: Option<(NamedNode, bool)>,
     /// At most this many.
     pub limit: usize,
     /// Skip this many.
     pub offset: usize,
     /// Only subjects whose IRI sorts after this one (a cursor: pages stay exact while writes
-    /// land between them). Pages in IRI order only, so only with `order: None`.
+    /// land between them). Pages are in IRI order; a sorted page is the typed query's.
     pub after: Option<NamedNode>,
 }
 

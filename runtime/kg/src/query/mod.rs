@@ -424,7 +424,6 @@ fn equalities<T: NodeType>(kg: &Kg, expr: &Expr) -> Option<Find> {
         graphs: vec![NamedNode::new_unchecked(super::mapping::graph_iri(kg.base(), T::INFO.label))],
         class: NamedNode::new_unchecked(T::INFO.iri),
         filters,
-        order: None,
         limit: 0,
         offset: 0,
         after: None,

@@ -419,32 +419,14 @@ impl RemoteStore {
         }
         // IRIs ordered by their text (as the embedded store does): Virtuoso orders IRIs by an
         // internal id otherwise.
-        let page = match (&find.order, &find.after) {
-            (Some(_), Some(_)) => return Err(StoreError::Query("a cursor pages in IRI order only".into())),
-            (Some((predicate, descending)), None) => {
-                let direction = if *descending { "DESC(?key)" } else { "?key" };
-                let aggregate = if *descending { "MAX" } else { "MIN" };
-                // The aggregate in a sub-select: Virtuoso refuses to order by an aggregate's alias
-                // in the same SELECT.
-                format!(
-                    "SELECT ?s ?key WHERE {{ {{ SELECT ?s ({aggregate}(?k) AS ?key) WHERE {{ {} }} GROUP BY ?s }} }}
-                     ORDER BY (!BOUND(?key)) {direction} STR(?s) LIMIT {} OFFSET {}",
-                    within(&format!("{pattern} OPTIONAL {{ ?s {predicate} ?k }}")),
-                    find.limit,
-                    find.offset
-                )
-            }
-            (None, after) => {
-                let after = match after {
-                    Some(after) => format!("FILTER(STR(?s) > {})", Literal::new_simple_literal(after.as_str())),
-                    None => String::new(),
-                };
-                format!(
-                    "SELECT DISTINCT ?s WHERE {{ {matched} {after} }} ORDER BY STR(?s) LIMIT {} OFFSET {}",
-                    find.limit, find.offset
-                )
-            }
+        let after = match &find.after {
+            Some(after) => format!("FILTER(STR(?s) > {})", Literal::new_simple_literal(after.as_str())),
+            None => String::new(),
         };
+        let page = format!(
+            "SELECT DISTINCT ?s WHERE {{ {matched} {after} }} ORDER BY STR(?s) LIMIT {} OFFSET {}",
+            find.limit, find.offset
+        );
         let subjects = self.solutions(&page).await?.into_iter().filter_map(|row| store::bound_iri(&row, "s")).collect();
         Ok(Found { subjects, total })
     }

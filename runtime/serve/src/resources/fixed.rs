@@ -115,7 +115,6 @@ pub(crate) async fn count(kg: &Kg, node: &NodeTypeInfo) -> trails_core::Result<u
         graphs: mapping::graphs_with_subtypes(kg.base(), node),
         class: NamedNode::new_unchecked(node.iri),
         filters: Vec::new(),
-        order: None,
         limit: 0,
         offset: 0,
         after: None,

@@ -261,7 +261,6 @@ pub(super) async fn page(kg: &Kg, uri: &str, request: ListRequest, cards: bool) 
         graphs: mapping::graphs_with_subtypes(kg.base(), node),
         class: NamedNode::new_unchecked(node.iri),
         filters,
-        order: None,
         limit: limit + 1,
         offset,
         after: after.as_deref().map(NamedNode::new_unchecked),
