@@ -213,11 +213,6 @@ impl Cmp {
     }
 }
 
-/// Whether a graph clause names a variable.
-fn names_a_variable(clause: &str) -> bool {
-    clause.starts_with("GRAPH ?")
-}
-
 /// The variable holding the graph `subject` (`?s`, `?r1`) is in: `?g_s`, `?g_r1`.
 fn graph_variable(subject: &str) -> String {
     format!("?g_{}", subject.trim_start_matches('?'))
@@ -281,6 +276,7 @@ pub(crate) fn aggregate(
     let mut compiler = Compiler::new(dataset);
     compiler.instances(info, expr);
     let graph = compiler.graph(info, "?s");
+    let read_with_subtypes = !compiler.subtypes(info).is_empty();
     let matching = compiler.finish();
     let mut values = String::new();
     for (predicate, variable) in fields {
@@ -291,7 +287,7 @@ pub(crate) fn aggregate(
     } else {
         // A sub-select keeps each instance once before its values are aggregated.
         // (With the graph it is in, when that is a variable: its values are read there.)
-        let graph = if names_a_variable(&graph) { " ?g_s" } else { "" };
+        let graph = if read_with_subtypes { " ?g_s" } else { "" };
         format!("SELECT {projection} WHERE {{ {{ SELECT DISTINCT ?s{graph} WHERE {{ {matching}}} }} {values}}} {tail}")
     }
 }
