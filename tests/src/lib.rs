@@ -171,6 +171,16 @@ pub async fn create_person(person: Person) -> Result<Person> {
     Ok(person)
 }
 
+/// As many people as asked for (builders only): a long list of node-type instances.
+#[meta_capability(namespace = "fixture", op = "people", scope = "builder", version = "0.1.0", side_effects(none))]
+pub async fn people(
+    /// How many.
+    #[predicate(min_value = 1, max_value = 10000)]
+    count: u32,
+) -> Result<Vec<Person>> {
+    Ok((0..count).map(|n| Person { name: format!("Person {n:05}"), email: format!("p{n}@example.org") }).collect())
+}
+
 /// Reset fixture data (builder scope).
 #[meta_capability(namespace = "fixture", op = "reset", scope = "builder", version = "0.1.0", side_effects(deletes))]
 pub async fn reset(_ctx: &Ctx) -> Result<()> {
@@ -529,6 +539,7 @@ pub const FIXTURE_TOOLS: &[&str] = &[
     "trails_kg_list",
     "trails_kg_read_field",
     "trails_meta_fixture_inspect",
+    "trails_meta_fixture_people",
     "trails_meta_fixture_reset",
     "trails_meta_gen_capability",
     "trails_meta_gen_nodetype",

@@ -306,6 +306,8 @@ pub fn canonical(decl: &CapabilityDecl) -> Template {
         None => t.text("null"),
     };
     t.text(&key(Field::VersionStatus)).string(&decl.version_status);
+    // Every call can be dry-run: the pipeline's guards see `DryRun` and the handler is skipped.
+    t.text(&format!("{}true", key(Field::DryRun)));
     if let Some(question) = &decl.confirm {
         t.text(&key(Field::Confirm)).string(question);
     }

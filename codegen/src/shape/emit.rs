@@ -172,7 +172,8 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                 const LIST_OUTPUT_SCHEMA_MEMBER: &'static str = ::trails::__private::concatcp!(
                     ",\"outputSchema\":{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\",\"items\":",
                     <#ident as ::trails::__private::Shape>::SCHEMA,
-                    "}},\"required\":[\"items\"],\"additionalProperties\":false}"
+                    "},", ::trails::__private::LIST_CUT_MEMBERS,
+                    "},\"required\":[\"items\"],\"additionalProperties\":false}"
                 );
                 const DISPLAY_ROLES: &'static str = #display_roles;
             }

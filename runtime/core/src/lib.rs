@@ -56,6 +56,7 @@ pub mod __private {
     pub use crate::declare::{
         shape_output, Datatype, DisplayRole, Effects, Embedded, HandlerResult, NodeType, NodeTypeInfo, ObjectShape,
         Output, PredicateInfo, PromptMessage, PromptResult, ResourceResult, Schema, Shape, ToolOutput, Unmet,
+        LIST_CUT_MEMBERS,
     };
     pub use crate::error::{Error, Result};
     pub use crate::registry::{

@@ -158,6 +158,9 @@ pub enum CanonicalField {
     Assurance,
     /// `stable`, `deprecated`, …
     VersionStatus,
+    /// Whether a call can be tried without running it (`_meta.trails.dry_run`, DESIGN §4.12):
+    /// always `true`, so an agent reading the manifest knows it may ask first.
+    DryRun,
     /// The question the user is asked before a call runs — only where declared, after the others
     /// (not in [`CanonicalField::ALL`]).
     Confirm,
@@ -168,7 +171,7 @@ pub enum CanonicalField {
 
 impl CanonicalField {
     /// Every field, in the order a descriptor has them.
-    pub const ALL: [CanonicalField; 14] = [
+    pub const ALL: [CanonicalField; 15] = [
         CanonicalField::Id,
         CanonicalField::Version,
         CanonicalField::Description,
@@ -183,6 +186,7 @@ impl CanonicalField {
         CanonicalField::Reasoning,
         CanonicalField::Assurance,
         CanonicalField::VersionStatus,
+        CanonicalField::DryRun,
     ];
 
     /// The field's key in the descriptor.
@@ -202,6 +206,7 @@ impl CanonicalField {
             CanonicalField::Reasoning => "reasoning",
             CanonicalField::Assurance => "assurance",
             CanonicalField::VersionStatus => "version_status",
+            CanonicalField::DryRun => "dry_run",
             CanonicalField::Confirm => "confirm",
             CanonicalField::Task => "task",
         }

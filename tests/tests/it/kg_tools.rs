@@ -83,9 +83,12 @@ async fn a_content_only_host_reaches_everything(client: Client, window: usize, r
     // One requirement; then the note, whose body does not fit.
     let got =
         call(&client, "trails_kg_get", &json!({"node_type": "Requirement", "id": "REQ-1"}), window).await.unwrap();
-    assert_eq!((got["fields"]["req_id"].as_str(), got["cut"].as_array().unwrap().len()), (Some("REQ-1"), 0));
+    assert_eq!((got["fields"]["req_id"].as_str(), got["cut_fields"].as_array().unwrap().len()), (Some("REQ-1"), 0));
+    assert!(got.get("cut").is_none(), "nothing cut, nothing said: {got}");
     let got = call(&client, "trails_kg_get", &json!({"node_type": "Note", "id": "long"}), window).await.unwrap();
-    let cut = &got["cut"][0];
+    let cut = &got["cut_fields"][0];
+    assert_eq!(got["next_call"], cut["next_call"], "the first cut field reads on: {got}");
+    assert!(got["cut"].as_str().unwrap().starts_with("fields cut to fit the window: body"), "{got}");
     assert_eq!((cut["field"].as_str(), cut["total_chars"].as_u64()), (Some("body"), Some(note.chars().count() as u64)));
     let shown = got["fields"]["body"].as_str().unwrap_or_default().to_owned();
     assert_eq!(shown.chars().count() as u64, cut["shown_chars"].as_u64().unwrap());
@@ -311,7 +314,9 @@ async fn list_items_are_evidence_cards_built_from_declared_roles_only() {
     let body = long_text(1000);
     kg.create(Note { slug: "long".into(), body: body.clone() }).await.unwrap();
     kg.create(Note { slug: "short".into(), body: "Two lines.".into() }).await.unwrap();
-    let server = trails::App::new().kg(kg).build(in_process::settings("")).unwrap();
+    // A window large enough for `trails://schema` whole, read through `trails_resources_read`.
+    let settings = in_process::settings("[mcp]\ntool_window_chars = 65536\nmax_result_bytes = 1048576\n");
+    let server = trails::App::new().kg(kg).build(settings).unwrap();
     let client = Client::anonymous(&server);
     let structured = |result: Value| result["structuredContent"].clone();
     let list = |node_type: &'static str| {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use trails::registry::Registry;
 
 /// The fields every descriptor has, in their order: the names the macros write them under.
-fn canonical() -> [&'static str; 14] {
+fn canonical() -> [&'static str; 15] {
     trails_pattern::CanonicalField::ALL.map(trails_pattern::CanonicalField::name)
 }
 

@@ -114,8 +114,9 @@ async fn names(client: &RunningService<RoleClient, Recorder>) -> Vec<String> {
 
 use trails_tests::client::call;
 
-const GATED: [&str; 4] = [
+const GATED: [&str; 5] = [
     "trails_meta_fixture_inspect",
+    "trails_meta_fixture_people",
     "trails_meta_fixture_reset",
     "trails_meta_requirements_stats",
     "trails_meta_tools_enable",
@@ -187,37 +188,39 @@ async fn search_of_thirty(client: &RunningService<RoleClient, Recorder>) -> Call
     call(client, "requirements_search", json!({"text": "searchable", "limit": 100})).await.unwrap()
 }
 
-/// One call's result is bounded in bytes, whatever the tool returns. A list
-/// keeps the items that fit and says how many; text is cut and says so; other structured results
-/// become an `isError` result naming the size and the bound.
+/// One call's result fits the window, whatever the tool returns. A list keeps the items that fit
+/// and says how many it has and what it shows (`total`, `cut`); text is cut and says so in a
+/// second block; other structured results become an `isError` result naming the size and the
+/// window. Each names the call that reads on, `next_call`.
 #[tokio::test]
-async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
-    const MAX: usize = 4096;
-    let addr = http_server(settings(&format!("max_result_bytes = {MAX}\ntool_window_chars = 1024"), &[])).await;
+async fn results_over_the_window_are_cut_or_refused_and_say_so() {
+    const WINDOW: usize = 1024;
+    let addr = http_server(settings(&format!("tool_window_chars = {WINDOW}"), &[])).await;
     let client = http_client(addr, None).await;
-    let note = |result: &CallToolResult| result.content[1].as_text().expect("a note block").text.clone();
-    let cut = |result: &CallToolResult| result.meta.as_ref().expect("_meta").0["trails"]["cut"].clone();
+    let chars = |result: &CallToolResult| {
+        result.content.iter().filter_map(|block| block.as_text()).map(|text| text.text.chars().count()).sum::<usize>()
+    };
 
     let list = search_of_thirty(&client).await;
+    assert!(chars(&list) <= WINDOW, "{} characters", chars(&list));
     let text = list.content[0].as_text().unwrap().text.clone();
-    assert!(text.len() <= MAX, "{} bytes", text.len());
     let structured = list.structured_content.clone().unwrap();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured, "the mirror is the cut result");
     let shown = structured["items"].as_array().unwrap().len();
     assert!((1..30).contains(&shown), "{shown} items");
     assert_eq!(structured["items"][0]["req_id"], "REQ-0", "the first items, in order");
-    assert_eq!(
-        (cut(&list)["items_shown"].as_u64(), cut(&list)["items_total"].as_u64()),
-        (Some(shown as u64), Some(30))
-    );
-    assert!(note(&list).starts_with(&format!("Result cut: {shown} of 30 items shown")), "{}", note(&list));
+    assert_eq!(structured["total"], 30);
+    assert_eq!(structured["cut"], format!("30 items: items 0 to {} shown; next_call reads on", shown - 1));
+    assert_eq!(structured["next_call"]["tool"], "trails_result_read");
     assert_ne!(list.is_error, Some(true));
 
-    let long = "x".repeat(3 * MAX);
+    let long = "x".repeat(3 * WINDOW);
     let text = call(&client, "fixtures_assign", json!({"reviewer": "urn:p:1", "paper_title": long})).await.unwrap();
-    assert_eq!(text.content[0].as_text().unwrap().text.len(), MAX);
-    assert_eq!(cut(&text)["bytes_shown"], MAX);
-    assert!(note(&text).contains(&format!("the first {MAX} of")), "{}", note(&text));
+    assert!(chars(&text) <= WINDOW, "the text and its note fit: {}", chars(&text));
+    let note: Value = serde_json::from_str(&text.content[1].as_text().expect("a note block").text).unwrap();
+    let shown = text.content[0].as_text().unwrap().text.len();
+    assert!(note["cut"].as_str().unwrap().starts_with(&format!("the first {shown} of")), "{note}");
+    assert_eq!(note["next_call"]["arguments"]["offset"], shown);
 
     let record = json!({"handle": "abc", "code": "REQ-1", "status": "proposed", "priority": 1, "tags": ["a"],
                         "address": {"city": long, "country": "FR"}});
@@ -227,9 +230,34 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
     // SDK 1.x would check structured content against that schema and throw).
     assert!(refused.structured_content.is_none(), "{refused:?}");
     let body: Value = serde_json::from_str(&refused.content[0].as_text().unwrap().text).unwrap();
-    assert_eq!(body["max_result_bytes"], MAX);
-    assert!(body["result_bytes"].as_u64().unwrap() > 3 * MAX as u64);
+    assert_eq!(body["window_chars"], WINDOW);
+    assert!(body["result_chars"].as_u64().unwrap() > 3 * WINDOW as u64);
     assert!(body["error"].as_str().unwrap().contains("ask for less"), "{body}");
+}
+
+/// Every page from `next_call` on, each within the window; the last says there is no next.
+/// Pages of instances of a keyed node type link them (`linked`), at most 32 a page.
+async fn pages(
+    client: &RunningService<RoleClient, Recorder>,
+    mut next: Value,
+    window: usize,
+    linked: bool,
+) -> Vec<Value> {
+    let mut pages = Vec::new();
+    while !next.is_null() {
+        assert_eq!(next["tool"], "trails_result_read", "{next}");
+        let page = call(client, "trails_result_read", next["arguments"].clone()).await.unwrap();
+        assert_ne!(page.is_error, Some(true), "{page:?}");
+        assert!(page.content[0].as_text().unwrap().text.chars().count() <= window, "a page fits the window");
+        // A page of instances links them, as the cut result did its own.
+        let items = page.structured_content.as_ref().unwrap()["items"].as_array().map_or(0, Vec::len);
+        let links = page.content.iter().filter(|block| block.as_resource_link().is_some()).count();
+        assert_eq!(links, if linked { items.min(32) } else { 0 }, "{page:?}");
+        let page = page.structured_content.expect("a page is structured");
+        next = page["next_call"].clone();
+        pages.push(page);
+    }
+    pages
 }
 
 /// A cut result names its continuation; `trails_result_read` pages through it to the end, for
@@ -237,40 +265,21 @@ async fn results_over_max_result_bytes_are_cut_or_refused_and_say_so() {
 /// too large to cut by its JSON text.
 #[tokio::test]
 async fn a_cut_result_is_read_to_its_end_through_its_continuation() {
-    const MAX: usize = 4096;
-    let addr = http_server(settings(&format!("max_result_bytes = {MAX}\ntool_window_chars = 1024"), &[])).await;
+    const WINDOW: usize = 1024;
+    let addr = http_server(settings(&format!("tool_window_chars = {WINDOW}"), &[])).await;
     let client = http_client(addr, Some(RUNTIME_TOKEN)).await;
-    let cut = |result: &CallToolResult| result.meta.as_ref().expect("_meta").0["trails"]["cut"].clone();
-    /// Every page from `next_call` on, each within the bound; the last says there is no next.
-    async fn pages(client: &RunningService<RoleClient, Recorder>, mut next: Value) -> Vec<Value> {
-        let mut pages = Vec::new();
-        while !next.is_null() {
-            assert_eq!(next["tool"], "trails_result_read", "{next}");
-            let page = call(client, "trails_result_read", next["arguments"].clone()).await.unwrap();
-            assert!(page.content[0].as_text().unwrap().text.len() <= MAX, "a page fits the bound");
-            // A page of instances links them, as the cut result did its own.
-            let items = page.structured_content.as_ref().unwrap()["items"].as_array().map_or(0, Vec::len);
-            let links = page.content.iter().filter(|block| block.as_resource_link().is_some()).count();
-            assert_eq!(links, items, "{page:?}");
-            let page = page.structured_content.expect("a page is structured");
-            next = page["next_call"].clone();
-            pages.push(page);
-        }
-        pages
-    }
 
     let list = search_of_thirty(&client).await;
-    let shown = cut(&list)["items_shown"].as_u64().unwrap();
-    let note = list.content[1].as_text().unwrap().text.clone();
-    assert!(note.contains("trails_result_read"), "the note names the call: {note}");
-    let mut ids: Vec<String> = list.structured_content.clone().unwrap()["items"]
+    let structured = list.structured_content.clone().unwrap();
+    let shown = structured["items"].as_array().unwrap().len();
+    let mut ids: Vec<String> = structured["items"]
         .as_array()
         .unwrap()
         .iter()
         .map(|item| item["req_id"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(cut(&list)["next_call"]["arguments"]["offset"], shown);
-    for page in pages(&client, cut(&list)["next_call"].clone()).await {
+    assert_eq!(structured["next_call"]["arguments"]["offset"], shown);
+    for page in pages(&client, structured["next_call"].clone(), WINDOW, true).await {
         ids.extend(page["items"].as_array().unwrap().iter().map(|item| item["req_id"].as_str().unwrap().to_owned()));
     }
     let mut all: Vec<String> = (0..30).map(|n| format!("REQ-{n}")).collect();
@@ -279,30 +288,55 @@ async fn a_cut_result_is_read_to_its_end_through_its_continuation() {
 
     // Another caller (anonymous here) cannot read it: not found, as a handle that never was.
     let anonymous = http_client(addr, None).await;
-    let stolen = call(&anonymous, "trails_result_read", cut(&list)["next_call"]["arguments"].clone()).await.unwrap();
+    let stolen = call(&anonymous, "trails_result_read", structured["next_call"]["arguments"].clone()).await.unwrap();
     assert_eq!(stolen.is_error, Some(true));
     let body: Value = serde_json::from_str(&stolen.content[0].as_text().unwrap().text).unwrap();
     assert_eq!(body["kind"], "not_found", "{body}");
 
     // Text, by bytes: the shown part and the pages are the whole text.
-    let long = "é".repeat(3 * MAX);
+    let long = "é".repeat(3 * WINDOW);
     let text = call(&client, "fixtures_assign", json!({"reviewer": "urn:p:1", "paper_title": long})).await.unwrap();
     let mut whole = text.content[0].as_text().unwrap().text.clone();
-    for page in pages(&client, cut(&text)["next_call"].clone()).await {
+    let note: Value = serde_json::from_str(&text.content[1].as_text().unwrap().text).unwrap();
+    for page in pages(&client, note["next_call"].clone(), WINDOW, false).await {
         whole.push_str(page["text"].as_str().unwrap());
     }
-    assert!(whole.contains(&long), "the whole text, reassembled");
-    assert_eq!(whole.len() as u64, cut(&text)["result_bytes"].as_u64().unwrap());
+    assert_eq!(whole, format!("urn:p:1 reviews {long} with 0 co-reviewer(s)"), "the whole text, reassembled");
 
     // Too large to cut: its JSON text, from the start.
     let record = json!({"handle": "abc", "code": "REQ-1", "status": "proposed", "priority": 1, "tags": ["a"],
-                        "address": {"city": "x".repeat(3 * MAX), "country": "FR"}});
+                        "address": {"city": "x".repeat(3 * WINDOW), "country": "FR"}});
     let refused = call(&client, "fixtures_constraints", record).await.unwrap();
     let body: Value = serde_json::from_str(&refused.content[0].as_text().unwrap().text).unwrap();
-    let json: String =
-        pages(&client, body["next_call"].clone()).await.iter().map(|page| page["text"].as_str().unwrap()).collect();
+    let json: String = pages(&client, body["next_call"].clone(), WINDOW, false)
+        .await
+        .iter()
+        .map(|page| page["text"].as_str().unwrap())
+        .collect();
     let output: Value = serde_json::from_str(&json).expect("the pages are the result's JSON");
-    assert_eq!(output["address"]["city"], "x".repeat(3 * MAX));
+    assert_eq!(output["address"]["city"], "x".repeat(3 * WINDOW));
+}
+
+/// A capability returning 10,000 instances: its result fits the default window, and its pages
+/// read every instance once, in order, each page within the window too.
+#[tokio::test]
+async fn ten_thousand_instances_fit_the_window_and_page_to_their_end() {
+    let addr = http_server(settings("", &[])).await;
+    let client = http_client(addr, Some(BUILDER_TOKEN)).await;
+    let window = trails::config::DEFAULT_TOOL_WINDOW_CHARS;
+    let list = call(&client, "trails_meta_fixture_people", json!({"count": 10_000})).await.unwrap();
+    assert!(list.content[0].as_text().unwrap().text.chars().count() <= window);
+    let structured = list.structured_content.unwrap();
+    assert_eq!(structured["total"], 10_000);
+    let name = |item: &Value| item["name"].as_str().unwrap().to_owned();
+    let mut names: Vec<String> = structured["items"].as_array().unwrap().iter().map(name).collect();
+    let pages = pages(&client, structured["next_call"].clone(), window, false).await;
+    assert!(pages.len() > 50, "{} pages", pages.len());
+    for page in &pages {
+        names.extend(page["items"].as_array().unwrap().iter().map(name));
+    }
+    assert_eq!(names, (0..10_000).map(|n| format!("Person {n:05}")).collect::<Vec<_>>());
+    assert_eq!(pages.last().unwrap()["cut"].as_str().unwrap().rsplit("; ").next(), Some("no more"));
 }
 
 /// Results link what they return (`resource_link`, MCP 2025-06-18+): the created instance by its

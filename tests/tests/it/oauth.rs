@@ -386,6 +386,35 @@ async fn tokens_of_the_issuer_are_checked_and_a_missing_scope_is_asked_for() {
     drop(provider);
 }
 
+/// A continuation is read under the caller's token as it is at the read: the same person through
+/// the same client, with a token that no longer grants the tool's scope, is refused and reads
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_read_after_the_callers_scope_narrowed_is_refused() {
+    let key = Key::new("k1");
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let _provider = Provider::start(port, &[&key]);
+    let served = app(&issuer, "");
+    let resource = format!("http://{}/mcp", served.addr);
+    let token = |scope: &str| {
+        key.sign(&json!({ "iss": issuer, "aud": resource, "sub": "ada", "client_id": "host", "scope": scope,
+                          "iat": now(), "exp": now() + 300 }))
+    };
+    let (builder, narrowed) = (token("mcp:runtime mcp:builder"), token("mcp:runtime"));
+    let call = |name: &str, arguments: Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
+    let (_, _, cut) =
+        post(served.addr, Some(&builder), &call("trails_meta_fixture_people", json!({"count": 500}))).await;
+    let next = cut["result"]["structuredContent"]["next_call"]["arguments"].clone();
+    assert!(next["handle"].is_string(), "{cut}");
+    assert!(accepted(&post(served.addr, Some(&builder), &call("trails_result_read", next.clone())).await));
+    let (status, _, refused) = post(served.addr, Some(&narrowed), &call("trails_result_read", next)).await;
+    assert_eq!((status, &refused["error"]["code"]), (200, &json!(-32002)), "policy denied: {refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("trails_meta_fixture_people, which needs the `builder` scope"), "{message}");
+    assert!(refused.get("result").is_none(), "nothing of the result: {refused}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rotated_keys_are_fetched_and_held_keys_outlive_an_issuer_outage() {
     let (old, new) = (Key::new("old"), Key::new("new"));

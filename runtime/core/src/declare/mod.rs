@@ -18,7 +18,7 @@ pub use blob::{Blob, BlobError};
 pub use content::{Annotations, Audience, Content, Embedded};
 pub use contract::{Effects, Unmet, WriteOp};
 #[doc(hidden)]
-pub use output::shape_output;
+pub use output::{shape_output, LIST_CUT_MEMBERS};
 pub use output::{HandlerResult, Output, ToolOutput};
 pub use prompt::{MessageRole, PromptMessage, PromptOutput, PromptResult};
 pub use rdf::{Datatype, DisplayRole, NodeTypeInfo, PredicateInfo};

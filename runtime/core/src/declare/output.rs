@@ -38,9 +38,11 @@ pub struct Output {
     pub structured: Option<Value>,
     /// The text block of `content[]` (empty when the blocks are [`Output::blocks`]).
     pub text: String,
-    /// `structured` is `{"items": [...]}` of a `Vec<Shape>` result: a result over
-    /// `[mcp] max_result_bytes` keeps the items that fit instead of failing.
+    /// `structured` is `{"items": [...]}` of a `Vec<Shape>` result: a result over the window
+    /// keeps the items that fit (or their evidence cards) instead of failing.
     list: bool,
+    /// The list items' display roles (`Shape::DISPLAY_ROLES`): a cut list shows their cards.
+    roles: &'static str,
     /// `content[]` as the handler gave it (images, audio, embedded resources, mixed), in place
     /// of the text block.
     blocks: Option<Vec<Content>>,
@@ -49,11 +51,11 @@ pub struct Output {
 impl Output {
     /// Structured content with its JSON text as the mirror.
     pub fn structured(value: Value) -> Self {
-        Output { text: value.to_string(), structured: Some(value), list: false, blocks: None }
+        Output { text: value.to_string(), structured: Some(value), list: false, roles: "", blocks: None }
     }
     /// These blocks as `content[]`, without structured content.
     pub fn content(blocks: Vec<Content>) -> Self {
-        Output { text: String::new(), structured: None, list: false, blocks: Some(blocks) }
+        Output { text: String::new(), structured: None, list: false, roles: "", blocks: Some(blocks) }
     }
     /// The blocks given with [`Output::content`], if any.
     pub fn blocks(&self) -> Option<&[Content]> {
@@ -62,19 +64,30 @@ impl Output {
     pub(crate) fn take_blocks(&mut self) -> Option<Vec<Content>> {
         self.blocks.take()
     }
-    /// `{"items": items}` of a list result, with its JSON text as the mirror.
-    pub(crate) fn list(items: Value) -> Self {
-        Output { list: true, ..Output::structured(serde_json::json!({ "items": items })) }
+    /// `{"items": items}` of a list result, with its JSON text as the mirror; `roles` are the
+    /// items' display roles (`Shape::DISPLAY_ROLES`, empty for none).
+    pub(crate) fn list(items: Value, roles: &'static str) -> Self {
+        Output { list: true, roles, ..Output::structured(serde_json::json!({ "items": items })) }
     }
     /// Text only.
     pub fn text(text: impl Into<String>) -> Self {
-        Output { structured: None, text: text.into(), list: false, blocks: None }
+        Output { structured: None, text: text.into(), list: false, roles: "", blocks: None }
     }
     /// Whether this is a list result (see [`Output::list`]).
     pub(crate) fn is_list(&self) -> bool {
         self.list
     }
+    /// The list items' display roles, as `Shape::DISPLAY_ROLES` writes them.
+    pub(crate) fn roles(&self) -> &'static str {
+        self.roles
+    }
 }
+
+/// The members a list result's `outputSchema` adds beside `items` for when the list is cut to the
+/// window (`pipeline::bound`): the items' evidence cards, how many there are in all, what was cut
+/// and the call that reads on. Without braces: the macro writes them into each list's schema.
+#[doc(hidden)]
+pub const LIST_CUT_MEMBERS: &str = r#""cards":{"type":"array","description":"When the list is cut: evidence cards of its items, each naming its item","items":{"type":"object","properties":{"item":{"type":"integer","minimum":0},"label":{"type":"string"},"excerpt":{"type":"string"},"timestamp":{},"status":{"type":"string"},"identifier":{"type":["string","integer"]},"url":{"type":"string"}},"required":["item"]}},"total":{"type":"integer","minimum":0,"description":"When the list is cut: its items in all"},"cut":{"type":"string","description":"When the list is cut: what is shown of it"},"next_call":{"type":["object","null"],"description":"When the list is cut: the call that reads on"}"#;
 
 /// Serialise a shape as structured output. Used by the code `#[shape]` generates.
 #[doc(hidden)]
@@ -98,7 +111,7 @@ impl<T: Shape> ToolOutput for Vec<T> {
     const OUTPUT_LIST: bool = true;
     const OUTPUT_ROLES: &'static str = T::DISPLAY_ROLES;
     fn into_output(self) -> Result<Output, Error> {
-        Ok(Output::list(structured::<T>(&self)?))
+        Ok(Output::list(structured::<T>(&self)?, T::DISPLAY_ROLES))
     }
 }
 

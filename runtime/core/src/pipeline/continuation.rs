@@ -1,19 +1,24 @@
-//! Continuations: what a result cut at `[mcp] max_result_bytes` left out, kept so the model can
-//! page through it with `trails_result_read {handle, offset}` (the PDPP rule that a cut result
-//! says how to get the rest). Kept in memory, bounded in bytes, entries and time, per caller and
-//! in all: a handle is a random UUID (122 bits), read only by the caller that made the call (the
-//! token's name; anonymous callers are one caller), and gone after [`TTL`] or when newer results
+//! Continuations: what a result cut to the window (`[mcp] tool_window_chars`) left out, kept so
+//! the model can page through it with `trails_result_read {handle, offset}` or read one item
+//! whole with `{handle, item}` (the PDPP rule that a cut result says how to get the rest). Every
+//! page fits the same window and says what it left out in `cut` and how to go on in `next_call`,
+//! the vocabulary of the `trails_kg_*` tools. Kept in memory, bounded in bytes, entries and time,
+//! per caller and in all: a handle is a random UUID (122 bits), read only by the caller that made
+//! the call (the token's name and OAuth client), and gone after [`TTL`] or when newer results
 //! need the room — the caller's own oldest first, so no caller can push out another's.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
+use super::card::{card, parse_roles};
 use crate::auth::Scope;
 use crate::ctx::Ctx;
+use crate::declare::DisplayRole;
 use crate::error::{Error, Result};
+use crate::validate::{FieldCode, FieldError};
 
 /// How long a cut result stays readable.
 pub const TTL: Duration = Duration::from_secs(600);
@@ -28,26 +33,57 @@ const ITEM_OVERHEAD: usize = 32;
 /// The tool that reads them.
 pub const READ_TOOL: &str = "trails_result_read";
 
-/// What was cut: the items of a list result (each its JSON text), or the text of any other.
+/// What was cut: the items of a list result (each its JSON text, with the display roles that
+/// make their cards when the list is shown as cards), or the text of any other.
 #[derive(Debug)]
 pub(crate) enum Body {
-    Items(Vec<Box<str>>),
+    Items { items: Vec<Box<str>>, roles: Vec<(DisplayRole, Box<str>)> },
     Text(String),
 }
 
+/// A list is shown as cards when its items are, in all, more than this many times the size of
+/// their cards: cards are for large instances, not for ones about as small as their cards.
+const CARDS_WHEN_ITEMS_ARE: usize = 2;
+
 impl Body {
-    /// The items of a list, kept as their JSON text (a `Value` per item costs many times that).
-    pub(crate) fn items(items: &[Value]) -> Body {
-        Body::Items(items.iter().map(|item| item.to_string().into_boxed_str()).collect())
+    /// The items of a list, kept as their JSON text (a `Value` per item costs many times that);
+    /// `roles` as `Shape::DISPLAY_ROLES` writes them.
+    pub(crate) fn items(items: &[Value], roles: &str) -> Body {
+        let texts: Vec<Box<str>> = items.iter().map(|item| item.to_string().into_boxed_str()).collect();
+        let mut roles = parse_roles(roles);
+        if !roles.is_empty() {
+            let pairs: Vec<(DisplayRole, &str)> = roles.iter().map(|(role, field)| (*role, &**field)).collect();
+            let cards: usize = items.iter().map(|item| Value::Object(card(&pairs, item)).to_string().len() + 12).sum();
+            let whole: usize = texts.iter().map(|text| text.len()).sum();
+            if whole <= CARDS_WHEN_ITEMS_ARE * cards {
+                roles.clear();
+            }
+        }
+        Body::Items { items: texts, roles }
     }
 
     /// The memory it holds.
     fn bytes(&self) -> usize {
         match self {
-            Body::Items(items) => items.iter().map(|item| item.len() + ITEM_OVERHEAD).sum(),
+            Body::Items { items, .. } => items.iter().map(|item| item.len() + ITEM_OVERHEAD).sum(),
             Body::Text(text) => text.len(),
         }
     }
+}
+
+/// Where a read of a kept result starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// An item index for a list, a byte offset for text.
+    Offset(usize),
+    /// One item of a list, whole; its JSON text from byte `offset` when it is larger than the
+    /// window.
+    Item {
+        /// Its index.
+        item: usize,
+        /// Where in its JSON text.
+        offset: usize,
+    },
 }
 
 /// Whose result it is, as the call that made it was authorised: only they read its continuation,
@@ -94,14 +130,15 @@ impl std::fmt::Debug for Continuations {
 }
 
 impl Continuations {
-    /// Keep `body` of `owner.tool`'s result for `owner`: its handle, or `None` when it alone is
-    /// over what one caller may hold.
-    pub(crate) fn keep(&self, holder: &Owner<'_>, body: Body) -> Option<String> {
+    /// Keep `body` of `owner.tool`'s result for `owner`: its handle and the body as kept, or
+    /// the body back when it alone is over what one caller may hold.
+    pub(crate) fn keep(&self, holder: &Owner<'_>, body: Body) -> std::result::Result<(String, Arc<Body>), Body> {
         let (owner, tool) = (holder.caller, holder.tool);
         let bytes = body.bytes();
         if bytes > PER_CALLER.1 {
-            return None;
+            return Err(body);
         }
+        let body = Arc::new(body);
         let handle = uuid::Uuid::new_v4().simple().to_string();
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
@@ -121,19 +158,19 @@ impl Continuations {
             client: holder.client.map(str::to_owned),
             tool,
             scope: holder.scope,
-            body: Arc::new(body),
+            body: body.clone(),
             bytes,
             at: now,
         };
         inner.kept.insert(handle.clone(), kept);
-        Some(handle)
+        Ok((handle, body))
     }
 
-    /// The page of `handle` from `offset` (an item index for a list, a byte offset for text),
-    /// at most `max` bytes of JSON text, for the caller of `ctx` as it is now: another caller's
-    /// handle (or one made through another OAuth client) reads as unknown, and one whose tool
-    /// needs a scope the caller's current token lacks is refused.
-    pub fn page(&self, handle: &str, ctx: &Ctx, offset: usize, max: usize) -> Result<Value> {
+    /// The page of `handle` from `at`, at most `window` characters of JSON text, for the caller
+    /// of `ctx` as it is now: another caller's handle (or one made through another OAuth client)
+    /// reads as unknown, and one whose tool needs a scope the caller's current token lacks is
+    /// refused.
+    pub fn page(&self, handle: &str, ctx: &Ctx, at: At, window: usize) -> Result<Value> {
         let (tool, body) = {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             inner.expire(Instant::now());
@@ -159,10 +196,22 @@ impl Continuations {
             }
         };
         // Built outside the lock: a page may be as large as the bound.
-        Ok(match &*body {
-            Body::Items(items) => items_page(handle, tool, items, offset, max),
-            Body::Text(text) => text_page(handle, tool, text, offset, max),
-        })
+        match (&*body, at) {
+            (Body::Items { items, roles }, At::Offset(offset)) => {
+                Ok(list_read(handle, tool, items, roles, offset, window))
+            }
+            (Body::Items { items, .. }, At::Item { item, offset }) => {
+                item_read(handle, tool, items, item, offset, window)
+            }
+            (Body::Text(text), At::Offset(offset)) => Ok(text_read(handle, tool, text, offset, None, window)),
+            (Body::Text(_), At::Item { item, .. }) => Err(FieldError::refuse(
+                "item",
+                FieldCode::Type,
+                "this cut result is text, not a list: read it by offset alone",
+                &json!(item),
+                json!(null),
+            )),
+        }
     }
 
     /// Cut results kept now, and the bytes they hold (`trails://stats`).
@@ -206,81 +255,247 @@ impl Inner {
     }
 }
 
-fn next_call(handle: &str, offset: Option<usize>) -> Value {
-    match offset {
-        Some(offset) => json!({ "tool": READ_TOOL, "arguments": { "handle": handle, "offset": offset } }),
+/// The call that reads `handle` from `at`, or null at the end.
+fn read_call(handle: &str, at: Option<At>) -> Value {
+    match at {
         None => Value::Null,
+        Some(At::Offset(offset)) => json!({ "tool": READ_TOOL, "arguments": { "handle": handle, "offset": offset } }),
+        Some(At::Item { item, offset: 0 }) => {
+            json!({ "tool": READ_TOOL, "arguments": { "handle": handle, "item": item } })
+        }
+        Some(At::Item { item, offset }) => {
+            json!({ "tool": READ_TOOL, "arguments": { "handle": handle, "item": item, "offset": offset } })
+        }
     }
 }
 
-/// Bytes a page's members other than its items or text take, with the largest offsets.
-fn envelope(handle: &str, tool: &str, total: usize) -> usize {
-    let page = json!({
-        "handle": handle, "tool": tool, "kind": "items", "offset": total, "total": total, "items": [],
-        "next_offset": total, "next_call": next_call(handle, Some(total)),
-        "skipped": { "item": total, "bytes": usize::MAX },
-    });
-    page.to_string().len()
+/// Characters of `value`'s JSON text: what the window counts.
+pub(crate) fn chars(value: &Value) -> usize {
+    value.to_string().chars().count()
 }
 
-/// The items from `offset` that fit `max` with the page around them (at least one, or the one
-/// that cannot fit, named and skipped: it is larger than any result this server sends).
-fn items_page(handle: &str, tool: &str, items: &[Box<str>], offset: usize, max: usize) -> Value {
+/// The body `render` makes with the most room for its entries that keeps it within `window`
+/// (`render(room)` fills at most `room` characters; the envelope around them is what is left).
+/// A body whose envelope alone is over the window is returned with no room: it says so itself.
+fn fit(window: usize, render: impl Fn(usize) -> Value) -> Value {
+    let mut room = window;
+    loop {
+        let body = render(room);
+        let over = chars(&body).saturating_sub(window);
+        if over == 0 || room == 0 {
+            return body;
+        }
+        room = room.saturating_sub(over);
+    }
+}
+
+/// What of a kept list one page shows from `start`: the items whole, or, when they have display
+/// roles, their evidence cards (each naming its `item`), as many as fit in `room` characters.
+struct ListPage {
+    entries: Vec<Value>,
+    cards: bool,
+    start: usize,
+    total: usize,
+    /// Characters of the item at `start` when it alone is larger than the room.
+    stuck: Option<usize>,
+    next: Option<At>,
+}
+
+fn list_page(items: &[Box<str>], roles: &[(DisplayRole, Box<str>)], start: usize, room: usize) -> ListPage {
     let total = items.len();
-    let budget = max.saturating_sub(envelope(handle, tool, total));
-    let start = offset.min(total);
-    let mut used: usize = 0;
-    let mut shown = Vec::new();
-    let mut skipped = None;
+    let start = start.min(total);
+    let cards = !roles.is_empty();
+    let roles: Vec<(DisplayRole, &str)> = roles.iter().map(|(role, field)| (*role, &**field)).collect();
+    let (mut used, mut entries) = (0, Vec::new());
     for (index, item) in items.iter().enumerate().skip(start) {
-        if used + item.len() + 1 > budget {
-            if shown.is_empty() {
-                skipped = Some(json!({ "item": index, "bytes": item.len() }));
-            }
+        let value: Value = serde_json::from_str(item).unwrap_or(Value::Null);
+        let (entry, length) = if cards {
+            let mut entry = Map::from_iter([("item".to_owned(), json!(index))]);
+            entry.extend(card(&roles, &value));
+            let entry = Value::Object(entry);
+            let length = chars(&entry);
+            (entry, length)
+        } else {
+            (value, item.chars().count())
+        };
+        if used + length + 1 > room {
             break;
         }
-        used += item.len() + 1;
-        shown.push(serde_json::from_str::<Value>(item).unwrap_or(Value::Null));
+        used += length + 1;
+        entries.push(entry);
     }
-    let end = start + shown.len() + usize::from(skipped.is_some());
-    let next = (end < total).then_some(end);
-    let mut page = json!({
-        "handle": handle, "tool": tool, "kind": "items", "offset": start, "total": total,
-        "items": shown, "next_offset": next, "next_call": next_call(handle, next),
-    });
-    if let Some(skipped) = skipped {
-        page["skipped"] = skipped;
-    }
-    page
+    let end = start + entries.len();
+    let stuck = (entries.is_empty() && start < total).then(|| items[start].chars().count());
+    let next = match stuck {
+        Some(_) => Some(At::Item { item: start, offset: 0 }),
+        None => (end < total).then_some(At::Offset(end)),
+    };
+    ListPage { entries, cards, start, total, stuck, next }
 }
 
-/// The bytes of `text` from `offset` that fit `max` with the page around them, escaped as a JSON
-/// string, cut at character boundaries (at least one character, so paging always advances).
-fn text_page(handle: &str, tool: &str, text: &str, offset: usize, max: usize) -> Value {
-    let total = text.len();
-    let budget = max.saturating_sub(envelope(handle, tool, total));
-    let mut start = offset.min(total);
+impl ListPage {
+    /// What the page shows and leaves out, in a sentence (the `cut` of every list page); `handle`
+    /// is `None` when the result could not be kept.
+    fn cut(&self, handle: Option<&str>) -> String {
+        let (start, total, shown) = (self.start, self.total, self.entries.len());
+        if let Some(chars) = self.stuck {
+            return match handle {
+                Some(_) => format!(
+                    "{total} items; item {start} alone is larger than the window ({chars} characters): next_call reads it \
+                     as text, then the items after it"
+                ),
+                None => format!("{total} items; item {start} alone is larger than the window ({chars} characters)"),
+            };
+        }
+        let range = match shown {
+            0 => return format!("{total} items; none from item {start}"),
+            1 => format!("item {start}"),
+            _ => format!("items {start} to {}", start + shown - 1),
+        };
+        let how = match (self.cards, handle) {
+            (true, Some(handle)) => format!(
+                " as evidence cards (read one whole with {READ_TOOL} {})",
+                json!({ "handle": handle, "item": start })
+            ),
+            (true, None) => " as evidence cards".to_owned(),
+            (false, _) => String::new(),
+        };
+        let then = match (self.next, handle) {
+            (None, _) => "; no more",
+            (Some(_), Some(_)) => "; next_call reads on",
+            (Some(_), None) => "; the whole result is too large to keep for paging (over 16 MiB): ask for less",
+        };
+        format!("{total} items: {range} shown{how}{then}")
+    }
+
+    /// The page as a cut result carries it in its structured content (its tool's list
+    /// `outputSchema`: `items`, and `cards`, `total`, `cut`, `next_call`).
+    fn first(&self, handle: Option<&str>) -> Value {
+        let next_call = handle.map_or(Value::Null, |handle| read_call(handle, self.next));
+        let mut body = json!({ "items": [], "total": self.total, "cut": self.cut(handle), "next_call": next_call });
+        body[if self.cards { "cards" } else { "items" }] = json!(self.entries);
+        body
+    }
+}
+
+/// A cut list's first page as its result carries it (`handle`: where the rest is kept).
+pub(crate) fn first_list(
+    handle: Option<&str>,
+    items: &[Box<str>],
+    roles: &[(DisplayRole, Box<str>)],
+    window: usize,
+) -> Value {
+    fit(window, |room| list_page(items, roles, 0, room).first(handle))
+}
+
+/// A `trails_result_read` page of a list from item `offset`.
+fn list_read(
+    handle: &str,
+    tool: &str,
+    items: &[Box<str>],
+    roles: &[(DisplayRole, Box<str>)],
+    offset: usize,
+    window: usize,
+) -> Value {
+    fit(window, |room| {
+        let page = list_page(items, roles, offset, room);
+        let next_offset = match page.next {
+            Some(At::Offset(next)) => json!(next),
+            _ => Value::Null,
+        };
+        let kind = if page.cards { "cards" } else { "items" };
+        json!({
+            "handle": handle, "tool": tool, "kind": kind, "offset": page.start, "total": page.total,
+            kind: page.entries, "cut": page.cut(Some(handle)), "next_offset": next_offset,
+            "next_call": read_call(handle, page.next),
+        })
+    })
+}
+
+/// Item `item` of a list, whole when it fits the window, else its JSON text from `offset`; the
+/// page after its end reads on through the list.
+fn item_read(handle: &str, tool: &str, items: &[Box<str>], item: usize, offset: usize, window: usize) -> Result<Value> {
+    let total = items.len();
+    let Some(text) = items.get(item) else {
+        return Err(FieldError::refuse(
+            "item",
+            FieldCode::MaxValue,
+            format!("item {item} is past the result's end: it has {total} items, 0 to {}", total.saturating_sub(1)),
+            &json!(item),
+            json!(total.saturating_sub(1)),
+        ));
+    };
+    let after = (item + 1 < total).then_some(At::Offset(item + 1));
+    if offset == 0 {
+        let whole = json!({
+            "handle": handle, "tool": tool, "kind": "items", "offset": item, "total": total,
+            "items": [serde_json::from_str::<Value>(text).unwrap_or(Value::Null)],
+            "next_offset": after.map(|_| item + 1), "next_call": read_call(handle, after),
+        });
+        if chars(&whole) <= window {
+            return Ok(whole);
+        }
+    }
+    Ok(text_read(handle, tool, text, offset, Some((item, after)), window))
+}
+
+/// Characters `ch` takes in a JSON string.
+fn escaped(ch: char) -> usize {
+    match ch {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        _ => 1,
+    }
+}
+
+/// The first characters of `text` from byte `start` (moved back to a character boundary) whose
+/// escaped form takes at most `room` characters — at least one, so paging always advances: the
+/// byte range.
+fn text_range(text: &str, start: usize, room: usize) -> (usize, usize) {
+    let mut start = start.min(text.len());
     while !text.is_char_boundary(start) {
         start -= 1;
     }
-    let mut end = start;
-    let mut used = 0;
+    let (mut end, mut used) = (start, 0);
     for (index, ch) in text[start..].char_indices() {
-        let escaped = match ch {
-            '"' | '\\' | '\n' | '\r' | '\t' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf8(),
-        };
-        if used + escaped > budget && end > start {
+        if used + escaped(ch) > room && end > start {
             break;
         }
-        used += escaped;
+        used += escaped(ch);
         end = start + index + ch.len_utf8();
     }
-    let next = (end < total).then_some(end);
-    json!({
-        "handle": handle, "tool": tool, "kind": "text", "offset": start, "total": total,
-        "text": &text[start..end], "next_offset": next, "next_call": next_call(handle, next),
+    (start, end)
+}
+
+/// A page of text from byte `offset`: a kept text result's, or (`item`: its index and what
+/// follows it) one item's JSON text.
+fn text_read(
+    handle: &str,
+    tool: &str,
+    text: &str,
+    offset: usize,
+    item: Option<(usize, Option<At>)>,
+    window: usize,
+) -> Value {
+    fit(window, |room| {
+        let (start, end) = text_range(text, offset, room);
+        let next = match item {
+            _ if end < text.len() => Some(match item {
+                Some((item, _)) => At::Item { item, offset: end },
+                None => At::Offset(end),
+            }),
+            Some((_, after)) => after,
+            None => None,
+        };
+        let mut page = json!({
+            "handle": handle, "tool": tool, "kind": "text", "offset": start, "total": text.len(),
+            "text": &text[start..end], "next_offset": (end < text.len()).then_some(end),
+            "next_call": read_call(handle, next),
+        });
+        if let Some((item, _)) = item {
+            page["item"] = json!(item);
+        }
+        page
     })
 }
 
@@ -289,7 +504,11 @@ mod tests {
     use super::*;
 
     fn items(n: usize, pad: usize) -> Body {
-        Body::items(&(0..n).map(|i| json!({ "n": i, "pad": "x".repeat(pad) })).collect::<Vec<_>>())
+        Body::items(&(0..n).map(|i| json!({ "n": i, "pad": "x".repeat(pad) })).collect::<Vec<_>>(), "")
+    }
+
+    fn kept(kept: &Continuations, owner: Owner<'_>, body: Body) -> String {
+        kept.keep(&owner, body).expect("kept").0
     }
 
     fn text(bytes: usize) -> Body {
@@ -307,16 +526,17 @@ mod tests {
 
     #[test]
     fn a_list_is_read_to_its_end_in_pages_that_fit() {
-        let kept = Continuations::default();
-        let handle = kept.keep(&owner(Some("alice")), items(100, 90)).unwrap();
+        let kept_results = Continuations::default();
+        let handle = kept(&kept_results, owner(Some("alice")), items(100, 90));
         let (mut offset, mut seen) = (Some(0), Vec::new());
         while let Some(from) = offset {
-            let page = kept.page(&handle, &by(Some("alice")), from, 2048).unwrap();
-            assert!(page.to_string().len() <= 2048, "{} bytes", page.to_string().len());
+            let page = kept_results.page(&handle, &by(Some("alice")), At::Offset(from), 2048).unwrap();
+            assert!(chars(&page) <= 2048, "{} characters", chars(&page));
             seen.extend(page["items"].as_array().unwrap().iter().map(|item| item["n"].as_u64().unwrap()));
             offset = page["next_offset"].as_u64().map(|n| n as usize);
             if let Some(next) = offset {
                 assert_eq!(page["next_call"]["arguments"]["offset"], json!(next));
+                assert!(page["cut"].as_str().unwrap().ends_with("next_call reads on"), "{page}");
             }
         }
         assert_eq!(seen, (0..100).collect::<Vec<u64>>(), "every item once, in order");
@@ -325,46 +545,48 @@ mod tests {
     #[test]
     fn text_is_read_whole_across_pages_with_escapes_and_multibyte_characters() {
         let text: String = "é\"\n".repeat(3000);
-        let kept = Continuations::default();
-        let handle = kept.keep(&owner(None), Body::Text(text.clone())).unwrap();
+        let results = Continuations::default();
+        let handle = kept(&results, owner(None), Body::Text(text.clone()));
         let (mut offset, mut read) = (Some(0), String::new());
         while let Some(from) = offset {
-            let page = kept.page(&handle, &by(None), from, 1024).unwrap();
-            assert!(page.to_string().len() <= 1024);
+            let page = results.page(&handle, &by(None), At::Offset(from), 1024).unwrap();
+            assert!(chars(&page) <= 1024);
             read.push_str(page["text"].as_str().unwrap());
             offset = page["next_offset"].as_u64().map(|n| n as usize);
         }
         assert_eq!(read, text);
         // However small the page, it advances.
-        let page = kept.page(&handle, &by(None), 0, 1).unwrap();
+        let page = results.page(&handle, &by(None), At::Offset(0), 1).unwrap();
         assert_eq!(page["next_offset"], 2, "one character: {page}");
     }
 
     #[test]
     fn another_caller_or_an_unknown_handle_is_not_found() {
-        let kept = Continuations::default();
-        let handle = kept.keep(&owner(Some("alice")), items(3, 1)).unwrap();
+        let results = Continuations::default();
+        let handle = kept(&results, owner(Some("alice")), items(3, 1));
         for (handle, owner) in [(handle.as_str(), Some("mallory")), (handle.as_str(), None), ("nope", Some("alice"))] {
-            let error = kept.page(handle, &by(owner), 0, 4096).unwrap_err();
+            let error = results.page(handle, &by(owner), At::Offset(0), 4096).unwrap_err();
             assert!(error.to_string().starts_with("not found: no cut result"), "{error}");
         }
     }
 
     #[test]
     fn each_read_is_rechecked_against_the_callers_current_token() {
-        let kept = Continuations::default();
+        let results = Continuations::default();
         let holder = Owner { caller: Some("alice"), client: Some("host"), tool: "t", scope: Scope::Builder };
-        let handle = kept.keep(&holder, items(3, 1)).unwrap();
+        let handle = kept(&results, holder, items(3, 1));
+        let kept = results;
         let alice = |client: Option<&str>, scopes: crate::auth::ScopeSet| {
             Ctx::new("trace", Some("alice".to_owned()), scopes).with_client(client.map(str::to_owned))
         };
         let all = crate::auth::ScopeSet::up_to(Scope::Dev);
-        assert!(kept.page(&handle, &alice(Some("host"), all), 0, 4096).is_ok());
+        assert!(kept.page(&handle, &alice(Some("host"), all), At::Offset(0), 4096).is_ok());
         // The same subject through another application's token: as if there were none.
-        let other = kept.page(&handle, &alice(Some("other-app"), all), 0, 4096).unwrap_err();
+        let other = kept.page(&handle, &alice(Some("other-app"), all), At::Offset(0), 4096).unwrap_err();
         assert!(other.to_string().starts_with("not found: no cut result"), "{other}");
         // Her token no longer grants the tool's scope: refused, naming it.
-        let narrowed = kept.page(&handle, &alice(Some("host"), crate::auth::ScopeSet::up_to(Scope::Runtime)), 0, 4096);
+        let narrowed =
+            kept.page(&handle, &alice(Some("host"), crate::auth::ScopeSet::up_to(Scope::Runtime)), At::Offset(0), 4096);
         let narrowed = narrowed.unwrap_err();
         assert!(matches!(narrowed, Error::PolicyDenied(_)), "{narrowed:?}");
         assert!(narrowed.to_string().contains("needs the `builder` scope"), "{narrowed}");
@@ -374,35 +596,85 @@ mod tests {
     fn memory_stays_bounded_and_one_caller_cannot_push_out_another() {
         let kept = Continuations::default();
         let quarter = MAX_KEPT_BYTES / 4;
-        let bob = kept.keep(&owner(Some("bob")), text(quarter / 2)).unwrap();
-        let first = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap();
-        let second = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap();
-        let third = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap();
-        assert!(kept.page(&first, &by(Some("alice")), 0, 4096).is_err(), "alice's oldest made room for her newest");
+        let bob = kept.keep(&owner(Some("bob")), text(quarter / 2)).unwrap().0;
+        let first = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap().0;
+        let second = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap().0;
+        let third = kept.keep(&owner(Some("alice")), text(quarter / 2)).unwrap().0;
         assert!(
-            kept.page(&second, &by(Some("alice")), 0, 4096).is_ok()
-                && kept.page(&third, &by(Some("alice")), 0, 4096).is_ok()
+            kept.page(&first, &by(Some("alice")), At::Offset(0), 4096).is_err(),
+            "alice's oldest made room for her newest"
+        );
+        assert!(
+            kept.page(&second, &by(Some("alice")), At::Offset(0), 4096).is_ok()
+                && kept.page(&third, &by(Some("alice")), At::Offset(0), 4096).is_ok()
         );
         for _ in 0..MAX_KEPT {
-            kept.keep(&owner(Some("alice")), text(1));
+            let _ = kept.keep(&owner(Some("alice")), text(1));
         }
-        assert!(kept.page(&bob, &by(Some("bob")), 0, 4096).is_ok(), "bob's result outlived alice's flood");
-        assert!(kept.keep(&owner(None), text(quarter + 1)).is_none(), "too large for one caller");
+        assert!(kept.page(&bob, &by(Some("bob")), At::Offset(0), 4096).is_ok(), "bob's result outlived alice's flood");
+        assert!(kept.keep(&owner(None), text(quarter + 1)).is_err(), "too large for one caller");
         // Across callers, the whole stays within its bounds, oldest dropped first.
         for caller in 0..MAX_KEPT {
-            kept.keep(&owner(Some(&caller.to_string())), text(quarter / 2));
+            let _ = kept.keep(&owner(Some(&caller.to_string())), text(quarter / 2));
         }
         let (count, bytes) = kept.stats();
         assert!(count <= MAX_KEPT && bytes <= MAX_KEPT_BYTES, "{count} results, {bytes} bytes");
-        assert!(kept.page(&bob, &by(Some("bob")), 0, 4096).is_err(), "the oldest went first");
+        assert!(kept.page(&bob, &by(Some("bob")), At::Offset(0), 4096).is_err(), "the oldest went first");
     }
 
     #[test]
-    fn an_item_over_the_whole_bound_is_named_and_skipped() {
-        let kept = Continuations::default();
-        let handle = kept.keep(&owner(None), Body::items(&[json!("x".repeat(5000)), json!(1)])).unwrap();
-        let page = kept.page(&handle, &by(None), 0, 1024).unwrap();
-        assert_eq!((page["skipped"]["item"].as_u64(), page["next_offset"].as_u64()), (Some(0), Some(1)));
-        assert_eq!(kept.page(&handle, &by(None), 1, 1024).unwrap()["items"], json!([1]));
+    fn an_item_larger_than_the_window_is_read_as_text_and_the_list_goes_on_after_it() {
+        let results = Continuations::default();
+        let big = "x".repeat(5000);
+        let handle = kept(&results, owner(None), Body::items(&[json!(big), json!(1)], ""));
+        let page = results.page(&handle, &by(None), At::Offset(0), 1024).unwrap();
+        assert_eq!(page["items"], json!([]), "{page}");
+        assert!(page["cut"].as_str().unwrap().contains("item 0 alone is larger than the window (5002 characters)"));
+        let (mut next, mut text) = (page["next_call"].clone(), String::new());
+        while next["arguments"].get("item").is_some() {
+            let at = At::Item {
+                item: next["arguments"]["item"].as_u64().unwrap() as usize,
+                offset: next["arguments"]["offset"].as_u64().unwrap_or(0) as usize,
+            };
+            let page = results.page(&handle, &by(None), at, 1024).unwrap();
+            assert!(chars(&page) <= 1024, "{}", chars(&page));
+            text.push_str(page["text"].as_str().unwrap());
+            next = page["next_call"].clone();
+        }
+        assert_eq!(text, json!(big).to_string(), "the item's JSON text, whole");
+        assert_eq!(next["arguments"], json!({ "handle": handle, "offset": 1 }), "then the list goes on");
+        assert_eq!(results.page(&handle, &by(None), At::Offset(1), 1024).unwrap()["items"], json!([1]));
+        let past = results.page(&handle, &by(None), At::Item { item: 2, offset: 0 }, 1024).unwrap_err();
+        assert!(format!("{past:?}").contains("it has 2 items"), "{past:?}");
+    }
+
+    #[test]
+    fn items_with_display_roles_page_as_cards_each_read_whole_by_its_item() {
+        let results = Continuations::default();
+        let people: Vec<Value> = (0..50)
+            .map(|n| json!({ "name": format!("person {n}"), "email": format!("p{n}@x.org"), "bio": "b".repeat(300) }))
+            .collect();
+        let handle = kept(&results, owner(None), Body::items(&people, r#""title":"name""#));
+        let page = results.page(&handle, &by(None), At::Offset(0), 1024).unwrap();
+        assert_eq!(page["kind"], "cards");
+        let cards = page["cards"].as_array().unwrap();
+        assert!(cards.len() > 5, "cards are small: {}", cards.len());
+        assert_eq!(cards[3], json!({ "item": 3, "label": "person 3" }));
+        assert!(
+            page["cut"].as_str().unwrap().contains(r#"read one whole with trails_result_read {"handle""#),
+            "{page}"
+        );
+        let whole = results.page(&handle, &by(None), At::Item { item: 3, offset: 0 }, 1024).unwrap();
+        assert_eq!(whole["items"], json!([people[3]]));
+        assert_eq!(whole["next_call"]["arguments"]["offset"], 4);
+    }
+
+    #[test]
+    fn items_about_as_small_as_their_cards_stay_whole() {
+        let results = Continuations::default();
+        let people: Vec<Value> = (0..200).map(|n| json!({ "name": format!("person {n}"), "age": n })).collect();
+        let handle = kept(&results, owner(None), Body::items(&people, r#""title":"name""#));
+        let page = results.page(&handle, &by(None), At::Offset(0), 1024).unwrap();
+        assert_eq!((&page["kind"], &page["items"][0]), (&json!("items"), &people[0]));
     }
 }

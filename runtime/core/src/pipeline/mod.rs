@@ -2,6 +2,7 @@
 //! what it ends with ([`Answer`] or [`Refusal`]). The transports only encode these.
 
 pub(crate) mod bound;
+pub mod card;
 mod catalog;
 mod continuation;
 mod dry_run;
@@ -22,7 +23,7 @@ use crate::error::{DomainError, Error};
 pub use catalog::NoSuchTool;
 #[doc(hidden)]
 pub use catalog::{Catalog, Lookup, Served, View};
-pub use continuation::{Continuations, MAX_KEPT_BYTES, READ_TOOL};
+pub use continuation::{At, Continuations, MAX_KEPT_BYTES, READ_TOOL};
 pub use dry_run::DryRun;
 pub use guard::{Call, Guard, GuardFuture, Next};
 #[doc(hidden)]
@@ -158,7 +159,8 @@ pub struct Pipeline {
     state: Option<AppState>,
     /// A caller denied a tool is told it does not exist (`[mcp] mask_denied`).
     mask_denied: bool,
-    /// `[mcp] max_result_bytes`, and the results cut to it kept for their callers.
+    /// `[mcp] tool_window_chars` and `max_result_bytes`, and the results cut to them kept for
+    /// their callers.
     bound: bound::Bound,
     /// Whether any guard may hide tools from a caller ([`Guard::may_hide`]).
     hiding: bool,
@@ -176,19 +178,20 @@ impl Pipeline {
         guards: Vec<Arc<dyn Guard>>,
         state: Option<AppState>,
         mask_denied: bool,
-        max_result_bytes: usize,
+        (window, max_result_bytes): (usize, usize),
     ) -> Pipeline {
         let hiding = guards.iter().any(|guard| guard.may_hide());
-        let bound = bound::Bound { max: max_result_bytes, kept: Arc::default() };
+        let bound = bound::Bound { window, max: max_result_bytes, kept: Arc::default() };
         Pipeline { catalog, guards, state, mask_denied, bound, hiding, views: RwLock::default() }
     }
 
-    /// The most bytes of JSON text a tool result carries (`[mcp] max_result_bytes`).
-    pub fn max_result_bytes(&self) -> usize {
-        self.bound.max
+    /// The most characters of text a model is shown of one tool result (`[mcp]
+    /// tool_window_chars`).
+    pub fn window(&self) -> usize {
+        self.bound.window
     }
 
-    /// The results cut at that bound, kept for their callers to page through.
+    /// The results cut to that window, kept for their callers to page through.
     pub fn continuations(&self) -> &Continuations {
         &self.bound.kept
     }

@@ -193,17 +193,18 @@ fn responses(output_schema: Option<&Value>, idempotent: bool) -> Value {
             "content": {
                 "type": "array",
                 "description": "The MCP content blocks: the result's text (a mirror of `structuredContent` when there \
-                    is one), then a note when the result was cut at `[mcp] max_result_bytes`.",
+                    is one), then, when a text result was cut to the window (`[mcp] tool_window_chars`), a note \
+                    saying so (`cut`) with the call that reads on (`next_call`).",
                 "items": { "type": "object" },
             },
             "isError": {
                 "type": "boolean",
-                "description": "The call ran but its result could not be sent whole (too large); `content` says why.",
+                "description": "The call ran but its result could not be sent whole (too large to cut); `content` says \
+                    why, and its `next_call` reads it a page at a time.",
             },
             "_meta": {
                 "type": "object",
-                "description": "`trails.cut` when a list or text result was cut; `trails.replayed` when this is an \
-                    earlier call's kept result.",
+                "description": "`trails.replayed` when this is an earlier call's kept result.",
             },
         },
     });

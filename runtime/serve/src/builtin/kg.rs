@@ -45,7 +45,7 @@ answer!(
 );
 answer!(
     KgInstance,
-    r#"{"type":"object","properties":{"node_type":{"type":"string"},"id":{"type":"string"},"iri":{"type":"string"},"fields":{"type":"object"},"cut":{"type":"array","items":{"type":"object","properties":{"field":{"type":"string"},"shown_chars":{"type":"integer"},"total_chars":{"type":"integer"},"next_call":{"type":"object"}}}}},"required":["node_type","id","iri","fields","cut"]}"#
+    r#"{"type":"object","properties":{"node_type":{"type":"string"},"id":{"type":"string"},"iri":{"type":"string"},"fields":{"type":"object"},"cut_fields":{"type":"array","items":{"type":"object","properties":{"field":{"type":"string"},"shown_chars":{"type":"integer"},"total_chars":{"type":"integer"},"next_call":{"type":"object"}}}},"cut":{"type":"string"},"next_call":{"type":["object","null"]}},"required":["node_type","id","iri","fields","cut_fields"]}"#
 );
 answer!(
     KgField,
@@ -208,8 +208,8 @@ fn field_text(value: &Value) -> String {
 }
 
 /// One instance, its fields by name. When they do not all fit the window, the longest are cut
-/// (to a preview, then entirely) and listed in `cut`, each with the `trails_kg_read_field` call
-/// that reads on from where it was cut.
+/// (to a preview, then entirely) and listed in `cut_fields`, each with the `trails_kg_read_field`
+/// call that reads on from where it was cut; `cut` says so and `next_call` reads the first.
 #[capability(id = "trails.kg.get", version = "1.0.0", side_effects(none), idempotent)]
 async fn get(
     ctx: &Ctx,
@@ -251,7 +251,16 @@ pub(crate) fn fit_instance(
                           "next_call": read_field_call(node_type, id, name, shown) }));
     };
     loop {
-        let body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": fields, "cut": cuts });
+        let mut body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": fields, "cut_fields": cuts });
+        if let Some(first) = cuts.first() {
+            let names: Vec<&str> = cuts.iter().filter_map(|cut: &Value| cut["field"].as_str()).collect();
+            body["cut"] = json!(format!(
+                "fields cut to fit the window: {}; each cut_fields entry's next_call reads on where it was cut, \
+                 next_call the first's",
+                names.join(", ")
+            ));
+            body["next_call"] = first["next_call"].clone();
+        }
         if text_len(&body) <= window {
             return Ok(body);
         }
@@ -274,8 +283,9 @@ fn compact(node_type: &str, id: &str, iri: &str, cuts: Vec<Value>, window: usize
         .into_iter()
         .map(|cut| json!({ "field": cut["field"], "shown_chars": cut["shown_chars"], "total_chars": cut["total_chars"] }))
         .collect();
-    let body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": {}, "cut": cuts, "next_call": next_call,
-        "read_on": "read each cut field with trails_kg_read_field: this node_type and id, its field, offset = shown_chars" });
+    let body = json!({ "node_type": node_type, "id": id, "iri": iri, "fields": {}, "cut_fields": cuts, "next_call": next_call,
+        "cut": "every field is cut: next_call reads the first; read each with trails_kg_read_field (this node_type and id, \
+                its field, offset = shown_chars)" });
     if text_len(&body) <= window {
         return Ok(body);
     }
@@ -419,7 +429,7 @@ mod tests {
                 Ok(answer) => {
                     prop_assert!(super::text_len(&answer) <= window);
                     let cut: Vec<&str> =
-                        answer["cut"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+                        answer["cut_fields"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
                     for (name, value) in &fields {
                         match answer["fields"].get(name).and_then(|v| v.as_str()) {
                             Some(shown) if shown == value => prop_assert!(!cut.contains(&name.as_str())),

@@ -1,25 +1,15 @@
-//! Evidence cards: what a list of instances shows of each one (`trails.kg.list`, the umbrella
-//! resources). A card is built from the fields the node type gives a display role and from
-//! nothing else (PDPP: never from guessing at field names): the title as its label, a bounded
-//! excerpt of the summary (else the body), the timestamp, status, identifier and url. Without
-//! roles an item's label is its key, as it always was.
+//! Evidence cards of stored instances (`trails.kg.list`, the umbrella resources): the role
+//! fields of a page read in one query, each made a card by `trails_core::pipeline::card`, the
+//! one rule every list follows. Without roles an item's label is its key, as it always was.
 
 use std::collections::HashMap;
 
 use oxrdf::NamedNode;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use trails_core::declare::{DisplayRole, NodeTypeInfo, PredicateInfo};
+use trails_core::pipeline::card::{card, EXCERPT_CHARS, TITLE_CHARS, URL_CHARS};
 use trails_kg::{mapping, store, store_failed, Kg, Triples};
-
-/// Characters of a title a card shows: a label, not the text.
-pub(crate) const TITLE_CHARS: usize = 160;
-/// Characters of the summary (or body) a card shows; the rest is one `trails_kg_read_field` away.
-pub(crate) const EXCERPT_CHARS: usize = 280;
-/// Characters of a status or an identifier.
-const SHORT_CHARS: usize = 128;
-/// A longer url is left out: a cut one leads nowhere (and a card must fit the smallest window).
-const URL_CHARS: usize = 512;
 
 /// The fields of `node` with a role, inherited ones included.
 fn roled(node: &NodeTypeInfo) -> Vec<(&'static PredicateInfo, DisplayRole)> {
@@ -78,92 +68,6 @@ pub(crate) async fn cards(
             }
         }
     }
-    Ok(triples.iter().map(|triples| card(&roled, &mapping::instance(node, triples))).collect())
-}
-
-/// The card of one instance's values (its fields by name).
-fn card(roled: &[(&'static PredicateInfo, DisplayRole)], fields: &Value) -> Map<String, Value> {
-    let value = |role: DisplayRole| {
-        let (predicate, _) = roled.iter().find(|(_, r)| *r == role)?;
-        fields.get(predicate.field).filter(|v| !v.is_null())
-    };
-    let text = |role: DisplayRole| value(role).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
-    let mut card = Map::new();
-    if let Some(title) = text(DisplayRole::Title) {
-        card.insert("label".into(), json!(cut(title, TITLE_CHARS)));
-    }
-    if let Some(excerpt) = text(DisplayRole::Summary).or_else(|| text(DisplayRole::Body)) {
-        card.insert("excerpt".into(), json!(cut(excerpt, EXCERPT_CHARS)));
-    }
-    if let Some(timestamp) = value(DisplayRole::Timestamp) {
-        card.insert("timestamp".into(), timestamp.clone());
-    }
-    if let Some(status) = text(DisplayRole::Status) {
-        card.insert("status".into(), json!(cut(status, SHORT_CHARS)));
-    }
-    match value(DisplayRole::Identifier) {
-        Some(Value::String(id)) => {
-            card.insert("identifier".into(), json!(cut(id, SHORT_CHARS)));
-        }
-        Some(number @ Value::Number(_)) => {
-            card.insert("identifier".into(), number.clone());
-        }
-        _ => {}
-    }
-    if let Some(url) = text(DisplayRole::Url).filter(|url| url.chars().count() <= URL_CHARS) {
-        card.insert("url".into(), json!(url));
-    }
-    card
-}
-
-/// `text` up to `limit` characters, an ellipsis marking a cut.
-fn cut(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}…", &text[..at]),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use trails_core::declare::Datatype;
-
-    const fn field(field: &'static str, datatype: Datatype, role: DisplayRole) -> PredicateInfo {
-        PredicateInfo { field, iri: field, datatype, required: false, many: false, target: None, role: Some(role) }
-    }
-
-    static TITLE: PredicateInfo = field("name", Datatype::String, DisplayRole::Title);
-    static SUMMARY: PredicateInfo = field("summary", Datatype::String, DisplayRole::Summary);
-    static BODY: PredicateInfo = field("text", Datatype::String, DisplayRole::Body);
-    static NUMBER: PredicateInfo = field("number", Datatype::Integer, DisplayRole::Identifier);
-    static URL: PredicateInfo = field("link", Datatype::String, DisplayRole::Url);
-    static WHEN: PredicateInfo = field("at", Datatype::DateTime, DisplayRole::Timestamp);
-    static STATE: PredicateInfo = field("state", Datatype::Json, DisplayRole::Status);
-
-    fn roles() -> Vec<(&'static PredicateInfo, DisplayRole)> {
-        [&TITLE, &SUMMARY, &BODY, &NUMBER, &URL, &WHEN, &STATE].into_iter().map(|p| (p, p.role.unwrap())).collect()
-    }
-
-    #[test]
-    fn a_card_shows_the_roles_bounded() {
-        let long = "é".repeat(EXCERPT_CHARS + 50);
-        let fields = json!({"name": "Brakes", "text": long, "number": 12, "link": "x".repeat(3000),
-                            "at": "2026-11-26T12:00:00Z", "state": "done"});
-        let card = card(&roles(), &fields);
-        assert_eq!((&card["timestamp"], &card["status"]), (&json!("2026-11-26T12:00:00Z"), &json!("done")));
-        assert_eq!(card["label"], "Brakes");
-        let excerpt = card["excerpt"].as_str().unwrap();
-        assert_eq!(excerpt.chars().count(), EXCERPT_CHARS + 1, "cut at the bound, with an ellipsis");
-        assert!(excerpt.ends_with('…'));
-        assert_eq!(card["identifier"], 12);
-        assert!(card.get("url").is_none(), "a url too long to show whole is left out");
-    }
-
-    #[test]
-    fn the_summary_is_the_excerpt_before_the_body_and_blank_text_is_no_label() {
-        let card = card(&roles(), &json!({"name": "  ", "summary": "short", "text": "long body"}));
-        assert_eq!(card["excerpt"], "short");
-        assert!(card.get("label").is_none(), "a blank title leaves the key as the label");
-    }
+    let roles: Vec<(DisplayRole, &str)> = roled.iter().map(|(p, role)| (*role, p.field)).collect();
+    Ok(triples.iter().map(|triples| card(&roles, &mapping::instance(node, triples))).collect())
 }

@@ -149,7 +149,8 @@ impl Shared {
                 replicas.relay(kg, &subscriptions, &node_types);
             }
         }
-        let pipeline = Pipeline::new(catalog, guards, state, mcp.mask_denied, mcp.max_result_bytes);
+        let pipeline =
+            Pipeline::new(catalog, guards, state, mcp.mask_denied, (mcp.tool_window_chars, mcp.max_result_bytes));
         let resources = Resources {
             kg,
             node_types,
