@@ -9,7 +9,8 @@ use redis::Script;
 use crate::{CoordError, Coordinator};
 
 /// Renew the window if it ended (or the clock went back before it began), refuse a cost over
-/// the limit, else add it. A limit of -1 is no limit. Returns `{admitted, since_ms, tokens,
+/// the limit, else add it (ARGV[6] = 1: only say whether it would fit, and write nothing). A
+/// limit of -1 is no limit. Returns `{admitted, since_ms, tokens,
 /// usd, now_ms}`; dollars as text (a Lua number would be truncated to an integer).
 static CHARGE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
@@ -27,6 +28,7 @@ local max_tokens, max_usd = tonumber(ARGV[4]), tonumber(ARGV[5])
 if (max_tokens >= 0 and tokens + cost_tokens > max_tokens) or (max_usd >= 0 and usd + cost_usd > max_usd + 1e-9) then
   return {0, since, tostring(tokens), tostring(usd), now}
 end
+if ARGV[6] == '1' then return {1, since, string.format('%.0f', tokens), string.format('%.17g', usd), now} end
 tokens, usd = tokens + cost_tokens, usd + cost_usd
 redis.call('HSET', KEYS[1], 'since', since, 'tokens', string.format('%.0f', tokens), 'usd', string.format('%.17g', usd))
 redis.call('PEXPIREAT', KEYS[1], since + window)
@@ -47,6 +49,8 @@ pub struct Charge<'a> {
     /// The caller's limits (`None`: that side unlimited).
     pub max_tokens: Option<u64>,
     pub max_usd: Option<f64>,
+    /// Only say whether it would fit (a dry run): nothing is added.
+    pub peek: bool,
 }
 
 /// The caller's window after the charge (or before it, when refused).
@@ -74,6 +78,7 @@ impl Coordinator {
             .arg(charge.usd)
             .arg(limit(charge.max_tokens.map(|max| max.to_string())))
             .arg(limit(charge.max_usd.map(|max| max.to_string())))
+            .arg(u8::from(charge.peek))
             .invoke_async(&mut conn)
             .await?;
         let unexpected = |what: &str| CoordError::Unexpected(format!("budget {what} {tokens:?} / {usd:?}"));

@@ -11,7 +11,8 @@ use redis::Script;
 use crate::{CoordError, Coordinator};
 
 /// `{'new'}`, `{'other'}`, `{'running'}` or `{'result', text}`. A key past its retention, or
-/// claimed and unsettled past the abandonment timeout, is claimed afresh.
+/// claimed and unsettled past the abandonment timeout, is claimed afresh. An empty claim id only
+/// looks: it answers the same and writes nothing (a dry run).
 static CLAIM: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
@@ -25,8 +26,10 @@ if v[1] then
     if not v[2] then return {'running'} end
     return {'result', v[2]}
   end
+  if ARGV[2] == '' then return {'new'} end
   redis.call('DEL', KEYS[1])
 end
+if ARGV[2] == '' then return {'new'} end
 redis.call('HSET', KEYS[1], 'args', ARGV[1], 'claim', ARGV[2], 'created', now)
 redis.call('EXPIRE', KEYS[1], keep)
 return {'new'}
@@ -113,7 +116,8 @@ impl Coordinator {
         self.key("idem", &rest)
     }
 
-    /// Claim `of` for a call with these `arguments` (their digest) under the id `claim`.
+    /// Claim `of` for a call with these `arguments` (their digest) under the id `claim` (empty:
+    /// only look, and claim nothing).
     pub async fn claim(
         &self,
         of: KeyOf<'_>,

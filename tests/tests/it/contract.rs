@@ -99,6 +99,18 @@ async fn a_precondition_that_does_not_hold_refuses_the_call_before_it_runs_or_is
     assert_eq!(ran["error"]["code"], -32603, "it ran (and was refused its undeclared update): {ran}");
     let spent = call(&server, "fixtures_note_touch", json!({ "slug": "there" })).await;
     assert_eq!(spent["error"]["code"], -32003, "{spent}");
+    // A dry run says so first: what the caller has left does not cover the cost.
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "fixtures_note_touch",
+        "arguments": { "slug": "there" }, "_meta": { "trails": { "dry_run": true } } } });
+    let answer = post(server.addr, None, &body).await;
+    let verdict: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(verdict["would_run"], false, "{verdict}");
+    let budget =
+        verdict["reasons"].as_array().unwrap().iter().find(|r| r["kind"] == "budget").expect("a budget reason");
+    assert_eq!((&budget["blocking"], &budget["cost"]["tokens"]), (&json!(true), &json!(30)), "{verdict}");
+    assert!(budget["message"].as_str().unwrap().contains("costs 30 tokens; the anonymous caller has 0 tokens left"));
+    let again = call(&server, "fixtures_note_touch", json!({ "slug": "there" })).await;
+    assert_eq!(again["error"]["code"], -32003, "the dry run charged nothing and freed nothing: {again}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -231,6 +243,23 @@ async fn a_dry_run_runs_every_check_but_the_handler_and_changes_nothing() {
         "arguments": { "req_id": "REQ-1", "title": "Other" }, "_meta": { "trails": { "idempotency_key": "k-1" } } } });
     let ran = post(server.addr, Some(BUILDER_TOKEN), &body).await;
     assert_eq!(ran["result"]["structuredContent"]["title"], "Other", "{ran}");
+    // Now the key holds a result: a dry run under it with the same arguments says the call would
+    // return that result, and with others that it would be refused — claiming nothing either way.
+    for _ in 0..2 {
+        let other = json!({ "req_id": "REQ-1", "title": "Other" });
+        let replay = dry_run(&server, "requirements_update", other, Some("k-1")).await;
+        assert_eq!(replay["would_run"], true, "{replay}");
+        assert_eq!(
+            (&replay["reasons"][0]["kind"], &replay["reasons"][0]["replay"], &replay["reasons"][0]["blocking"]),
+            (&json!("idempotency"), &json!(true), &json!(false)),
+            "{replay}"
+        );
+        let third = json!({ "req_id": "REQ-1", "title": "Third" });
+        let conflict = dry_run(&server, "requirements_update", third, Some("k-1")).await;
+        assert_eq!(conflict["would_run"], false, "{conflict}");
+        let message = conflict["reasons"][0]["message"].as_str().unwrap();
+        assert!(message.contains("first used with other arguments"), "{conflict}");
+    }
 
     // For hosts that cannot set `_meta`, the `trails_dry_run` tool says the same.
     let checked = call(

@@ -16,7 +16,7 @@ async fn replica(redis: &RedisServer) -> Coordinator {
 }
 
 fn charge(caller: &str) -> Charge<'_> {
-    Charge { caller, window_ms: 60_000, tokens: 120, usd: 0.25, max_tokens: Some(600), max_usd: None }
+    Charge { caller, window_ms: 60_000, tokens: 120, usd: 0.25, max_tokens: Some(600), max_usd: None, peek: false }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,6 +36,13 @@ async fn a_budget_of_n_is_n_across_replicas_charged_at_once() {
     assert!(replicas[2].charge(charge("caller:bo")).await.unwrap().admitted);
     let huge = Charge { tokens: 601, ..charge("caller:cy") };
     assert!(!replicas[0].charge(huge).await.unwrap().admitted);
+    // A dry run's look says whether a charge would fit, and adds nothing.
+    let peek = |caller| Charge { peek: true, ..charge(caller) };
+    for _ in 0..3 {
+        let looked = replicas[0].charge(peek("caller:bo")).await.unwrap();
+        assert!(looked.admitted && looked.tokens == 120, "{looked:?}");
+    }
+    assert!(!replicas[0].charge(peek("caller:ana")).await.unwrap().admitted, "ana has nothing left");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -71,6 +78,13 @@ async fn one_claim_wins_across_replicas_and_its_result_replays_everywhere() {
     assert_eq!(found.iter().filter(|c| **c == Claimed::New).count(), 1, "{found:?}");
     assert_eq!(found.iter().filter(|c| **c == Claimed::Running).count(), 7);
     let winner = format!("c{}", found.iter().position(|c| *c == Claimed::New).unwrap());
+
+    // An empty claim id only looks: it claims nothing (a dry run).
+    let fresh = KeyOf { key: "k-looked", ..key };
+    for _ in 0..2 {
+        assert_eq!(a.claim(fresh, "digest-1", "", keeping(100)).await.unwrap(), Claimed::New);
+    }
+    assert_eq!(b.claim(key, "digest-1", "", keeping(100)).await.unwrap(), Claimed::Running);
 
     // Only the winning claim settles the key.
     assert!(!b.settle(key, "c-other", "{\"lost\":true}", keeping(100)).await.unwrap());

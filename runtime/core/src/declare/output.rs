@@ -87,7 +87,7 @@ impl Output {
 /// window (`pipeline::bound`): the items' evidence cards, how many there are in all, what was cut
 /// and the call that reads on. Without braces: the macro writes them into each list's schema.
 #[doc(hidden)]
-pub const LIST_CUT_MEMBERS: &str = r#""cards":{"type":"array","description":"When the list is cut: evidence cards of its items, each naming its item","items":{"type":"object","properties":{"item":{"type":"integer","minimum":0},"label":{"type":"string"},"excerpt":{"type":"string"},"timestamp":{},"status":{"type":"string"},"identifier":{"type":["string","integer"]},"url":{"type":"string"}},"required":["item"]}},"total":{"type":"integer","minimum":0,"description":"When the list is cut: its items in all"},"cut":{"type":"string","description":"When the list is cut: what is shown of it"},"next_call":{"type":["object","null"],"description":"When the list is cut: the call that reads on"}"#;
+pub const LIST_CUT_MEMBERS: &str = r#""cards":{"type":"array","description":"When the list is cut: evidence cards of its items, each naming its item","items":{"type":"object","properties":{"item":{"type":"integer","minimum":0},"label":{"type":"string"},"excerpt":{"type":"string"},"timestamp":{"type":"string"},"status":{"type":"string"},"identifier":{"type":["string","integer"]},"url":{"type":"string"}},"required":["item"]}},"total":{"type":"integer","minimum":0,"description":"When the list is cut: its items in all"},"cut":{"type":"string","description":"When the list is cut: what is shown of it"},"next_call":{"type":["object","null"],"description":"When the list is cut: the call that reads on"}"#;
 
 /// Serialise a shape as structured output. Used by the code `#[shape]` generates.
 #[doc(hidden)]

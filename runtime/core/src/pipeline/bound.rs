@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 pub(crate) use super::continuation::Owner;
-use super::continuation::{first_list, Body, Continuations, READ_TOOL, TTL};
+use super::continuation::{first_list, Body, Continuations, NOT_KEPT, READ_TOOL, TTL};
 use super::outcome::{Content, ToolResult};
 use crate::declare::Output;
 
@@ -46,12 +46,15 @@ pub(crate) fn result(mut output: Output, bound: &Bound, owner: Owner<'_>) -> Too
         if json.len() <= bound.max && text <= bound.window {
             return ToolResult { content: blocks, structured_content: output.structured, is_error: false, meta: None };
         }
-        let size = match json.len() > bound.max {
-            true => Size::Bytes { size: json.len(), max: bound.max },
-            false => Size::Chars { size: text, window: bound.window },
-        };
-        tracing::debug!(?size, "tool result over its bound");
-        return too_large(size, keep(Body::Text(json)).ok().map(|(handle, _)| handle));
+        tracing::debug!(bytes = json.len(), chars = text, "tool result over its bound");
+        // Blocks over the byte bound are mostly base64: paging that text to a model helps no one.
+        if json.len() > bound.max {
+            return too_large(Size::Bytes { size: json.len(), max: bound.max }, None);
+        }
+        return too_large(
+            Size::Chars { size: text, window: bound.window },
+            keep(Body::Text(json)).ok().map(|(h, _)| h),
+        );
     }
     // Characters are at most bytes: a text that short fits without counting.
     let fits = |text: &str| text.len() <= bound.window || text.chars().count() <= bound.window;
@@ -86,8 +89,7 @@ fn cut_list(body: Body, window: usize, keep: impl Fn(Body) -> Result<(String, Ar
         Ok((handle, body)) => (Some(handle.as_str()), &**body),
         Err(body) => (None, body),
     };
-    let Body::Items { items, roles } = body else { unreachable!("a list is kept as items") };
-    let structured = first_list(handle, items, roles, window);
+    let structured = first_list(handle, body, window);
     ToolResult::success(structured.to_string(), Some(structured))
 }
 
@@ -105,10 +107,7 @@ fn cut_text(text: String, window: usize, keep: impl Fn(Body) -> Result<(String, 
         match handle {
             Some(handle) => json!({ "cut": format!("{cut}; next_call reads on"),
                                     "next_call": { "tool": READ_TOOL, "arguments": { "handle": handle, "offset": end } } }),
-            None => {
-                json!({ "cut": format!("{cut}; the whole text is too large to keep for paging (over 16 MiB): ask for less"),
-                            "next_call": null })
-            }
+            None => json!({ "cut": format!("{cut}{NOT_KEPT}"), "next_call": null }),
         }
     };
     // Both blocks are shown: the note with the largest offset bounds the room it leaves the text.
@@ -166,7 +165,7 @@ fn too_large(size: Size, handle: Option<String>) -> ToolResult {
             body["next_call"] = json!({ "tool": READ_TOOL, "arguments": { "handle": handle, "offset": 0 } });
         }
         None => {
-            body["error"] = json!(format!("{said} It is too large to keep for paging (over 16 MiB): ask for less."));
+            body["error"] = json!(format!("{said} Ask for less."));
             body["next_call"] = Value::Null;
         }
     }
@@ -272,12 +271,16 @@ mod tests {
         assert!(refused.is_error);
         let body = refused.structured_content.unwrap();
         assert_eq!(body["result_bytes"].as_u64(), Some(size as u64));
-        let handle = body["next_call"]["arguments"]["handle"].as_str().unwrap();
-        let page = over.kept.page(handle, &by(Some("alice")), At::Offset(0), 4096).unwrap();
-        assert!(page["text"].as_str().unwrap().starts_with(r#"[{"type":"text","text":"a chart:"}"#));
-        // Their text counts against the window.
+        assert!(body["next_call"].is_null(), "base64 is not paged to a model: {body}");
+        // Their text counts against the window: over it, the blocks' JSON is paged.
         let long = vec![Content::text("x".repeat(11))];
-        assert!(result(Output::content(long), &bound(10), owner()).is_error);
+        let bound = bound(10);
+        let refused = result(Output::content(long), &bound, owner());
+        assert!(refused.is_error);
+        let body = refused.structured_content.unwrap();
+        let handle = body["next_call"]["arguments"]["handle"].as_str().unwrap();
+        let page = bound.kept.page(handle, &by(Some("alice")), At::Offset(0), 4096).unwrap();
+        assert!(page["text"].as_str().unwrap().starts_with(r#"[{"type":"text","text":"xxxxxxxxxxx"}"#));
     }
 
     #[test]

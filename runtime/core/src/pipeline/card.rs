@@ -18,10 +18,10 @@ const SHORT_CHARS: usize = 128;
 pub const URL_CHARS: usize = 512;
 
 /// The card of one instance's values (its fields by name), given which field has which role.
-pub fn card(roles: &[(DisplayRole, &str)], fields: &Value) -> Map<String, Value> {
+pub fn card<F: AsRef<str>>(roles: &[(DisplayRole, F)], fields: &Value) -> Map<String, Value> {
     let value = |role: DisplayRole| {
         let (_, field) = roles.iter().find(|(r, _)| *r == role)?;
-        fields.get(*field).filter(|v| !v.is_null())
+        fields.get(field.as_ref()).filter(|v| !v.is_null())
     };
     let text = |role: DisplayRole| value(role).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
     let mut card = Map::new();
@@ -41,8 +41,12 @@ pub fn card(roles: &[(DisplayRole, &str)], fields: &Value) -> Map<String, Value>
         Some(Value::String(id)) => {
             card.insert("identifier".into(), json!(cut(id, SHORT_CHARS)));
         }
-        Some(number @ Value::Number(_)) => {
-            card.insert("identifier".into(), number.clone());
+        // An integer as it is; any other number as text (what the card's schema allows).
+        Some(Value::Number(number)) if number.is_i64() || number.is_u64() => {
+            card.insert("identifier".into(), json!(number));
+        }
+        Some(Value::Number(number)) => {
+            card.insert("identifier".into(), json!(number.to_string()));
         }
         _ => {}
     }

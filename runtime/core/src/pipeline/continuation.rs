@@ -16,7 +16,6 @@ use serde_json::{json, Map, Value};
 use super::card::{card, parse_roles};
 use crate::auth::Scope;
 use crate::ctx::Ctx;
-use crate::declare::DisplayRole;
 use crate::error::{Error, Result};
 use crate::validate::{FieldCode, FieldError};
 
@@ -33,11 +32,17 @@ const ITEM_OVERHEAD: usize = 32;
 /// The tool that reads them.
 pub const READ_TOOL: &str = "trails_result_read";
 
-/// What was cut: the items of a list result (each its JSON text, with the display roles that
-/// make their cards when the list is shown as cards), or the text of any other.
+/// What was cut: the items of a list result (each its JSON text; with their evidence cards when
+/// the list is shown as cards), or the text of any other.
 #[derive(Debug)]
 pub(crate) enum Body {
-    Items { items: Vec<Box<str>>, roles: Vec<(DisplayRole, Box<str>)> },
+    Items {
+        items: Vec<Box<str>>,
+        /// Each item's card (`{"item": n, …}`), when the list is shown as cards.
+        cards: Option<Vec<Box<str>>>,
+        /// Characters of what a page shows of each item: its card, or itself.
+        chars: Vec<usize>,
+    },
     Text(String),
 }
 
@@ -47,25 +52,42 @@ const CARDS_WHEN_ITEMS_ARE: usize = 2;
 
 impl Body {
     /// The items of a list, kept as their JSON text (a `Value` per item costs many times that);
-    /// `roles` as `Shape::DISPLAY_ROLES` writes them.
+    /// `roles` as `Shape::DISPLAY_ROLES` writes them. Cards are made once, here, and kept when
+    /// most say something (a label, an excerpt…) and the items are much larger.
     pub(crate) fn items(items: &[Value], roles: &str) -> Body {
         let texts: Vec<Box<str>> = items.iter().map(|item| item.to_string().into_boxed_str()).collect();
-        let mut roles = parse_roles(roles);
-        if !roles.is_empty() {
-            let pairs: Vec<(DisplayRole, &str)> = roles.iter().map(|(role, field)| (*role, &**field)).collect();
-            let cards: usize = items.iter().map(|item| Value::Object(card(&pairs, item)).to_string().len() + 12).sum();
-            let whole: usize = texts.iter().map(|text| text.len()).sum();
-            if whole <= CARDS_WHEN_ITEMS_ARE * cards {
-                roles.clear();
-            }
-        }
-        Body::Items { items: texts, roles }
+        let roles = parse_roles(roles);
+        let cards = (!roles.is_empty())
+            .then(|| {
+                let mut telling = 0;
+                let cards: Vec<Box<str>> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(index, item)| {
+                        let shown = card(&roles, item);
+                        telling += usize::from(!shown.is_empty());
+                        let mut entry = Map::from_iter([("item".to_owned(), json!(index))]);
+                        entry.extend(shown);
+                        Value::Object(entry).to_string().into_boxed_str()
+                    })
+                    .collect();
+                let whole: usize = texts.iter().map(|text| text.len()).sum();
+                let small: usize = cards.iter().map(|card| card.len()).sum();
+                (2 * telling >= cards.len() && whole > CARDS_WHEN_ITEMS_ARE * small).then_some(cards)
+            })
+            .flatten();
+        let chars = cards.as_deref().unwrap_or(&texts).iter().map(|text| text.chars().count()).collect();
+        Body::Items { items: texts, cards, chars }
     }
 
     /// The memory it holds.
     fn bytes(&self) -> usize {
         match self {
-            Body::Items { items, .. } => items.iter().map(|item| item.len() + ITEM_OVERHEAD).sum(),
+            Body::Items { items, cards, .. } => {
+                let cards: usize = cards.iter().flatten().map(|card| card.len() + ITEM_OVERHEAD).sum();
+                // Each item: its text, its slot, its character count.
+                items.iter().map(|item| item.len() + ITEM_OVERHEAD + 8).sum::<usize>() + cards
+            }
             Body::Text(text) => text.len(),
         }
     }
@@ -197,9 +219,7 @@ impl Continuations {
         };
         // Built outside the lock: a page may be as large as the bound.
         match (&*body, at) {
-            (Body::Items { items, roles }, At::Offset(offset)) => {
-                Ok(list_read(handle, tool, items, roles, offset, window))
-            }
+            (list @ Body::Items { .. }, At::Offset(offset)) => Ok(list_read(handle, tool, list, offset, window)),
             (Body::Items { items, .. }, At::Item { item, offset }) => {
                 item_read(handle, tool, items, item, offset, window)
             }
@@ -275,62 +295,54 @@ pub(crate) fn chars(value: &Value) -> usize {
 }
 
 /// The body `render` makes with the most room for its entries that keeps it within `window`
-/// (`render(room)` fills at most `room` characters; the envelope around them is what is left).
-/// A body whose envelope alone is over the window is returned with no room: it says so itself.
-fn fit(window: usize, render: impl Fn(usize) -> Value) -> Value {
+/// (`render(room)` fills at most `room` characters and says how many it used; the envelope
+/// around them is what is left). Each try that is over gives up what it went over by, from what
+/// it used, so a few tries find it. A body whose envelope alone is over the window is returned
+/// with no room: it says so itself.
+fn fit(window: usize, render: impl Fn(usize) -> (Value, usize)) -> Value {
     let mut room = window;
     loop {
-        let body = render(room);
+        let (body, used) = render(room);
         let over = chars(&body).saturating_sub(window);
         if over == 0 || room == 0 {
             return body;
         }
-        room = room.saturating_sub(over);
+        room = room.min(used).saturating_sub(over);
     }
 }
 
-/// What of a kept list one page shows from `start`: the items whole, or, when they have display
-/// roles, their evidence cards (each naming its `item`), as many as fit in `room` characters.
+/// What of a kept list one page shows from `start`: the items whole, or, when the list is shown
+/// as cards, their cards (each naming its `item`), as many as fit in `room` characters.
 struct ListPage {
     entries: Vec<Value>,
     cards: bool,
     start: usize,
     total: usize,
-    /// Characters of the item at `start` when it alone is larger than the room.
+    /// Characters the entries take, with a comma each.
+    used: usize,
+    /// Characters of the entry at `start` when it does not fit the page.
     stuck: Option<usize>,
     next: Option<At>,
 }
 
-fn list_page(items: &[Box<str>], roles: &[(DisplayRole, Box<str>)], start: usize, room: usize) -> ListPage {
+fn list_page(list: &Body, start: usize, room: usize) -> ListPage {
+    let Body::Items { items, cards, chars } = list else { unreachable!("a list page is of a list") };
+    let shown = cards.as_deref().unwrap_or(items);
     let total = items.len();
     let start = start.min(total);
-    let cards = !roles.is_empty();
-    let roles: Vec<(DisplayRole, &str)> = roles.iter().map(|(role, field)| (*role, &**field)).collect();
-    let (mut used, mut entries) = (0, Vec::new());
-    for (index, item) in items.iter().enumerate().skip(start) {
-        let value: Value = serde_json::from_str(item).unwrap_or(Value::Null);
-        let (entry, length) = if cards {
-            let mut entry = Map::from_iter([("item".to_owned(), json!(index))]);
-            entry.extend(card(&roles, &value));
-            let entry = Value::Object(entry);
-            let length = chars(&entry);
-            (entry, length)
-        } else {
-            (value, item.chars().count())
-        };
-        if used + length + 1 > room {
-            break;
-        }
-        used += length + 1;
-        entries.push(entry);
+    let (mut used, mut end) = (0, start);
+    while end < total && used + chars[end] < room {
+        used += chars[end] + 1;
+        end += 1;
     }
-    let end = start + entries.len();
-    let stuck = (entries.is_empty() && start < total).then(|| items[start].chars().count());
+    // Only what is shown is parsed.
+    let entries = shown[start..end].iter().map(|text| serde_json::from_str(text).unwrap_or(Value::Null)).collect();
+    let stuck = (end == start && start < total).then(|| chars[start]);
     let next = match stuck {
         Some(_) => Some(At::Item { item: start, offset: 0 }),
         None => (end < total).then_some(At::Offset(end)),
     };
-    ListPage { entries, cards, start, total, stuck, next }
+    ListPage { entries, cards: cards.is_some(), start, total, used, stuck, next }
 }
 
 impl ListPage {
@@ -341,10 +353,10 @@ impl ListPage {
         if let Some(chars) = self.stuck {
             return match handle {
                 Some(_) => format!(
-                    "{total} items; item {start} alone is larger than the window ({chars} characters): next_call reads it \
-                     as text, then the items after it"
+                    "{total} items; item {start} ({chars} characters) does not fit this page: next_call reads it, then \
+                     the items after it"
                 ),
-                None => format!("{total} items; item {start} alone is larger than the window ({chars} characters)"),
+                None => format!("{total} items; item {start} ({chars} characters) does not fit the window"),
             };
         }
         let range = match shown {
@@ -363,7 +375,7 @@ impl ListPage {
         let then = match (self.next, handle) {
             (None, _) => "; no more",
             (Some(_), Some(_)) => "; next_call reads on",
-            (Some(_), None) => "; the whole result is too large to keep for paging (over 16 MiB): ask for less",
+            (Some(_), None) => NOT_KEPT,
         };
         format!("{total} items: {range} shown{how}{then}")
     }
@@ -378,37 +390,33 @@ impl ListPage {
     }
 }
 
+/// What a cut result says when it was too large to keep.
+pub(crate) const NOT_KEPT: &str = "; the whole result is too large to keep for paging (over 16 MiB): ask for less";
+const _: () = assert!(PER_CALLER.1 == 16 << 20, "NOT_KEPT names the bound");
+
 /// A cut list's first page as its result carries it (`handle`: where the rest is kept).
-pub(crate) fn first_list(
-    handle: Option<&str>,
-    items: &[Box<str>],
-    roles: &[(DisplayRole, Box<str>)],
-    window: usize,
-) -> Value {
-    fit(window, |room| list_page(items, roles, 0, room).first(handle))
+pub(crate) fn first_list(handle: Option<&str>, list: &Body, window: usize) -> Value {
+    fit(window, |room| {
+        let page = list_page(list, 0, room);
+        (page.first(handle), page.used)
+    })
 }
 
 /// A `trails_result_read` page of a list from item `offset`.
-fn list_read(
-    handle: &str,
-    tool: &str,
-    items: &[Box<str>],
-    roles: &[(DisplayRole, Box<str>)],
-    offset: usize,
-    window: usize,
-) -> Value {
+fn list_read(handle: &str, tool: &str, list: &Body, offset: usize, window: usize) -> Value {
     fit(window, |room| {
-        let page = list_page(items, roles, offset, room);
+        let page = list_page(list, offset, room);
         let next_offset = match page.next {
             Some(At::Offset(next)) => json!(next),
             _ => Value::Null,
         };
         let kind = if page.cards { "cards" } else { "items" };
-        json!({
+        let body = json!({
             "handle": handle, "tool": tool, "kind": kind, "offset": page.start, "total": page.total,
             kind: page.entries, "cut": page.cut(Some(handle)), "next_offset": next_offset,
             "next_call": read_call(handle, page.next),
-        })
+        });
+        (body, page.used)
     })
 }
 
@@ -427,9 +435,11 @@ fn item_read(handle: &str, tool: &str, items: &[Box<str>], item: usize, offset: 
     };
     let after = (item + 1 < total).then_some(At::Offset(item + 1));
     if offset == 0 {
+        let then = if after.is_some() { "next_call reads the items after it" } else { "no more" };
         let whole = json!({
             "handle": handle, "tool": tool, "kind": "items", "offset": item, "total": total,
             "items": [serde_json::from_str::<Value>(text).unwrap_or(Value::Null)],
+            "cut": format!("{total} items: item {item} shown whole; {then}"),
             "next_offset": after.map(|_| item + 1), "next_call": read_call(handle, after),
         });
         if chars(&whole) <= window {
@@ -450,8 +460,8 @@ fn escaped(ch: char) -> usize {
 
 /// The first characters of `text` from byte `start` (moved back to a character boundary) whose
 /// escaped form takes at most `room` characters — at least one, so paging always advances: the
-/// byte range.
-fn text_range(text: &str, start: usize, room: usize) -> (usize, usize) {
+/// byte range, and the characters it takes.
+fn text_range(text: &str, start: usize, room: usize) -> (usize, usize, usize) {
     let mut start = start.min(text.len());
     while !text.is_char_boundary(start) {
         start -= 1;
@@ -464,7 +474,7 @@ fn text_range(text: &str, start: usize, room: usize) -> (usize, usize) {
         used += escaped(ch);
         end = start + index + ch.len_utf8();
     }
-    (start, end)
+    (start, end, used)
 }
 
 /// A page of text from byte `offset`: a kept text result's, or (`item`: its index and what
@@ -478,24 +488,36 @@ fn text_read(
     window: usize,
 ) -> Value {
     fit(window, |room| {
-        let (start, end) = text_range(text, offset, room);
+        let (start, end, used) = text_range(text, offset, room);
+        let more = end < text.len();
         let next = match item {
-            _ if end < text.len() => Some(match item {
+            _ if more => Some(match item {
                 Some((item, _)) => At::Item { item, offset: end },
                 None => At::Offset(end),
             }),
             Some((_, after)) => after,
             None => None,
         };
+        let what = match item {
+            Some((item, _)) => format!("item {item}'s JSON text, bytes {start} to {end} of {}", text.len()),
+            None => format!("bytes {start} to {end} of {} of the text", text.len()),
+        };
+        let then = match (more, next) {
+            (true, _) => "next_call reads on",
+            (false, Some(_)) => "next_call reads the items after it",
+            (false, None) => "no more",
+        };
+        // `next_offset` is where a read by `offset` alone goes on: not within one item's text.
+        let next_offset = (more && item.is_none()).then_some(end);
         let mut page = json!({
             "handle": handle, "tool": tool, "kind": "text", "offset": start, "total": text.len(),
-            "text": &text[start..end], "next_offset": (end < text.len()).then_some(end),
+            "text": &text[start..end], "cut": format!("{what} shown; {then}"), "next_offset": next_offset,
             "next_call": read_call(handle, next),
         });
         if let Some((item, _)) = item {
             page["item"] = json!(item);
         }
-        page
+        (page, used)
     })
 }
 
@@ -629,7 +651,7 @@ mod tests {
         let handle = kept(&results, owner(None), Body::items(&[json!(big), json!(1)], ""));
         let page = results.page(&handle, &by(None), At::Offset(0), 1024).unwrap();
         assert_eq!(page["items"], json!([]), "{page}");
-        assert!(page["cut"].as_str().unwrap().contains("item 0 alone is larger than the window (5002 characters)"));
+        assert!(page["cut"].as_str().unwrap().contains("item 0 (5002 characters) does not fit this page"));
         let (mut next, mut text) = (page["next_call"].clone(), String::new());
         while next["arguments"].get("item").is_some() {
             let at = At::Item {
@@ -676,5 +698,15 @@ mod tests {
         let handle = kept(&results, owner(None), Body::items(&people, r#""title":"name""#));
         let page = results.page(&handle, &by(None), At::Offset(0), 1024).unwrap();
         assert_eq!((&page["kind"], &page["items"][0]), (&json!("items"), &people[0]));
+    }
+
+    #[test]
+    fn cards_that_would_say_nothing_are_not_shown() {
+        let results = Continuations::default();
+        // A title role, but no item has the field: cards would be bare item numbers.
+        let items: Vec<Value> = (0..50).map(|n| json!({ "n": n, "pad": "x".repeat(300) })).collect();
+        let handle = kept(&results, owner(None), Body::items(&items, r#""title":"name""#));
+        let page = results.page(&handle, &by(None), At::Offset(0), 1024).unwrap();
+        assert_eq!(page["kind"], "items", "{page}");
     }
 }

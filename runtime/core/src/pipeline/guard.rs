@@ -244,7 +244,7 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "non-string panic".to_owned())
 }
 
-/// The innermost step: the handler, its output bounded to `[mcp] max_result_bytes`. A panicking
+/// The innermost step: the handler, its output bounded to the window (`bound.rs`). A panicking
 /// handler fails its own call only, and the guards around it still see it end.
 async fn handle(call: Call) -> Result<Answer, Refusal> {
     if let Some(dry) = call.dry_run() {

@@ -123,6 +123,16 @@ impl Budgets {
     /// the caller has left in this window. The charge is committed to the ledger before this
     /// returns `Ok` — unless the ledger cannot be written, which is logged.
     pub async fn charge(&self, caller: Option<&str>, id: &str, cost: Cost) -> Result<(), Error> {
+        self.spend(caller, id, cost, false).await
+    }
+
+    /// Whether `charge` would admit `cost` now, the refusal it would give if not — charging,
+    /// writing and counting nothing (a dry run).
+    pub async fn would_fit(&self, caller: Option<&str>, id: &str, cost: Cost) -> Result<(), Error> {
+        self.spend(caller, id, cost, true).await
+    }
+
+    async fn spend(&self, caller: Option<&str>, id: &str, cost: Cost, peek: bool) -> Result<(), Error> {
         // The hot path: most capabilities declare no cost, and most apps set no budget. Only a
         // cost on a side the caller's limit bounds is counted (or written down).
         let limit = self.limit(caller);
@@ -132,7 +142,7 @@ impl Budgets {
         }
         #[cfg(feature = "redis")]
         if let Some(shared) = &self.shared {
-            return self.charge_shared(shared, caller, id, cost, limit).await;
+            return self.charge_shared(shared, caller, id, cost, limit, peek).await;
         }
         let conn = match self.conn.get_or_try_init(|| self.load()).await {
             Ok(conn) => Some(conn.clone()),
@@ -141,6 +151,9 @@ impl Budgets {
                 None
             }
         };
+        if peek {
+            return self.fits(caller, id, cost, limit, now_ms());
+        }
         let since_ms = self.decide(caller, id, cost, limit, now_ms())?;
         if let Some(conn) = conn {
             let (column, window_ms) = (caller_column(caller), self.window_ms());
@@ -184,6 +197,24 @@ impl Budgets {
         Ok(Arc::new(Mutex::new(conn)))
     }
 
+    /// Whether `cost` fits in what `caller` has left now, changing nothing.
+    fn fits(&self, caller: Option<&str>, id: &str, cost: Cost, limit: BudgetLimit, now: i64) -> Result<(), Error> {
+        let window_ms = self.window_ms();
+        let spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = spent
+            .callers
+            .get(&caller.map(str::to_owned))
+            .copied()
+            .filter(|spent| !spent.ended(now, window_ms))
+            .unwrap_or(Spent::starting(now));
+        let tokens_over = limit.tokens.is_some_and(|max| entry.tokens.saturating_add(cost.tokens) > max);
+        let usd_over = limit.usd.is_some_and(|max| entry.usd + cost.usd > max + USD_SLACK);
+        match tokens_over || usd_over {
+            true => Err(self.refusal(caller, id, cost, limit, entry, now)),
+            false => Ok(()),
+        }
+    }
+
     /// Charge `cost` in memory, or refuse it; the window the charge landed in.
     fn decide(&self, caller: Option<&str>, id: &str, cost: Cost, limit: BudgetLimit, now: i64) -> Result<i64, Error> {
         let window_ms = self.window_ms();
@@ -213,6 +244,7 @@ impl Budgets {
         id: &str,
         cost: Cost,
         limit: BudgetLimit,
+        peek: bool,
     ) -> Result<(), Error> {
         let column = caller_column(caller);
         let charge = trails_coord::budget::Charge {
@@ -222,12 +254,19 @@ impl Budgets {
             usd: cost.usd,
             max_tokens: limit.tokens,
             max_usd: limit.usd,
+            peek,
         };
         let spending = match shared.coordinator.charge(charge).await {
             Ok(spending) => spending,
             Err(error) => return shared.failed("the budget", &error),
         };
         let seen = Spent { since_ms: spending.since_ms, tokens: spending.tokens, usd: spending.usd };
+        if peek {
+            return match spending.admitted {
+                true => Ok(()),
+                false => Err(self.refusal(caller, id, cost, limit, seen, spending.now_ms)),
+            };
+        }
         let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         spent.entry(caller.map(str::to_owned), spending.now_ms, self.window_ms()).insert_entry(seen);
         drop(spent);
@@ -368,13 +407,26 @@ impl Guard for BudgetGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let tool = call.tool();
-            // A dry run is charged nothing; what the call would cost is a reason for a planner.
+            // A dry run is charged nothing; what the call would cost, and whether what the caller
+            // has left covers it, are reasons for a planner.
             if let Some(dry) = call.dry_run() {
                 let cost = tool.cost();
                 if cost.tokens > 0 || cost.usd > 0.0 {
-                    let message = "the call would be charged its declared cost to the caller's budget";
                     let more = serde_json::json!({ "cost": { "tokens": cost.tokens, "usd": cost.usd } });
-                    dry.note("cost", message, false, more);
+                    match self.0.would_fit(call.ctx().caller(), tool.id(), cost).await {
+                        Ok(()) => {
+                            let message = "the call would be charged its declared cost to the caller's budget";
+                            dry.note("cost", message, false, more);
+                        }
+                        Err(refused) => {
+                            let message = match refused {
+                                Error::BudgetExceeded { reason, .. } => reason,
+                                // The replicas' Redis away, say: the call would not run now either.
+                                other => other.to_string(),
+                            };
+                            dry.note("budget", message, true, more);
+                        }
+                    }
                 }
                 return next.run(call).await;
             }

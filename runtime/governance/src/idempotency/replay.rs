@@ -202,16 +202,39 @@ impl Ledger {
         tool: &str,
         arguments: &Value,
     ) -> Result<Claim, Error> {
+        self.find(key, caller, tool, arguments, false).await
+    }
+
+    /// What `claim` would find, claiming and writing nothing (a dry run): a run, a replay of the
+    /// first call's result, or the refusal it would give.
+    pub async fn look(
+        &self,
+        key: &SentKey,
+        caller: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Claim, Error> {
+        self.find(key, caller, tool, arguments, true).await
+    }
+
+    async fn find(
+        &self,
+        key: &SentKey,
+        caller: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+        look: bool,
+    ) -> Result<Claim, Error> {
         let text = key.checked()?.to_owned();
         let claim = i64::from_ne_bytes(uuid::Uuid::new_v4().as_bytes()[..8].try_into().expect("8 bytes"));
         let ticket = Ticket { caller: caller_column(caller), tool: tool.to_owned(), key: text, claim, held: None };
         let args = digest(arguments);
         #[cfg(feature = "redis")]
         if let Some(shared) = &self.shared {
-            return self.claim_shared(shared, key, ticket, &args).await;
+            return self.claim_shared(shared, key, ticket, &args, look).await;
         }
         let conn = self.connection()?;
-        let prune = {
+        let prune = !look && {
             let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
             // Callers are not a configured list (OAuth subjects): the counts only pace pruning,
             // so starting them over costs one early prune each.
@@ -243,6 +266,7 @@ impl Ledger {
                 other => other,
             };
             let outcome = match found {
+                None if look => Found::New(ticket),
                 None => {
                     tx.execute(
                         "INSERT OR REPLACE INTO idempotency_key (caller, tool, key, arguments, result, created_at, claim)
@@ -262,7 +286,9 @@ impl Ledger {
         .map_err(Error::internal)?
         .map_err(|e| Error::internal(format!("idempotency keys: {e}")))?;
         if let Found::New(ticket) = &mut found {
-            ticket.held = Some(Held::Ledger(self.connection()?));
+            if !look {
+                ticket.held = Some(Held::Ledger(self.connection()?));
+            }
         }
         found.answer(key)
     }
@@ -276,12 +302,16 @@ impl Ledger {
         key: &SentKey,
         mut ticket: Ticket,
         args: &str,
+        look: bool,
     ) -> Result<Claim, Error> {
         use trails_coord::claims::Claimed;
-        let claim = ticket.claim.to_string();
+        // An empty claim id only looks.
+        let claim = if look { String::new() } else { ticket.claim.to_string() };
         let found = match shared.coordinator.claim(ticket.key_of(), args, &claim, self.keeping()).await {
             Ok(Claimed::New) => {
-                ticket.held = Some(Held::Shared(shared.coordinator.clone()));
+                if !look {
+                    ticket.held = Some(Held::Shared(shared.coordinator.clone()));
+                }
                 Found::New(ticket)
             }
             Ok(Claimed::OtherArguments) => Found::OtherArguments,
@@ -410,6 +440,14 @@ impl Found {
     }
 }
 
+/// What a refused key says: its field error's message, else the error's own.
+fn refused_message(error: &Error) -> String {
+    match error {
+        Error::Validation { errors, .. } => errors.first().map_or_else(|| error.to_string(), |e| e.message.clone()),
+        other => other.to_string(),
+    }
+}
+
 fn open(path: &Path) -> rusqlite::Result<Connection> {
     // A kept result must survive the process: the claim and the result commit durably.
     let conn = crate::ledger::open(path)?;
@@ -463,8 +501,20 @@ impl Guard for IdempotencyGuard {
     fn call<'a>(&'a self, call: Call, next: Next<'a>) -> GuardFuture<'a> {
         Box::pin(async move {
             let Some(key) = call.ctx().extension::<SentKey>().cloned() else { return next.run(call).await };
-            // A dry run claims no key (whether one was used before is not looked up).
-            if call.dry_run().is_some() {
+            // A dry run claims no key; whether one was used before is looked up and said.
+            if let Some(dry) = call.dry_run() {
+                let tool = call.tool();
+                match self.0.look(&key, call.ctx().caller(), tool.id(), call.arguments()).await {
+                    Ok(Claim::Run(_)) => {}
+                    Ok(Claim::Replay(_)) => dry.note(
+                        "idempotency",
+                        "this idempotency key was used for these arguments: the call would return the first call's \
+                         result without running again",
+                        false,
+                        serde_json::json!({ "replay": true }),
+                    ),
+                    Err(refused) => dry.note("idempotency", refused_message(&refused), true, serde_json::json!({})),
+                }
                 return next.run(call).await;
             }
             // `KeyCheck`, earlier, refused a key of a capability that takes none.

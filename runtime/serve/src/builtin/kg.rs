@@ -210,7 +210,7 @@ fn field_text(value: &Value) -> String {
 /// One instance, its fields by name. When they do not all fit the window, the longest are cut
 /// (to a preview, then entirely) and listed in `cut_fields`, each with the `trails_kg_read_field`
 /// call that reads on from where it was cut; `cut` says so and `next_call` reads the first.
-#[capability(id = "trails.kg.get", version = "1.0.0", side_effects(none), idempotent)]
+#[capability(id = "trails.kg.get", version = "2.0.0", side_effects(none), idempotent)]
 async fn get(
     ctx: &Ctx,
     /// The node type (its label).

@@ -28,7 +28,7 @@ impl ToolOutput for ResultPage {
 /// result named (a `handle` and the `offset` to read from: items for a list, bytes for text), or
 /// read one item of a list whole with `item`. Each page says what it shows (`cut`) and names the
 /// next call; `next_call` is null at the end. Handles expire ten minutes after the call.
-#[capability(id = "trails.result.read", version = "1.0.0", side_effects(none), idempotent)]
+#[capability(id = "trails.result.read", version = "2.0.0", side_effects(none), idempotent)]
 async fn read(
     ctx: &Ctx,
     /// The handle the cut result's `next_call` gave.

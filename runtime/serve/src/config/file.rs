@@ -260,12 +260,12 @@ pub struct McpConfig {
     /// Most notifications waiting per subscriber; beyond it the oldest is dropped and counted
     /// (default 256).
     pub subscription_queue: Option<usize>,
-    /// Most characters of text one `trails.kg.*` tool result carries (default 4096; 1024 to
-    /// 65536): what does not fit is named, with the call that continues it.
+    /// Most characters of text a model is shown of one tool result, any tool's (default 4096;
+    /// 1024 to 65536): what does not fit is named, with the call that continues it.
     pub tool_window_chars: Option<usize>,
-    /// Largest tool result, in bytes of JSON text (default 1 MiB; 4096 to 67108864). A list
-    /// result keeps the items that fit and says so; a text result is cut and says so; another
-    /// structured result becomes an `isError` result naming the size.
+    /// Largest tool result in bytes of JSON, content blocks (images, audio) included (default
+    /// 1 MiB; 4096 to 67108864): blocks cannot be cut, so a result over it is an `isError`
+    /// result naming the size. Text is held to `tool_window_chars` first.
     pub max_result_bytes: Option<usize>,
     /// Keys that seal the `requestState` of input-required results (protocol 2026-07-28): base64
     /// of 32 random bytes each (`openssl rand -base64 32`); the first seals, every one opens, so a

@@ -10,11 +10,11 @@ use super::{scopes, within, ConfigError, Env};
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 64;
 /// Most notifications waiting per subscriber when `[mcp] subscription_queue` is unset.
 pub const DEFAULT_SUBSCRIPTION_QUEUE: usize = 256;
-/// Most characters one `trails.kg.*` result carries when `[mcp] tool_window_chars` is unset.
+/// Most characters of text a model is shown of one tool result when `[mcp] tool_window_chars`
+/// is unset.
 pub const DEFAULT_TOOL_WINDOW_CHARS: usize = 4096;
-/// Largest tool result when `[mcp] max_result_bytes` is unset: room for four instances at
-/// [`DEFAULT_MAX_INSTANCE_BYTES`](trails_kg::DEFAULT_MAX_INSTANCE_BYTES), and about 250k tokens —
-/// more than a model should read at once.
+/// Largest tool result in bytes (content blocks: images, audio) when `[mcp] max_result_bytes` is
+/// unset; text is held to the window long before.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 
 /// `[project]`, `[mcp]` and `[capability]`, validated, with their `TRAILS_*` overrides.
@@ -36,9 +36,9 @@ pub struct McpSettings {
     pub max_subscriptions: usize,
     /// Most notifications waiting per subscriber (drop-oldest beyond).
     pub subscription_queue: usize,
-    /// Most characters of text one `trails.kg.*` tool result carries.
+    /// Most characters of text a model is shown of one tool result.
     pub tool_window_chars: usize,
-    /// Largest tool result, in bytes of JSON text.
+    /// Largest tool result, in bytes of JSON (content blocks included).
     pub max_result_bytes: usize,
     /// `[capability.manifest] enabled`: serve the capability manifest.
     pub manifest_enabled: bool,
@@ -178,7 +178,7 @@ impl McpSettings {
             4096..=64 * 1024 * 1024,
             "4096 to 67108864",
         )?;
-        // A `trails.kg.*` window is characters (up to 4 bytes each): it must fit in a result.
+        // The window is characters (up to 4 bytes each): it must fit in a result.
         if max_result_bytes < 4 * tool_window_chars {
             return Err(ConfigError::Value {
                 key: "[mcp] max_result_bytes",
