@@ -217,6 +217,18 @@ impl Continuations {
                 }
             }
         };
+        // An offset past the end is refused, as an item past it is: a page there would be empty.
+        let end = match &*body {
+            Body::Items { items, .. } => items.len(),
+            Body::Text(text) => text.len(),
+        };
+        if let At::Offset(offset) = at {
+            if offset > end {
+                let message =
+                    format!("offset {offset} is past the result's end ({end}): follow next_call from the start");
+                return Err(FieldError::refuse("offset", FieldCode::MaxValue, message, &json!(offset), json!(end)));
+            }
+        }
         // Built outside the lock: a page may be as large as the bound.
         match (&*body, at) {
             (list @ Body::Items { .. }, At::Offset(offset)) => Ok(list_read(handle, tool, list, offset, window)),
@@ -668,6 +680,8 @@ mod tests {
         assert_eq!(results.page(&handle, &by(None), At::Offset(1), 1024).unwrap()["items"], json!([1]));
         let past = results.page(&handle, &by(None), At::Item { item: 2, offset: 0 }, 1024).unwrap_err();
         assert!(format!("{past:?}").contains("it has 2 items"), "{past:?}");
+        let past = results.page(&handle, &by(None), At::Offset(3), 1024).unwrap_err();
+        assert!(format!("{past:?}").contains("offset 3 is past the result's end (2)"), "{past:?}");
     }
 
     #[test]
