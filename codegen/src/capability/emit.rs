@@ -4,6 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use crate::args::Literal;
 use crate::ir::{CapabilityDecl, Input, InstanceArg, Param, PreconditionKind, TaskSupport, ToolKindDecl};
 use crate::schema::{literal_json, object_members};
 use crate::template::{json_string, Hole, Template};
@@ -126,6 +127,8 @@ fn preconditions(decl: &CapabilityDecl) -> (TokenStream, TokenStream) {
     }
     let p = quote!(::trails::__private::precondition);
     let mut field_checks = Vec::new();
+    // One item each, so every value that could never be there is reported, not the first only.
+    let mut value_checks = Vec::new();
     let evaluations = decl.preconditions.iter().map(|precondition| {
         let kind = precondition.kind.name();
         let parameters = precondition_parameters(&precondition.kind).to_tokens();
@@ -162,6 +165,20 @@ fn preconditions(decl: &CapabilityDecl) -> (TokenStream, TokenStream) {
             PreconditionKind::FieldIn { instance, field, values, .. } => {
                 instance_check(instance, Some(field));
                 let (node, key, name) = (&instance.node_type, &instance.key.0, &field.0);
+                // A value the field's `one_of` leaves out could never be there: a build error.
+                for value in values {
+                    if let Literal::Str(value) = value {
+                        let message = format!(
+                            "precondition `{kind}` can never hold: `{name}` of `{}` is never {value:?} (its `one_of` \
+                             leaves it out); compare with one of the field's values",
+                            quote!(#node).to_string().replace(' ', "")
+                        );
+                        value_checks.push(quote::quote_spanned! {field.1=>
+                            const _: () = assert!(::trails::__private::may_hold(
+                                <#node as ::trails::__private::ObjectShape>::RULES, #name, #value), #message);
+                        });
+                    }
+                }
                 let values = format!("[{}]", values.iter().map(literal_json).collect::<Vec<_>>().join(","));
                 quote!(#p::field_in::<#node>(&ctx, &arguments, #key, #name, #values).await?)
             }
@@ -177,6 +194,7 @@ fn preconditions(decl: &CapabilityDecl) -> (TokenStream, TokenStream) {
     let function = quote! {
         #[allow(unused_variables, clippy::redundant_closure_call)]
         const _: () = { #(#field_checks)* };
+        #(#value_checks)*
 
         fn __trails_preconditions(
             ctx: ::trails::__private::Ctx,

@@ -64,8 +64,8 @@ pub mod __private {
         PROMPTS, RESOURCES, SHAPES, TOOLS,
     };
     pub use crate::validate::{
-        concat_names, contains_name, if_nonempty, validate_item, validate_object, ArrayRule, Errors, FieldRule,
-        IntegerRule, ItemRule, NumberRule, ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,
+        concat_names, contains_name, if_nonempty, may_hold, validate_item, validate_object, ArrayRule, Errors,
+        FieldRule, IntegerRule, ItemRule, NumberRule, ObjectRules, Path, Pattern, StringRule, NO_RULES, PATTERNS,
     };
 
     /// Turn a deserialisation failure of already-validated arguments into an internal error:

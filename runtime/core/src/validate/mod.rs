@@ -19,8 +19,8 @@ pub use interpret::{validate_item, validate_object};
 pub use report::{Errors, Path, MAX_FIELD_ERRORS};
 pub(crate) use rules::check_all as check_patterns;
 pub use rules::{
-    concat_names, contains_name, if_nonempty, ArrayRule, FieldRule, IntegerRule, ItemRule, NestedValidator, NumberRule,
-    ObjectRules, Pattern, PatternError, StringRule, NO_RULES, PATTERNS,
+    concat_names, contains_name, if_nonempty, may_hold, ArrayRule, FieldRule, IntegerRule, ItemRule, NestedValidator,
+    NumberRule, ObjectRules, Pattern, PatternError, StringRule, NO_RULES, PATTERNS,
 };
 
 /// The message of a validation failure, spelled once for every transport.

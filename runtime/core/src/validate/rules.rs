@@ -134,6 +134,32 @@ pub const fn contains_name(names: &[&str], name: &str) -> bool {
     false
 }
 
+/// Whether field `field` of `rules` (inherited ones included) may ever hold the string `value`:
+/// false only when the field is a string whose declared `one_of` leaves `value` out. A
+/// precondition comparing a field with such a value could never hold, so the macros check its
+/// values with this at build time.
+pub const fn may_hold(rules: &ObjectRules, field: &str, value: &str) -> bool {
+    let mut p = 0;
+    while p < rules.parents.len() {
+        if !may_hold(rules.parents[p], field, value) {
+            return false;
+        }
+        p += 1;
+    }
+    let mut i = 0;
+    while i < rules.fields.len() {
+        let rule = &rules.fields[i];
+        if contains_name(&[rule.name], field) {
+            if let ItemRule::String(StringRule { one_of, .. }) = &rule.item {
+                return one_of.is_empty() || contains_name(one_of, value);
+            }
+            return true;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// `text` when `probe` is non-empty: lets a child's schema put separators around a parent's
 /// members at compile time (`concatcp!` cannot branch).
 pub const fn if_nonempty(probe: &str, text: &'static str) -> &'static str {
