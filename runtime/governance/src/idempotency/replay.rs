@@ -248,7 +248,9 @@ impl Ledger {
         let retention = self.retention;
         let mut found = tokio::task::spawn_blocking(move || {
             let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // A look only reads: it takes no write lock from the calls that claim.
+            let behavior = if look { TransactionBehavior::Deferred } else { TransactionBehavior::Immediate };
+            let tx = conn.transaction_with_behavior(behavior)?;
             let now = now_secs();
             if prune {
                 prune_keys(&tx, now, retention, &ticket.caller)?;
