@@ -172,7 +172,14 @@ pub async fn create_person(person: Person) -> Result<Person> {
 }
 
 /// As many people as asked for (builders only): a long list of node-type instances.
-#[meta_capability(namespace = "fixture", op = "people", scope = "builder", version = "0.1.0", side_effects(none))]
+#[meta_capability(
+    namespace = "fixture",
+    op = "people",
+    scope = "builder",
+    version = "0.1.0",
+    side_effects(none),
+    idempotent
+)]
 pub async fn people(
     /// How many.
     #[predicate(min_value = 1, max_value = 10000)]

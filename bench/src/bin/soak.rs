@@ -390,6 +390,8 @@ async fn store_stats(addr: SocketAddr) -> serde_json::Value {
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "resources/read")
         .header("mcp-name", "trails://stats")
+        // Provenance activities are shown to callers with a token.
+        .bearer_auth("soak-token")
         .body(body)
         .timeout(Duration::from_secs(5))
         .send()

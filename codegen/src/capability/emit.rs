@@ -419,6 +419,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
             let rules = object_rules(object, None);
             let validator = object_validator();
             let members = object_members(object, None).to_tokens();
+            let shapes_used = crate::shape::emit::shapes_used(None, object, None);
             (
                 quote!(__TrailsArgs),
                 quote! {
@@ -429,6 +430,7 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     #rules
                     impl ::trails::__private::Schema for __TrailsArgs {
                         const SCHEMA_MEMBERS: &'static str = #members;
+                        const SHAPES_USED: &'static str = #shapes_used;
                         fn validate_at(
                             value: &::trails::__private::serde_json::Value,
                             path: &mut ::trails::__private::Path,
@@ -508,6 +510,10 @@ pub(super) fn generate(decl: &CapabilityDecl, function: &syn::ItemFn) -> TokenSt
                     #effects,
                     #preconditions,
                     ::trails::__private::Reasoning::#reasoning,
+                    ::trails::__private::concatcp!(
+                        <#input_type as ::trails::__private::Schema>::SHAPES_USED,
+                        <<#return_type as ::trails::__private::HandlerResult>::Output as ::trails::__private::ToolOutput>::OUTPUT_SHAPES,
+                    ),
                 ),
                 <#input_type as ::trails::__private::Schema>::validate_at,
                 __trails_call,

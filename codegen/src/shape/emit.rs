@@ -130,6 +130,10 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
         _ => (quote!(), quote!(::core::option::Option::None)),
     };
     let contains_blob = contains_blob(decl);
+    let shapes_used = match &decl.body {
+        ShapeBody::Object(object) => shapes_used(Some(&decl.iri), object, parent),
+        ShapeBody::Enum(_) => shapes_used_of(Some(&decl.iri), std::iter::empty()),
+    };
     let is_enum = matches!(decl.body, ShapeBody::Enum(_));
     let display_roles = display_roles(decl, parent);
     let extends_iri = match parent {
@@ -152,6 +156,7 @@ pub(super) fn generate(decl: &ShapeDecl, mut item: syn::Item) -> TokenStream {
                 const DESCRIPTION_MEMBER: &'static str = #description;
                 const CONTAINS_BLOB: bool = #contains_blob;
                 const IS_ENUM: bool = #is_enum;
+                const SHAPES_USED: &'static str = #shapes_used;
                 fn validate_at(
                     value: &::trails::__private::serde_json::Value,
                     path: &mut ::trails::__private::Path,
@@ -268,6 +273,7 @@ fn object_impls(
             const OUTPUT_IRI: ::core::option::Option<&'static str> =
                 ::core::option::Option::Some(<#ident as ::trails::__private::Shape>::IRI);
             const OUTPUT_ROLES: &'static str = <#ident as ::trails::__private::Shape>::DISPLAY_ROLES;
+            const OUTPUT_SHAPES: &'static str = <#ident as ::trails::__private::Schema>::SHAPES_USED;
             fn into_output(self) -> ::trails::__private::Result<::trails::__private::Output> {
                 ::trails::__private::shape_output(&self)
             }
@@ -277,6 +283,21 @@ fn object_impls(
 
 /// Whether a value of the type holds a `trails::Blob`: in a field (itself or nested), or in
 /// its parent's. Known only to the field types, so asked of them at compile time.
+/// `Schema::SHAPES_USED` of an object: `own` (its IRI, for a `#[shape]`), then what its
+/// fields nest and what it extends.
+pub(crate) fn shapes_used(own: Option<&str>, object: &ObjectDecl, parent: Option<&syn::Type>) -> TokenStream {
+    let nested = object.fields.iter().filter_map(|field| match &field.ty.scalar {
+        Scalar::Nested(t) => Some(t),
+        _ => None,
+    });
+    shapes_used_of(own, nested.chain(parent))
+}
+
+fn shapes_used_of<'a>(own: Option<&str>, types: impl Iterator<Item = &'a syn::Type>) -> TokenStream {
+    let own = own.map(|iri| format!("{iri} ")).unwrap_or_default();
+    quote!(::trails::__private::concatcp!(#own #(, <#types as ::trails::__private::Schema>::SHAPES_USED)*))
+}
+
 fn contains_blob(decl: &ShapeDecl) -> TokenStream {
     let ShapeBody::Object(object) = &decl.body else { return quote!(false) };
     let nested = object.fields.iter().filter_map(|field| match &field.ty.scalar {

@@ -5,7 +5,7 @@
 
 mod attr;
 mod check;
-mod emit;
+pub(crate) mod emit;
 mod fallback;
 mod parse;
 

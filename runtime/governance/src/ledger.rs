@@ -70,18 +70,21 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// How the ledger's tables name the anonymous caller.
+pub const ANONYMOUS_COLUMN: &str = "anonymous";
+
 /// How a caller is kept in the ledger's tables: token callers and anonymous ones never collide.
 pub fn caller_column(caller: Option<&str>) -> String {
     match caller {
         Some(name) => format!("caller:{name}"),
-        None => "anonymous".to_owned(),
+        None => ANONYMOUS_COLUMN.to_owned(),
     }
 }
 
 /// The caller a [`caller_column`] value names (`None` for one this version did not write).
 pub fn caller_from_column(column: &str) -> Option<Option<String>> {
     match column {
-        "anonymous" => Some(None),
+        ANONYMOUS_COLUMN => Some(None),
         other => other.strip_prefix("caller:").map(|name| Some(name.to_owned())),
     }
 }

@@ -111,14 +111,21 @@ pub fn activity_iri(base: &str, trace_id: &str) -> String {
     format!("{base}/prov/{trace_id}")
 }
 
+/// The agent a call is associated with: `<base>/agent/<name>` (percent-encoded), or for anonymous
+/// callers `<base>/agent#anonymous`, which no name produces (`#` is encoded in a name): a token
+/// named `anonymous` is not them.
+pub fn agent_iri(base: &str, caller: Option<&str>) -> String {
+    match caller {
+        Some(name) => super::mapping::instance_iri(base, "agent", name),
+        None => format!("{base}/agent#anonymous"),
+    }
+}
+
 /// The activity of `call` as a write of its own graph.
 pub fn activity(base: &str, call: &Call<'_>, touched: &Touched) -> Result<Write, StoreError> {
     let iri = activity_iri(base, call.trace_id);
     let subject = NamedNode::new(&iri).map_err(|e| StoreError::Engine(format!("activity IRI {iri}: {e}")))?;
-    let agent = match call.caller {
-        Some(name) => super::mapping::instance_iri(base, "agent", name),
-        None => format!("{base}/agent/anonymous"),
-    };
+    let agent = agent_iri(base, call.caller);
     let mut triples: Triples = vec![
         (rdf::TYPE.into_owned(), Term::NamedNode(prov("Activity"))),
         (prov("startedAtTime"), time(call.started)),
@@ -624,5 +631,15 @@ mod tests {
         let spelt =
             vec![("e".to_owned(), at("2026-02-28T23:00:00-02:00")), ("f".to_owned(), at("2026-02-28T23:59:59Z"))];
         assert_eq!(to_prune(spelt, 0, cutoff), ["f"]);
+    }
+
+    #[test]
+    fn no_caller_name_is_the_anonymous_agent() {
+        let base = "urn:trails:kg";
+        let anonymous = agent_iri(base, None);
+        for name in ["anonymous", "#anonymous", "agent#anonymous", "", "%23anonymous"] {
+            assert_ne!(agent_iri(base, Some(name)), anonymous, "{name}");
+        }
+        assert_eq!(agent_iri(base, Some("ana")), "urn:trails:kg/agent/ana");
     }
 }

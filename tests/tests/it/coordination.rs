@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use trails_coord::budget::Charge;
-use trails_coord::claims::{Claimed, Keeping, KeyOf};
+use trails_coord::claims::{Claimed, Keeping, KeyOf, Settled};
 use trails_coord::feed::Received;
 use trails_coord::{CoordError, Coordinator, Options};
 use trails_tests::servers::RedisServer;
@@ -61,7 +61,13 @@ async fn a_window_renews_when_it_ends() {
 }
 
 fn keeping(max_keys: usize) -> Keeping {
-    Keeping { keep: Duration::from_secs(3600), max_keys, abandoned_after: Duration::from_secs(600) }
+    Keeping {
+        keep: Duration::from_secs(3600),
+        max_keys,
+        abandoned_after: Duration::from_secs(600),
+        caller_bytes: 1 << 20,
+        total_bytes: 1 << 30,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,8 +93,8 @@ async fn one_claim_wins_across_replicas_and_its_result_replays_everywhere() {
     assert_eq!(b.claim(key, "digest-1", "", keeping(100)).await.unwrap(), Claimed::Running);
 
     // Only the winning claim settles the key.
-    assert!(!b.settle(key, "c-other", "{\"lost\":true}", keeping(100)).await.unwrap());
-    assert!(a.settle(key, &winner, "{\"ok\":1}", keeping(100)).await.unwrap());
+    assert_eq!(b.settle(key, "c-other", "{\"lost\":true}", keeping(100)).await.unwrap(), Settled::Gone);
+    assert_eq!(a.settle(key, &winner, "{\"ok\":1}", keeping(100)).await.unwrap(), Settled::Kept);
     assert_eq!(b.claim(key, "digest-1", "c9", keeping(100)).await.unwrap(), Claimed::Result("{\"ok\":1}".into()));
     assert_eq!(b.claim(key, "digest-2", "c9", keeping(100)).await.unwrap(), Claimed::OtherArguments);
     // Another caller's key of the same text is another key.
@@ -113,7 +119,7 @@ async fn a_caller_keeps_at_most_max_keys_the_oldest_go_first() {
         let key = format!("k-{n}");
         let of = KeyOf { caller: "caller:ana", tool: "t", key: &key };
         assert_eq!(a.claim(of, "d", &key, keeping(3)).await.unwrap(), Claimed::New);
-        assert!(a.settle(of, &key, "r", keeping(3)).await.unwrap());
+        assert_eq!(a.settle(of, &key, "r", keeping(3)).await.unwrap(), Settled::Kept);
         // Settled keys are ordered by the millisecond they settled in.
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -127,6 +133,61 @@ async fn a_caller_keeps_at_most_max_keys_the_oldest_go_first() {
     };
     assert_eq!([kept(4).await, kept(3).await, kept(2).await], [true; 3]);
     assert!(!kept(0).await && !kept(1).await, "the two oldest were dropped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (Debian redis-server): `cargo xtask test` installs it and runs this"]
+async fn kept_results_are_bounded_in_bytes_per_caller_and_in_all() {
+    let redis = RedisServer::start();
+    let (a, b) = (replica(&redis).await, replica(&redis).await);
+    // 1,000-byte results; a caller keeps 3,500 bytes, everyone 6,000.
+    let bounded = Keeping { caller_bytes: 3_500, total_bytes: 6_000, ..keeping(100) };
+    let result = "r".repeat(1_000);
+    let settle = |replica: &Coordinator, caller: &'static str, n: usize| {
+        let (replica, result) = (replica.clone(), result.clone());
+        async move {
+            let key = format!("k-{n}");
+            let of = KeyOf { caller, tool: "t", key: &key };
+            assert_eq!(replica.claim(of, "d", &key, bounded).await.unwrap(), Claimed::New);
+            let settled = replica.settle(of, &key, &result, bounded).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            settled
+        }
+    };
+    let kept = |replica: &Coordinator, caller: &'static str, n: usize| {
+        let replica = replica.clone();
+        async move {
+            let key = format!("k-{n}");
+            let of = KeyOf { caller, tool: "t", key: &key };
+            matches!(replica.claim(of, "d", "probe", bounded).await.unwrap(), Claimed::Result(_))
+        }
+    };
+    for n in 0..5 {
+        assert_eq!(settle(if n % 2 == 0 { &a } else { &b }, "caller:ana", n).await, Settled::Kept);
+    }
+    // Ana's three newest fit her 3,500 bytes; her two oldest went, on either replica.
+    assert_eq!(
+        [kept(&b, "caller:ana", 4).await, kept(&a, "caller:ana", 3).await, kept(&b, "caller:ana", 2).await],
+        [true; 3]
+    );
+    assert!(!kept(&a, "caller:ana", 0).await && !kept(&b, "caller:ana", 1).await);
+    // A result larger than a caller may keep is not kept.
+    let big = KeyOf { caller: "caller:ana", tool: "t", key: "big" };
+    assert_eq!(a.claim(big, "d", "big", bounded).await.unwrap(), Claimed::New);
+    assert_eq!(a.settle(big, "big", &"r".repeat(3_501), bounded).await.unwrap(), Settled::TooLarge);
+    // Bo fills the rest (3,000 + 3,000 = 6,000): then a new key is refused, for anyone; a kept
+    // one still replays.
+    for n in 0..3 {
+        assert_eq!(settle(&b, "caller:bo", n).await, Settled::Kept);
+    }
+    let new = KeyOf { caller: "caller:cy", tool: "t", key: "k-0" };
+    assert_eq!(a.claim(new, "d", "c", bounded).await.unwrap(), Claimed::Full);
+    assert_eq!(b.claim(new, "d", "", bounded).await.unwrap(), Claimed::Full, "a dry run's look says so too");
+    assert!(kept(&a, "caller:bo", 2).await);
+    // Past retention the callers are idle: their bytes leave the total and new keys fit again.
+    let soon = Keeping { keep: Duration::from_secs(1), ..bounded };
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    assert_eq!(a.claim(new, "d", "c", soon).await.unwrap(), Claimed::New);
 }
 
 /// Collects what a follower hears.

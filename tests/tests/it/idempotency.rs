@@ -230,3 +230,65 @@ async fn the_key_in_meta_replays_in_a_session(hot_path: bool) {
     let other = call(retitle("Magic links"), Some("s-1")).await.unwrap_err();
     assert!(other.to_string().contains("idempotency key"), "{other}");
 }
+
+/// Two builder tokens (the `builder` scope calls `trails_meta_fixture_people`, an idempotent
+/// list), and `config` before them.
+fn start_builders(config: &str) -> Served {
+    let token = |name: &str, secret: &str| {
+        format!(
+            "[[http.tokens]]\nname = \"{name}\"\nsha256 = \"{}\"\nscopes = [\"builder\"]\n",
+            trails::auth::sha256_hex(secret)
+        )
+    };
+    let toml = format!(
+        "{config}[mcp]\nscopes = [\"builder\"]\n\n[http]\nsessions = false\n\n{}{}",
+        token("ana", "ana-token"),
+        token("bo", "bo-token")
+    );
+    crate::fixture().config(toml).http()
+}
+
+async fn people(server: &Served, token: &str, key: &str) -> Value {
+    let reply = call(server, Some(token), "trails_meta_fixture_people", json!({ "count": 40 }), Some(json!(key))).await;
+    assert!(reply["result"].is_object(), "{reply}");
+    reply["result"].clone()
+}
+
+fn replayed(result: &Value) -> bool {
+    result["_meta"]["trails"]["replayed"] == true
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kept_results_are_bounded_in_bytes_a_callers_oldest_go_first_and_past_the_total_new_keys_wait() {
+    // A page of 40 people is ~3 kB: a caller keeps about three, everyone about five.
+    let server = start_builders("[idempotency]\nmax_bytes_per_caller = 10000\nmax_bytes = 15000\n\n");
+    for n in 0..6 {
+        let first = people(&server, "ana-token", &format!("a{n}")).await;
+        assert!(first["structuredContent"]["items"].is_array() && !replayed(&first), "{first}");
+    }
+    assert!(replayed(&people(&server, "ana-token", "a5").await), "the newest replays");
+    let oldest = people(&server, "ana-token", "a0").await;
+    assert!(!replayed(&oldest) && oldest["isError"] != true, "the oldest went first, so it runs again: {oldest}");
+
+    // Bo's results take the total past 15 kB: then a new key is refused, retryable, nothing runs.
+    let mut refused = None;
+    for n in 0..6 {
+        let result = people(&server, "bo-token", &format!("b{n}")).await;
+        if result["isError"] == true {
+            refused = Some((n, result));
+            break;
+        }
+    }
+    let (n, refused) = refused.expect("a new key is refused once the kept results reach max_bytes");
+    assert!(n >= 1, "bo kept something first");
+    let error: Value = serde_json::from_str(refused["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(error["kind"], "unavailable", "{refused}");
+    assert_eq!((error["retryable"].clone(), error["retry_after_secs"].clone()), (json!(true), json!(60)));
+    assert!(error["message"].as_str().unwrap().contains("max_bytes"), "{refused}");
+    // A kept key still replays, and a call without a key runs.
+    assert!(replayed(&people(&server, "bo-token", "b0").await));
+    let keyless = call(&server, Some("bo-token"), "trails_meta_fixture_people", json!({ "count": 1 }), None).await
+        ["result"]
+        .clone();
+    assert!(keyless["isError"] != true, "{keyless}");
+}

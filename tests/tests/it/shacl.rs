@@ -259,7 +259,14 @@ async fn the_shapes_are_served_in_the_syntax_the_client_asks_for() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "text/turtle");
     let graph = response.text().await.unwrap();
-    for shape in registry.shapes() {
+    // Every shape a runtime tool is made of, or no tool is (those of builder and dev tools are
+    // theirs: the next test).
+    let tools: Vec<_> = registry.tools().collect();
+    let public = |iri: &str| {
+        let users: Vec<_> = tools.iter().filter(|tool| tool.shapes().any(|used| used == iri)).collect();
+        users.is_empty() || users.iter().any(|tool| tool.scope() == trails::auth::Scope::Runtime)
+    };
+    for shape in registry.shapes().filter(|shape| public(shape.iri())) {
         assert!(graph.contains(&format!("<{}> a sh:NodeShape", shape.iri())), "{}", shape.name());
     }
     // A capability's parameters are part of its contract: an anonymous caller sees those of the
@@ -297,4 +304,62 @@ async fn the_shapes_are_served_in_the_syntax_the_client_asks_for() {
     assert!(body["error"]["message"].as_str().unwrap().contains("text/turtle"), "{body}");
     let response = get("/shapes/NoSuchShape", None).await.unwrap();
     assert_eq!(response.status(), 404);
+}
+
+/// A shape is part of the contracts of the tools made of it: a caller who sees none of them is not
+/// shown it — on `/shapes.ttl`, `/shapes/{name}` and `trails://schema` — as `tools/list` does not
+/// show the tools. The scaffolders' (`trails_meta_gen_*`, dev scope) are made of `ShapeSpec`,
+/// which nests `FieldSpec`; a node type no tool returns is everyone's.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shapes_of_tools_a_caller_cannot_see_are_not_shown_to_it() {
+    const DEV: &str = "shapes-dev-token";
+    let config = format!(
+        "[mcp]\nscopes = [\"dev\"]\n\n[http]\nsessions = false\n\n[[http.tokens]]\nname = \"dev\"\nsha256 = \"{}\"\nscopes = [\"dev\"]\n",
+        trails::auth::sha256_hex(DEV)
+    );
+    let server = crate::fixture().config(config).http();
+    let get = |path: &str, token: Option<&str>| {
+        let mut request = reqwest::Client::new().get(format!("http://{}{path}", server.addr));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let scaffolded = ["https://w3id.org/trails/meta#ShapeSpec", "https://w3id.org/trails/meta#FieldSpec"];
+    let (_, anonymous) = get("/shapes.ttl", None).await;
+    let (_, dev) = get("/shapes.ttl", Some(DEV)).await;
+    for iri in scaffolded {
+        let declared = format!("<{iri}> a sh:NodeShape");
+        assert!(!anonymous.contains(&declared) && dev.contains(&declared), "{iri}");
+    }
+    assert!(anonymous.contains("<https://example.org/req#Requirement> a sh:NodeShape"));
+    assert_eq!(get("/shapes/ShapeSpec", None).await.0, 404);
+    assert_eq!(get("/shapes/FieldSpec", None).await.0, 404, "nested in a hidden tool's input");
+    assert_eq!(get("/shapes/https%3A%2F%2Fw3id.org%2Ftrails%2Fmeta%23ShapeSpec", None).await.0, 404);
+    assert_eq!(get("/shapes/ShapeSpec", Some(DEV)).await.0, 200);
+
+    let schema = |token: Option<&'static str>| {
+        let body =
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": "trails://schema" } });
+        let addr = server.addr;
+        async move {
+            let read = trails_tests::client::post(addr, token, &body).await;
+            let text = read["result"]["contents"][0]["text"].as_str().unwrap().to_owned();
+            let schema: Value = serde_json::from_str(&text).unwrap();
+            schema["shapes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let (anonymous, dev) = (schema(None).await, schema(Some(DEV)).await);
+    assert!(anonymous.contains(&"Requirement".to_owned()), "{anonymous:?}");
+    for name in ["ShapeSpec", "FieldSpec"] {
+        assert!(!anonymous.contains(&name.to_owned()) && dev.contains(&name.to_owned()), "{name}: {anonymous:?}");
+    }
 }

@@ -25,6 +25,9 @@ pub trait ToolOutput {
     /// The output node type's display roles as JSON members (see `Shape::DISPLAY_ROLES`).
     #[doc(hidden)]
     const OUTPUT_ROLES: &'static str = "";
+    /// The shapes the output is made of (see `Schema::SHAPES_USED`).
+    #[doc(hidden)]
+    const OUTPUT_SHAPES: &'static str = "";
     /// The value as it goes on the wire.
     fn into_output(self) -> Result<Output, Error>;
 }
@@ -110,6 +113,7 @@ impl<T: Shape> ToolOutput for Vec<T> {
     const OUTPUT_IRI: Option<&'static str> = Some(T::IRI);
     const OUTPUT_LIST: bool = true;
     const OUTPUT_ROLES: &'static str = T::DISPLAY_ROLES;
+    const OUTPUT_SHAPES: &'static str = T::SHAPES_USED;
     fn into_output(self) -> Result<Output, Error> {
         Ok(Output::list(structured::<T>(&self)?, T::DISPLAY_ROLES))
     }

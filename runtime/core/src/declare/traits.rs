@@ -63,6 +63,11 @@ pub trait Schema {
     /// string, number, boolean or enum. A `#[shape]` enum does; a hand-written schema of one of
     /// those says so.
     const FORM_FIELD: bool = Self::IS_ENUM;
+    /// The IRIs of the `#[shape]`s a value of this type is made of — itself, what it nests and
+    /// what it extends — each followed by a space: a shape that only tools a caller cannot see
+    /// are made of is not shown to that caller (`/shapes`, `trails://schema`).
+    #[doc(hidden)]
+    const SHAPES_USED: &'static str = "";
     /// Check `value` against every constraint, appending failures at `path`.
     fn validate_at(value: &Value, path: &mut Path, errors: &mut Errors);
 }

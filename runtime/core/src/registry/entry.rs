@@ -208,6 +208,11 @@ impl ToolEntry {
         self.declared.deprecates
     }
 
+    /// The IRIs of the `#[shape]`s its input and output are made of (nested ones included).
+    pub fn shapes(&self) -> impl Iterator<Item = &'static str> {
+        self.declared.shapes.split(' ').filter(|iri| !iri.is_empty())
+    }
+
     /// `module::path::handler`, for messages that must name the item.
     pub fn source(&self) -> &'static str {
         self.source
@@ -247,6 +252,8 @@ pub struct Declared {
     pub(crate) preconditions: Option<PreconditionFn>,
     /// `reasoning`: what its reads infer.
     pub(crate) reasoning: Reasoning,
+    /// The IRIs of the shapes its input and output are made of, each followed by a space.
+    pub(crate) shapes: &'static str,
 }
 
 impl Declared {
@@ -268,6 +275,7 @@ impl Declared {
         effects: Effects,
         preconditions: Option<PreconditionFn>,
         reasoning: Reasoning,
+        shapes: &'static str,
     ) -> Declared {
         Declared {
             policy_required,
@@ -283,6 +291,7 @@ impl Declared {
             effects,
             preconditions,
             reasoning,
+            shapes,
         }
     }
 }

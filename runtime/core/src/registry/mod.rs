@@ -244,6 +244,7 @@ mod tests {
                 crate::declare::Effects::Undeclared,
                 None,
                 Reasoning::None,
+                "",
             ),
             |_, _, _| {},
             |_, _| Box::pin(async { Err(Error::internal("unused")) }),

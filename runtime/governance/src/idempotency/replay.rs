@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::SentKey;
 #[cfg(test)]
 use super::Source;
-use crate::ledger::caller_column;
+use crate::ledger::{caller_column, ANONYMOUS_COLUMN};
 use trails_core::error::Error;
 use trails_core::pipeline::{Answer, Call, Guard, GuardFuture, Next, ToolResult};
 use trails_core::validate::{FieldCode, FieldError};
@@ -24,12 +24,48 @@ const PRUNE_EVERY: usize = 64;
 /// Callers whose claims are counted before the counts start over.
 const MAX_COUNTED_CALLERS: usize = 4096;
 
-/// How long keys are kept, and how many.
+/// How long keys are kept, how many, and how many bytes of results they may hold.
 #[derive(Debug, Clone, Copy)]
 pub struct Retention {
     pub keep: Duration,
+    /// Most finished keys per caller; the oldest go first.
     pub max_keys: usize,
+    /// Most bytes of kept results per caller; the caller's oldest go first. A result larger
+    /// than this is not kept (the key is freed: the capability is `idempotent`, so a retry that
+    /// runs again is safe).
+    pub caller_bytes: u64,
+    /// The same, for all anonymous callers together (they share one key space).
+    pub anonymous_bytes: u64,
+    /// Most bytes of kept results in all: past it a new key is refused, retryable, until keys
+    /// expire or their callers' own bounds push them out. One settle may pass it by its result.
+    pub total_bytes: u64,
 }
+
+impl Default for Retention {
+    fn default() -> Retention {
+        Retention {
+            keep: Duration::from_secs(86_400),
+            max_keys: 10_000,
+            caller_bytes: 16 << 20,
+            anonymous_bytes: 4 << 20,
+            total_bytes: 256 << 20,
+        }
+    }
+}
+
+impl Retention {
+    /// The byte bound of a caller as the ledger names it ([`caller_column`]).
+    fn bytes_of(&self, caller_column: &str) -> u64 {
+        if caller_column == ANONYMOUS_COLUMN {
+            self.anonymous_bytes
+        } else {
+            self.caller_bytes
+        }
+    }
+}
+
+/// A new key refused while the kept results are at `total_bytes`: when to try again.
+const FULL_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// A claimed key: the call runs, then [`Ledger::settle`] keeps its result or frees the key. A
 /// ticket dropped unsettled (the client went away and the call's future was dropped) frees its
@@ -180,11 +216,13 @@ impl Ledger {
     }
 
     #[cfg(feature = "redis")]
-    fn keeping(&self) -> trails_coord::claims::Keeping {
+    fn keeping(&self, caller: &str) -> trails_coord::claims::Keeping {
         trails_coord::claims::Keeping {
             keep: self.retention.keep,
             max_keys: self.retention.max_keys,
             abandoned_after: ABANDONED_AFTER,
+            caller_bytes: self.retention.bytes_of(caller),
+            total_bytes: self.retention.total_bytes,
         }
     }
 
@@ -268,10 +306,17 @@ impl Ledger {
                 other => other,
             };
             let outcome = match found {
+                None if kept_bytes(&tx, "")? >= retention.total_bytes => Found::Full,
                 None if look => Found::New(ticket),
                 None => {
+                    // An expired row goes first (not by `OR REPLACE`: that fires no delete
+                    // trigger, and the bytes it held would stay counted).
                     tx.execute(
-                        "INSERT OR REPLACE INTO idempotency_key (caller, tool, key, arguments, result, created_at, claim)
+                        "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3",
+                        params![ticket.caller, ticket.tool, ticket.key],
+                    )?;
+                    tx.execute(
+                        "INSERT INTO idempotency_key (caller, tool, key, arguments, result, created_at, claim)
                          VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6)",
                         params![ticket.caller, ticket.tool, ticket.key, args, now, ticket.claim],
                     )?;
@@ -309,7 +354,7 @@ impl Ledger {
         use trails_coord::claims::Claimed;
         // An empty claim id only looks.
         let claim = if look { String::new() } else { ticket.claim.to_string() };
-        let found = match shared.coordinator.claim(ticket.key_of(), args, &claim, self.keeping()).await {
+        let found = match shared.coordinator.claim(ticket.key_of(), args, &claim, self.keeping(&ticket.caller)).await {
             Ok(Claimed::New) => {
                 if !look {
                     ticket.held = Some(Held::Shared(shared.coordinator.clone()));
@@ -318,6 +363,7 @@ impl Ledger {
             }
             Ok(Claimed::OtherArguments) => Found::OtherArguments,
             Ok(Claimed::Running) => Found::Running,
+            Ok(Claimed::Full) => Found::Full,
             Ok(Claimed::Result(text)) => Found::Result(text),
             Err(error) => {
                 // The claim may have been made even so (a reply lost to a timeout): free it, or a
@@ -346,28 +392,32 @@ impl Ledger {
         };
         let text = result.map(|r| serde_json::to_string(r).expect("a tool result serialises"));
         let (caller, tool, key, claim) = (ticket.caller.clone(), ticket.tool.clone(), ticket.key.clone(), ticket.claim);
+        let retention = self.retention;
         let done = tokio::task::spawn_blocking(move || {
-            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let kept = match &text {
-                Some(text) => conn.execute(
-                    "UPDATE idempotency_key SET result = ?5 WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4",
-                    params![caller, tool, key, claim, text],
-                ),
-                None => Ok(0),
+                Some(text) => keep_result(&tx, (&caller, &tool, &key, claim), text, retention)?,
+                None => Settling::Freed,
             };
-            if text.is_none() || !matches!(kept, Ok(1)) {
-                conn.execute(
+            if kept != Settling::Kept {
+                tx.execute(
                     "DELETE FROM idempotency_key WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4 AND result IS NULL",
                     params![caller, tool, key, claim],
                 )?;
             }
-            kept
+            tx.commit()?;
+            Ok::<_, rusqlite::Error>((kept, text.map_or(0, |t| t.len())))
         })
         .await;
         match done {
-            Ok(Ok(kept)) if kept == 1 || result.is_none() => {}
-            Ok(Ok(_)) => tracing::warn!(
+            Ok(Ok((Settling::Kept | Settling::Freed, _))) => {}
+            Ok(Ok((Settling::Gone, _))) => tracing::warn!(
                 "an idempotency key was pruned, or claimed again, while its call ran; its result is not kept"
+            ),
+            Ok(Ok((Settling::TooLarge, bytes))) => tracing::warn!(
+                bytes,
+                "an idempotent call's result is larger than its caller may keep; it is not kept, and a retry runs again"
             ),
             Ok(Err(error)) => tracing::error!(%error, "could not keep an idempotent call's result"),
             Err(error) => tracing::error!(%error, "could not keep an idempotent call's result"),
@@ -383,14 +433,22 @@ impl Ledger {
         ticket: &Ticket,
         result: Option<&ToolResult>,
     ) {
+        use trails_coord::claims::Settled;
         let claim = ticket.claim.to_string();
         let done = match result {
             Some(result) => {
                 let text = serde_json::to_string(result).expect("a tool result serialises");
-                match coordinator.settle(ticket.key_of(), &claim, &text, self.keeping()).await {
-                    Ok(true) => Ok(()),
-                    Ok(false) => {
+                match coordinator.settle(ticket.key_of(), &claim, &text, self.keeping(&ticket.caller)).await {
+                    Ok(Settled::Kept) => Ok(()),
+                    Ok(Settled::Gone) => {
                         tracing::warn!("an idempotency key expired, or was claimed again, while its call ran; its result is not kept");
+                        Ok(())
+                    }
+                    Ok(Settled::TooLarge) => {
+                        tracing::warn!(
+                            bytes = text.len(),
+                            "an idempotent call's result is larger than its caller may keep; it is not kept, and a retry runs again"
+                        );
                         Ok(())
                     }
                     // Not kept: free the key, so the retry runs rather than wait on it.
@@ -414,6 +472,20 @@ enum Found {
     OtherArguments,
     Running,
     Result(String),
+    /// A new key, but the kept results are at `total_bytes`.
+    Full,
+}
+
+/// What settling a claim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settling {
+    Kept,
+    /// The call failed: the key is free again.
+    Freed,
+    /// The claim was pruned, or claimed again, while the call ran.
+    Gone,
+    /// Larger than the caller's byte bound: the key is free again.
+    TooLarge,
 }
 
 impl Found {
@@ -434,6 +506,12 @@ impl Found {
                 Err(conflict("this idempotency key was first used with other arguments; use a new key for a new call"))
             }
             Found::Running => Err(conflict("the first call with this idempotency key is still running; retry later")),
+            Found::Full => Err(Error::unavailable(
+                "this server keeps as many idempotent results as it may ([idempotency] max_bytes): a new key is \
+                 refused until older ones expire; retry later, or send the call without a key (it runs, and no \
+                 retry replays it)",
+            )
+            .retry_after(FULL_RETRY_AFTER)),
             Found::Result(text) => {
                 let result: ToolResult = serde_json::from_str(&text).map_err(Error::internal)?;
                 Ok(Claim::Replay(Box::new(result)))
@@ -456,7 +534,7 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS idempotency_key (
             caller TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
-            arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL, claim INTEGER,
+            arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL, claim INTEGER, bytes INTEGER,
             PRIMARY KEY (caller, tool, key)
          );
          CREATE INDEX IF NOT EXISTS idempotency_key_age ON idempotency_key (created_at);
@@ -472,7 +550,85 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
     if !has_claim {
         conn.execute_batch("ALTER TABLE idempotency_key ADD COLUMN claim INTEGER")?;
     }
+    count_bytes(&conn)?;
     Ok(conn)
+}
+
+/// The bytes each caller's kept results hold (`idempotency_usage`; `''` is the total), kept by
+/// triggers, so every statement that keeps or drops a result counts it — pruning, eviction,
+/// expiry — and none can forget to. A table an earlier build made is counted once, here.
+fn count_bytes(conn: &Connection) -> rusqlite::Result<()> {
+    let column = |name: &str| {
+        conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info('idempotency_key') WHERE name = ?1", [name], |row| {
+            row.get::<_, bool>(0)
+        })
+    };
+    let counted = column("bytes")?;
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         {add}
+         CREATE TABLE IF NOT EXISTS idempotency_usage (caller TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
+         CREATE INDEX IF NOT EXISTS idempotency_key_caller_bytes ON idempotency_key (caller, created_at, bytes)
+            WHERE result IS NOT NULL;
+         CREATE TRIGGER IF NOT EXISTS idempotency_key_kept AFTER UPDATE OF bytes ON idempotency_key
+         BEGIN
+            INSERT INTO idempotency_usage (caller, bytes)
+               VALUES (NEW.caller, IFNULL(NEW.bytes, 0) - IFNULL(OLD.bytes, 0)),
+                      ('', IFNULL(NEW.bytes, 0) - IFNULL(OLD.bytes, 0))
+               ON CONFLICT (caller) DO UPDATE SET bytes = bytes + excluded.bytes;
+         END;
+         CREATE TRIGGER IF NOT EXISTS idempotency_key_dropped AFTER DELETE ON idempotency_key
+            WHEN OLD.bytes IS NOT NULL
+         BEGIN
+            UPDATE idempotency_usage SET bytes = bytes - OLD.bytes WHERE caller IN (OLD.caller, '');
+            DELETE FROM idempotency_usage WHERE caller = OLD.caller AND bytes <= 0;
+         END;
+         {fill}
+         COMMIT;",
+        add = if counted { "" } else { "ALTER TABLE idempotency_key ADD COLUMN bytes INTEGER;" },
+        fill = if counted {
+            ""
+        } else {
+            "UPDATE idempotency_key SET bytes = length(CAST(result AS BLOB)) WHERE result IS NOT NULL;"
+        },
+    ))
+}
+
+/// The bytes `caller`'s kept results hold (`''`: everyone's).
+fn kept_bytes(conn: &Connection, caller: &str) -> rusqlite::Result<u64> {
+    let bytes: Option<i64> = conn
+        .query_row("SELECT bytes FROM idempotency_usage WHERE caller = ?1", [caller], |row| row.get(0))
+        .optional()?;
+    Ok(bytes.unwrap_or(0).max(0) as u64)
+}
+
+/// Keep `text` as the result of the claim `(caller, tool, key, claim)`, within the caller's byte
+/// bound: its oldest finished keys go first until the result fits.
+fn keep_result(
+    tx: &rusqlite::Transaction<'_>,
+    (caller, tool, key, claim): (&str, &str, &str, i64),
+    text: &str,
+    retention: Retention,
+) -> rusqlite::Result<Settling> {
+    let (bytes, bound) = (text.len() as u64, retention.bytes_of(caller));
+    if bytes > bound {
+        return Ok(Settling::TooLarge);
+    }
+    if kept_bytes(tx, caller)? + bytes > bound {
+        tx.execute(
+            "DELETE FROM idempotency_key WHERE rowid IN (
+                SELECT rowid FROM (
+                    SELECT rowid, SUM(bytes) OVER (ORDER BY created_at DESC, rowid DESC) AS newer
+                    FROM idempotency_key WHERE caller = ?1 AND result IS NOT NULL)
+                WHERE newer > ?2)",
+            params![caller, (bound - bytes) as i64],
+        )?;
+    }
+    let kept = tx.execute(
+        "UPDATE idempotency_key SET result = ?5, bytes = ?6 WHERE caller = ?1 AND tool = ?2 AND key = ?3 AND claim = ?4",
+        params![caller, tool, key, claim, text, bytes as i64],
+    )?;
+    Ok(if kept == 1 { Settling::Kept } else { Settling::Gone })
 }
 
 /// Drop keys past their retention, then `caller`'s oldest finished ones beyond `max_keys` (per
@@ -561,7 +717,10 @@ mod tests {
     async fn a_call_presumed_abandoned_that_finishes_late_leaves_the_new_claim_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite3");
-        let ledger = Ledger::new(path.clone(), Retention { keep: Duration::from_secs(3600), max_keys: 100 });
+        let ledger = Ledger::new(
+            path.clone(),
+            Retention { keep: Duration::from_secs(3600), max_keys: 100, ..Retention::default() },
+        );
         let key = SentKey { value: json!("k-1"), source: Source::Meta };
         let arguments = json!({ "title": "Passkeys" });
         let Claim::Run(first) = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap() else { panic!() };
@@ -575,6 +734,104 @@ mod tests {
         ledger.settle(second, Some(&ToolResult::success(String::new(), None))).await;
         let replay = ledger.claim(&key, Some("agent"), "t", &arguments).await.unwrap();
         assert!(matches!(replay, Claim::Replay(_)), "{replay:?}");
+    }
+
+    #[tokio::test]
+    async fn kept_results_are_bounded_in_bytes_per_caller_for_anonymous_callers_and_in_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite3");
+        let retention =
+            Retention { caller_bytes: 3_500, anonymous_bytes: 2_500, total_bytes: 5_500, ..Retention::default() };
+        let ledger = Ledger::new(path.clone(), retention);
+        // A result whose JSON is about 1,000 bytes.
+        let result = ToolResult::success("r".repeat(960), None);
+        let arguments = json!({});
+        let run = |caller: Option<&'static str>, key: &str| {
+            let key = SentKey { value: json!(key), source: Source::Meta };
+            let (ledger, result, arguments) = (&ledger, result.clone(), arguments.clone());
+            async move {
+                match ledger.claim(&key, caller, "t", &arguments).await? {
+                    Claim::Run(ticket) => {
+                        ledger.settle(ticket, Some(&result)).await;
+                        Ok::<_, Error>(false)
+                    }
+                    Claim::Replay(_) => Ok(true),
+                }
+            }
+        };
+        let replays = |caller, key| async move { run(caller, key).await.unwrap() };
+        for n in 0..5 {
+            assert!(!replays(Some("ana"), ["a0", "a1", "a2", "a3", "a4"][n]).await);
+        }
+        // Ana's three newest fit her 3,500 bytes; her two oldest went.
+        assert!(
+            replays(Some("ana"), "a4").await && replays(Some("ana"), "a3").await && replays(Some("ana"), "a2").await
+        );
+        assert!(!replays(Some("ana"), "a0").await, "the oldest went first");
+        // Anonymous callers, together, keep 2,500 bytes: two results.
+        for key in ["n0", "n1", "n2"] {
+            assert!(!replays(None, key).await);
+        }
+        assert!(replays(None, "n2").await && replays(None, "n1").await && !replays(None, "n0").await);
+        let conn = open(&path).unwrap();
+        let counted = |caller: &str| kept_bytes(&conn, caller).unwrap();
+        let actual = |caller: &str| -> u64 {
+            conn.query_row(
+                "SELECT IFNULL(SUM(length(CAST(result AS BLOB))), 0) FROM idempotency_key
+                 WHERE result IS NOT NULL AND (caller = ?1 OR ?1 = '')",
+                [caller],
+                |row| row.get::<_, i64>(0),
+            )
+            .unwrap() as u64
+        };
+        for caller in ["caller:ana", "anonymous", ""] {
+            assert_eq!(counted(caller), actual(caller), "{caller}: the triggers count what is kept");
+        }
+        assert!(counted("caller:ana") <= 3_500 && counted("anonymous") <= 2_500);
+        // A result larger than the caller may keep is not kept: its retry runs again.
+        let large = ToolResult::success("r".repeat(4_000), None);
+        let key = SentKey { value: json!("big"), source: Source::Meta };
+        let Claim::Run(ticket) = ledger.claim(&key, Some("bo"), "t", &arguments).await.unwrap() else { panic!() };
+        ledger.settle(ticket, Some(&large)).await;
+        assert!(matches!(ledger.claim(&key, Some("bo"), "t", &arguments).await.unwrap(), Claim::Run(_)));
+        // Bo takes the total past 5,500 bytes: a new key is refused, retryable, for anyone (a dry
+        // run's look too); a kept one still replays.
+        assert!(counted("") < 5_500, "{}", counted(""));
+        assert!(!replays(Some("bo"), "b0").await);
+        assert!(counted("") >= 5_500, "{}", counted(""));
+        for look in [false, true] {
+            let key = SentKey { value: json!("c0"), source: Source::Meta };
+            let Err(Error::Domain(refused)) = ledger.find(&key, Some("cy"), "t", &arguments, look).await else {
+                panic!("a new key is refused")
+            };
+            assert_eq!(refused.kind(), trails_core::error::ErrorKind::Unavailable, "{refused:?}");
+            assert!(refused.retryable() && refused.retry_after_secs() == Some(60));
+            assert!(refused.message().contains("max_bytes"), "{refused}");
+        }
+        assert!(replays(Some("bo"), "b0").await);
+    }
+
+    #[test]
+    fn a_ledger_an_earlier_build_made_is_counted_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite3");
+        let conn = crate::ledger::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE idempotency_key (
+                caller TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
+                arguments TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL, claim INTEGER,
+                PRIMARY KEY (caller, tool, key));
+             INSERT INTO idempotency_key VALUES ('caller:ana', 't', 'k', 'a', 'abcdé', 1, 1);
+             INSERT INTO idempotency_key VALUES ('anonymous', 't', 'k', 'a', NULL, 1, 2);",
+        )
+        .unwrap();
+        drop(conn);
+        let conn = open(&path).unwrap();
+        assert_eq!(kept_bytes(&conn, "caller:ana").unwrap(), 6, "bytes, not characters");
+        assert_eq!(kept_bytes(&conn, "").unwrap(), 6);
+        assert_eq!(kept_bytes(&conn, "anonymous").unwrap(), 0, "a running claim holds nothing");
+        drop(conn);
+        assert_eq!(kept_bytes(&open(&path).unwrap(), "").unwrap(), 6, "counted once");
     }
 
     #[test]
@@ -591,7 +848,7 @@ mod tests {
         insert(&conn, "caller:quiet", "q2", now - 30, true);
         insert(&conn, "anonymous", "expired", now - 7200, true);
 
-        let retention = Retention { keep: Duration::from_secs(3600), max_keys: 3 };
+        let retention = Retention { keep: Duration::from_secs(3600), max_keys: 3, ..Retention::default() };
         for caller in ["caller:busy", "caller:quiet"] {
             let tx = conn.transaction().unwrap();
             prune_keys(&tx, now, retention, caller).unwrap();

@@ -314,6 +314,7 @@ mod tests {
                 trails_core::Effects::Undeclared,
                 None,
                 trails_core::Reasoning::None,
+                "",
             ),
             |_, _, _| {},
             |_, _| Box::pin(async { Ok(trails_core::declare::Output::text("")) }),

@@ -62,7 +62,8 @@ async fn read(
     let caller =
         Caller { name: ctx.caller().map(str::to_owned), client: ctx.client().map(str::to_owned), scopes: ctx.scopes() };
     let view = shared.view(&caller);
-    let read = crate::resources::read(&shared.resources, shared, &uri, ctx.trace_id(), view).await;
+    let reader = (view, caller.is_authenticated());
+    let read = crate::resources::read(&shared.resources, shared, &uri, ctx.trace_id(), reader).await;
     let result = read.map_err(|error| match error {
         ReadError::Unknown => Error::not_found(format!("no resource {}", trails_core::validate::echo_name(&uri))),
         ReadError::Other(error) if error.code == ErrorCode::INVALID_PARAMS => {

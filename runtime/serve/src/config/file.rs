@@ -163,6 +163,14 @@ pub struct IdempotencyConfig {
     pub retention_secs: Option<u64>,
     /// Most finished keys kept per caller; the oldest go first (default 10000, 1 to 1000000).
     pub max_keys: Option<usize>,
+    /// Most bytes of kept results per caller; the oldest go first, and a larger result is not
+    /// kept (default 16777216, 1024 to 2^40).
+    pub max_bytes_per_caller: Option<u64>,
+    /// The same for all anonymous callers together, who share one key space (default 4194304).
+    pub max_bytes_anonymous: Option<u64>,
+    /// Most bytes of kept results in all; past it a new key is refused, retryable, until keys
+    /// expire (default 268435456).
+    pub max_bytes: Option<u64>,
 }
 
 /// `[budget]`: what each caller may spend per window on capabilities that declare a `cost`.

@@ -118,6 +118,9 @@ fn required(shared: &Shared) -> Refused {
     }
 }
 
+/// What a client is told of a token refused for a reason it must not learn.
+const NOT_ACCEPTED: &str = "this server does not accept the token; its operator's log says why";
+
 /// The caller a presented token authenticates: a configured hash first, then the OAuth
 /// resource server.
 async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused> {
@@ -141,13 +144,15 @@ async fn verify(shared: &Shared, token: Option<&str>) -> Result<Caller, Refused>
         let caller = authority.caller(token, process_scopes).await;
         // Subjects and static token names share one namespace (sessions, budgets, idempotency
         // keys and Cedar's principal are keyed by it): a subject that is a static token's name
-        // would act as that token.
+        // would act as that token. The client is not told why (that would confirm the name of a
+        // static token to whoever can pick a subject); the log is.
         let caller = caller.and_then(|caller| match caller.name.as_deref() {
-            Some(name) if tokens.names(name) => Err(Rejection {
-                why: "the token's subject is the name of an [[http.tokens]] entry; the operator must rename that entry"
-                    .to_owned(),
-                retryable: false,
-            }),
+            Some(name) if tokens.names(name) => {
+                tracing::warn!(
+                    "refused an OAuth token whose subject is the name of an [[http.tokens]] entry; rename that entry"
+                );
+                Err(Rejection { why: NOT_ACCEPTED.to_owned(), retryable: false })
+            }
             _ => Ok(caller),
         });
         return caller.map_err(|Rejection { why, retryable }| match retryable {

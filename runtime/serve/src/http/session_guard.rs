@@ -27,7 +27,7 @@ use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager
 use serde_json::Value;
 
 use super::body::refusal_of;
-use super::hot::Answers;
+use super::hot::{AllAnswers, Answers, KEPT_ALL_BYTES};
 use super::sessions::BoundedSessions;
 use crate::mcp::SessionLink;
 
@@ -70,6 +70,8 @@ pub(crate) struct SessionGuard {
     /// A sweep is running: another one (the timer's, a request's, an `initialize`'s) skips.
     sweeping: AtomicBool,
     born: Instant,
+    /// The bytes of the answers every session keeps for resumption, bounded together.
+    answers: Arc<AllAnswers>,
 }
 
 /// How a session is bounded in number and time (`[http]`).
@@ -94,6 +96,7 @@ impl SessionGuard {
             swept: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
             born: Instant::now(),
+            answers: AllAnswers::new(KEPT_ALL_BYTES),
         }
     }
 
@@ -240,6 +243,8 @@ pub(crate) enum Ticket {
 /// What an `initialize` in flight will record of its session.
 pub(crate) struct Opening {
     owner: Option<String>,
+    /// Every session's resumable answers, counted together.
+    answers: Arc<AllAnswers>,
     /// Handed to the session's rmcp handler in the request's extensions.
     pub(crate) link: Arc<SessionLink>,
 }
@@ -257,13 +262,13 @@ impl Ticket {
     pub(crate) fn answered(self, response: &Response) {
         match self {
             Ticket::Pass | Ticket::InSession(_) => {}
-            Ticket::Initialize(reservation, Opening { owner, link }) => {
+            Ticket::Initialize(reservation, Opening { owner, answers, link }) => {
                 let opened_id = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
                 reservation.commit(opened_id.map(|id| {
                     let live = Arc::new(Live {
                         id: id.to_owned(),
                         link,
-                        answers: Answers::default(),
+                        answers: Answers::new(answers),
                         in_flight: Mutex::default(),
                     });
                     (id.to_owned(), Opened { owner, at: Instant::now(), initialized: false, live: Some(live) })
@@ -311,7 +316,8 @@ impl SessionGuard {
             }
             // Released however the request ends (a client hanging up mid-`initialize` included).
             let reservation = Reservation { guard: self.clone(), id: Some(reserved) };
-            let opening = Opening { owner: owner.map(str::to_owned), link: Arc::default() };
+            let opening =
+                Opening { owner: owner.map(str::to_owned), answers: self.answers.clone(), link: Arc::default() };
             return Ok(Ticket::Initialize(reservation, opening));
         };
         self.sweep_now_and_then();

@@ -17,16 +17,12 @@ use axum::Extension;
 use crate::projection::shacl::Shapes;
 use crate::state::Shared;
 use trails_core::auth::Caller;
-use trails_core::pipeline::Lookup;
 
 /// Whether `caller` may see tool `name` (as `tools/list` would show it): the input shape of a
 /// capability is part of its contract, which a caller without its scope does not learn.
 fn visible<'a>(shared: &'a Shared, caller: &'a Caller) -> impl Fn(&str) -> bool + 'a {
     let view = shared.view(caller);
-    move |tool| {
-        matches!(shared.pipeline.catalog.lookup(tool, caller.scopes), Lookup::Found(_))
-            && !shared.pipeline.catalog.hides(view, tool)
-    }
+    move |tool| shared.sees(view, tool)
 }
 
 /// The shapes of the declarations, built once when the routes are (and only if they are served).

@@ -94,7 +94,8 @@ pub(crate) async fn read_resource(
         None => {
             let trace_id = uuid::Uuid::new_v4().simple().to_string();
             let view = shared.view(&request.caller);
-            let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, view);
+            let reader = (view, request.caller.is_authenticated());
+            let read = crate::resources::read(&shared.resources, &**shared, &uri, &trace_id, reader);
             let read = tracing::Instrument::instrument(read, span.clone()).await;
             read.map(ReadResourceResponse::Complete).map_err(|error| error.into_mcp(&uri))
         }

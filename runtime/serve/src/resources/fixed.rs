@@ -16,11 +16,12 @@ const LATEST_ACTIVITIES: usize = 20;
 const PROV: &str = "http://www.w3.org/ns/prov#";
 const TRAILS: &str = "https://w3id.org/trails/capability#";
 
-/// Every shape (its JSON Schema) and, for node types, the RDF mapping.
-pub(crate) fn schema(resources: &Resources) -> Value {
+/// Every shape the caller (`view`) is shown (its JSON Schema) and, for node types, the RDF mapping.
+pub(crate) fn schema(resources: &Resources, live: &dyn Live, view: trails_core::pipeline::View) -> Value {
     let shapes: Vec<Value> = resources
         .shape_entries
         .iter()
+        .filter(|shape| live.shape_shown(view, shape.iri()))
         .map(|shape| {
             let mut entry = json!({
                 "name": shape.name(),
@@ -72,37 +73,48 @@ fn node_type(node: &NodeTypeInfo) -> Value {
 
 /// Counts: the tools the caller (`view`) can see (never more than its own `tools/list` shows), resource
 /// subscriptions (with the updates dropped from full queues), budgets and — with a knowledge
-/// graph — instances per node type and provenance kept and pruned.
+/// graph — instances per node type and provenance kept and pruned. An anonymous caller sees the
+/// bounds and the knowledge graph's counts (it can list the graph anyway), not what other callers
+/// do: anyone could watch those move.
 pub(crate) async fn stats(
     resources: &Resources,
     live: &dyn Live,
     kg: Option<&Kg>,
     view: trails_core::pipeline::View,
+    authenticated: bool,
 ) -> trails_core::Result<Value> {
-    let mut stats = json!({
-        "tools": live.tool_count(view),
-        "subscriptions": live.subscription_stats(),
-        "continuations": live.continuation_stats(),
-        "tasks": live.task_stats(),
+    let mut stats = json!({ "tools": live.tool_count(view) });
+    if authenticated {
+        stats["subscriptions"] = live.subscription_stats();
+        stats["continuations"] = live.continuation_stats();
+        stats["tasks"] = live.task_stats();
         // Who spent what is for builders; others see the totals. (`null`: built without budgets.)
-        "budgets": budgets(resources, view.scopes()),
-    });
+        stats["budgets"] = budgets(resources, view.scopes());
+    } else {
+        stats["activity"] = json!(ANONYMOUS_STATS);
+    }
     let Some(kg) = kg else { return Ok(stats) };
     let mut instances = serde_json::Map::new();
     for node in &resources.node_types {
         instances.insert(node.label.to_owned(), json!(count(kg, node).await?));
     }
-    let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
-    let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
     stats["instances"] = json!(instances);
     stats["provenance"] = json!({
-        "activities": activities,
-        "pruned_since_start": kg.provenance_pruned(),
         "keep": resources.store.provenance_keep,
         "max_age_days": resources.store.provenance_max_age_days,
     });
+    if authenticated {
+        let activities = format!("SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH ?a {{ ?a a <{PROV}Activity> }} }}");
+        let activities = store::count_of(&kg.store().select(activities, Vec::new()).await.map_err(kg::store_failed)?);
+        stats["provenance"]["activities"] = json!(activities);
+        stats["provenance"]["pruned_since_start"] = json!(kg.provenance_pruned());
+    }
     Ok(stats)
 }
+
+/// What `trails://stats` says in place of the activity an anonymous caller does not see.
+const ANONYMOUS_STATS: &str = "subscriptions, kept results, tasks, budgets and provenance activities are \
+     shown to callers with a token: anonymous callers share them, and could watch each other's";
 
 fn budgets(resources: &Resources, scopes: trails_core::auth::ScopeSet) -> Value {
     let builder = scopes.contains(trails_core::auth::Scope::Builder);

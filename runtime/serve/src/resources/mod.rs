@@ -78,6 +78,9 @@ pub(crate) trait Live: Send + Sync {
     fn continuation_stats(&self) -> Value;
     /// The MCP tasks this replica runs, and their bounds (`null`: no capability is a task).
     fn task_stats(&self) -> Value;
+    /// Whether a caller with `view` is shown the shape `iri` (`trails://schema`): some tool it
+    /// sees is made of it, or no tool is.
+    fn shape_shown(&self, view: View, iri: &str) -> bool;
 }
 
 /// Whether `uri` parses (the fuzz targets' entry point).

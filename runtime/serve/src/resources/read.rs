@@ -138,7 +138,7 @@ pub(crate) async fn read(
     live: &dyn Live,
     uri: &str,
     trace_id: &str,
-    view: View,
+    (view, authenticated): (View, bool),
 ) -> Result<ReadResourceResult, ReadError> {
     let scopes = view.scopes();
     let builder = scopes.contains(Scope::Builder);
@@ -165,8 +165,8 @@ pub(crate) async fn read(
             return Ok(ReadResourceResult::new(vec![contents]));
         }
         Target::Doctor => ("application/json", Ok(fixed::doctor(resources, live, kg).await)),
-        Target::Schema => ("application/json", Ok(fixed::schema(resources))),
-        Target::Stats => ("application/json", fixed::stats(resources, live, kg, view).await),
+        Target::Schema => ("application/json", Ok(fixed::schema(resources, live, view))),
+        Target::Stats => ("application/json", fixed::stats(resources, live, kg, view, authenticated).await),
         // The rest is the knowledge graph's, which an app without node types has not.
         target => {
             let Some(kg) = kg else { return Err(ReadError::Unknown) };

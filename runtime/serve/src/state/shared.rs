@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub(crate) kept: super::Kept,
     /// The parts' background tasks, until the server starts them.
     pub(crate) background: std::sync::Mutex<Vec<Background>>,
+    /// Which tools each shape is part of, made when a shape is first asked for.
+    shape_users: std::sync::OnceLock<trails_core::projection::shacl::ShapeUsers>,
 }
 
 /// A part's background task (`trails::part::Assembly::background`), until the server starts it.
@@ -185,6 +187,7 @@ impl Shared {
             tasks: kept.take::<Arc<super::tasks::Tasks>>(),
             kept,
             background: std::sync::Mutex::new(background),
+            shape_users: std::sync::OnceLock::new(),
         }
     }
 
@@ -215,6 +218,13 @@ impl Shared {
     /// What `caller` sees of the catalog (its scopes, less what guards hide from it).
     pub(crate) fn view(&self, caller: &Caller) -> View {
         self.pipeline.view(caller)
+    }
+
+    /// Whether a caller with `view` sees tool `name`, as its `tools/list` would show it.
+    pub(crate) fn sees(&self, view: View, name: &str) -> bool {
+        let catalog = &self.pipeline.catalog;
+        matches!(catalog.lookup(name, view.scopes()), trails_core::pipeline::Lookup::Found(_))
+            && !catalog.hides(view, name)
     }
 
     /// The tools a caller with `view` sees, as rmcp's `Tool`s.
@@ -252,6 +262,14 @@ impl Live for Shared {
         let (kept, bytes) = self.pipeline.continuations().stats();
         let max = trails_core::pipeline::MAX_KEPT_BYTES;
         serde_json::json!({ "kept": kept, "bytes": bytes, "max_bytes": max })
+    }
+
+    fn shape_shown(&self, view: View, iri: &str) -> bool {
+        let users = self.shape_users.get_or_init(|| {
+            let tools: Vec<_> = self.pipeline.catalog.entries().collect();
+            trails_core::projection::shacl::ShapeUsers::new(&tools)
+        });
+        users.shown(iri, |tool| self.sees(view, tool))
     }
 
     fn task_stats(&self) -> serde_json::Value {

@@ -9,8 +9,8 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -27,6 +27,9 @@ const PREFIX: &str = "t";
 const KEPT: usize = 16;
 /// And their bytes at most, the oldest finished ones going first.
 const KEPT_BYTES: usize = 4 << 20;
+/// The finished answers of every session together: past it, a session forgets its own finished
+/// answers (the newest too) when it next sends one, is resumed or is swept.
+pub(crate) const KEPT_ALL_BYTES: usize = 64 << 20;
 /// How long a finished answer stays resumable (rmcp's `completed_cache_ttl`).
 const KEEP_DONE: Duration = Duration::from_secs(60);
 /// An SSE comment this often while an answer is awaited, so proxies do not close an idle stream
@@ -36,26 +39,84 @@ const PING: &[u8] = b":\n\n";
 /// The reconnection delay a priming event suggests (rmcp's `sse_retry`).
 const RETRY_MS: u64 = 3_000;
 
-/// One awaited answer: the event, and when it was done.
-type Slot = watch::Receiver<Option<(Bytes, Instant)>>;
+/// One awaited answer: the event, when it was done, and its bytes counted server-wide.
+type Done = Option<(Bytes, Instant, Arc<Counted>)>;
+type Slot = watch::Receiver<Done>;
+type Kept = Arc<Mutex<VecDeque<(u64, Slot)>>>;
+
+/// The bytes of the finished answers that every session holds, against [`KEPT_ALL_BYTES`].
+#[derive(Debug)]
+pub(crate) struct AllAnswers {
+    bytes: AtomicUsize,
+    max: usize,
+}
+
+impl AllAnswers {
+    pub(crate) fn new(max: usize) -> Arc<AllAnswers> {
+        Arc::new(AllAnswers { bytes: AtomicUsize::new(0), max })
+    }
+
+    fn over(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) > self.max
+    }
+
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// An answer's bytes, counted while anything holds the answer (its session's list, a stream
+/// still sending it): what the count says is what memory holds.
+#[derive(Debug)]
+struct Counted {
+    all: Arc<AllAnswers>,
+    bytes: usize,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.all.bytes.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
 
 /// The answers of one session that a client may resume.
-#[derive(Default)]
 pub(crate) struct Answers {
     next: AtomicU64,
-    kept: Mutex<VecDeque<(u64, Slot)>>,
+    kept: Kept,
+    all: Arc<AllAnswers>,
+}
+
+impl Default for Answers {
+    /// A session's answers counted on their own (tests, the fuzz target).
+    fn default() -> Answers {
+        Answers::new(AllAnswers::new(KEPT_ALL_BYTES))
+    }
 }
 
 /// Where a pending answer is put once it is done.
-pub(super) struct Pending(watch::Sender<Option<(Bytes, Instant)>>);
+pub(super) struct Pending {
+    sender: watch::Sender<Done>,
+    kept: Kept,
+    all: Arc<AllAnswers>,
+}
 
 impl Pending {
     pub(super) fn done(self, event: Bytes) {
-        self.0.send_replace(Some((event, Instant::now())));
+        self.all.bytes.fetch_add(event.len(), Ordering::Relaxed);
+        let counted = Arc::new(Counted { all: self.all.clone(), bytes: event.len() });
+        self.sender.send_replace(Some((event, Instant::now(), counted)));
+        // The stream waiting for it holds it on its own: forgetting it here only stops resumes.
+        forget_old(&mut self.kept.lock().unwrap_or_else(|p| p.into_inner()), &self.all);
     }
 }
 
 impl Answers {
+    /// A session's answers, counted with every other session's in `all`.
+    pub(crate) fn new(all: Arc<AllAnswers>) -> Answers {
+        Answers { next: AtomicU64::new(0), kept: Kept::default(), all }
+    }
+
     /// A resumable place for an answer still being made: its priming event, where to put the
     /// answer, and the stream a client reads it from (ended by `shutdown`).
     pub(super) fn expect(&self, shutdown: &CancellationToken) -> (Pending, Response) {
@@ -63,14 +124,15 @@ impl Answers {
         let (sender, slot) = watch::channel(None);
         {
             let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-            forget_old(&mut kept);
+            forget_old(&mut kept, &self.all);
             if kept.len() >= KEPT {
                 kept.pop_front();
             }
             kept.push_back((n, slot.clone()));
         }
         let priming = Bytes::from(format!("data: \nid: {PREFIX}{n}\nretry: {RETRY_MS}\n\n"));
-        (Pending(sender), stream(Some(priming), Some(slot), shutdown.clone()))
+        let pending = Pending { sender, kept: self.kept.clone(), all: self.all.clone() };
+        (pending, stream(Some(priming), Some(slot), shutdown.clone()))
     }
 
     /// The answer to a resume from `last_event_id`: `None` if the id is not this module's; an
@@ -79,7 +141,7 @@ impl Answers {
     pub(super) fn resume(&self, last_event_id: &str, shutdown: &CancellationToken) -> Option<Response> {
         let n: u64 = last_event_id.strip_prefix(PREFIX)?.parse().ok()?;
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        forget_old(&mut kept);
+        forget_old(&mut kept, &self.all);
         let slot = kept.iter().find(|(kept, _)| *kept == n).map(|(_, slot)| slot.clone());
         Some(stream(None, slot, shutdown.clone()))
     }
@@ -87,20 +149,23 @@ impl Answers {
     /// Forget the finished answers past their time (the session sweep calls this: a session
     /// whose later answers are all ready at once would otherwise keep them).
     pub(crate) fn forget_old(&self) {
-        forget_old(&mut self.kept.lock().unwrap_or_else(|p| p.into_inner()));
+        forget_old(&mut self.kept.lock().unwrap_or_else(|p| p.into_inner()), &self.all);
     }
 }
 
 /// Drop finished answers done more than [`KEEP_DONE`] ago, then the oldest finished ones while
 /// the finished ones hold more than [`KEPT_BYTES`] — but never the last one finished, however
-/// large (a resume is most likely for the answer just sent).
-fn forget_old(kept: &mut VecDeque<(u64, Slot)>) {
-    kept.retain(|(_, slot)| slot.borrow().as_ref().is_none_or(|(_, done)| done.elapsed() < KEEP_DONE));
-    let done = |slot: &Slot| slot.borrow().as_ref().map(|(event, done)| (event.len(), *done));
+/// large (a resume is most likely for the answer just sent) — unless every session's together
+/// hold more than `all` allows: then each finished one goes, oldest first, until they do not.
+fn forget_old(kept: &mut VecDeque<(u64, Slot)>, all: &AllAnswers) {
+    kept.retain(|(_, slot)| slot.borrow().as_ref().is_none_or(|(_, done, _)| done.elapsed() < KEEP_DONE));
+    let done = |slot: &Slot| slot.borrow().as_ref().map(|(event, done, _)| (event.len(), *done));
     let newest = kept.iter().filter_map(|(n, slot)| Some((done(slot)?.1, *n))).max().map(|(_, n)| n);
     let mut bytes: usize = kept.iter().filter_map(|(_, slot)| done(slot)).map(|(size, _)| size).sum();
+    // Dropping a slot frees its answer at once unless a stream still sends it: `all.over()`
+    // reads the count as each goes.
     kept.retain(|(n, slot)| match done(slot) {
-        Some((size, _)) if bytes > KEPT_BYTES && Some(*n) != newest => {
+        Some((size, _)) if (bytes > KEPT_BYTES && Some(*n) != newest) || all.over() => {
             bytes -= size;
             false
         }
@@ -117,7 +182,7 @@ fn stream(priming: Option<Bytes>, slot: Option<Slot>, shutdown: CancellationToke
         }
         let mut slot = slot?;
         loop {
-            if let Some((event, _)) = slot.borrow_and_update().clone() {
+            if let Some((event, _, _)) = slot.borrow_and_update().clone() {
                 return Some((Ok(event), (None, None)));
             }
             match tokio::time::timeout(PING_EVERY, slot.changed()).await {
@@ -201,6 +266,32 @@ mod tests {
         answers.forget_old();
         let resumed = text(answers.resume("t5", &running).unwrap()).await;
         assert_eq!(resumed.len(), KEPT_BYTES * 2, "the last answer is kept, however large");
+    }
+
+    /// Every session's finished answers together are bounded: past it, a session keeps none of
+    /// its own (the newest too), and the count falls as they go.
+    #[tokio::test]
+    async fn the_finished_answers_of_every_session_are_bounded_together() {
+        let (all, running) = (AllAnswers::new(3_000), CancellationToken::new());
+        let sessions: Vec<Answers> = (0..4).map(|_| Answers::new(all.clone())).collect();
+        for session in &sessions[..2] {
+            let (pending, stream) = session.expect(&running);
+            pending.done(Bytes::from(vec![b'x'; 1_000]));
+            assert!(text(stream).await.ends_with(&"x".repeat(1_000)), "the stream gets its answer");
+        }
+        assert_eq!(all.held(), 2_000, "two answers kept for resumption");
+        assert_eq!(text(sessions[0].resume("t0", &running).unwrap()).await.len(), 1_000);
+        // A third and a fourth take the total past 3,000: the fourth session's own is not kept.
+        let (pending, stream) = sessions[2].expect(&running);
+        pending.done(Bytes::from(vec![b'y'; 1_000]));
+        drop(stream);
+        let (pending, stream) = sessions[3].expect(&running);
+        pending.done(Bytes::from(vec![b'z'; 1_500]));
+        assert!(text(stream).await.ends_with(&"z".repeat(1_500)), "a live stream still gets its answer");
+        assert_eq!(text(sessions[3].resume("t0", &running).unwrap()).await, "", "not kept past the bound");
+        assert_eq!(all.held(), 3_000);
+        drop(sessions);
+        assert_eq!(all.held(), 0, "closed sessions hold nothing");
     }
 
     #[tokio::test]

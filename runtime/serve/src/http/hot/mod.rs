@@ -34,7 +34,7 @@ use crate::state::Shared;
 use crate::wire::jsonrpc::RpcMethod;
 use crate::wire::shape_result;
 use crate::wire::trace::TraceParent;
-pub(crate) use answers::Answers;
+pub(crate) use answers::{AllAnswers, Answers, KEPT_ALL_BYTES};
 use pieces::Pieces;
 use trails_core::auth::Caller;
 

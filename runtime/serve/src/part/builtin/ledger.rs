@@ -47,15 +47,36 @@ impl Ledger {
             let limit = BudgetLimit { tokens: own.tokens, usd: usd("[[http.tokens]] budget.usd", own.usd)? };
             settings.by_caller.insert(name, limit);
         }
+        let defaults = trails_governance::idempotency::Retention::default();
+        let bytes = |key: &'static str, value: Option<u64>, default: u64| {
+            within(key, value, default, 1024..=1 << 40, "1024 to 1099511627776")
+        };
         let retention = trails_governance::idempotency::Retention {
             keep: Duration::from_secs(within(
                 "[idempotency] retention_secs",
                 idempotency.retention_secs,
-                86_400,
+                defaults.keep.as_secs(),
                 1..=2_678_400,
                 "1 to 2678400",
             )?),
-            max_keys: within("[idempotency] max_keys", idempotency.max_keys, 10_000, 1..=1_000_000, "1 to 1000000")?,
+            max_keys: within(
+                "[idempotency] max_keys",
+                idempotency.max_keys,
+                defaults.max_keys,
+                1..=1_000_000,
+                "1 to 1000000",
+            )?,
+            caller_bytes: bytes(
+                "[idempotency] max_bytes_per_caller",
+                idempotency.max_bytes_per_caller,
+                defaults.caller_bytes,
+            )?,
+            anonymous_bytes: bytes(
+                "[idempotency] max_bytes_anonymous",
+                idempotency.max_bytes_anonymous,
+                defaults.anonymous_bytes,
+            )?,
+            total_bytes: bytes("[idempotency] max_bytes", idempotency.max_bytes, defaults.total_bytes)?,
         };
         Ok(Ledger { budget: settings, retention })
     }
