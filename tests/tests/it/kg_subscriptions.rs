@@ -423,7 +423,7 @@ async fn load(server: &mut DualServer, subscribe: bool, warm_up: Option<usize>, 
             assert!(answer["result"].is_object(), "{uri}: {answer}");
         }
     }
-    let (writer, _updates) = session(http_transport(server.addr, None)).await;
+    let (writer, _updates) = session(http_transport(server.addr, Some(BUILDER_TOKEN))).await;
     let writer = std::sync::Arc::new(writer);
     let mut written = 0;
     loop {
@@ -456,7 +456,11 @@ async fn load(server: &mut DualServer, subscribe: bool, warm_up: Option<usize>, 
 async fn a_subscriber_that_never_reads_grows_no_memory_and_slows_no_writer() {
     const WRITES: usize = 10_000;
     const QUEUE: usize = 8;
-    let toml = format!("[kg]\nsynchronous = \"normal\"\n[mcp]\nsubscription_queue = {QUEUE}\n");
+    // The writers carry a token: `trails://stats` shows subscriptions to callers with one.
+    let toml = format!(
+        "[kg]\nsynchronous = \"normal\"\n[mcp]\nsubscription_queue = {QUEUE}\n[[http.tokens]]\nname = \"writer\"\nsha256 = \"{}\"\nscopes = [\"runtime\"]\n",
+        sha256_hex(BUILDER_TOKEN)
+    );
     let mut stalled = DualServer::start(&toml);
     let stalled_run = load(&mut stalled, true, None, WRITES).await;
     let mut quiet = DualServer::start(&toml);
@@ -500,7 +504,8 @@ async fn an_abandoned_subscribed_session_expires_although_writes_keep_firing() {
     let addr = http_server("[http]\nsession_idle_secs = 2").await;
     let (abandoned, mut updates) = session(http_transport(addr, None)).await;
     subscribe(&abandoned, STATS).await.unwrap();
-    let (writer, _) = session(http_transport(addr, None)).await;
+    // (With a token: `trails://stats` shows subscriptions to callers with one.)
+    let (writer, _) = session(http_transport(addr, Some(BUILDER_TOKEN))).await;
     create(&writer, "REQ-1").await;
     updated(&mut updates, &[STATS]).await;
     assert_eq!(subscriptions(&writer).await["subscribers"], 1);
